@@ -1,0 +1,40 @@
+// Offline tools of the `rnode` binary that need no running node: key
+// generation, REV addresses, deploy signing and verification. Each returns
+// the process exit code and writes its result to `out`, errors to `err`.
+#ifndef RNODE_NODE_KEY_TOOLS_H_
+#define RNODE_NODE_KEY_TOOLS_H_
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+#include "casper/deploy.h"
+
+namespace rnode::node {
+
+// Prints a fresh secp256k1 key pair and its REV address, one per line:
+// "private: <hex>", "public: <hex>", "address: <rev address>".
+int RunKeygen(std::ostream& out, std::ostream& err);
+
+// Prints the REV address of a public key (65-byte hex) or a private key.
+int RunRevAddress(const std::string& public_key_hex,
+                  const std::string& private_key_hex, std::ostream& out,
+                  std::ostream& err);
+
+// Signs `data` with the hex private key and prints the deploy as JSON.
+int RunSignDeploy(const casper::DeployData& data,
+                  const std::string& private_key_hex,
+                  const std::string& sig_algorithm, std::ostream& out,
+                  std::ostream& err);
+
+// Reads a JSON deploy from `in` (at most kMaxDeployJsonBytes), prints
+// "valid" (exit 0) or "invalid: <reason>" to `err` (exit 1).
+int RunVerifyDeploy(std::istream& in, std::ostream& out, std::ostream& err);
+
+// Largest JSON deploy read by verify-deploy: the term limit, doubled for
+// JSON escapes, plus room for the other fields.
+inline constexpr size_t kMaxDeployJsonBytes = (2u << 20) + 4096;
+
+}  // namespace rnode::node
+
+#endif  // RNODE_NODE_KEY_TOOLS_H_

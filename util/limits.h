@@ -1,0 +1,34 @@
+// Named limits shared across libraries. Each says why it has its value;
+// library-local limits live beside their code.
+#ifndef RNODE_UTIL_LIMITS_H_
+#define RNODE_UTIL_LIMITS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rnode::limits {
+
+// Largest gRPC message the node accepts or sends. The public node's default
+// (grpc max-message-size) is 256 MiB for blocks in transit; API requests are
+// far smaller, see kMaxDeployTermBytes.
+inline constexpr size_t kMaxGrpcMessageBytes = 256u << 20;
+
+// Largest Rholang source accepted in one deploy. Real contracts are a few
+// tens of KiB (the biggest genesis contract is under 64 KiB); 1 MiB leaves
+// room while keeping a malicious deploy from costing the parser real memory.
+inline constexpr size_t kMaxDeployTermBytes = 1u << 20;
+
+// Largest shard id accepted in a deploy. Shard names are short identifiers
+// ("root"); 256 bytes is generous and keeps the signed preimage small.
+inline constexpr size_t kMaxShardIdBytes = 256;
+
+// Length of an uncompressed SEC1 secp256k1 public key: 0x04 || X || Y.
+inline constexpr size_t kSecp256k1PublicKeyBytes = 65;
+
+// A DER ECDSA signature over secp256k1 is at most 72 bytes (two 33-byte
+// INTEGERs with headers); anything longer is malformed.
+inline constexpr size_t kMaxDerSignatureBytes = 72;
+
+}  // namespace rnode::limits
+
+#endif  // RNODE_UTIL_LIMITS_H_
