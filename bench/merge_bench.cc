@@ -1,0 +1,172 @@
+// Merger benchmark: merge time for N deploy chains (one per deploy, 10 per
+// block) at 1 % conflicting chains, with one hot channel every chain
+// produces on and one hot number channel (a fee vault) every chain adds to.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "casper/merge/merger.h"
+#include "crypto/hash.h"
+#include "rspace/internal/codec.h"
+#include "rspace/storage/kv_store.h"
+
+namespace rnode::casper::merge {
+namespace {
+
+using rspace::ChannelState;
+using rspace::Datum;
+
+Bytes U64(uint64_t v) {
+  Bytes b(8);
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
+  return b;
+}
+
+Hash32 H(uint64_t a, uint64_t b) {
+  Bytes x = U64(a), y = U64(b);
+  x.insert(x.end(), y.begin(), y.end());
+  return crypto::Blake2b256(x);
+}
+
+class Codec final : public NumberChannelCodec {
+ public:
+  absl::StatusOr<int64_t> Read(const ChannelState& s) const override {
+    if (s.empty()) return 0;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= uint64_t{s.data[0].value->bytes()[i]} << (8 * i);
+    return static_cast<int64_t>(v);
+  }
+  absl::StatusOr<ChannelState> Write(const Hash32& ch, int64_t v) const override {
+    ChannelState s;
+    s.data.push_back(Datum{rspace::Term::Make(U64(static_cast<uint64_t>(v))), false,
+                           H(0xfee, static_cast<uint64_t>(v))});
+    return s;
+  }
+};
+
+constexpr int kDeploysPerBlock = 10;
+constexpr int kConflictEvery = 100;  // 1 % of chains race with a neighbour.
+
+struct Setup {
+  rspace::InMemoryStore store{3};
+  std::unique_ptr<rspace::History> history;
+  Hash32 base_root{};
+  std::vector<std::shared_ptr<const BlockIndex>> scope;
+  Codec codec;
+};
+
+std::unique_ptr<Setup> Build(int chains) {
+  auto s = std::make_unique<Setup>();
+  s->history = *rspace::History::Open(&s->store, rspace::HistoryOptions{});
+  const Hash32 hot = H(1, 0);
+  const Hash32 vault = H(2, 0);
+  std::vector<Hash32> in(chains), out(chains);
+  std::vector<Datum> x(chains);
+  std::vector<rspace::LeafUpdate> updates;
+  std::map<Hash32, ChannelState> base;
+  for (int i = 0; i < chains; ++i) {
+    in[i] = H(3, i);
+    out[i] = H(4, i);
+    x[i] = Datum{rspace::Term::Make(U64(i)), false, H(5, i)};
+    base[in[i]].data.push_back(x[i]);
+  }
+  base[vault] = *s->codec.Write(vault, 1000);
+  for (auto& [ch, st] : base) {
+    Bytes blob = rspace::internal::EncodeChannelState(st);
+    Hash32 h = crypto::Blake2b256(blob);
+    updates.push_back(rspace::LeafUpdate{ch, std::move(blob), h});
+  }
+  s->base_root = *s->history->Commit(rspace::kEmptyRoot, updates);
+  const Datum vault_datum = base[vault].data[0];
+  for (int b = 0; b * kDeploysPerBlock < chains; ++b) {
+    BlockInput block{H(6, b), static_cast<uint64_t>(b), {}};
+    for (int j = 0; j < kDeploysPerBlock && b * kDeploysPerBlock + j < chains; ++j) {
+      const int i = b * kDeploysPerBlock + j;
+      const int take = (i % kConflictEvery == 0 && i + 1 < chains) ? i + 1 : i;
+      DeployInput d;
+      d.id = U64(static_cast<uint64_t>(i) + 1);
+      d.cost = 100 + static_cast<uint64_t>(i % 7);
+      // Take this chain's input datum (or the neighbour's: a race).
+      Hash32 k = H(7, i);
+      d.events.push_back(rspace::ConsumeEvent{k, {in[take]}, {H(8, 0)}, H(9, 0), false, false, 0});
+      d.events.push_back(rspace::CommEvent{H(10, i), k, false, false, {{in[take], x[take].source, false}}});
+      // Leave a datum on its own output channel and one on the hot channel.
+      Datum o{rspace::Term::Make(U64(i)), false, H(11, i)};
+      Datum hd{rspace::Term::Make(U64(i)), false, H(12, i)};
+      d.events.push_back(rspace::ProduceEvent{o.source, out[i], o.value->hash(), false, 0});
+      d.events.push_back(rspace::ProduceEvent{hd.source, hot, hd.value->hash(), false, 0});
+      // Pay the fee vault (a number channel: its events are mergeable).
+      Hash32 fk = H(13, i);
+      d.events.push_back(rspace::ConsumeEvent{fk, {vault}, {H(8, 0)}, H(9, 0), false, false, 0});
+      d.events.push_back(rspace::CommEvent{H(14, i), fk, false, false, {{vault, vault_datum.source, false}}});
+      d.events.push_back(rspace::ProduceEvent{H(15, i), vault, H(16, 0), false, 0});
+      d.number_diffs[vault] = static_cast<int64_t>(d.cost);
+      rspace::ChannelChange ci, co, ch;
+      ci.channel = in[take];
+      ci.removed_data.push_back(x[take]);
+      co.channel = out[i];
+      co.added_data.push_back(o);
+      ch.channel = hot;
+      ch.added_data.push_back(hd);
+      d.changes.channels = {ci, co, ch};
+      std::sort(d.changes.channels.begin(), d.changes.channels.end(),
+                [](const auto& a, const auto& c) { return a.channel < c.channel; });
+      block.deploys.push_back(std::move(d));
+    }
+    s->scope.push_back(*BuildBlockIndex(std::move(block)));
+  }
+  return s;
+}
+
+void BM_Merge(benchmark::State& state) {
+  const int chains = static_cast<int>(state.range(0));
+  std::unique_ptr<Setup> s = Build(chains);
+  MergeOptions options;
+  options.number_codec = &s->codec;
+  MergeMetrics last;
+  for (auto _ : state) {
+    auto r = Merge(*s->history, s->base_root, s->scope, options);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    last = r->metrics;
+    benchmark::DoNotOptimize(r->root);
+  }
+  auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
+  state.counters["branches"] = static_cast<double>(last.branches);
+  state.counters["rejected"] = static_cast<double>(last.rejected_branches);
+  state.counters["index_ms"] = ms(last.index_ns);
+  state.counters["branches_ms"] = ms(last.branches_ns);
+  state.counters["conflicts_ms"] = ms(last.conflicts_ns);
+  state.counters["rejection_ms"] = ms(last.rejection_ns);
+  state.counters["combine_ms"] = ms(last.combine_ns);
+  state.counters["trie_ms"] = ms(last.trie_actions_ns);
+  state.counters["apply_ms"] = ms(last.apply_ns);
+  state.counters["base_read_ms"] = ms(last.base_read_ns);
+  state.SetComplexityN(chains);
+}
+
+BENCHMARK(BM_Merge)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oNLogN);
+
+// Index build per block (done once at admission, not part of a merge).
+void BM_BuildBlockIndex(benchmark::State& state) {
+  std::unique_ptr<Setup> s = Build(kDeploysPerBlock);
+  BlockInput block{H(6, 0), 0, s->scope[0]->deploys};
+  for (auto _ : state) {
+    auto idx = BuildBlockIndex(block);
+    benchmark::DoNotOptimize(idx);
+  }
+}
+BENCHMARK(BM_BuildBlockIndex)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace rnode::casper::merge

@@ -1,0 +1,172 @@
+// RSpace benchmarks: produce+consume pairs on 1 and 2 threads, checkpoint
+// time by number of changed channels, reset time.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "rspace/history/history.h"
+#include "rspace/space.h"
+#include "rspace/storage/kv_store.h"
+#include "rspace/storage/rocksdb_store.h"
+
+namespace rnode::rspace {
+namespace {
+
+class AnyMatcher final : public Matcher {
+ public:
+  absl::StatusOr<std::optional<MatchResult>> Match(
+      const Term&, const TermPtr& datum) const override {
+    return std::optional<MatchResult>(MatchResult(datum));
+  }
+};
+
+TermPtr T(const std::string& s) { return Term::Make(ToBytes(s)); }
+
+// Events are taken from the per-thread log this often, as a deploy's log
+// would be at its end, so the log does not grow without bound.
+constexpr int kTakeEvery = 4096;
+
+struct Shared {
+  InMemoryStore store{3};
+  std::unique_ptr<Space> space = *Space::Open(&store);
+  AnyMatcher matcher;
+};
+
+Shared& SharedSpace() {
+  static Shared* s = new Shared();
+  return *s;
+}
+
+// One produce + one consume that meet (a COMM) per iteration; each thread
+// uses its own channels, so threads contend only on shared structures.
+void BM_ProduceConsumePair(benchmark::State& state) {
+  Shared& s = SharedSpace();
+  std::vector<TermPtr> channels;
+  for (int i = 0; i < 64; ++i) {
+    channels.push_back(T("t" + std::to_string(state.thread_index()) + "c" +
+                         std::to_string(i)));
+  }
+  TermPtr data = T("datum: a small Rholang value");
+  std::vector<TermPtr> pattern = {T("pattern")};
+  TermPtr k = T("continuation body");
+  EventLog log;
+  OpContext ctx{&log, &s.matcher};
+  int i = 0;
+  for (auto _ : state) {
+    const TermPtr& ch = channels[i & 63];
+    auto p = s.space->Produce(ctx, ch, data, false);
+    auto c = s.space->Consume(ctx, {ch}, pattern, k, false, false);
+    benchmark::DoNotOptimize(c);
+    if (!p.ok() || !c.ok() || !c->has_value()) state.SkipWithError("no COMM");
+    if (++i % kTakeEvery == 0) benchmark::DoNotOptimize(log.Take());
+  }
+  state.SetItemsProcessed(state.iterations() * 2);
+  state.counters["pairs/s"] = benchmark::Counter(
+      static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ProduceConsumePair)->Threads(1)->Threads(2)->UseRealTime();
+
+// Produces that are stored (no waiting continuation).
+void BM_ProduceStored(benchmark::State& state) {
+  InMemoryStore store(3);
+  auto space = *Space::Open(&store);
+  AnyMatcher matcher;
+  std::vector<TermPtr> channels;
+  for (int i = 0; i < 1024; ++i) channels.push_back(T("c" + std::to_string(i)));
+  TermPtr data = T("datum");
+  EventLog log;
+  OpContext ctx{&log, &matcher};
+  int i = 0;
+  for (auto _ : state) {
+    auto p = space->Produce(ctx, channels[i & 1023], data, false);
+    benchmark::DoNotOptimize(p);
+    if (++i % kTakeEvery == 0) {
+      benchmark::DoNotOptimize(log.Take());
+      state.PauseTiming();
+      auto r = space->Reset(kEmptyRoot);
+      state.ResumeTiming();
+      if (!r.ok()) state.SkipWithError("reset failed");
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ProduceStored);
+
+std::string BenchDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("rspace_bench_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+// Checkpoint of N changed channels (one new datum each) on RocksDB (arg 1)
+// or in memory (arg 0).
+void BM_Checkpoint(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  const bool rocks = state.range(1) == 1;
+  std::string dir;
+  std::unique_ptr<KeyValueStore> store;
+  if (rocks) {
+    dir = BenchDir("checkpoint");
+    store = *RocksDbStore::Open(dir, DefaultHistoryColumnNames());
+  } else {
+    store = std::make_unique<InMemoryStore>(3);
+  }
+  auto space = *Space::Open(store.get());
+  AnyMatcher matcher;
+  std::vector<TermPtr> channels;
+  for (int i = 0; i < n; ++i) channels.push_back(T("channel-" + std::to_string(i)));
+  int round = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    EventLog log;
+    OpContext ctx{&log, &matcher};
+    TermPtr data = T("round " + std::to_string(round++));
+    for (const auto& ch : channels) {
+      if (!space->Produce(ctx, ch, data, false).ok()) state.SkipWithError("produce");
+    }
+    state.ResumeTiming();
+    auto root = space->CreateCheckpoint();
+    if (!root.ok()) state.SkipWithError("checkpoint failed");
+  }
+  state.counters["channels"] = n;
+  space.reset();
+  store.reset();
+  if (!dir.empty()) std::filesystem::remove_all(dir);
+}
+BENCHMARK(BM_Checkpoint)
+    ->ArgsProduct({{1000, 10000, 100000}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+
+// Reset to a root with 10k channels after touching 1k of them.
+void BM_Reset(benchmark::State& state) {
+  InMemoryStore store(3);
+  auto space = *Space::Open(&store);
+  AnyMatcher matcher;
+  EventLog log;
+  OpContext ctx{&log, &matcher};
+  std::vector<TermPtr> channels;
+  for (int i = 0; i < 10000; ++i) channels.push_back(T("channel-" + std::to_string(i)));
+  TermPtr data = T("d");
+  for (const auto& ch : channels) {
+    if (!space->Produce(ctx, ch, data, false).ok()) state.SkipWithError("produce");
+  }
+  Hash32 root = *space->CreateCheckpoint();
+  const int touched = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (int i = 0; i < touched; ++i) {
+      if (!space->Produce(ctx, channels[i], data, false).ok()) state.SkipWithError("p");
+    }
+    state.ResumeTiming();
+    if (!space->Reset(root).ok()) state.SkipWithError("reset failed");
+  }
+  state.counters["touched"] = touched;
+}
+BENCHMARK(BM_Reset)->Arg(0)->Arg(1000);
+
+}  // namespace
+}  // namespace rnode::rspace

@@ -1,0 +1,170 @@
+// History: trie + blobs + roots table over a KeyValueStore.
+#include "rspace/history/history.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "crypto/hash.h"
+#include "util/status_macros.h"
+
+namespace rnode::rspace {
+namespace {
+
+constexpr std::string_view kLastRootKey = "last-root";
+
+Bytes EncodeU64(uint64_t v) {
+  Bytes out(8);
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<uint8_t>(v);
+    v >>= 8;
+  }
+  return out;
+}
+
+uint64_t DecodeU64(ByteView b) {
+  uint64_t v = 0;
+  for (uint8_t x : b) v = (v << 8) | x;
+  return v;
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultHistoryColumnNames() {
+  return {"rspace_nodes", "rspace_values", "rspace_roots"};
+}
+
+History::History(KeyValueStore* store, HistoryOptions options)
+    : store_(store),
+      options_(std::move(options)),
+      trie_(store, options_.columns.nodes, options_.node_cache_entries),
+      last_root_(kEmptyRoot) {}
+
+absl::StatusOr<std::unique_ptr<History>> History::Open(KeyValueStore* store,
+                                                       HistoryOptions options) {
+  std::unique_ptr<History> h(new History(store, std::move(options)));
+  const ColumnId roots = h->options_.columns.roots;
+  ASSIGN_OR_RETURN(std::optional<Bytes> last,
+                   store->Get(roots, AsBytes(kLastRootKey)));
+  if (!last.has_value()) {
+    WriteBatch batch;
+    batch.Put(roots, kEmptyRoot, EncodeU64(0));
+    batch.Put(roots, AsBytes(kLastRootKey), kEmptyRoot);
+    RETURN_IF_ERROR(store->Write(batch));
+    return h;
+  }
+  if (last->size() != 32) {
+    return absl::DataLossError("roots table: malformed last-root");
+  }
+  Hash32 root;
+  std::copy(last->begin(), last->end(), root.begin());
+  ASSIGN_OR_RETURN(std::optional<Bytes> number, store->Get(roots, root));
+  if (!number.has_value() || number->size() != 8) {
+    return absl::DataLossError("roots table: last-root " + HexEncode(root) +
+                               " is not recorded");
+  }
+  internal::MutexLock lock(&h->mu_);
+  h->last_root_ = root;
+  h->checkpoint_number_ = DecodeU64(*number);
+  return h;
+}
+
+Hash32 History::last_root() const {
+  internal::MutexLock lock(&mu_);
+  return last_root_;
+}
+
+absl::StatusOr<bool> History::HasRoot(const Hash32& root) {
+  ASSIGN_OR_RETURN(std::optional<Bytes> v,
+                   store_->Get(options_.columns.roots, root));
+  return v.has_value();
+}
+
+absl::StatusOr<std::optional<Bytes>> History::ReadLeaf(const Hash32& root,
+                                                       const Hash32& key) {
+  ASSIGN_OR_RETURN(std::optional<Hash32> leaf, trie_.Get(root, key));
+  if (!leaf.has_value()) return std::optional<Bytes>();
+  ASSIGN_OR_RETURN(std::optional<Bytes> blob,
+                   store_->Get(options_.columns.values, *leaf));
+  if (!blob.has_value()) {
+    return absl::DataLossError("state blob " + HexEncode(*leaf) +
+                               " for channel " + HexEncode(key) +
+                               " is missing");
+  }
+  return blob;
+}
+
+absl::StatusOr<std::optional<Bytes>> History::ReadBlob(
+    const Hash32& blob_hash) {
+  return store_->Get(options_.columns.values, blob_hash);
+}
+
+absl::StatusOr<Hash32> History::Commit(const Hash32& base,
+                                       std::span<const LeafUpdate> updates) {
+  std::vector<TrieChange> changes;
+  changes.reserve(updates.size());
+  WriteBatch batch;
+  for (const auto& u : updates) {
+    TrieChange c;
+    c.key = u.key;
+    if (u.blob.has_value()) {
+      c.value = u.blob_hash;
+      batch.Put(options_.columns.values, u.blob_hash, *u.blob);
+    }
+    changes.push_back(c);
+  }
+  ASSIGN_OR_RETURN(Hash32 root, trie_.Apply(base, changes, &batch));
+  if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kTrieBuilt);
+  uint64_t number;
+  {
+    internal::MutexLock lock(&mu_);
+    number = checkpoint_number_ + 1;
+  }
+  batch.Put(options_.columns.roots, root, EncodeU64(number));
+  batch.Put(options_.columns.roots, AsBytes(kLastRootKey), root);
+  if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kBeforeWrite);
+  RETURN_IF_ERROR(store_->Write(batch));
+  if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kWritten);
+  trie_.Committed();
+  internal::MutexLock lock(&mu_);
+  last_root_ = root;
+  checkpoint_number_ = number;
+  return root;
+}
+
+absl::Status History::VerifyRoot(const Hash32& root) {
+  ASSIGN_OR_RETURN(bool known, HasRoot(root));
+  if (!known) {
+    return absl::NotFoundError("root " + HexEncode(root) + " not recorded");
+  }
+  return trie_.ForEachLeaf(
+      root, [&](const Hash32& key, const Hash32& blob_hash) -> absl::Status {
+        ASSIGN_OR_RETURN(std::optional<Bytes> blob,
+                         store_->Get(options_.columns.values, blob_hash));
+        if (!blob.has_value()) {
+          return absl::DataLossError("blob " + HexEncode(blob_hash) +
+                                     " of channel " + HexEncode(key) +
+                                     " is missing");
+        }
+        if (crypto::Blake2b256(*blob) != blob_hash) {
+          return absl::DataLossError("blob " + HexEncode(blob_hash) +
+                                     " does not match its hash");
+        }
+        return absl::OkStatus();
+      });
+}
+
+absl::StatusOr<std::vector<Hash32>> History::ListRoots() {
+  std::vector<Hash32> out;
+  RETURN_IF_ERROR(store_->ForEach(
+      options_.columns.roots, [&](ByteView key, ByteView) -> absl::Status {
+        if (key.size() == 32) {
+          Hash32 h;
+          std::copy(key.begin(), key.end(), h.begin());
+          out.push_back(h);
+        }
+        return absl::OkStatus();
+      }));
+  return out;
+}
+
+}  // namespace rnode::rspace

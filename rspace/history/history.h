@@ -1,0 +1,102 @@
+// The persistent side of RSpace: the Merkle trie of channel states, the state
+// blobs by hash and the roots table, each checkpoint one atomic write.
+#ifndef RNODE_RSPACE_HISTORY_HISTORY_H_
+#define RNODE_RSPACE_HISTORY_HISTORY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "rspace/internal/mutex.h"
+#include "rspace/history/trie.h"
+#include "rspace/storage/kv_store.h"
+#include "util/bytes.h"
+
+namespace rnode::rspace {
+
+// Column families used by the history (docs/formats/rspace.md).
+struct HistoryColumns {
+  ColumnId nodes = 0;   // node hash -> encoded trie node
+  ColumnId values = 1;  // blob hash -> encoded channel state
+  ColumnId roots = 2;   // root hash -> checkpoint number; "last-root" -> root
+};
+
+// Column family names for a store that holds only RSpace, in HistoryColumns
+// order.
+std::vector<std::string> DefaultHistoryColumnNames();
+
+// Points in CreateCheckpoint reported to HistoryOptions::phase_hook (crash
+// tests kill the process there).
+enum class CheckpointPhase { kTrieBuilt, kBeforeWrite, kWritten };
+
+struct HistoryOptions {
+  HistoryColumns columns;
+  size_t node_cache_entries = kDefaultTrieNodeCacheEntries;
+  std::function<void(CheckpointPhase)> phase_hook;
+};
+
+// A change of one trie leaf: the new state blob (and its hash), or nullopt
+// to delete the channel.
+struct LeafUpdate {
+  Hash32 key{};
+  std::optional<Bytes> blob;
+  Hash32 blob_hash{};
+};
+
+// Thread-safe for reads; Commit calls must not overlap each other.
+class History {
+ public:
+  // `store` is not owned and must outlive the History. Records the empty
+  // root on first open. Errors: the store's, DataLoss on a corrupt roots
+  // table.
+  static absl::StatusOr<std::unique_ptr<History>> Open(KeyValueStore* store,
+                                                       HistoryOptions options);
+
+  // The root of the last complete checkpoint (kEmptyRoot for a new store).
+  Hash32 last_root() const;
+
+  // Whether `root` is in the roots table.
+  absl::StatusOr<bool> HasRoot(const Hash32& root);
+
+  // The state blob stored for `key` under `root`; nullopt if the key is
+  // absent. DataLoss if a node or the blob is missing.
+  absl::StatusOr<std::optional<Bytes>> ReadLeaf(const Hash32& root,
+                                                const Hash32& key);
+
+  // The state blob stored under `blob_hash`; nullopt if absent.
+  absl::StatusOr<std::optional<Bytes>> ReadBlob(const Hash32& blob_hash);
+
+  // Applies `updates` (sorted by key, unique) to `base` and writes the new
+  // nodes, the new blobs, the root record and "last-root" in ONE atomic
+  // batch. Returns the new root. On error nothing was written.
+  absl::StatusOr<Hash32> Commit(const Hash32& base,
+                                std::span<const LeafUpdate> updates);
+
+  // Reads every node and blob reachable from `root`; DataLoss naming the
+  // first missing piece. For crash tests and tools.
+  absl::Status VerifyRoot(const Hash32& root);
+
+  // Every root in the roots table, ascending by hash.
+  absl::StatusOr<std::vector<Hash32>> ListRoots();
+
+  MerkleTrie& trie() { return trie_; }
+
+ private:
+  History(KeyValueStore* store, HistoryOptions options);
+
+  KeyValueStore* const store_;
+  const HistoryOptions options_;
+  MerkleTrie trie_;
+  mutable internal::Mutex mu_;
+  Hash32 last_root_ ABSL_GUARDED_BY(mu_);
+  uint64_t checkpoint_number_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace rnode::rspace
+
+#endif  // RNODE_RSPACE_HISTORY_HISTORY_H_

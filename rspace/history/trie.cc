@@ -1,0 +1,394 @@
+// Merkle radix trie: canonical shape, copy-on-write updates, node cache.
+#include "rspace/history/trie.h"
+
+#include <algorithm>
+#include <string>
+
+#include "crypto/hash.h"
+
+namespace rnode::rspace {
+
+const Hash32 kEmptyRoot = crypto::Blake2b256(ByteView());
+
+namespace {
+
+constexpr uint8_t kPtrFlag = 0x80;
+constexpr size_t kKeyBytes = 32;
+
+size_t CommonPrefix(ByteView a, ByteView b) {
+  size_t n = std::min(a.size(), b.size());
+  size_t i = 0;
+  while (i < n && a[i] == b[i]) ++i;
+  return i;
+}
+
+ByteView KeyFrom(const Hash32& key, size_t from, size_t len) {
+  return ByteView(key.data() + from, len);
+}
+
+bool SameItems(const std::vector<TrieItem>& a, const std::vector<TrieItem>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].index != b[i].index || a[i].is_ptr != b[i].is_ptr ||
+        a[i].hash != b[i].hash || a[i].prefix != b[i].prefix) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Bytes EncodeTrieNode(const TrieNode& node) {
+  Bytes out;
+  size_t size = 0;
+  for (const auto& it : node.items) size += 2 + it.prefix.size() + 32;
+  out.reserve(size);
+  for (const auto& it : node.items) {
+    out.push_back(it.index);
+    out.push_back(static_cast<uint8_t>((it.is_ptr ? kPtrFlag : 0) |
+                                       it.prefix.size()));
+    out.insert(out.end(), it.prefix.begin(), it.prefix.end());
+    out.insert(out.end(), it.hash.begin(), it.hash.end());
+  }
+  return out;
+}
+
+absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes) {
+  TrieNode node;
+  size_t pos = 0;
+  int last_index = -1;
+  while (pos < bytes.size()) {
+    if (bytes.size() - pos < 2) return absl::DataLossError("trie node: truncated item");
+    TrieItem it;
+    it.index = bytes[pos];
+    uint8_t tag = bytes[pos + 1];
+    pos += 2;
+    if (static_cast<int>(it.index) <= last_index) {
+      return absl::DataLossError("trie node: items out of order");
+    }
+    last_index = it.index;
+    it.is_ptr = (tag & kPtrFlag) != 0;
+    size_t len = tag & 0x7f;
+    if (len >= kKeyBytes) return absl::DataLossError("trie node: prefix too long");
+    if (bytes.size() - pos < len + 32) {
+      return absl::DataLossError("trie node: truncated item");
+    }
+    it.prefix.assign(bytes.begin() + pos, bytes.begin() + pos + len);
+    pos += len;
+    std::copy(bytes.begin() + pos, bytes.begin() + pos + 32, it.hash.begin());
+    pos += 32;
+    node.items.push_back(std::move(it));
+  }
+  return node;
+}
+
+struct MerkleTrie::Ctx {
+  WriteBatch* batch;
+  std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> created;
+};
+
+MerkleTrie::MerkleTrie(KeyValueStore* store, ColumnId nodes_column,
+                       size_t cache_entries)
+    : store_(store), column_(nodes_column), capacity_(cache_entries) {}
+
+size_t MerkleTrie::CachedNodes() const {
+  internal::MutexLock lock(&mu_);
+  return cache_.size();
+}
+
+void MerkleTrie::CachePut(const Hash32& hash,
+                          std::shared_ptr<const TrieNode> node) {
+  if (capacity_ == 0) return;
+  internal::MutexLock lock(&mu_);
+  auto it = cache_.find(hash);
+  if (it != cache_.end()) {
+    lru_.splice(lru_.begin(), lru_, it->second);
+    return;
+  }
+  lru_.emplace_front(hash, std::move(node));
+  cache_[hash] = lru_.begin();
+  while (cache_.size() > capacity_) {
+    cache_.erase(lru_.back().first);
+    lru_.pop_back();
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const TrieNode>> MerkleTrie::Load(
+    const Hash32& hash) {
+  if (hash == kEmptyRoot) return std::make_shared<const TrieNode>();
+  {
+    internal::MutexLock lock(&mu_);
+    auto it = cache_.find(hash);
+    if (it != cache_.end()) {
+      lru_.splice(lru_.begin(), lru_, it->second);
+      return it->second->second;
+    }
+  }
+  auto bytes = store_->Get(column_, hash);
+  if (!bytes.ok()) return bytes.status();
+  if (!bytes->has_value()) {
+    return absl::DataLossError("trie node " + HexEncode(hash) + " is missing");
+  }
+  auto node = DecodeTrieNode(**bytes);
+  if (!node.ok()) return node.status();
+  auto shared = std::make_shared<const TrieNode>(*std::move(node));
+  CachePut(hash, shared);
+  return shared;
+}
+
+absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const Hash32& root,
+                                                      const Hash32& key) {
+  Hash32 node_hash = root;
+  size_t depth = 0;
+  while (true) {
+    auto node = Load(node_hash);
+    if (!node.ok()) return node.status();
+    const auto& items = (*node)->items;
+    auto it = std::lower_bound(
+        items.begin(), items.end(), key[depth],
+        [](const TrieItem& i, uint8_t b) { return i.index < b; });
+    if (it == items.end() || it->index != key[depth]) {
+      return std::optional<Hash32>();
+    }
+    size_t p = depth + 1;
+    if (p + it->prefix.size() > kKeyBytes ||
+        !std::equal(it->prefix.begin(), it->prefix.end(), key.begin() + p)) {
+      return std::optional<Hash32>();
+    }
+    if (!it->is_ptr) {
+      if (p + it->prefix.size() != kKeyBytes) {
+        return absl::DataLossError("trie leaf at wrong depth");
+      }
+      return std::optional<Hash32>(it->hash);
+    }
+    depth = p + it->prefix.size();
+    if (depth >= kKeyBytes) return absl::DataLossError("trie pointer too deep");
+    node_hash = it->hash;
+  }
+}
+
+Hash32 MerkleTrie::Store(const TrieNode& node, Ctx& ctx) {
+  Bytes bytes = EncodeTrieNode(node);
+  Hash32 h = crypto::Blake2b256(bytes);
+  ctx.created.emplace_back(h, std::make_shared<const TrieNode>(node));
+  ctx.batch->Put(column_, Bytes(h.begin(), h.end()), std::move(bytes));
+  return h;
+}
+
+TrieItem MerkleTrie::Build(std::span<const std::pair<Hash32, Hash32>> set,
+                           size_t p, Ctx& ctx) {
+  TrieItem out;
+  const Hash32& first = set.front().first;
+  if (set.size() == 1) {
+    out.is_ptr = false;
+    out.prefix.assign(first.begin() + p, first.end());
+    out.hash = set.front().second;
+    return out;
+  }
+  const Hash32& last = set.back().first;
+  size_t m = CommonPrefix(KeyFrom(first, p, kKeyBytes - p),
+                          KeyFrom(last, p, kKeyBytes - p));
+  size_t q = p + m;
+  TrieNode node;
+  size_t i = 0;
+  while (i < set.size()) {
+    size_t j = i;
+    uint8_t b = set[i].first[q];
+    while (j < set.size() && set[j].first[q] == b) ++j;
+    TrieItem child = Build(set.subspan(i, j - i), q + 1, ctx);
+    child.index = b;
+    node.items.push_back(std::move(child));
+    i = j;
+  }
+  out.is_ptr = true;
+  out.prefix.assign(first.begin() + p, first.begin() + q);
+  out.hash = Store(node, ctx);
+  return out;
+}
+
+std::optional<TrieItem> MerkleTrie::Normalize(Bytes path, TrieNode node,
+                                              Ctx& ctx) {
+  if (node.items.empty()) return std::nullopt;
+  TrieItem out;
+  if (node.items.size() == 1) {
+    TrieItem& only = node.items.front();
+    out.is_ptr = only.is_ptr;
+    out.prefix = std::move(path);
+    out.prefix.push_back(only.index);
+    out.prefix.insert(out.prefix.end(), only.prefix.begin(), only.prefix.end());
+    out.hash = only.hash;
+    return out;
+  }
+  out.is_ptr = true;
+  out.prefix = std::move(path);
+  out.hash = Store(node, ctx);
+  return out;
+}
+
+absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
+    const std::optional<TrieItem>& existing, size_t p,
+    std::span<const TrieChange> changes, Ctx& ctx) {
+  if (!existing.has_value() || !existing->is_ptr) {
+    std::vector<std::pair<Hash32, Hash32>> set;
+    set.reserve(changes.size() + 1);
+    if (existing.has_value()) {
+      Hash32 full = changes.front().key;
+      std::copy(existing->prefix.begin(), existing->prefix.end(),
+                full.begin() + p);
+      set.emplace_back(full, existing->hash);
+    }
+    for (const auto& c : changes) {
+      auto it = std::lower_bound(
+          set.begin(), set.end(), c.key,
+          [](const std::pair<Hash32, Hash32>& e, const Hash32& k) {
+            return e.first < k;
+          });
+      bool found = it != set.end() && it->first == c.key;
+      if (c.value.has_value()) {
+        if (found) {
+          it->second = *c.value;
+        } else {
+          set.insert(it, {c.key, *c.value});
+        }
+      } else if (found) {
+        set.erase(it);
+      }
+    }
+    if (set.empty()) return std::optional<TrieItem>();
+    if (existing.has_value() && set.size() == 1 &&
+        set.front().second == existing->hash &&
+        std::equal(existing->prefix.begin(), existing->prefix.end(),
+                   set.front().first.begin() + p)) {
+      return existing;
+    }
+    return std::optional<TrieItem>(Build(set, p, ctx));
+  }
+  const Bytes& path = existing->prefix;
+  size_t k = path.size();
+  for (const auto& c : changes) {
+    k = std::min(k, CommonPrefix(path, KeyFrom(c.key, p, kKeyBytes - p)));
+  }
+  TrieNode node;
+  if (k == path.size()) {
+    auto child = Load(existing->hash);
+    if (!child.ok()) return child.status();
+    node = **child;
+  } else {
+    TrieItem moved;
+    moved.index = path[k];
+    moved.is_ptr = true;
+    moved.prefix.assign(path.begin() + k + 1, path.end());
+    moved.hash = existing->hash;
+    node.items.push_back(std::move(moved));
+  }
+  auto applied = ApplyNode(std::move(node), p + k, changes, ctx);
+  if (!applied.ok()) return applied.status();
+  if (k == path.size() && applied->items.size() >= 2) {
+    // Unchanged child: keep the pointer without re-storing the node.
+    auto child = Load(existing->hash);
+    if (child.ok() && SameItems((*child)->items, applied->items)) {
+      return existing;
+    }
+  }
+  return std::optional<TrieItem>(
+      Normalize(Bytes(path.begin(), path.begin() + k), *std::move(applied), ctx));
+}
+
+absl::StatusOr<TrieNode> MerkleTrie::ApplyNode(
+    TrieNode node, size_t depth, std::span<const TrieChange> changes,
+    Ctx& ctx) {
+  std::vector<TrieItem> out;
+  out.reserve(node.items.size() + changes.size());
+  size_t ni = 0;
+  size_t ci = 0;
+  while (ci < changes.size()) {
+    uint8_t b = changes[ci].key[depth];
+    size_t cj = ci;
+    while (cj < changes.size() && changes[cj].key[depth] == b) ++cj;
+    while (ni < node.items.size() && node.items[ni].index < b) {
+      out.push_back(std::move(node.items[ni++]));
+    }
+    std::optional<TrieItem> existing;
+    if (ni < node.items.size() && node.items[ni].index == b) {
+      existing = std::move(node.items[ni++]);
+    }
+    auto item = ApplyItem(existing, depth + 1, changes.subspan(ci, cj - ci), ctx);
+    if (!item.ok()) return item.status();
+    if (item->has_value()) {
+      (*item)->index = b;
+      out.push_back(**std::move(item));
+    }
+    ci = cj;
+  }
+  while (ni < node.items.size()) out.push_back(std::move(node.items[ni++]));
+  node.items = std::move(out);
+  return node;
+}
+
+absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
+                                         std::span<const TrieChange> changes,
+                                         WriteBatch* batch) {
+  for (size_t i = 1; i < changes.size(); ++i) {
+    if (!(changes[i - 1].key < changes[i].key)) {
+      return absl::InvalidArgumentError(
+          "trie changes must be sorted with unique keys; offending key " +
+          HexEncode(changes[i].key));
+    }
+  }
+  Ctx ctx{batch, {}};
+  auto root_node = Load(root);
+  if (!root_node.ok()) return root_node.status();
+  if (changes.empty()) return root;
+  auto applied = ApplyNode(**root_node, 0, changes, ctx);
+  if (!applied.ok()) return applied.status();
+  Hash32 new_root = applied->items.empty() ? kEmptyRoot : Store(*applied, ctx);
+  {
+    internal::MutexLock lock(&mu_);
+    pending_ = std::move(ctx.created);
+  }
+  return new_root;
+}
+
+void MerkleTrie::Committed() {
+  std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> nodes;
+  {
+    internal::MutexLock lock(&mu_);
+    nodes.swap(pending_);
+  }
+  for (auto& [h, n] : nodes) CachePut(h, std::move(n));
+}
+
+absl::Status MerkleTrie::Walk(
+    const Hash32& node_hash, Bytes& path,
+    const std::function<absl::Status(const Hash32&, const Hash32&)>& fn) {
+  auto node = Load(node_hash);
+  if (!node.ok()) return node.status();
+  for (const auto& it : (*node)->items) {
+    size_t saved = path.size();
+    path.push_back(it.index);
+    path.insert(path.end(), it.prefix.begin(), it.prefix.end());
+    if (it.is_ptr) {
+      if (path.size() >= kKeyBytes) return absl::DataLossError("trie pointer too deep");
+      absl::Status s = Walk(it.hash, path, fn);
+      if (!s.ok()) return s;
+    } else {
+      if (path.size() != kKeyBytes) return absl::DataLossError("trie leaf at wrong depth");
+      Hash32 key;
+      std::copy(path.begin(), path.end(), key.begin());
+      absl::Status s = fn(key, it.hash);
+      if (!s.ok()) return s;
+    }
+    path.resize(saved);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MerkleTrie::ForEachLeaf(
+    const Hash32& root,
+    const std::function<absl::Status(const Hash32&, const Hash32&)>& fn) {
+  Bytes path;
+  return Walk(root, path, fn);
+}
+
+}  // namespace rnode::rspace

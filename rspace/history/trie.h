@@ -1,0 +1,125 @@
+// Merkle radix trie over 32-byte keys with 32-byte values, nodes stored by
+// their Blake2b-256 hash in a KeyValueStore column, with a bounded node cache.
+#ifndef RNODE_RSPACE_HISTORY_TRIE_H_
+#define RNODE_RSPACE_HISTORY_TRIE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "rspace/internal/mutex.h"
+#include "rspace/storage/kv_store.h"
+#include "rspace/term.h"
+#include "util/bytes.h"
+
+namespace rnode::rspace {
+
+// Blake2b-256 of the empty byte string: the root of the empty trie (the
+// encoding of a node without items is empty).
+extern const Hash32 kEmptyRoot;
+
+// Default bound of the decoded-node cache. The upper trie levels of a state
+// with a few million channels are a few thousand nodes; 32768 keeps them and
+// the recently touched paths resident (tens of MiB at most).
+inline constexpr size_t kDefaultTrieNodeCacheEntries = 32768;
+
+// One item of a node: the key byte it sits under, whether it points to a
+// child node (else it is a leaf), the key bytes that follow the index byte
+// (compressed path), and the value (leaf) or child node hash (pointer).
+struct TrieItem {
+  uint8_t index = 0;
+  bool is_ptr = false;
+  Bytes prefix;
+  Hash32 hash{};
+};
+
+struct TrieNode {
+  std::vector<TrieItem> items;  // Strictly ascending by index.
+};
+
+// Encoding and decoding (docs/formats/rspace.md). Decode returns DataLoss on
+// malformed bytes.
+Bytes EncodeTrieNode(const TrieNode& node);
+absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes);
+
+struct TrieChange {
+  Hash32 key{};
+  std::optional<Hash32> value;  // nullopt: delete (a missing key is fine).
+};
+
+class MerkleTrie {
+ public:
+  // `store` is not owned and must outlive the trie. Thread-safe: Get and
+  // ForEachLeaf may run concurrently with each other and with Apply.
+  MerkleTrie(KeyValueStore* store, ColumnId nodes_column,
+             size_t cache_entries = kDefaultTrieNodeCacheEntries);
+
+  // Value under `key` in the trie at `root`; nullopt if absent. DataLoss if a
+  // node is missing or malformed; the store's error otherwise.
+  absl::StatusOr<std::optional<Hash32>> Get(const Hash32& root,
+                                            const Hash32& key);
+
+  // Applies `changes` (sorted by key, keys unique: InvalidArgument otherwise)
+  // to the trie at `root` and returns the new root. New nodes are added to
+  // `batch` (not written); call Committed() once the batch is durable so they
+  // enter the cache. The result depends only on the resulting key->value set.
+  // REQUIRES: Apply/Committed calls are not concurrent with each other.
+  absl::StatusOr<Hash32> Apply(const Hash32& root,
+                               std::span<const TrieChange> changes,
+                               WriteBatch* batch);
+  void Committed();
+
+  // Calls fn(key, value) for every leaf under `root` in key order; also
+  // checks every node on the way (DataLoss if one is missing).
+  absl::Status ForEachLeaf(
+      const Hash32& root,
+      const std::function<absl::Status(const Hash32&, const Hash32&)>& fn);
+
+  // Number of nodes in the cache (for tests and metrics).
+  size_t CachedNodes() const;
+
+  ColumnId nodes_column() const { return column_; }
+
+ private:
+  struct Ctx;
+  absl::StatusOr<std::shared_ptr<const TrieNode>> Load(const Hash32& hash);
+  void CachePut(const Hash32& hash, std::shared_ptr<const TrieNode> node);
+
+  absl::StatusOr<std::optional<TrieItem>> ApplyItem(
+      const std::optional<TrieItem>& existing, size_t p,
+      std::span<const TrieChange> changes, Ctx& ctx);
+  absl::StatusOr<TrieNode> ApplyNode(TrieNode node, size_t depth,
+                                     std::span<const TrieChange> changes,
+                                     Ctx& ctx);
+  std::optional<TrieItem> Normalize(Bytes path, TrieNode node, Ctx& ctx);
+  TrieItem Build(std::span<const std::pair<Hash32, Hash32>> set, size_t p,
+                 Ctx& ctx);
+  Hash32 Store(const TrieNode& node, Ctx& ctx);
+  absl::Status Walk(const Hash32& node_hash, Bytes& path,
+                    const std::function<absl::Status(const Hash32&,
+                                                     const Hash32&)>& fn);
+
+  KeyValueStore* const store_;
+  const ColumnId column_;
+  const size_t capacity_;
+  mutable internal::Mutex mu_;
+  using LruList = std::list<std::pair<Hash32, std::shared_ptr<const TrieNode>>>;
+  LruList lru_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Hash32, LruList::iterator, Hash32Hasher> cache_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> pending_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rnode::rspace
+
+#endif  // RNODE_RSPACE_HISTORY_TRIE_H_

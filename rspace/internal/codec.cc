@@ -1,0 +1,171 @@
+// Channel state blob encoding.
+#include "rspace/internal/codec.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "util/status_macros.h"
+
+namespace rnode::rspace::internal {
+namespace {
+
+constexpr uint8_t kVersion = 1;
+
+void PutU32(Bytes& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void PutBytes(Bytes& out, const Bytes& b) {
+  PutU32(out, static_cast<uint32_t>(b.size()));
+  out.insert(out.end(), b.begin(), b.end());
+}
+void PutHash(Bytes& out, const Hash32& h) {
+  out.insert(out.end(), h.begin(), h.end());
+}
+
+class Reader {
+ public:
+  explicit Reader(ByteView b) : b_(b) {}
+  bool U8(uint8_t& v) {
+    if (pos_ + 1 > b_.size()) return false;
+    v = b_[pos_++];
+    return true;
+  }
+  bool U32(uint32_t& v) {
+    if (b_.size() - pos_ < 4) return false;
+    v = 0;
+    for (int i = 0; i < 4; ++i) v |= uint32_t{b_[pos_ + i]} << (8 * i);
+    pos_ += 4;
+    return true;
+  }
+  bool Hash(Hash32& h) {
+    if (b_.size() - pos_ < 32) return false;
+    std::copy(b_.begin() + pos_, b_.begin() + pos_ + 32, h.begin());
+    pos_ += 32;
+    return true;
+  }
+  bool Blob(Bytes& out) {
+    uint32_t n;
+    if (!U32(n) || b_.size() - pos_ < n) return false;
+    out.assign(b_.begin() + pos_, b_.begin() + pos_ + n);
+    pos_ += n;
+    return true;
+  }
+  // Counts are bounded by the remaining bytes so a corrupt count cannot make
+  // the decoder allocate.
+  bool Count(uint32_t& n, size_t min_item_bytes) {
+    return U32(n) && n <= (b_.size() - pos_) / min_item_bytes;
+  }
+  bool done() const { return pos_ == b_.size(); }
+
+ private:
+  ByteView b_;
+  size_t pos_ = 0;
+};
+
+absl::Status Corrupt(const char* what) {
+  return absl::DataLossError(std::string("channel state blob: ") + what);
+}
+
+}  // namespace
+
+Bytes EncodeChannelState(const ChannelState& state) {
+  Bytes out;
+  out.push_back(kVersion);
+  PutU32(out, static_cast<uint32_t>(state.data.size()));
+  for (const auto& d : state.data) {
+    out.push_back(d.persist ? 1 : 0);
+    PutHash(out, d.source);
+    PutBytes(out, d.value->bytes());
+  }
+  PutU32(out, static_cast<uint32_t>(state.continuations.size()));
+  for (const auto& k : state.continuations) {
+    out.push_back(static_cast<uint8_t>((k.persist ? 1 : 0) | (k.peek ? 2 : 0)));
+    PutHash(out, k.source);
+    PutU32(out, static_cast<uint32_t>(k.channels.size()));
+    for (size_t i = 0; i < k.channels.size(); ++i) {
+      PutBytes(out, k.channels[i]->bytes());
+      PutBytes(out, k.patterns[i]->bytes());
+    }
+    PutBytes(out, k.continuation->bytes());
+  }
+  PutU32(out, static_cast<uint32_t>(state.joins.size()));
+  for (const auto& j : state.joins) {
+    PutU32(out, static_cast<uint32_t>(j.size()));
+    for (const auto& h : j) PutHash(out, h);
+  }
+  return out;
+}
+
+absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
+                                                const TermFactory& make_term) {
+  Reader r(bytes);
+  ChannelState st;
+  uint8_t version;
+  if (!r.U8(version) || version != kVersion) return Corrupt("bad version");
+  uint32_t n;
+  if (!r.Count(n, 1 + 32 + 4)) return Corrupt("bad data count");
+  st.data.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Datum d;
+    uint8_t persist;
+    Bytes value;
+    if (!r.U8(persist) || persist > 1 || !r.Hash(d.source) || !r.Blob(value)) {
+      return Corrupt("bad datum");
+    }
+    d.persist = persist == 1;
+    if (!st.data.empty() && d.source < st.data.back().source) {
+      return Corrupt("data out of order");
+    }
+    ASSIGN_OR_RETURN(d.value, make_term(std::move(value)));
+    st.data.push_back(std::move(d));
+  }
+  if (!r.Count(n, 1 + 32 + 4 + 4)) return Corrupt("bad continuation count");
+  st.continuations.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    WaitingContinuation k;
+    uint8_t flags;
+    uint32_t binds;
+    if (!r.U8(flags) || flags > 3 || !r.Hash(k.source) ||
+        !r.Count(binds, 8) || binds == 0 || binds > kMaxJoinArity) {
+      return Corrupt("bad continuation");
+    }
+    if (!st.continuations.empty() && k.source < st.continuations.back().source) {
+      return Corrupt("continuations out of order");
+    }
+    k.persist = (flags & 1) != 0;
+    k.peek = (flags & 2) != 0;
+    for (uint32_t b = 0; b < binds; ++b) {
+      Bytes channel, pattern;
+      if (!r.Blob(channel) || !r.Blob(pattern)) return Corrupt("bad bind");
+      ASSIGN_OR_RETURN(TermPtr c, make_term(std::move(channel)));
+      ASSIGN_OR_RETURN(TermPtr p, make_term(std::move(pattern)));
+      k.channels.push_back(std::move(c));
+      k.patterns.push_back(std::move(p));
+    }
+    Bytes body;
+    if (!r.Blob(body)) return Corrupt("bad continuation body");
+    ASSIGN_OR_RETURN(k.continuation, make_term(std::move(body)));
+    k.group = MakeJoinGroup(k.channels);
+    st.continuations.push_back(std::move(k));
+  }
+  if (!r.Count(n, 4)) return Corrupt("bad join count");
+  st.joins.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint32_t m;
+    if (!r.Count(m, 32) || m == 0 || m > kMaxJoinArity) return Corrupt("bad join");
+    JoinGroup g(m);
+    for (uint32_t j = 0; j < m; ++j) {
+      if (!r.Hash(g[j])) return Corrupt("bad join");
+    }
+    if (!std::is_sorted(g.begin(), g.end())) return Corrupt("unsorted join");
+    if (!st.joins.empty() && !(st.joins.back() < g)) {
+      return Corrupt("joins out of order");
+    }
+    st.joins.push_back(std::move(g));
+  }
+  if (!r.done()) return Corrupt("trailing bytes");
+  return st;
+}
+
+}  // namespace rnode::rspace::internal

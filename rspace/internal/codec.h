@@ -1,0 +1,21 @@
+// Canonical encoding of a channel's stored state (the trie leaf blob).
+#ifndef RNODE_RSPACE_INTERNAL_CODEC_H_
+#define RNODE_RSPACE_INTERNAL_CODEC_H_
+
+#include "absl/status/statusor.h"
+#include "rspace/types.h"
+#include "util/bytes.h"
+
+namespace rnode::rspace::internal {
+
+// docs/formats/rspace.md "Channel state blob".
+Bytes EncodeChannelState(const ChannelState& state);
+
+// DataLoss on malformed bytes; `make_term` builds each stored term (it may
+// attach the interpreter's decoded form) and its error is returned as is.
+absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
+                                                const TermFactory& make_term);
+
+}  // namespace rnode::rspace::internal
+
+#endif  // RNODE_RSPACE_INTERNAL_CODEC_H_

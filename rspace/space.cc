@@ -1,0 +1,751 @@
+// Space: overlay entries, channel locking, matching, COMMs, checkpoints.
+#include "rspace/space.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "crypto/hash.h"
+#include "rspace/internal/codec.h"
+#include "util/status_macros.h"
+
+namespace rnode::rspace {
+
+JoinGroup MakeJoinGroup(const std::vector<TermPtr>& channels) {
+  JoinGroup g;
+  g.reserve(channels.size());
+  for (const auto& c : channels) g.push_back(c->hash());
+  std::sort(g.begin(), g.end());
+  return g;
+}
+
+// One channel of the overlay. Every field except `hash` is guarded by `mu`
+// (held through a LockedSet); entries live until the overlay is dropped.
+struct Space::Entry {
+  explicit Entry(const Hash32& h) : hash(h) {}
+  const Hash32 hash;
+  internal::Mutex mu;
+  bool loaded = false;
+  std::optional<Hash32> base_leaf;  // Blob hash in history when loaded.
+  ChannelState state;
+  bool dirty = false;
+  uint64_t journal_epoch = 0;
+  ChannelState before;  // State at the latest soft checkpoint.
+  std::vector<WaitingContinuation> installed;  // group[0] == hash
+  std::vector<JoinGroup> installed_joins;
+};
+
+struct Space::Shard {
+  internal::Mutex mu;
+  absl::flat_hash_map<Hash32, std::unique_ptr<Entry>, Hash32Hasher> map
+      ABSL_GUARDED_BY(mu);
+  std::vector<Entry*> journal ABSL_GUARDED_BY(mu);
+};
+
+// Locks a set of entries in ascending channel-hash order (the only order in
+// which entry locks are ever taken), unlocking in reverse on destruction.
+class Space::LockedSet {
+ public:
+  explicit LockedSet(std::vector<Entry*> entries) : entries_(std::move(entries)) {
+    std::sort(entries_.begin(), entries_.end(),
+              [](const Entry* a, const Entry* b) { return a->hash < b->hash; });
+    entries_.erase(std::unique(entries_.begin(), entries_.end()),
+                   entries_.end());
+    for (Entry* e : entries_) e->mu.Lock();
+  }
+  ~LockedSet() {
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+      (*it)->mu.Unlock();
+    }
+  }
+  LockedSet(const LockedSet&) = delete;
+  LockedSet& operator=(const LockedSet&) = delete;
+
+  Entry* Find(const Hash32& h) const {
+    auto it = std::lower_bound(
+        entries_.begin(), entries_.end(), h,
+        [](const Entry* e, const Hash32& k) { return e->hash < k; });
+    return it != entries_.end() && (*it)->hash == h ? *it : nullptr;
+  }
+  const std::vector<Entry*>& entries() const { return entries_; }
+
+ private:
+  std::vector<Entry*> entries_;
+};
+
+// The datum chosen for one bind: index into the entry's data, or -1 for the
+// datum being produced.
+struct Space::Chosen {
+  Entry* entry;
+  int index;
+  MatchResult matched;
+};
+
+namespace {
+
+std::string Hex(const Hash32& h) { return HexEncode(h); }
+
+bool SameGroup(const JoinGroup& a, const JoinGroup& b) { return a == b; }
+
+// Joins are kept sorted and unique.
+void AddJoin(std::vector<JoinGroup>& joins, const JoinGroup& g) {
+  auto it = std::lower_bound(joins.begin(), joins.end(), g);
+  if (it != joins.end() && *it == g) return;
+  joins.insert(it, g);
+}
+
+// Data and continuations are kept in ascending order of their source event
+// hash (equal hashes in insertion order): the candidate order, and the order
+// in the stored blob, so neither depends on thread scheduling or on whether
+// the channel was reloaded from history.
+void InsertDatum(std::vector<Datum>& data, Datum d) {
+  auto it = std::upper_bound(
+      data.begin(), data.end(), d.source,
+      [](const Hash32& s, const Datum& x) { return s < x.source; });
+  data.insert(it, std::move(d));
+}
+
+void InsertContinuation(std::vector<WaitingContinuation>& ks,
+                        WaitingContinuation k) {
+  auto it = std::upper_bound(
+      ks.begin(), ks.end(), k.source,
+      [](const Hash32& s, const WaitingContinuation& x) { return s < x.source; });
+  ks.insert(it, std::move(k));
+}
+
+}  // namespace
+
+Space::Space(std::unique_ptr<History> history, SpaceOptions options)
+    : history_(std::move(history)),
+      options_(std::move(options)),
+      root_(history_->last_root()),
+      shards_(new Shard[kOverlayShards]) {
+  if (!options_.term_factory) {
+    options_.term_factory = [](Bytes b) -> absl::StatusOr<TermPtr> {
+      return Term::Make(std::move(b));
+    };
+  }
+}
+
+Space::~Space() = default;
+
+absl::StatusOr<std::unique_ptr<Space>> Space::Open(KeyValueStore* store,
+                                                   SpaceOptions options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<History> history,
+                   History::Open(store, options.history));
+  return std::unique_ptr<Space>(new Space(std::move(history), std::move(options)));
+}
+
+Space::Shard& Space::ShardFor(const Hash32& channel) {
+  return shards_[channel[2] % kOverlayShards];
+}
+
+Space::Entry* Space::GetEntry(const Hash32& channel) {
+  Shard& s = ShardFor(channel);
+  internal::MutexLock lock(&s.mu);
+  auto& slot = s.map[channel];
+  if (slot == nullptr) {
+    slot = std::make_unique<Entry>(channel);
+    internal::MutexLock ilock(&install_mu_);
+    auto it = installs_.find(channel);
+    if (it != installs_.end()) {
+      slot->installed = it->second.continuations;
+      slot->installed_joins = it->second.joins;
+    }
+  }
+  return slot.get();
+}
+
+absl::Status Space::EnsureLoaded(Entry& e) {
+  if (e.loaded) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::optional<Hash32> leaf,
+                   history_->trie().Get(root_, e.hash));
+  if (leaf.has_value()) {
+    ASSIGN_OR_RETURN(std::optional<Bytes> blob, history_->ReadBlob(*leaf));
+    if (!blob.has_value()) {
+      return absl::DataLossError("state blob " + Hex(*leaf) + " of channel " +
+                                 Hex(e.hash) + " is missing");
+    }
+    ASSIGN_OR_RETURN(e.state, internal::DecodeChannelState(
+                                  *blob, options_.term_factory));
+    e.base_leaf = *leaf;
+  }
+  e.loaded = true;
+  return absl::OkStatus();
+}
+
+void Space::Touch(Entry& e) {
+  e.dirty = true;
+  uint64_t epoch = epoch_.load(std::memory_order_relaxed);
+  if (e.journal_epoch == epoch) return;
+  e.before = e.state;
+  e.journal_epoch = epoch;
+  Shard& s = ShardFor(e.hash);
+  internal::MutexLock lock(&s.mu);
+  s.journal.push_back(&e);
+}
+
+absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
+    const OpContext& ctx, const WaitingContinuation& k, LockedSet& locks,
+    const Hash32* new_channel, const Datum* new_datum,
+    const CommEvent* recorded) {
+  using Result = std::optional<std::vector<Chosen>>;
+  std::vector<Chosen> chosen;
+  chosen.reserve(k.channels.size());
+  bool new_taken = false;
+  for (size_t i = 0; i < k.channels.size(); ++i) {
+    const Hash32& ch = k.channels[i]->hash();
+    Entry* entry = locks.Find(ch);
+    if (entry == nullptr) {
+      return absl::InternalError("channel " + Hex(ch) + " is not locked");
+    }
+    const Term& pattern = *k.patterns[i];
+    const Hash32* want = recorded != nullptr ? &recorded->binds[i].produce : nullptr;
+    bool found = false;
+    auto try_one = [&](const Datum& d, int index) -> absl::StatusOr<bool> {
+      if (want != nullptr &&
+          (d.source != *want || d.persist != recorded->binds[i].persist)) {
+        return false;
+      }
+      ASSIGN_OR_RETURN(std::optional<MatchResult> m,
+                       ctx.matcher->Match(pattern, d.value));
+      if (!m.has_value()) {
+        if (want != nullptr) {
+          return absl::FailedPreconditionError(
+              "replay: recorded COMM " + Hex(recorded->hash) +
+              " does not match: produce " + Hex(*want) + " on channel " +
+              Hex(ch) + " rejected by the pattern of consume " +
+              Hex(recorded->consume));
+        }
+        return false;
+      }
+      chosen.push_back(Chosen{entry, index, *std::move(m)});
+      return true;
+    };
+    if (new_datum != nullptr && !new_taken && *new_channel == ch) {
+      ASSIGN_OR_RETURN(found, try_one(*new_datum, -1));
+      if (found && !new_datum->persist) new_taken = true;
+    }
+    if (!found) {
+      const auto& data = entry->state.data;
+      for (size_t j = 0; j < data.size() && !found; ++j) {
+        bool taken = false;
+        for (const Chosen& c : chosen) {
+          if (c.entry == entry && c.index == static_cast<int>(j) &&
+              !data[j].persist) {
+            taken = true;
+            break;
+          }
+        }
+        if (taken) continue;
+        ASSIGN_OR_RETURN(found, try_one(data[j], static_cast<int>(j)));
+      }
+    }
+    if (!found) return Result();
+  }
+  if (new_datum != nullptr) {
+    // A produce fires only a COMM that takes its own datum, so every COMM
+    // names the operation that triggered it and replay can find it by that
+    // operation's hash.
+    bool uses_new = false;
+    for (const Chosen& c : chosen) uses_new = uses_new || c.index < 0;
+    if (!uses_new) return Result();
+  }
+  return Result(std::move(chosen));
+}
+
+Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
+                 bool installed, Entry* owner, LockedSet& locks,
+                 std::vector<Chosen>& chosen, const Hash32* new_channel,
+                 const Datum* new_datum, const Hash32& comm_hash) {
+  Comm comm;
+  comm.continuation = k.continuation;
+  comm.continuation_persist = k.persist;
+  comm.peek = k.peek;
+  comm.installed = installed;
+  comm.consume = k.source;
+  comm.comm_hash = comm_hash;
+  comm.binds.reserve(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const Chosen& c = chosen[i];
+    const Datum& d = c.index < 0 ? *new_datum : c.entry->state.data[c.index];
+    BindResult b;
+    b.channel = k.channels[i];
+    b.pattern = k.patterns[i];
+    b.matched = c.matched;
+    b.datum = d.value;
+    b.datum_persist = d.persist;
+    b.removed = !d.persist && !k.peek;
+    b.produce = d.source;
+    comm.binds.push_back(std::move(b));
+  }
+  // Remove consumed stored data, per entry in descending index order so an
+  // earlier removal never shifts a later one.
+  if (!k.peek) {
+    std::vector<std::pair<Entry*, int>> removals;
+    for (const Chosen& c : chosen) {
+      if (c.index >= 0 && !c.entry->state.data[c.index].persist) {
+        removals.emplace_back(c.entry, c.index);
+      }
+    }
+    std::sort(removals.begin(), removals.end(),
+              [](const auto& a, const auto& b) {
+                if (a.first != b.first) return a.first < b.first;
+                return a.second > b.second;
+              });
+    removals.erase(std::unique(removals.begin(), removals.end()),
+                   removals.end());
+    for (const auto& [entry, index] : removals) {
+      Touch(*entry);
+      entry->state.data.erase(entry->state.data.begin() + index);
+    }
+  }
+  // A peeked non-persistent new datum stays in the space.
+  if (new_datum != nullptr && k.peek && !new_datum->persist) {
+    bool used = false;
+    for (const Chosen& c : chosen) used = used || c.index < 0;
+    if (used) {
+      Entry* e = locks.Find(*new_channel);
+      Touch(*e);
+      InsertDatum(e->state.data, *new_datum);
+    }
+  }
+  if (!installed && !k.persist && owner != nullptr) {
+    auto& conts = owner->state.continuations;
+    for (size_t i = 0; i < conts.size(); ++i) {
+      if (conts[i].source == k.source) {
+        Touch(*owner);
+        JoinGroup group = conts[i].group;
+        conts.erase(conts.begin() + i);
+        bool still_waiting = false;
+        for (const auto& other : conts) {
+          still_waiting = still_waiting || SameGroup(other.group, group);
+        }
+        if (!still_waiting) {
+          for (size_t j = 0; j < group.size(); ++j) {
+            if (j > 0 && group[j] == group[j - 1]) continue;
+            Entry* e = locks.Find(group[j]);
+            auto& joins = e->state.joins;
+            auto it = std::find(joins.begin(), joins.end(), group);
+            if (it != joins.end()) {
+              Touch(*e);
+              joins.erase(it);
+            }
+          }
+        }
+        break;
+      }
+    }
+  }
+  CommEvent ev;
+  ev.hash = comm_hash;
+  ev.consume = k.source;
+  ev.consume_persist = k.persist;
+  ev.peek = k.peek;
+  for (const auto& b : comm.binds) {
+    ev.binds.push_back(CommBind{b.channel->hash(), b.produce, b.datum_persist});
+  }
+  ctx.log->RecordComm(std::move(ev));
+  return comm;
+}
+
+namespace {
+
+Hash32 CommHashOf(const WaitingContinuation& k,
+                  const std::vector<Space::Chosen>& chosen,
+                  const std::function<const Datum&(const Space::Chosen&)>& get) {
+  std::vector<CommBind> binds;
+  binds.reserve(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const Datum& d = get(chosen[i]);
+    binds.push_back(CommBind{k.channels[i]->hash(), d.source, d.persist});
+  }
+  return HashComm(k.source, k.persist, k.peek, binds);
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
+                                                   const TermPtr& channel,
+                                                   const TermPtr& data,
+                                                   bool persist) {
+  if (ctx.log == nullptr || ctx.matcher == nullptr || channel == nullptr ||
+      data == nullptr) {
+    return absl::InvalidArgumentError("produce: missing argument");
+  }
+  const Hash32& ch = channel->hash();
+  Entry* e = GetEntry(ch);
+  std::vector<Entry*> want = {e};
+  std::unique_ptr<LockedSet> locks;
+  // Lock the channel, read its joins, and widen to every channel of every
+  // join (in sorted order) until the set covers them; joins on `ch` only
+  // grow under ch's own lock, so this settles.
+  while (true) {
+    locks = std::make_unique<LockedSet>(want);
+    for (Entry* x : locks->entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
+    std::vector<Hash32> missing;
+    auto scan = [&](const std::vector<JoinGroup>& groups) {
+      for (const auto& g : groups) {
+        for (const auto& h : g) {
+          if (locks->Find(h) == nullptr) missing.push_back(h);
+        }
+      }
+    };
+    scan(e->installed_joins);
+    scan(e->state.joins);
+    if (missing.empty()) break;
+    want = locks->entries();
+    locks.reset();
+    for (const auto& h : missing) want.push_back(GetEntry(h));
+  }
+
+  ASSIGN_OR_RETURN(ProduceEvent pe,
+                   ctx.log->RecordProduce(ch, data->hash(), persist));
+  Datum datum{data, persist, pe.hash};
+
+  auto get = [&](const Chosen& c) -> const Datum& {
+    return c.index < 0 ? datum : c.entry->state.data[c.index];
+  };
+
+  if (!ctx.log->replay()) {
+    auto try_groups = [&](const std::vector<JoinGroup>& groups, bool inst)
+        -> absl::StatusOr<std::optional<Comm>> {
+      for (const auto& g : groups) {
+        Entry* owner = locks->Find(g.front());
+        const auto& conts = inst ? owner->installed : owner->state.continuations;
+        for (size_t i = 0; i < conts.size(); ++i) {
+          if (!SameGroup(conts[i].group, g)) continue;
+          ASSIGN_OR_RETURN(auto chosen,
+                           TryMatch(ctx, conts[i], *locks, &ch, &datum, nullptr));
+          if (!chosen.has_value()) continue;
+          WaitingContinuation k = conts[i];
+          Hash32 h = CommHashOf(k, *chosen, get);
+          return std::optional<Comm>(
+              Fire(ctx, k, inst, owner, *locks, *chosen, &ch, &datum, h));
+        }
+      }
+      return std::optional<Comm>();
+    };
+    ASSIGN_OR_RETURN(std::optional<Comm> c, try_groups(e->installed_joins, true));
+    if (c.has_value()) return c;
+    std::vector<JoinGroup> joins = e->state.joins;
+    ASSIGN_OR_RETURN(c, try_groups(joins, false));
+    if (c.has_value()) return c;
+  } else {
+    for (const CommEvent* rec : ctx.log->RecordedCommsForProduce(pe.hash)) {
+      JoinGroup g;
+      for (const auto& b : rec->binds) g.push_back(b.channel);
+      std::sort(g.begin(), g.end());
+      Entry* owner = locks->Find(g.front());
+      if (owner == nullptr) continue;
+      bool all_locked = true;
+      for (const auto& h : g) all_locked = all_locked && locks->Find(h) != nullptr;
+      if (!all_locked) continue;
+      const WaitingContinuation* k = nullptr;
+      bool inst = false;
+      for (const auto& x : owner->installed) {
+        if (x.source == rec->consume) { k = &x; inst = true; break; }
+      }
+      if (k == nullptr) {
+        for (const auto& x : owner->state.continuations) {
+          if (x.source == rec->consume) { k = &x; break; }
+        }
+      }
+      if (k == nullptr || k->channels.size() != rec->binds.size()) continue;
+      ASSIGN_OR_RETURN(auto chosen, TryMatch(ctx, *k, *locks, &ch, &datum, rec));
+      if (!chosen.has_value()) continue;
+      WaitingContinuation kc = *k;
+      Hash32 h = CommHashOf(kc, *chosen, get);
+      if (h != rec->hash) {
+        return absl::FailedPreconditionError("replay: unexpected COMM " + Hex(h) +
+                                             " instead of recorded " +
+                                             Hex(rec->hash));
+      }
+      RETURN_IF_ERROR(ctx.log->UseComm(*rec));
+      return std::optional<Comm>(
+          Fire(ctx, kc, inst, owner, *locks, *chosen, &ch, &datum, h));
+    }
+  }
+  Touch(*e);
+  InsertDatum(e->state.data, std::move(datum));
+  return std::optional<Comm>();
+}
+
+absl::StatusOr<std::optional<Comm>> Space::Consume(
+    const OpContext& ctx, const std::vector<TermPtr>& channels,
+    const std::vector<TermPtr>& patterns, const TermPtr& continuation,
+    bool persist, bool peek) {
+  if (ctx.log == nullptr || ctx.matcher == nullptr || continuation == nullptr) {
+    return absl::InvalidArgumentError("consume: missing argument");
+  }
+  if (channels.empty() || channels.size() != patterns.size()) {
+    return absl::InvalidArgumentError(
+        "consume: needs one pattern per channel and at least one channel (" +
+        std::to_string(channels.size()) + " channels, " +
+        std::to_string(patterns.size()) + " patterns)");
+  }
+  if (channels.size() > kMaxJoinArity) {
+    return absl::ResourceExhaustedError("consume: more than " +
+                                        std::to_string(kMaxJoinArity) +
+                                        " binds");
+  }
+  std::vector<Hash32> channel_hashes, pattern_hashes;
+  std::vector<Entry*> entries;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (channels[i] == nullptr || patterns[i] == nullptr) {
+      return absl::InvalidArgumentError("consume: null channel or pattern");
+    }
+    channel_hashes.push_back(channels[i]->hash());
+    pattern_hashes.push_back(patterns[i]->hash());
+    entries.push_back(GetEntry(channels[i]->hash()));
+  }
+  LockedSet locks(std::move(entries));
+  for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
+
+  ASSIGN_OR_RETURN(ConsumeEvent ce,
+                   ctx.log->RecordConsume(std::move(channel_hashes),
+                                          std::move(pattern_hashes),
+                                          continuation->hash(), persist, peek));
+  WaitingContinuation k;
+  k.channels = channels;
+  k.patterns = patterns;
+  k.continuation = continuation;
+  k.persist = persist;
+  k.peek = peek;
+  k.source = ce.hash;
+  k.group = MakeJoinGroup(channels);
+
+  auto get = [](const Chosen& c) -> const Datum& {
+    return c.entry->state.data[c.index];
+  };
+  if (!ctx.log->replay()) {
+    ASSIGN_OR_RETURN(auto chosen,
+                     TryMatch(ctx, k, locks, nullptr, nullptr, nullptr));
+    if (chosen.has_value()) {
+      Hash32 h = CommHashOf(k, *chosen, get);
+      return std::optional<Comm>(
+          Fire(ctx, k, false, nullptr, locks, *chosen, nullptr, nullptr, h));
+    }
+  } else {
+    for (const CommEvent* rec : ctx.log->RecordedCommsForConsume(ce.hash)) {
+      if (rec->binds.size() != channels.size()) continue;
+      ASSIGN_OR_RETURN(auto chosen,
+                       TryMatch(ctx, k, locks, nullptr, nullptr, rec));
+      if (!chosen.has_value()) continue;
+      Hash32 h = CommHashOf(k, *chosen, get);
+      if (h != rec->hash) {
+        return absl::FailedPreconditionError("replay: unexpected COMM " + Hex(h) +
+                                             " instead of recorded " +
+                                             Hex(rec->hash));
+      }
+      RETURN_IF_ERROR(ctx.log->UseComm(*rec));
+      return std::optional<Comm>(
+          Fire(ctx, k, false, nullptr, locks, *chosen, nullptr, nullptr, h));
+    }
+  }
+  Entry* owner = locks.Find(k.group.front());
+  for (size_t j = 0; j < k.group.size(); ++j) {
+    if (j > 0 && k.group[j] == k.group[j - 1]) continue;
+    Entry* x = locks.Find(k.group[j]);
+    Touch(*x);
+    AddJoin(x->state.joins, k.group);
+  }
+  Touch(*owner);
+  InsertContinuation(owner->state.continuations, std::move(k));
+  return std::optional<Comm>();
+}
+
+absl::Status Space::Install(const Matcher& matcher,
+                            const std::vector<TermPtr>& channels,
+                            const std::vector<TermPtr>& patterns,
+                            const TermPtr& continuation) {
+  if (continuation == nullptr || channels.empty() ||
+      channels.size() != patterns.size()) {
+    return absl::InvalidArgumentError(
+        "install: needs one pattern per channel and a continuation");
+  }
+  if (channels.size() > kMaxJoinArity) {
+    return absl::ResourceExhaustedError("install: too many binds");
+  }
+  std::vector<Hash32> ch, pa;
+  std::vector<Entry*> entries;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (channels[i] == nullptr || patterns[i] == nullptr) {
+      return absl::InvalidArgumentError("install: null channel or pattern");
+    }
+    ch.push_back(channels[i]->hash());
+    pa.push_back(patterns[i]->hash());
+    entries.push_back(GetEntry(channels[i]->hash()));
+  }
+  LockedSet locks(std::move(entries));
+  for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
+  WaitingContinuation k;
+  k.channels = channels;
+  k.patterns = patterns;
+  k.continuation = continuation;
+  k.persist = true;
+  k.peek = false;
+  k.source = HashConsume(
+      HashConsumeBase(ch, pa, continuation->hash(), true, false), 0);
+  k.group = MakeJoinGroup(channels);
+  EventLog scratch;
+  OpContext ctx{&scratch, &matcher};
+  ASSIGN_OR_RETURN(auto chosen, TryMatch(ctx, k, locks, nullptr, nullptr, nullptr));
+  if (chosen.has_value()) {
+    return absl::FailedPreconditionError(
+        "install: stored data already matches; installing can only be done "
+        "at startup");
+  }
+  Entry* owner = locks.Find(k.group.front());
+  internal::MutexLock ilock(&install_mu_);
+  for (size_t j = 0; j < k.group.size(); ++j) {
+    if (j > 0 && k.group[j] == k.group[j - 1]) continue;
+    Entry* x = locks.Find(k.group[j]);
+    AddJoin(x->installed_joins, k.group);
+    AddJoin(installs_[k.group[j]].joins, k.group);
+  }
+  owner->installed.push_back(k);
+  installs_[k.group.front()].continuations.push_back(std::move(k));
+  return absl::OkStatus();
+}
+
+void Space::DropOverlay() {
+  for (size_t i = 0; i < kOverlayShards; ++i) {
+    Shard& s = shards_[i];
+    internal::MutexLock lock(&s.mu);
+    s.journal.clear();
+    s.map.clear();
+  }
+  epoch_.fetch_add(1);
+}
+
+absl::StatusOr<Hash32> Space::CreateCheckpoint() {
+  std::vector<Entry*> dirty;
+  for (size_t i = 0; i < kOverlayShards; ++i) {
+    Shard& s = shards_[i];
+    internal::MutexLock lock(&s.mu);
+    for (auto& [h, e] : s.map) {
+      if (e->dirty) dirty.push_back(e.get());
+    }
+  }
+  std::sort(dirty.begin(), dirty.end(),
+            [](const Entry* a, const Entry* b) { return a->hash < b->hash; });
+  std::vector<LeafUpdate> updates;
+  updates.reserve(dirty.size());
+  for (Entry* e : dirty) {
+    internal::MutexLock lock(&e->mu);
+    if (e->state.empty()) {
+      if (e->base_leaf.has_value()) updates.push_back(LeafUpdate{e->hash, {}, {}});
+      continue;
+    }
+    Bytes blob = internal::EncodeChannelState(e->state);
+    Hash32 h = crypto::Blake2b256(blob);
+    if (e->base_leaf == h) continue;
+    updates.push_back(LeafUpdate{e->hash, std::move(blob), h});
+  }
+  ASSIGN_OR_RETURN(Hash32 root, history_->Commit(root_, updates));
+  DropOverlay();
+  root_ = root;
+  return root;
+}
+
+absl::Status Space::Reset(const Hash32& root) {
+  ASSIGN_OR_RETURN(bool known, history_->HasRoot(root));
+  if (!known) {
+    return absl::NotFoundError("reset: root " + Hex(root) +
+                               " is not in the roots table");
+  }
+  DropOverlay();
+  root_ = root;
+  return absl::OkStatus();
+}
+
+absl::Status Space::Clear() { return Reset(kEmptyRoot); }
+
+Hash32 Space::root() const { return root_; }
+
+SoftCheckpoint Space::CreateSoftCheckpoint() {
+  for (size_t i = 0; i < kOverlayShards; ++i) {
+    Shard& s = shards_[i];
+    internal::MutexLock lock(&s.mu);
+    for (Entry* e : s.journal) e->before = ChannelState();
+    s.journal.clear();
+  }
+  return SoftCheckpoint{epoch_.fetch_add(1) + 1};
+}
+
+absl::Status Space::RevertToSoftCheckpoint(const SoftCheckpoint& checkpoint) {
+  if (checkpoint.epoch != epoch_.load()) {
+    return absl::FailedPreconditionError(
+        "revert: only the latest soft checkpoint can be restored");
+  }
+  for (size_t i = 0; i < kOverlayShards; ++i) {
+    Shard& s = shards_[i];
+    internal::MutexLock lock(&s.mu);
+    for (Entry* e : s.journal) e->state = e->before;
+  }
+  return absl::OkStatus();
+}
+
+StateChanges Space::ChangesSinceSoftCheckpoint() {
+  std::vector<Entry*> touched;
+  for (size_t i = 0; i < kOverlayShards; ++i) {
+    Shard& s = shards_[i];
+    internal::MutexLock lock(&s.mu);
+    touched.insert(touched.end(), s.journal.begin(), s.journal.end());
+  }
+  std::sort(touched.begin(), touched.end(),
+            [](const Entry* a, const Entry* b) { return a->hash < b->hash; });
+  StateChanges out;
+  for (Entry* e : touched) {
+    ChannelChange c = DiffChannelState(e->hash, e->before, e->state);
+    if (!c.empty()) out.channels.push_back(std::move(c));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Datum>> Space::GetData(const Hash32& channel) {
+  Entry* e = GetEntry(channel);
+  internal::MutexLock lock(&e->mu);
+  RETURN_IF_ERROR(EnsureLoaded(*e));
+  return e->state.data;
+}
+
+absl::StatusOr<std::vector<WaitingContinuation>> Space::GetContinuations(
+    const std::vector<TermPtr>& channels) {
+  if (channels.empty()) return absl::InvalidArgumentError("no channels");
+  JoinGroup g = MakeJoinGroup(channels);
+  Entry* e = GetEntry(g.front());
+  internal::MutexLock lock(&e->mu);
+  RETURN_IF_ERROR(EnsureLoaded(*e));
+  std::vector<WaitingContinuation> out;
+  for (const auto& k : e->installed) {
+    if (k.group == g) out.push_back(k);
+  }
+  for (const auto& k : e->state.continuations) {
+    if (k.group == g) out.push_back(k);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<JoinGroup>> Space::GetJoins(const Hash32& channel) {
+  Entry* e = GetEntry(channel);
+  internal::MutexLock lock(&e->mu);
+  RETURN_IF_ERROR(EnsureLoaded(*e));
+  std::vector<JoinGroup> out = e->installed_joins;
+  out.insert(out.end(), e->state.joins.begin(), e->state.joins.end());
+  return out;
+}
+
+size_t Space::OverlaySize() const {
+  size_t n = 0;
+  for (size_t i = 0; i < kOverlayShards; ++i) {
+    Shard& s = shards_[i];
+    internal::MutexLock lock(&s.mu);
+    n += s.map.size();
+  }
+  return n;
+}
+
+}  // namespace rnode::rspace

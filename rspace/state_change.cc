@@ -1,0 +1,131 @@
+// Per-deploy state changes and the event-log index.
+#include "rspace/state_change.h"
+
+#include <algorithm>
+#include <tuple>
+#include <variant>
+
+namespace rnode::rspace {
+namespace {
+
+using DatumId = std::tuple<Hash32, bool, Hash32>;
+
+DatumId IdOf(const Datum& d) { return {d.source, d.persist, d.value->hash()}; }
+
+// Items of `a` not matched (as a multiset, by id) in `b`, in `a`'s order.
+template <typename T, typename IdFn>
+std::vector<T> Minus(const std::vector<T>& a, const std::vector<T>& b, IdFn id) {
+  using Id = decltype(id(a.front()));
+  std::map<Id, int> counts;
+  for (const T& x : b) ++counts[id(x)];
+  std::vector<T> out;
+  for (const T& x : a) {
+    auto it = counts.find(id(x));
+    if (it != counts.end() && it->second > 0) {
+      --it->second;
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+template <typename T>
+void Union(std::set<T>& into, const std::set<T>& from) {
+  into.insert(from.begin(), from.end());
+}
+
+}  // namespace
+
+ChannelChange DiffChannelState(const Hash32& channel, const ChannelState& before,
+                               const ChannelState& after) {
+  ChannelChange c;
+  c.channel = channel;
+  if (!before.data.empty() || !after.data.empty()) {
+    c.added_data = Minus(after.data, before.data, IdOf);
+    c.removed_data = Minus(before.data, after.data, IdOf);
+  }
+  auto kid = [](const WaitingContinuation& k) { return k.source; };
+  if (!before.continuations.empty() || !after.continuations.empty()) {
+    c.added_continuations = Minus(after.continuations, before.continuations, kid);
+    c.removed_continuations =
+        Minus(before.continuations, after.continuations, kid);
+  }
+  auto jid = [](const JoinGroup& g) { return g; };
+  if (!before.joins.empty() || !after.joins.empty()) {
+    c.added_joins = Minus(after.joins, before.joins, jid);
+    c.removed_joins = Minus(before.joins, after.joins, jid);
+  }
+  return c;
+}
+
+EventLogIndex BuildEventLogIndex(std::span<const Event> log) {
+  EventLogIndex x;
+  for (const Event& e : log) {
+    if (const auto* p = std::get_if<ProduceEvent>(&e)) {
+      (p->persist ? x.produces_persistent : x.produces_linear).insert(p->hash);
+      x.produces_by_channel[p->channel].insert(p->hash);
+    } else if (const auto* c = std::get_if<ConsumeEvent>(&e)) {
+      if (c->persist) {
+        x.consumes_persistent.insert(c->hash);
+      } else if (c->peek) {
+        x.consumes_peek.insert(c->hash);
+      } else {
+        x.consumes_linear.insert(c->hash);
+      }
+      for (const auto& ch : c->channels) x.consumes_by_channel[ch].insert(c->hash);
+    } else {
+      const auto& m = std::get<CommEvent>(e);
+      x.comms.insert(m.hash);
+      x.consumes_produced.insert(m.consume);
+      for (const auto& b : m.binds) {
+        (m.peek ? x.produces_peeked : x.produces_consumed).insert(b.produce);
+      }
+    }
+  }
+  return x;
+}
+
+std::set<Hash32> EventLogIndex::ProducesCreatedAndNotDestroyed() const {
+  std::set<Hash32> out;
+  std::set_difference(produces_linear.begin(), produces_linear.end(),
+                      produces_consumed.begin(), produces_consumed.end(),
+                      std::inserter(out, out.end()));
+  out.insert(produces_persistent.begin(), produces_persistent.end());
+  return out;
+}
+
+std::set<Hash32> EventLogIndex::ConsumesCreatedAndNotDestroyed() const {
+  std::set<Hash32> created = consumes_linear;
+  created.insert(consumes_peek.begin(), consumes_peek.end());
+  std::set<Hash32> out;
+  std::set_difference(created.begin(), created.end(), consumes_produced.begin(),
+                      consumes_produced.end(), std::inserter(out, out.end()));
+  out.insert(consumes_persistent.begin(), consumes_persistent.end());
+  return out;
+}
+
+std::set<Hash32> EventLogIndex::Channels() const {
+  std::set<Hash32> out;
+  for (const auto& [ch, _] : produces_by_channel) out.insert(ch);
+  for (const auto& [ch, _] : consumes_by_channel) out.insert(ch);
+  return out;
+}
+
+EventLogIndex Combine(const EventLogIndex& a, const EventLogIndex& b) {
+  EventLogIndex x = a;
+  Union(x.produces_linear, b.produces_linear);
+  Union(x.produces_persistent, b.produces_persistent);
+  Union(x.produces_consumed, b.produces_consumed);
+  Union(x.produces_peeked, b.produces_peeked);
+  Union(x.consumes_linear, b.consumes_linear);
+  Union(x.consumes_persistent, b.consumes_persistent);
+  Union(x.consumes_peek, b.consumes_peek);
+  Union(x.consumes_produced, b.consumes_produced);
+  Union(x.comms, b.comms);
+  for (const auto& [ch, s] : b.produces_by_channel) Union(x.produces_by_channel[ch], s);
+  for (const auto& [ch, s] : b.consumes_by_channel) Union(x.consumes_by_channel[ch], s);
+  return x;
+}
+
+}  // namespace rnode::rspace

@@ -1,0 +1,81 @@
+// Fault-injecting KeyValueStore wrapper.
+#include "rspace/storage/fault_store.h"
+
+#include <utility>
+
+namespace rnode::rspace {
+
+void FaultInjectingStore::FailWritesAfter(uint64_t n) {
+  internal::MutexLock lock(&mu_);
+  fail_writes_at_ = writes_ + n;
+}
+
+void FaultInjectingStore::FailReadsAfter(uint64_t n) {
+  internal::MutexLock lock(&mu_);
+  fail_reads_at_ = reads_ + n;
+}
+
+void FaultInjectingStore::SetCrashPoint(uint64_t n, std::function<void()> hook) {
+  internal::MutexLock lock(&mu_);
+  crash_at_ = writes_ + n;
+  crash_hook_ = std::move(hook);
+}
+
+void FaultInjectingStore::Heal() {
+  internal::MutexLock lock(&mu_);
+  fail_writes_at_.reset();
+  fail_reads_at_.reset();
+  crash_at_.reset();
+  crash_hook_ = nullptr;
+}
+
+uint64_t FaultInjectingStore::writes() const {
+  internal::MutexLock lock(&mu_);
+  return writes_;
+}
+
+uint64_t FaultInjectingStore::reads() const {
+  internal::MutexLock lock(&mu_);
+  return reads_;
+}
+
+absl::StatusOr<std::optional<Bytes>> FaultInjectingStore::Get(ColumnId column,
+                                                              ByteView key) {
+  {
+    internal::MutexLock lock(&mu_);
+    if (fail_reads_at_.has_value() && reads_ >= *fail_reads_at_) {
+      return absl::UnavailableError("injected read fault");
+    }
+    ++reads_;
+  }
+  return base_->Get(column, key);
+}
+
+absl::Status FaultInjectingStore::Write(const WriteBatch& batch) {
+  std::function<void()> hook;
+  {
+    internal::MutexLock lock(&mu_);
+    if (crash_at_.has_value() && writes_ == *crash_at_) hook = crash_hook_;
+  }
+  if (hook) hook();
+  {
+    internal::MutexLock lock(&mu_);
+    if (fail_writes_at_.has_value() && writes_ >= *fail_writes_at_) {
+      return absl::UnavailableError("injected write fault");
+    }
+  }
+  absl::Status status = base_->Write(batch);
+  if (status.ok()) {
+    internal::MutexLock lock(&mu_);
+    ++writes_;
+  }
+  return status;
+}
+
+absl::Status FaultInjectingStore::ForEach(
+    ColumnId column,
+    const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
+  return base_->ForEach(column, fn);
+}
+
+}  // namespace rnode::rspace

@@ -1,0 +1,100 @@
+// Key-value storage interface used by the RSpace history, with an atomic
+// write batch and column families, plus an in-memory implementation.
+#ifndef RNODE_RSPACE_STORAGE_KV_STORE_H_
+#define RNODE_RSPACE_STORAGE_KV_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rspace/internal/mutex.h"
+#include "util/bytes.h"
+
+namespace rnode::rspace {
+
+// Index of a column family, as given to the store when it was opened.
+using ColumnId = uint32_t;
+
+// A list of puts and deletes applied all-or-nothing by KeyValueStore::Write.
+// Not thread-safe; owned by the caller.
+class WriteBatch {
+ public:
+  struct Op {
+    ColumnId column;
+    Bytes key;
+    std::optional<Bytes> value;  // nullopt: delete.
+  };
+
+  void Put(ColumnId column, ByteView key, ByteView value);
+  void Put(ColumnId column, Bytes key, Bytes value);
+  void Delete(ColumnId column, ByteView key);
+
+  const std::vector<Op>& ops() const { return ops_; }
+  size_t size() const { return ops_.size(); }
+  bool empty() const { return ops_.empty(); }
+  // Sum of key and value sizes, for metrics and limits.
+  size_t ByteSize() const { return bytes_; }
+
+ private:
+  std::vector<Op> ops_;
+  size_t bytes_ = 0;
+};
+
+// Storage interface. Implementations are thread-safe: Get and Write may be
+// called concurrently; a Write is atomic (readers see all of it or none) and
+// durable against process death once it returns OK.
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+
+  // Number of column families; valid ColumnIds are [0, ColumnCount()).
+  virtual size_t ColumnCount() const = 0;
+
+  // Returns the value, nullopt if absent, InvalidArgument for an unknown
+  // column, or the backend's error (Internal/Unavailable).
+  virtual absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
+                                                   ByteView key) = 0;
+
+  // Applies every op of `batch` atomically. On error nothing was applied.
+  virtual absl::Status Write(const WriteBatch& batch) = 0;
+
+  // Calls `fn` for every key and value of `column` in ascending key order.
+  // For tests and tools; not for hot paths. Stops early on a non-OK from fn.
+  virtual absl::Status ForEach(
+      ColumnId column,
+      const std::function<absl::Status(ByteView key, ByteView value)>& fn) = 0;
+};
+
+// In-memory store: ordered maps behind one mutex. Thread-safe.
+class InMemoryStore final : public KeyValueStore {
+ public:
+  explicit InMemoryStore(size_t column_count);
+
+  size_t ColumnCount() const override { return column_count_; }
+  absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
+                                           ByteView key) override;
+  absl::Status Write(const WriteBatch& batch) override;
+  absl::Status ForEach(
+      ColumnId column,
+      const std::function<absl::Status(ByteView key, ByteView value)>& fn)
+      override;
+
+  // Number of keys in `column` (0 for an unknown column).
+  size_t KeyCount(ColumnId column) const;
+
+ private:
+  const size_t column_count_;
+  mutable internal::Mutex mu_;
+  std::vector<std::map<Bytes, Bytes>> columns_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rnode::rspace
+
+#endif  // RNODE_RSPACE_STORAGE_KV_STORE_H_

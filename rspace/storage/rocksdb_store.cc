@@ -1,0 +1,140 @@
+// RocksDB adapter for KeyValueStore.
+#include "rspace/storage/rocksdb_store.h"
+
+#include <utility>
+
+#include "rocksdb/cache.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "rocksdb/write_batch.h"
+
+namespace rnode::rspace {
+namespace {
+
+rocksdb::Slice ToSlice(ByteView v) {
+  return rocksdb::Slice(reinterpret_cast<const char*>(v.data()), v.size());
+}
+
+absl::Status FromRocks(const rocksdb::Status& s, const char* what) {
+  if (s.ok()) return absl::OkStatus();
+  return absl::InternalError(std::string("rocksdb ") + what + ": " +
+                             s.ToString());
+}
+
+}  // namespace
+
+struct RocksDbStore::Impl {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;  // Index = ColumnId.
+  rocksdb::ColumnFamilyHandle* default_handle = nullptr;
+  rocksdb::WriteOptions write_options;
+
+  ~Impl() {
+    if (db) {
+      for (auto* h : handles) {
+        rocksdb::Status s = db->DestroyColumnFamilyHandle(h);
+        (void)s;
+      }
+      if (default_handle != nullptr) {
+        rocksdb::Status s = db->DestroyColumnFamilyHandle(default_handle);
+        (void)s;
+      }
+      rocksdb::Status s = db->Close();
+      (void)s;
+    }
+  }
+};
+
+RocksDbStore::RocksDbStore(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+RocksDbStore::~RocksDbStore() = default;
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
+    const std::string& path, const std::vector<std::string>& columns,
+    const RocksDbOptions& options) {
+  if (columns.empty()) {
+    return absl::InvalidArgumentError("RocksDbStore needs at least one column");
+  }
+  rocksdb::Options db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  rocksdb::ColumnFamilyOptions cf_options;
+  cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+  descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_options);
+  for (const auto& name : columns) descriptors.emplace_back(name, cf_options);
+
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s =
+      rocksdb::DB::Open(db_options, path, descriptors, &handles, &raw);
+  if (!s.ok()) return FromRocks(s, "open");
+  auto impl = std::make_unique<Impl>();
+  impl->db.reset(raw);
+  impl->default_handle = handles[0];
+  impl->handles.assign(handles.begin() + 1, handles.end());
+  impl->write_options.sync = options.sync_writes;
+  return std::unique_ptr<RocksDbStore>(new RocksDbStore(std::move(impl)));
+}
+
+size_t RocksDbStore::ColumnCount() const { return impl_->handles.size(); }
+
+absl::StatusOr<std::optional<Bytes>> RocksDbStore::Get(ColumnId column,
+                                                       ByteView key) {
+  if (column >= impl_->handles.size()) {
+    return absl::InvalidArgumentError("unknown column " +
+                                      std::to_string(column));
+  }
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(),
+                                     impl_->handles[column], ToSlice(key),
+                                     &value);
+  if (s.IsNotFound()) return std::optional<Bytes>();
+  if (!s.ok()) return FromRocks(s, "get");
+  const auto* p = reinterpret_cast<const uint8_t*>(value.data());
+  return std::optional<Bytes>(Bytes(p, p + value.size()));
+}
+
+absl::Status RocksDbStore::Write(const WriteBatch& batch) {
+  rocksdb::WriteBatch wb;
+  for (const auto& op : batch.ops()) {
+    if (op.column >= impl_->handles.size()) {
+      return absl::InvalidArgumentError("unknown column " +
+                                        std::to_string(op.column));
+    }
+    rocksdb::Status s =
+        op.value.has_value()
+            ? wb.Put(impl_->handles[op.column], ToSlice(op.key),
+                     ToSlice(*op.value))
+            : wb.Delete(impl_->handles[op.column], ToSlice(op.key));
+    if (!s.ok()) return FromRocks(s, "batch");
+  }
+  return FromRocks(impl_->db->Write(impl_->write_options, &wb), "write");
+}
+
+absl::Status RocksDbStore::ForEach(
+    ColumnId column,
+    const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
+  if (column >= impl_->handles.size()) {
+    return absl::InvalidArgumentError("unknown column " +
+                                      std::to_string(column));
+  }
+  std::unique_ptr<rocksdb::Iterator> it(
+      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->handles[column]));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    rocksdb::Slice k = it->key();
+    rocksdb::Slice v = it->value();
+    absl::Status s =
+        fn(ByteView(reinterpret_cast<const uint8_t*>(k.data()), k.size()),
+           ByteView(reinterpret_cast<const uint8_t*>(v.data()), v.size()));
+    if (!s.ok()) return s;
+  }
+  return FromRocks(it->status(), "iterate");
+}
+
+}  // namespace rnode::rspace

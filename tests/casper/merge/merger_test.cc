@@ -1,0 +1,427 @@
+// Unit tests of the merger's rules on small hand-built scopes.
+#include <algorithm>
+#include <string>
+
+#include "casper/merge/merger.h"
+#include "gtest/gtest.h"
+#include "tests/casper/merge/merge_test_util.h"
+
+namespace rnode::casper::merge {
+namespace {
+
+using rspace::ChannelState;
+using rspace::Datum;
+using rspace::WaitingContinuation;
+using testing::HashOf;
+using testing::MakeTerm;
+
+rspace::TermPtr Chan(int i) { return MakeTerm(1000 + static_cast<uint64_t>(i)); }
+Hash32 C(int i) { return Chan(i)->hash(); }
+
+Datum MakeDatum(uint64_t v, uint64_t src, bool persist = false) {
+  return Datum{MakeTerm(v), persist, HashOf(200, src)};
+}
+
+rspace::ChannelChange& Change(DeployInput& d, const Hash32& ch) {
+  for (auto& c : d.changes.channels) {
+    if (c.channel == ch) return c;
+  }
+  d.changes.channels.push_back(rspace::ChannelChange{});
+  d.changes.channels.back().channel = ch;
+  return d.changes.channels.back();
+}
+
+void Finish(DeployInput& d) {
+  std::sort(d.changes.channels.begin(), d.changes.channels.end(),
+            [](const auto& a, const auto& b) { return a.channel < b.channel; });
+}
+
+DeployInput Deploy(const std::string& id, uint64_t cost) {
+  DeployInput d;
+  d.id.assign(id.begin(), id.end());
+  d.cost = cost;
+  return d;
+}
+
+// A consume (triggered here) that takes `datum` from `ch`.
+void TakeDatum(DeployInput& d, const Hash32& ch, const Datum& datum, uint64_t salt) {
+  Hash32 k = HashOf(300, salt);
+  d.events.push_back(rspace::ConsumeEvent{k, {ch}, {HashOf(7)}, HashOf(8), false, false, 0});
+  rspace::CommEvent m{HashOf(301, salt), k, false, false, {{ch, datum.source, datum.persist}}};
+  d.events.push_back(m);
+  if (!datum.persist) Change(d, ch).removed_data.push_back(datum);
+}
+
+// A produce (triggered here) that fires the waiting continuation `k` on `ch`.
+void FireContinuation(DeployInput& d, const Hash32& ch, const WaitingContinuation& k,
+                      uint64_t salt) {
+  Hash32 p = HashOf(310, salt);
+  d.events.push_back(rspace::ProduceEvent{p, ch, HashOf(9), false, 0});
+  d.events.push_back(
+      rspace::CommEvent{HashOf(311, salt), k.source, k.persist, false, {{ch, p, false}}});
+  if (!k.persist) Change(d, ch).removed_continuations.push_back(k);
+}
+
+void StoreDatum(DeployInput& d, const Hash32& ch, const Datum& datum) {
+  d.events.push_back(rspace::ProduceEvent{datum.source, ch, datum.value->hash(),
+                                          datum.persist, 0});
+  Change(d, ch).added_data.push_back(datum);
+}
+
+WaitingContinuation Continuation(std::vector<int> chans, uint64_t src) {
+  WaitingContinuation k;
+  for (int c : chans) {
+    k.channels.push_back(Chan(c));
+    k.patterns.push_back(MakeTerm(7));
+  }
+  k.continuation = MakeTerm(8);
+  k.source = HashOf(400, src);
+  k.group = rspace::MakeJoinGroup(k.channels);
+  return k;
+}
+
+void StoreContinuation(DeployInput& d, const WaitingContinuation& k) {
+  d.events.push_back(rspace::ConsumeEvent{k.source, k.group, std::vector<Hash32>(k.group.size()),
+                                          HashOf(8), k.persist, k.peek, 0});
+  Change(d, k.group.front()).added_continuations.push_back(k);
+  for (const auto& h : k.group) Change(d, h).added_joins.push_back(k.group);
+}
+
+const Hash32 kVault = HashOf(500);
+
+void Transfer(DeployInput& d, const Datum& balance, int64_t delta, uint64_t salt) {
+  d.number_diffs[kVault] += delta;
+  TakeDatum(d, kVault, balance, salt);
+  d.events.push_back(rspace::ProduceEvent{HashOf(320, salt), kVault, HashOf(9), false, 0});
+  d.changes.channels.clear();  // Raw changes of a listed number channel are ignored.
+}
+
+BlockInput Block(uint64_t tag, std::vector<DeployInput> deploys) {
+  for (auto& d : deploys) Finish(d);
+  return BlockInput{HashOf(600, tag), tag, std::move(deploys)};
+}
+
+class MergerTest : public ::testing::Test {
+ protected:
+  void CommitBase() {
+    auto root = testing::CommitStates(*th_.history, rspace::kEmptyRoot, base_);
+    ASSERT_TRUE(root.ok()) << root.status();
+    base_root_ = *root;
+  }
+
+  absl::StatusOr<MergeResult> Run(std::vector<BlockInput> blocks,
+                                  bool with_codec = true) {
+    std::vector<std::shared_ptr<const BlockIndex>> idx;
+    for (auto& b : blocks) {
+      auto x = BuildBlockIndex(std::move(b));
+      if (!x.ok()) return x.status();
+      idx.push_back(*x);
+    }
+    MergeOptions options;
+    if (with_codec) options.number_codec = &codec_;
+    return Merge(*th_.history, base_root_, idx, options);
+  }
+
+  ChannelState State(const Hash32& root, const Hash32& ch) {
+    auto s = testing::ReadState(*th_.history, root, ch);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *s : ChannelState{};
+  }
+
+  int64_t Balance(const Hash32& root) {
+    auto v = codec_.Read(State(root, kVault));
+    EXPECT_TRUE(v.ok());
+    return v.ok() ? *v : -1;
+  }
+
+  Datum SetVault(int64_t value) {
+    base_[kVault] = *codec_.Write(kVault, value);
+    return base_[kVault].data[0];
+  }
+
+  testing::TestHistory th_;
+  testing::TestNumberCodec codec_;
+  std::map<Hash32, ChannelState> base_;
+  Hash32 base_root_{};
+};
+
+TEST_F(MergerTest, ConcurrentTransfersIntoOneVaultMergeToExactSum) {
+  Datum balance = SetVault(100);
+  CommitBase();
+  std::vector<BlockInput> blocks;
+  for (int i = 0; i < 3; ++i) {
+    DeployInput d = Deploy("t" + std::to_string(i), 10);
+    Transfer(d, balance, 10 * (i + 1), i);
+    blocks.push_back(Block(i, {d}));
+  }
+  auto r = Run(blocks);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->rejected.empty());
+  EXPECT_TRUE(r->conflicts.empty());
+  EXPECT_EQ(Balance(r->root), 160);
+}
+
+TEST_F(MergerTest, TwoSpendsThatOverdrawLeaveExactlyOneRejected) {
+  Datum balance = SetVault(100);
+  CommitBase();
+  DeployInput a = Deploy("spend-a", 10);
+  Transfer(a, balance, -70, 1);
+  DeployInput b = Deploy("spend-b", 3);
+  Transfer(b, balance, -60, 2);
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, b.id);
+  EXPECT_EQ(r->rejected[0].reason, RejectReason::kNumberChannel);
+  EXPECT_EQ(Balance(r->root), 30);
+}
+
+TEST_F(MergerTest, EqualCostOverdrawKeepsTheBranchWithTheSmallerKey) {
+  Datum balance = SetVault(100);
+  CommitBase();
+  DeployInput a = Deploy("spend-a", 5);
+  Transfer(a, balance, -70, 1);
+  DeployInput b = Deploy("spend-b", 5);
+  Transfer(b, balance, -60, 2);
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 1u);
+  ASSERT_EQ(r->branches.size(), 2u);
+  EXPECT_FALSE(r->branches[0].rejected);
+  EXPECT_TRUE(r->branches[1].rejected);
+  const bool a_first = HashOf(600, 1) < HashOf(600, 2);
+  EXPECT_EQ(Balance(r->root), a_first ? 30 : 40);
+}
+
+TEST_F(MergerTest, MergeableExemptionNeedsBothBranches) {
+  Datum balance = SetVault(100);
+  CommitBase();
+  DeployInput a = Deploy("listed", 10);
+  Transfer(a, balance, 5, 1);
+  DeployInput b = Deploy("unlisted", 3);
+  TakeDatum(b, kVault, balance, 2);
+  b.changes.channels.clear();
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ExpandConflictPairs(*r).size(), 1u);
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, b.id);
+  EXPECT_EQ(Balance(r->root), 105);
+}
+
+TEST_F(MergerTest, RaceOnABaseDatumRejectsTheCheaperBranch) {
+  Datum x = MakeDatum(1, 1);
+  base_[C(1)].data.push_back(x);
+  CommitBase();
+  DeployInput a = Deploy("a", 10);
+  TakeDatum(a, C(1), x, 1);
+  StoreDatum(a, C(2), MakeDatum(5, 50));
+  DeployInput b = Deploy("b", 3);
+  TakeDatum(b, C(1), x, 2);
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, b.id);
+  EXPECT_EQ(r->rejected[0].reason, RejectReason::kConflict);
+  EXPECT_TRUE(State(r->root, C(1)).data.empty());
+  EXPECT_EQ(State(r->root, C(2)).data.size(), 1u);
+}
+
+TEST_F(MergerTest, PersistentDatumReadInTwoBranchesDoesNotConflict) {
+  Datum x = MakeDatum(1, 1, /*persist=*/true);
+  base_[C(1)].data.push_back(x);
+  CommitBase();
+  DeployInput a = Deploy("a", 10);
+  TakeDatum(a, C(1), x, 1);
+  DeployInput b = Deploy("b", 3);
+  TakeDatum(b, C(1), x, 2);
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->conflicts.empty());
+  EXPECT_TRUE(r->rejected.empty());
+  EXPECT_EQ(r->root, base_root_);
+}
+
+TEST_F(MergerTest, SurvivingProduceAndConsumeOnOneChannelConflict) {
+  CommitBase();
+  DeployInput a = Deploy("a", 10);
+  StoreDatum(a, C(1), MakeDatum(1, 1));
+  DeployInput b = Deploy("b", 3);
+  StoreContinuation(b, Continuation({2, 1}, 7));
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(ExpandConflictPairs(*r).size(), 1u);
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, b.id);
+}
+
+TEST_F(MergerTest, ProduceOnABaseJoinChannelConflictsWithEveryBranch) {
+  WaitingContinuation join = Continuation({1, 2}, 9);
+  base_[join.group.front()].continuations.push_back(join);
+  base_[C(1)].joins.push_back(join.group);
+  base_[C(2)].joins.push_back(join.group);
+  CommitBase();
+  for (uint64_t join_cost : {5u, 10u}) {
+    DeployInput a = Deploy("a", join_cost);
+    StoreDatum(a, C(1), MakeDatum(1, 1));
+    DeployInput b = Deploy("b", 3);
+    StoreDatum(b, C(3), MakeDatum(2, 2));
+    DeployInput c = Deploy("c", 4);
+    StoreDatum(c, C(4), MakeDatum(3, 3));
+    auto r = Run({Block(1, {a}), Block(2, {b}), Block(3, {c})});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->base_join_branches.size(), 1u);
+    EXPECT_EQ(ExpandConflictPairs(*r).size(), 2u);
+    if (join_cost == 5) {
+      ASSERT_EQ(r->rejected.size(), 1u);
+      EXPECT_EQ(r->rejected[0].id, a.id);
+    } else {
+      ASSERT_EQ(r->rejected.size(), 2u);
+      EXPECT_EQ(r->rejected[0].id, b.id);
+      EXPECT_EQ(r->rejected[1].id, c.id);
+    }
+  }
+}
+
+TEST_F(MergerTest, SameDeployInTwoBlocksIsAppliedOnceAndNotReportedRejected) {
+  CommitBase();
+  DeployInput a = Deploy("same", 10);
+  StoreDatum(a, C(1), MakeDatum(1, 1));
+  auto r = Run({Block(1, {a}), Block(2, {a})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->branches.size(), 2u);
+  EXPECT_EQ(r->branches[0].rejected + r->branches[1].rejected, 1);
+  EXPECT_TRUE(r->rejected.empty());
+  EXPECT_EQ(State(r->root, C(1)).data.size(), 1u);
+}
+
+TEST_F(MergerTest, ExactSearchBeatsPickingTheMostExpensiveFirst) {
+  Datum x = MakeDatum(1, 1), y = MakeDatum(2, 2);
+  base_[C(1)].data = {x};
+  base_[C(2)].data = {y};
+  CommitBase();
+  DeployInput a = Deploy("a", 5);
+  TakeDatum(a, C(1), x, 1);
+  DeployInput b = Deploy("b", 6);
+  TakeDatum(b, C(1), x, 2);
+  TakeDatum(b, C(2), y, 3);
+  DeployInput c = Deploy("c", 5);
+  TakeDatum(c, C(2), y, 4);
+  auto r = Run({Block(1, {a}), Block(2, {b}), Block(3, {c})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, b.id);
+  EXPECT_EQ(r->metrics.exact_components, 1u);
+}
+
+TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsTheMostExpensive) {
+  Datum x = MakeDatum(1, 1);
+  base_[C(1)].data = {x};
+  CommitBase();
+  std::vector<BlockInput> blocks;
+  const int n = static_cast<int>(kMaxExactComponentBranches) + 4;
+  for (int i = 0; i < n; ++i) {
+    DeployInput d = Deploy("d" + std::to_string(i), 10 + static_cast<uint64_t>((i * 7) % n));
+    TakeDatum(d, C(1), x, i);
+    blocks.push_back(Block(i, {d}));
+  }
+  auto r = Run(blocks);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->metrics.greedy_components, 1u);
+  EXPECT_EQ(r->conflicts.size(), 1u);  // One group, not n^2 pairs.
+  ASSERT_EQ(r->rejected.size(), static_cast<size_t>(n - 1));
+  for (const auto& b : r->branches) {
+    if (!b.rejected) {
+      EXPECT_EQ(b.cost, 10u + static_cast<uint64_t>(n - 1));
+    }
+  }
+}
+
+TEST_F(MergerTest, DependentDeploysOfABlockFormOneChain) {
+  CommitBase();
+  Datum p = MakeDatum(1, 1);
+  DeployInput d1 = Deploy("d1", 1);
+  StoreDatum(d1, C(1), p);
+  DeployInput d2 = Deploy("d2", 2);
+  TakeDatum(d2, C(1), p, 2);
+  DeployInput d3 = Deploy("d3", 3);
+  StoreDatum(d3, C(3), MakeDatum(3, 3));
+  auto idx = BuildBlockIndex(Block(1, {d1, d2, d3}));
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  ASSERT_EQ((*idx)->chains.size(), 2u);
+  EXPECT_EQ((*idx)->chains[0].deploys, (std::vector<uint32_t>{0, 1}));
+  EXPECT_EQ((*idx)->chains[0].cost, 3u);
+  EXPECT_EQ((*idx)->chains[1].deploys, (std::vector<uint32_t>{2}));
+  auto r = Run({Block(1, {d1, d2, d3})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(State(r->root, C(1)).data.empty());
+  EXPECT_EQ(State(r->root, C(3)).data.size(), 1u);
+}
+
+TEST_F(MergerTest, JoinIsRemovedWhenTwoBranchesTakeTheLastTwoContinuations) {
+  WaitingContinuation k0 = Continuation({1}, 1), k1 = Continuation({1}, 2);
+  base_[C(1)].continuations = {k0, k1};
+  base_[C(1)].joins = {k0.group};
+  CommitBase();
+  DeployInput a = Deploy("a", 1);
+  FireContinuation(a, C(1), k0, 1);
+  DeployInput b = Deploy("b", 1);
+  FireContinuation(b, C(1), k1, 2);
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->rejected.empty());
+  EXPECT_TRUE(State(r->root, C(1)).empty());
+}
+
+TEST_F(MergerTest, RemovalOfAnItemAbsentFromTheBaseRejectsTheBranch) {
+  CommitBase();
+  DeployInput a = Deploy("a", 100);
+  TakeDatum(a, C(1), MakeDatum(1, 1), 1);
+  DeployInput b = Deploy("b", 1);
+  StoreDatum(b, C(2), MakeDatum(2, 2));
+  auto r = Run({Block(1, {a}), Block(2, {b})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, a.id);
+  EXPECT_EQ(r->rejected[0].reason, RejectReason::kUnavailable);
+}
+
+TEST_F(MergerTest, MalformedScopesAreInvalidArgument) {
+  Datum balance = SetVault(100);
+  CommitBase();
+  DeployInput t = Deploy("t", 1);
+  Transfer(t, balance, 5, 1);
+  EXPECT_EQ(Run({Block(1, {t})}, /*with_codec=*/false).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  DeployInput a = Deploy("a", 1);
+  StoreDatum(a, C(1), MakeDatum(1, 1));
+  EXPECT_EQ(Run({Block(1, {a}), Block(1, {a})}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  DeployInput raw = Deploy("raw", 1);
+  StoreDatum(raw, kVault, MakeDatum(1, 9));
+  EXPECT_EQ(Run({Block(1, {t}), Block(2, {raw})}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BuildBlockIndex(Block(1, {Deploy("", 1)})).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(MergerTest, NegativeBaseValueIsFailedPrecondition) {
+  Datum balance = SetVault(-5);
+  CommitBase();
+  DeployInput t = Deploy("t", 1);
+  Transfer(t, balance, 5, 1);
+  EXPECT_EQ(Run({Block(1, {t})}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(MergerTest, EmptyScopeKeepsTheBaseRoot) {
+  base_[C(1)].data.push_back(MakeDatum(1, 1));
+  CommitBase();
+  auto r = Run({});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->root, base_root_);
+  EXPECT_TRUE(r->branches.empty());
+}
+
+}  // namespace
+}  // namespace rnode::casper::merge

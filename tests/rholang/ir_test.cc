@@ -1,0 +1,321 @@
+// IR construction, canonical order, encoding, decoding and hashing.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "crypto/hash.h"
+#include "rholang/ir.h"
+#include "rholang/ir_encoding.h"
+#include "rholang/limits.h"
+#include "rholang/normalizer.h"
+#include "rholang/printer.h"
+#include "util/bytes.h"
+
+namespace rnode::rholang::ir {
+namespace {
+
+ParPtr IntPar(int64_t v) { return ParOf(Expr::Int(v)); }
+ParPtr StrPar(const std::string& s) { return ParOf(Expr::String(s)); }
+
+ParPtr MustCompile(const std::string& src) {
+  auto r = Compile(src);
+  if (!r.ok()) {
+    ADD_FAILURE() << src << ": " << r.status();
+    return Nil();
+  }
+  return *r;
+}
+
+TEST(IndexSetTest, AddContainsAndVector) {
+  IndexSet s;
+  EXPECT_TRUE(s.empty());
+  s.Add(3);
+  s.Add(70);
+  s.Add(0);
+  EXPECT_TRUE(s.Contains(70));
+  EXPECT_FALSE(s.Contains(69));
+  EXPECT_EQ(s.ToVector(), (std::vector<uint32_t>{0, 3, 70}));
+}
+
+TEST(IndexSetTest, ShiftedDownDropsBoundIndices) {
+  IndexSet s;
+  s.Add(0);
+  s.Add(2);
+  s.Add(65);
+  EXPECT_EQ(s.ShiftedDown(2).ToVector(), (std::vector<uint32_t>{0, 63}));
+  EXPECT_TRUE(s.ShiftedDown(66).empty());
+  EXPECT_EQ(s.ShiftedDown(66), IndexSet());
+}
+
+TEST(IndexSetTest, UnionWith) {
+  IndexSet a, b;
+  a.Add(1);
+  b.Add(100);
+  a.UnionWith(b);
+  EXPECT_EQ(a.ToVector(), (std::vector<uint32_t>{1, 100}));
+}
+
+TEST(IrTest, NilIsEmptyAndShared) {
+  EXPECT_TRUE(Nil()->IsNil());
+  EXPECT_EQ(Nil().get(), Nil().get());
+  EXPECT_EQ(ParBuilder().Build()->hash, Nil()->hash);
+}
+
+TEST(IrTest, EqualTermsBuiltSeparatelyHaveEqualHashes) {
+  ParPtr a =
+      ParBuilder().Add(Send::Make(IntPar(0), {IntPar(1)}, false)).Build();
+  ParPtr b =
+      ParBuilder().Add(Send::Make(IntPar(0), {IntPar(1)}, false)).Build();
+  EXPECT_NE(a.get(), b.get());
+  EXPECT_TRUE(Equal(a, b));
+}
+
+TEST(IrTest, ParComponentsAreSortedRegardlessOfInsertionOrder) {
+  SendPtr s1 = Send::Make(IntPar(0), {IntPar(1)}, false);
+  SendPtr s2 = Send::Make(IntPar(1), {IntPar(2)}, true);
+  ExprPtr e = Expr::Int(5);
+  ParPtr a = ParBuilder().Add(s1).Add(e).Add(s2).Build();
+  ParPtr b = ParBuilder().Add(s2).Add(s1).Add(e).Build();
+  EXPECT_TRUE(Equal(a, b));
+  EXPECT_EQ(a->sends[0]->hash, b->sends[0]->hash);
+}
+
+TEST(IrTest, GroundValuesOrderNaturallyAcrossTypes) {
+  ExprPtr set = Expr::Set({StrPar("b"), IntPar(10), ParOf(Expr::Bool(true)),
+                           IntPar(-3), StrPar("a"), ParOf(Expr::Uri("rho:x")),
+                           ParOf(Expr::ByteArray(Bytes{1, 2}))},
+                          std::nullopt);
+  ASSERT_EQ(set->operands.size(), 7u);
+  EXPECT_EQ(set->operands[0]->SingleExpr()->kind, ExprKind::kBool);
+  EXPECT_EQ(set->operands[1]->SingleExpr()->int_value, -3);
+  EXPECT_EQ(set->operands[2]->SingleExpr()->int_value, 10);
+  EXPECT_EQ(set->operands[3]->SingleExpr()->text, "a");
+  EXPECT_EQ(set->operands[4]->SingleExpr()->text, "b");
+  EXPECT_EQ(set->operands[5]->SingleExpr()->kind, ExprKind::kUri);
+  EXPECT_EQ(set->operands[6]->SingleExpr()->kind, ExprKind::kByteArray);
+}
+
+TEST(IrTest, SetDeduplicates) {
+  ExprPtr a = Expr::Set({IntPar(1), IntPar(1), IntPar(2)}, std::nullopt);
+  EXPECT_EQ(a->operands.size(), 2u);
+  ExprPtr b = Expr::Set({IntPar(2), IntPar(1)}, std::nullopt);
+  EXPECT_EQ(a->hash, b->hash);
+}
+
+TEST(IrTest, MapKeepsLastDuplicateKeyAndSortsKeys) {
+  ExprPtr m = Expr::Map({{StrPar("b"), IntPar(1)},
+                         {StrPar("a"), IntPar(2)},
+                         {StrPar("b"), IntPar(3)}},
+                        std::nullopt);
+  ASSERT_EQ(m->operands.size(), 4u);
+  EXPECT_EQ(m->operands[0]->SingleExpr()->text, "a");
+  EXPECT_EQ(m->operands[3]->SingleExpr()->int_value, 3);
+}
+
+TEST(IrTest, NestedBundlesMergeFlagsWithAnd) {
+  ParPtr body = IntPar(1);
+  BundlePtr inner = Bundle::Make(body, true, false);
+  BundlePtr outer = Bundle::Make(ParBuilder().Add(inner).Build(), true, true);
+  EXPECT_TRUE(outer->write_flag);
+  EXPECT_FALSE(outer->read_flag);
+  EXPECT_EQ(outer->body->hash, body->hash);
+}
+
+TEST(IrTest, DerivedFlagsOfVariables) {
+  ExprPtr bound = Expr::Variable({VarKind::kBound, 4});
+  EXPECT_EQ(bound->locally_free.ToVector(), (std::vector<uint32_t>{4}));
+  EXPECT_FALSE(bound->connective_used);
+  ExprPtr free = Expr::Variable({VarKind::kFree, 0});
+  EXPECT_TRUE(free->connective_used);
+  EXPECT_TRUE(free->locally_free.empty());
+  NewPtr n = New::Make(2, ParOf(bound), {}, {});
+  EXPECT_EQ(n->locally_free.ToVector(), (std::vector<uint32_t>{2}));
+}
+
+TEST(IrTest, HeightGrowsWithNesting) {
+  ParPtr p = IntPar(1);
+  EXPECT_EQ(p->height, 2u);
+  ParPtr q = ParOf(Expr::List({p}, std::nullopt));
+  EXPECT_EQ(q->height, 4u);
+}
+
+TEST(IrEncodingTest, NilEncodingIsVersionAndNineEmptyGroups) {
+  auto bytes = EncodePar(*Nil());
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(HexEncode(*bytes), "01000000000000000000");
+}
+
+TEST(IrEncodingTest, SendEncodingIsByteExact) {
+  auto bytes = EncodePar(*MustCompile("@0!(1)"));
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(HexEncode(*bytes),
+            "01"                      // version
+            "01"                      // one send
+            "00"                      // not persistent
+            "0000000101000000000000"  // chan: one expr, Int 0
+            "01"                      // one datum
+            "0000000101020000000000"  // Int 1 (zigzag 2)
+            "0000000000000000");      // the other eight groups
+}
+
+TEST(IrEncodingTest, NodeHashIsBlake2bOfTaggedShallowEncoding) {
+  ParPtr p = MustCompile("@0!(1) | @1!(2)");
+  ASSERT_EQ(p->sends.size(), 2u);
+  Bytes pre = {0x50, 0x02};
+  for (const SendPtr& s : p->sends) {
+    pre.insert(pre.end(), s->hash.begin(), s->hash.end());
+  }
+  for (int i = 0; i < 8; ++i) pre.push_back(0);
+  EXPECT_EQ(p->hash, crypto::Blake2b256(pre));
+  // Send: tag 0x01, flag, channel hash, data count, datum hash.
+  const Send& s = *p->sends[0];
+  Bytes send_pre = {0x01, 0x00};
+  send_pre.insert(send_pre.end(), s.chan->hash.begin(), s.chan->hash.end());
+  send_pre.push_back(0x01);
+  send_pre.insert(send_pre.end(), s.data[0]->hash.begin(),
+                  s.data[0]->hash.end());
+  EXPECT_EQ(s.hash, crypto::Blake2b256(send_pre));
+  // Expr Int: tag 0x04, kind 0x01, zigzag value (0 -> 0x00, 1 -> 0x02).
+  int64_t chan = s.chan->SingleExpr()->int_value;
+  EXPECT_EQ(s.chan->hash, crypto::Blake2b256(Bytes{
+                              0x04, 0x01, static_cast<uint8_t>(chan * 2)}));
+}
+
+TEST(IrEncodingTest, OneComponentParSharesTheComponentHash) {
+  ParPtr p = MustCompile("@0!(1)");
+  EXPECT_EQ(p->hash, p->sends[0]->hash);
+  ParPtr two = MustCompile("@0!(1) | @0!(1)");
+  EXPECT_NE(two->hash, p->hash);
+  EXPECT_NE(Nil()->hash, p->hash);
+}
+
+TEST(IrEncodingTest, NilHashIsStable) {
+  EXPECT_EQ(
+      HexEncode(Nil()->hash),
+      HexEncode(crypto::Blake2b256(Bytes{0x50, 0, 0, 0, 0, 0, 0, 0, 0, 0})));
+}
+
+TEST(IrEncodingTest, IntsEncodeZigzag) {
+  for (int64_t v :
+       {int64_t{0}, int64_t{-1}, int64_t{1}, INT64_MIN, INT64_MAX}) {
+    ParPtr p = IntPar(v);
+    auto bytes = EncodePar(*p);
+    ASSERT_TRUE(bytes.ok());
+    auto back = DecodePar(*bytes);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ((*back)->SingleExpr()->int_value, v);
+  }
+}
+
+TEST(IrEncodingTest, UnforgeablesRoundTrip) {
+  ParPtr p =
+      ParBuilder()
+          .Add(Unforgeable::Make(UnforgeableKind::kPrivate, Bytes(32, 0xAB)))
+          .Add(Unforgeable::Make(UnforgeableKind::kDeployerId, Bytes{4, 5}))
+          .Add(Unforgeable::Make(UnforgeableKind::kSysAuthToken, {}))
+          .Build();
+  auto bytes = EncodePar(*p);
+  ASSERT_TRUE(bytes.ok());
+  auto back = DecodePar(*bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)->hash, p->hash);
+  EXPECT_EQ((*back)->unforgeables.size(), 3u);
+  auto text = rholang::Print(*p);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("GPrivate"), std::string::npos);
+}
+
+TEST(IrEncodingTest, ByteArraysRoundTripAndPrintAsHex) {
+  ParPtr p = ParOf(Expr::ByteArray(Bytes{0xde, 0xad}));
+  auto bytes = EncodePar(*p);
+  ASSERT_TRUE(bytes.ok());
+  auto back = DecodePar(*bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ((*back)->hash, p->hash);
+  auto text = rholang::Print(*p);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "\"dead\".hexToBytes()");
+}
+
+struct BadEncoding {
+  const char* name;
+  const char* hex;
+  const char* reason;  // substring of the error message
+};
+
+class DecodeRejectsTest : public ::testing::TestWithParam<BadEncoding> {};
+
+TEST_P(DecodeRejectsTest, ReturnsInvalidArgument) {
+  auto bytes = HexDecode(GetParam().hex);
+  ASSERT_TRUE(bytes.ok());
+  auto r = DecodePar(*bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+      << r.status();
+  EXPECT_NE(std::string(r.status().message()).find(GetParam().reason),
+            std::string::npos)
+      << r.status();
+}
+
+const BadEncoding kBadEncodings[] = {
+    {"Empty", "", "truncated"},
+    {"WrongVersion", "02000000000000000000", "unknown encoding version"},
+    {"Truncated", "0100000000", "truncated"},
+    {"TrailingByte", "0100000000000000000000", "trailing bytes"},
+    {"CountLargerThanInput", "01ff0f", "count larger"},
+    {"NonMinimalVarint", "018000000000000000000000", "non-minimal varint"},
+    {"BadExprKind", "010000000163000000000000", "bad expression kind"},
+    {"BadBool", "010000000100020000000000", "bad boolean"},
+    {"BadVarKind", "010000000105030000000000", "bad variable kind"},
+    {"BadUnforgeableKind", "010000000000010900000000", "bad unforgeable kind"},
+    {"BadBundleFlags", "0100000000000001080000000000000000000000000000",
+     "bad bundle flags"},
+    {"BadConnectiveKind", "0100000000000000010900", "bad connective kind"},
+    {"BadReceiveFlags", "01000104", "bad receive flags"},
+    // Two Int exprs out of canonical order (2 then 1).
+    {"UnsortedExprs", "0100000002010401020000000000", "not canonical"},
+    // A set holding the same element twice.
+    {"DuplicateSetElement",
+     "01000000011b0200000001010200000000000000000101020000000000ff"
+     "0000000000",
+     "not canonical"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Encodings, DecodeRejectsTest,
+                         ::testing::ValuesIn(kBadEncodings),
+                         [](const ::testing::TestParamInfo<BadEncoding>& info) {
+                           return std::string(info.param.name);
+                         });
+
+TEST(IrEncodingTest, DecodeRejectsTermsDeeperThanTheLimit) {
+  Bytes bytes = {kEncodingVersion};
+  // Each level: one expr, a single-element tuple holding the next level.
+  for (uint32_t i = 0; i < kMaxIrDepth + 8; ++i) {
+    for (uint8_t b : {0, 0, 0, 1, 26, 1}) bytes.push_back(b);
+  }
+  auto r = DecodePar(bytes);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(IrEncodingTest, EncodeAndPrintRejectTermsDeeperThanTheLimit) {
+  ParPtr p = Nil();
+  for (uint32_t i = 0; i < kMaxIrDepth; ++i) {
+    p = ParOf(Expr::Tuple({p}));
+  }
+  EXPECT_GT(p->height, kMaxIrDepth);
+  auto bytes = EncodePar(*p);
+  ASSERT_FALSE(bytes.ok());
+  EXPECT_EQ(bytes.status().code(), absl::StatusCode::kResourceExhausted);
+  auto text = rholang::Print(*p);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(IrEncodingTest, ProgramHashIsRootHash) {
+  ParPtr p = MustCompile("new x in { x!(1) }");
+  EXPECT_EQ(ProgramHash(*p), p->hash);
+}
+
+}  // namespace
+}  // namespace rnode::rholang::ir

@@ -1,0 +1,235 @@
+// KeyValueStore implementations: in-memory, RocksDB and fault injection.
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "rspace/history/history.h"
+#include "rspace/space.h"
+#include "rspace/storage/fault_store.h"
+#include "rspace/storage/kv_store.h"
+#include "rspace/storage/rocksdb_store.h"
+#include "tests/rspace/test_util.h"
+
+namespace rnode::rspace {
+namespace {
+
+using testing::T;
+
+std::string TempDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("rspace_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+enum class Kind { kMemory, kRocks };
+
+class KvStoreTest : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Kind::kMemory) {
+      store_ = std::make_unique<InMemoryStore>(2);
+    } else {
+      RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+      dir_ = TempDir("kv");
+      auto s = RocksDbStore::Open(dir_, {"a", "b"});
+      ASSERT_TRUE(s.ok()) << s.status();
+      store_ = *std::move(s);
+    }
+  }
+  void TearDown() override {
+    store_.reset();
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  std::unique_ptr<KeyValueStore> store_;
+  std::string dir_;
+};
+
+TEST_P(KvStoreTest, MissingKeyIsNullopt) {
+  auto v = store_->Get(0, AsBytes("nope"));
+  ASSERT_TRUE(v.ok());
+  EXPECT_FALSE(v->has_value());
+}
+
+TEST_P(KvStoreTest, PutThenGet) {
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("v"));
+  ASSERT_TRUE(store_->Write(b).ok());
+  EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "v");
+}
+
+TEST_P(KvStoreTest, ColumnsAreSeparate) {
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("zero"));
+  b.Put(1, AsBytes("k"), AsBytes("one"));
+  ASSERT_TRUE(store_->Write(b).ok());
+  EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "zero");
+  EXPECT_EQ(ToString(**store_->Get(1, AsBytes("k"))), "one");
+}
+
+TEST_P(KvStoreTest, DeleteRemoves) {
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("v"));
+  ASSERT_TRUE(store_->Write(b).ok());
+  WriteBatch d;
+  d.Delete(0, AsBytes("k"));
+  ASSERT_TRUE(store_->Write(d).ok());
+  EXPECT_FALSE(store_->Get(0, AsBytes("k"))->has_value());
+}
+
+TEST_P(KvStoreTest, LaterOpInBatchWins) {
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("1"));
+  b.Put(0, AsBytes("k"), AsBytes("2"));
+  ASSERT_TRUE(store_->Write(b).ok());
+  EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "2");
+}
+
+TEST_P(KvStoreTest, UnknownColumnIsInvalidAndWritesNothing) {
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("v"));
+  b.Put(7, AsBytes("k"), AsBytes("v"));
+  EXPECT_EQ(store_->Write(b).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(store_->Get(0, AsBytes("k"))->has_value());
+  EXPECT_EQ(store_->Get(7, AsBytes("k")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(KvStoreTest, ForEachIsOrderedByKey) {
+  WriteBatch b;
+  for (const char* k : {"c", "a", "b"}) b.Put(1, AsBytes(k), AsBytes(k));
+  ASSERT_TRUE(store_->Write(b).ok());
+  std::string keys;
+  ASSERT_TRUE(store_->ForEach(1, [&](ByteView k, ByteView) {
+                      keys += ToString(k);
+                      return absl::OkStatus();
+                    }).ok());
+  EXPECT_EQ(keys, "abc");
+}
+
+TEST_P(KvStoreTest, ColumnCount) { EXPECT_EQ(store_->ColumnCount(), 2u); }
+
+INSTANTIATE_TEST_SUITE_P(Stores, KvStoreTest,
+                         ::testing::Values(Kind::kMemory, Kind::kRocks),
+                         [](const auto& info) {
+                           return info.param == Kind::kMemory ? "Memory" : "RocksDb";
+                         });
+
+TEST(RocksDbStoreTest, DataSurvivesReopen) {
+  RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+  std::string dir = TempDir("reopen");
+  {
+    auto s = *RocksDbStore::Open(dir, {"x"});
+    WriteBatch b;
+    b.Put(0, AsBytes("k"), AsBytes("v"));
+    ASSERT_TRUE(s->Write(b).ok());
+  }
+  auto s = *RocksDbStore::Open(dir, {"x"});
+  EXPECT_EQ(ToString(**s->Get(0, AsBytes("k"))), "v");
+  s.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RocksDbStoreTest, EmptyColumnListIsInvalid) {
+  EXPECT_EQ(RocksDbStore::Open(TempDir("empty"), {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RocksDbStoreTest, SpaceCheckpointsAndReopensOnRocksDb) {
+  RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+  std::string dir = TempDir("space");
+  Hash32 root;
+  testing::TestMatcher m;
+  {
+    auto store = *RocksDbStore::Open(dir, DefaultHistoryColumnNames());
+    auto space = *Space::Open(store.get());
+    EventLog log;
+    OpContext ctx{&log, &m};
+    for (int i = 0; i < 50; ++i) {
+      ASSERT_TRUE(space->Produce(ctx, T("c" + std::to_string(i)), T("d"), false).ok());
+    }
+    ASSERT_TRUE(space->Consume(ctx, {T("j1"), T("j2")}, {T("*"), T("*")}, T("k"),
+                               false, false).ok());
+    root = *space->CreateCheckpoint();
+  }
+  auto store = *RocksDbStore::Open(dir, DefaultHistoryColumnNames());
+  auto space = *Space::Open(store.get());
+  EXPECT_EQ(space->root(), root);
+  EXPECT_TRUE(space->history().VerifyRoot(root).ok());
+  EXPECT_EQ(space->GetData(T("c7")->hash())->size(), 1u);
+  EventLog log;
+  OpContext ctx{&log, &m};
+  ASSERT_TRUE(space->Produce(ctx, T("j1"), T("1"), false).ok());
+  EXPECT_TRUE(space->Produce(ctx, T("j2"), T("2"), false)->has_value());
+  space.reset();
+  store.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FaultInjectingStoreTest, FailsWritesAfterN) {
+  InMemoryStore base(1);
+  FaultInjectingStore s(&base);
+  s.FailWritesAfter(2);
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("v"));
+  EXPECT_TRUE(s.Write(b).ok());
+  EXPECT_TRUE(s.Write(b).ok());
+  EXPECT_EQ(s.Write(b).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(s.writes(), 2u);
+  s.Heal();
+  EXPECT_TRUE(s.Write(b).ok());
+}
+
+TEST(FaultInjectingStoreTest, FailsReadsAfterN) {
+  InMemoryStore base(1);
+  FaultInjectingStore s(&base);
+  s.FailReadsAfter(1);
+  EXPECT_TRUE(s.Get(0, AsBytes("k")).ok());
+  EXPECT_EQ(s.Get(0, AsBytes("k")).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(FaultInjectingStoreTest, CrashPointRunsBeforeTheChosenWrite) {
+  InMemoryStore base(1);
+  FaultInjectingStore s(&base);
+  int fired_at = -1;
+  s.SetCrashPoint(1, [&] { fired_at = static_cast<int>(base.KeyCount(0)); });
+  WriteBatch a, b;
+  a.Put(0, AsBytes("a"), AsBytes("1"));
+  b.Put(0, AsBytes("b"), AsBytes("1"));
+  ASSERT_TRUE(s.Write(a).ok());
+  EXPECT_EQ(fired_at, -1);
+  ASSERT_TRUE(s.Write(b).ok());
+  EXPECT_EQ(fired_at, 1);
+}
+
+TEST(HistoryTest, OpenRecordsEmptyRoot) {
+  InMemoryStore store(3);
+  auto h = *History::Open(&store, {});
+  EXPECT_EQ(h->last_root(), kEmptyRoot);
+  EXPECT_TRUE(*h->HasRoot(kEmptyRoot));
+  EXPECT_TRUE(h->VerifyRoot(kEmptyRoot).ok());
+}
+
+TEST(HistoryTest, CorruptLastRootIsDataLoss) {
+  InMemoryStore store(3);
+  WriteBatch b;
+  b.Put(2, AsBytes("last-root"), AsBytes("short"));
+  ASSERT_TRUE(store.Write(b).ok());
+  EXPECT_EQ(History::Open(&store, {}).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(HistoryTest, MissingBlobIsReportedByVerify) {
+  InMemoryStore store(3);
+  auto h = *History::Open(&store, {});
+  LeafUpdate u{T("k")->hash(), ToBytes("blob"), T("blob")->hash()};
+  Hash32 root = *h->Commit(kEmptyRoot, std::span<const LeafUpdate>(&u, 1));
+  EXPECT_TRUE(h->VerifyRoot(root).ok());
+  WriteBatch del;
+  del.Delete(1, T("blob")->hash());
+  ASSERT_TRUE(store.Write(del).ok());
+  EXPECT_EQ(h->VerifyRoot(root).code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace rnode::rspace

@@ -1,0 +1,328 @@
+// Merkle trie: canonical roots, reads, deletes, node encoding, caching.
+#include "rspace/history/trie.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "crypto/hash.h"
+#include "gtest/gtest.h"
+#include "tests/rspace/test_util.h"
+
+namespace rnode::rspace {
+namespace {
+
+Hash32 K(int i) { return crypto::Blake2b256(AsBytes("key" + std::to_string(i))); }
+Hash32 V(int i) { return crypto::Blake2b256(AsBytes("val" + std::to_string(i))); }
+
+// A key with chosen leading bytes (to force shared prefixes).
+Hash32 KP(std::vector<uint8_t> head, uint8_t tail) {
+  Hash32 k{};
+  std::copy(head.begin(), head.end(), k.begin());
+  k[31] = tail;
+  return k;
+}
+
+struct TrieFixture {
+  InMemoryStore store{1};
+  MerkleTrie trie{&store, 0};
+
+  Hash32 Apply(const Hash32& root, std::map<Hash32, std::optional<Hash32>> m) {
+    std::vector<TrieChange> changes;
+    for (auto& [k, v] : m) changes.push_back(TrieChange{k, v});
+    WriteBatch batch;
+    auto r = trie.Apply(root, changes, &batch);
+    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(store.Write(batch).ok());
+    trie.Committed();
+    return *r;
+  }
+  std::optional<Hash32> Get(const Hash32& root, const Hash32& k) {
+    auto r = trie.Get(root, k);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::map<Hash32, Hash32> All(const Hash32& root) {
+    std::map<Hash32, Hash32> out;
+    EXPECT_TRUE(trie.ForEachLeaf(root, [&](const Hash32& k, const Hash32& v) {
+                      out[k] = v;
+                      return absl::OkStatus();
+                    }).ok());
+    return out;
+  }
+};
+
+TEST(TrieTest, EmptyRootIsBlake2bOfEmptyString) {
+  EXPECT_EQ(HexEncode(kEmptyRoot),
+            "0e5751c026e543b2e8ab2eb06099daa1d1e5df47778f7787faab45cdf12fe3a8");
+}
+
+TEST(TrieTest, EmptyTrieHasNoKeys) {
+  TrieFixture f;
+  EXPECT_FALSE(f.Get(kEmptyRoot, K(1)).has_value());
+}
+
+TEST(TrieTest, OneRecordCanBeReadBack) {
+  TrieFixture f;
+  Hash32 r = f.Apply(kEmptyRoot, {{K(1), V(1)}});
+  EXPECT_NE(r, kEmptyRoot);
+  EXPECT_EQ(f.Get(r, K(1)), V(1));
+  EXPECT_FALSE(f.Get(r, K(2)).has_value());
+}
+
+TEST(TrieTest, TenRecordsCanBeReadBack) {
+  TrieFixture f;
+  std::map<Hash32, std::optional<Hash32>> m;
+  for (int i = 0; i < 10; ++i) m[K(i)] = V(i);
+  Hash32 r = f.Apply(kEmptyRoot, m);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(f.Get(r, K(i)), V(i));
+  EXPECT_EQ(f.All(r).size(), 10u);
+}
+
+TEST(TrieTest, DeleteOfMissingKeyLeavesRootUnchanged) {
+  TrieFixture f;
+  Hash32 r = f.Apply(kEmptyRoot, {{K(1), V(1)}});
+  EXPECT_EQ(f.Apply(r, {{K(2), std::nullopt}}), r);
+  EXPECT_EQ(f.Apply(kEmptyRoot, {{K(2), std::nullopt}}), kEmptyRoot);
+}
+
+TEST(TrieTest, DeletingEverythingGivesEmptyRoot) {
+  TrieFixture f;
+  std::map<Hash32, std::optional<Hash32>> ins, del;
+  for (int i = 0; i < 50; ++i) {
+    ins[K(i)] = V(i);
+    del[K(i)] = std::nullopt;
+  }
+  Hash32 r = f.Apply(kEmptyRoot, ins);
+  EXPECT_EQ(f.Apply(r, del), kEmptyRoot);
+}
+
+TEST(TrieTest, ReinsertingSameValueLeavesRootUnchanged) {
+  TrieFixture f;
+  Hash32 r = f.Apply(kEmptyRoot, {{K(1), V(1)}, {K(2), V(2)}});
+  EXPECT_EQ(f.Apply(r, {{K(1), V(1)}}), r);
+}
+
+TEST(TrieTest, UpdateLeavesPastRootsReadable) {
+  TrieFixture f;
+  Hash32 r1 = f.Apply(kEmptyRoot, {{K(1), V(1)}});
+  Hash32 r2 = f.Apply(r1, {{K(1), V(2)}});
+  EXPECT_EQ(f.Get(r1, K(1)), V(1));
+  EXPECT_EQ(f.Get(r2, K(1)), V(2));
+}
+
+TEST(TrieTest, SameSetReachedByDifferentRoutesHasSameRoot) {
+  TrieFixture f;
+  Hash32 a = f.Apply(kEmptyRoot, {{K(1), V(1)}, {K(2), V(2)}, {K(3), V(3)}});
+  Hash32 b = f.Apply(kEmptyRoot, {{K(3), V(3)}});
+  b = f.Apply(b, {{K(9), V(9)}});
+  b = f.Apply(b, {{K(1), V(1)}, {K(9), std::nullopt}});
+  b = f.Apply(b, {{K(2), V(2)}});
+  EXPECT_EQ(a, b);
+}
+
+TEST(TrieTest, UnsortedChangesAreRejected) {
+  TrieFixture f;
+  Hash32 a = K(1), b = K(2);
+  if (b < a) std::swap(a, b);
+  std::vector<TrieChange> changes = {{b, V(1)}, {a, V(2)}};
+  WriteBatch batch;
+  EXPECT_EQ(f.trie.Apply(kEmptyRoot, changes, &batch).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TrieTest, DuplicateKeysInOneBatchAreRejected) {
+  TrieFixture f;
+  std::vector<TrieChange> changes = {{K(1), V(1)}, {K(1), V(2)}};
+  WriteBatch batch;
+  EXPECT_EQ(f.trie.Apply(kEmptyRoot, changes, &batch).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TrieTest, MissingNodeIsDataLoss) {
+  InMemoryStore store(1);
+  MerkleTrie trie(&store, 0, /*cache_entries=*/0);
+  Hash32 bogus = K(77);
+  EXPECT_EQ(trie.Get(bogus, K(1)).status().code(), absl::StatusCode::kDataLoss);
+}
+
+struct PrefixCase {
+  const char* name;
+  std::vector<Hash32> keys;
+};
+
+class TrieShapeTest : public ::testing::TestWithParam<PrefixCase> {};
+
+// Every insertion order and every split of the keys into batches gives the
+// same root, and deleting in any order returns to the empty root.
+TEST_P(TrieShapeTest, RootIsCanonicalForAnyOrder) {
+  TrieFixture f;
+  std::vector<Hash32> keys = GetParam().keys;
+  std::map<Hash32, std::optional<Hash32>> all;
+  for (size_t i = 0; i < keys.size(); ++i) all[keys[i]] = V(static_cast<int>(i));
+  Hash32 expected = f.Apply(kEmptyRoot, all);
+  std::mt19937_64 rng(testing::TestSeed(42));
+  for (int trial = 0; trial < 20; ++trial) {
+    std::vector<size_t> order(keys.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    Hash32 r = kEmptyRoot;
+    for (size_t i = 0; i < order.size();) {
+      size_t n = 1 + rng() % 3;
+      std::map<Hash32, std::optional<Hash32>> batch;
+      for (size_t j = i; j < std::min(order.size(), i + n); ++j) {
+        batch[keys[order[j]]] = V(static_cast<int>(order[j]));
+      }
+      r = f.Apply(r, batch);
+      i += n;
+    }
+    EXPECT_EQ(r, expected) << "trial " << trial;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      EXPECT_EQ(f.Get(r, keys[i]), V(static_cast<int>(i)));
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) r = f.Apply(r, {{keys[i], std::nullopt}});
+    EXPECT_EQ(r, kEmptyRoot);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TrieShapeTest,
+    ::testing::Values(
+        PrefixCase{"Random", {K(1), K(2), K(3), K(4), K(5), K(6)}},
+        PrefixCase{"SharedFirstByte", {KP({1}, 1), KP({1}, 2), KP({2}, 1)}},
+        PrefixCase{"LongSharedPrefix",
+                   {KP({9, 9, 9, 9, 9}, 1), KP({9, 9, 9, 9, 9}, 2),
+                    KP({9, 9, 9, 9, 8}, 1), KP({9, 9, 9}, 3)}},
+        PrefixCase{"DifferOnlyInLastByte",
+                   {KP({}, 0), KP({}, 1), KP({}, 255), KP({}, 128)}},
+        PrefixCase{"NestedSplits",
+                   {KP({1, 2, 3}, 0), KP({1, 2, 4}, 0), KP({1, 5}, 0),
+                    KP({1, 2, 3, 7}, 0), KP({7}, 0), KP({1, 2, 3, 7}, 1)}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(TrieTest, RandomInsertAndDeleteAgreesWithModel) {
+  TrieFixture f;
+  uint64_t seed = testing::TestSeed(7);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::map<Hash32, Hash32> model;
+  Hash32 root = kEmptyRoot;
+  for (int step = 0; step < 60; ++step) {
+    std::map<Hash32, std::optional<Hash32>> batch;
+    for (int i = 0; i < 8; ++i) {
+      int k = static_cast<int>(rng() % 40);
+      if (rng() % 3 == 0) {
+        batch[K(k)] = std::nullopt;
+      } else {
+        batch[K(k)] = V(static_cast<int>(rng() % 1000));
+      }
+    }
+    for (auto& [k, v] : batch) {
+      if (v.has_value()) model[k] = *v; else model.erase(k);
+    }
+    root = f.Apply(root, batch);
+    ASSERT_EQ(f.All(root), model) << "step " << step;
+  }
+  std::map<Hash32, std::optional<Hash32>> fresh;
+  for (auto& [k, v] : model) fresh[k] = v;
+  EXPECT_EQ(f.Apply(kEmptyRoot, fresh), root);
+}
+
+TEST(TrieTest, OnlyChangedNodesAreWritten) {
+  TrieFixture f;
+  std::map<Hash32, std::optional<Hash32>> m;
+  for (int i = 0; i < 1000; ++i) m[K(i)] = V(i);
+  Hash32 r = f.Apply(kEmptyRoot, m);
+  std::vector<TrieChange> one = {{K(5), V(99999)}};
+  WriteBatch batch;
+  ASSERT_TRUE(f.trie.Apply(r, one, &batch).ok());
+  // The path from the root to one leaf: a handful of nodes, not the trie.
+  EXPECT_LE(batch.size(), 4u);
+  EXPECT_GE(batch.size(), 1u);
+}
+
+TEST(TrieTest, NodeCacheIsBoundedAndSurvivesApply) {
+  InMemoryStore store(1);
+  MerkleTrie trie(&store, 0, /*cache_entries=*/8);
+  std::vector<TrieChange> changes;
+  for (int i = 0; i < 300; ++i) changes.push_back({K(i), V(i)});
+  std::sort(changes.begin(), changes.end(),
+            [](const auto& a, const auto& b) { return a.key < b.key; });
+  WriteBatch batch;
+  auto r = trie.Apply(kEmptyRoot, changes, &batch);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(store.Write(batch).ok());
+  trie.Committed();
+  EXPECT_LE(trie.CachedNodes(), 8u);
+  EXPECT_GT(trie.CachedNodes(), 0u);
+  for (int i = 0; i < 300; ++i) ASSERT_EQ(*trie.Get(*r, K(i)), V(i));
+  EXPECT_LE(trie.CachedNodes(), 8u);
+}
+
+TEST(TrieNodeCodecTest, RoundTrip) {
+  TrieNode n;
+  n.items.push_back(TrieItem{0, false, {1, 2, 3}, K(1)});
+  n.items.push_back(TrieItem{7, true, {}, K(2)});
+  n.items.push_back(TrieItem{255, true, Bytes(30, 4), K(3)});
+  Bytes enc = EncodeTrieNode(n);
+  auto dec = DecodeTrieNode(enc);
+  ASSERT_TRUE(dec.ok());
+  EXPECT_EQ(EncodeTrieNode(*dec), enc);
+  ASSERT_EQ(dec->items.size(), 3u);
+  EXPECT_TRUE(dec->items[1].is_ptr);
+  EXPECT_EQ(dec->items[2].prefix.size(), 30u);
+}
+
+TEST(TrieNodeCodecTest, EmptyNodeEncodesToNothing) {
+  EXPECT_TRUE(EncodeTrieNode(TrieNode{}).empty());
+}
+
+TEST(TrieNodeCodecTest, EncodingLayoutIsDocumented) {
+  TrieNode n;
+  n.items.push_back(TrieItem{5, true, {0xaa}, Hash32{}});
+  Bytes enc = EncodeTrieNode(n);
+  ASSERT_EQ(enc.size(), 1u + 1u + 1u + 32u);
+  EXPECT_EQ(enc[0], 5);
+  EXPECT_EQ(enc[1], 0x81);
+  EXPECT_EQ(enc[2], 0xaa);
+}
+
+struct BadNode {
+  const char* name;
+  Bytes bytes;
+};
+
+class TrieNodeDecodeTest : public ::testing::TestWithParam<BadNode> {};
+
+TEST_P(TrieNodeDecodeTest, MalformedNodeIsDataLoss) {
+  EXPECT_EQ(DecodeTrieNode(GetParam().bytes).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+Bytes TwoItems(uint8_t a, uint8_t b) {
+  Bytes out;
+  for (uint8_t idx : {a, b}) {
+    out.push_back(idx);
+    out.push_back(0);
+    out.insert(out.end(), 32, 0);
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, TrieNodeDecodeTest,
+    ::testing::Values(BadNode{"OneByte", {1}},
+                      BadNode{"TruncatedHash", {1, 0, 1, 2}},
+                      BadNode{"PrefixTooLong", [] {
+                                Bytes b = {1, 32};
+                                b.insert(b.end(), 64, 0);
+                                return b;
+                              }()},
+                      BadNode{"OutOfOrder", TwoItems(5, 3)},
+                      BadNode{"DuplicateIndex", TwoItems(4, 4)}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace rnode::rspace
