@@ -1,6 +1,7 @@
 // Merger benchmark: merge time for N deploy chains (one per deploy, 10 per
 // block) at 1 % conflicting chains, with one hot channel every chain
-// produces on and one hot number channel (a fee vault) every chain adds to.
+// produces on and one hot number channel (a fee vault) every chain adds to;
+// and the same with every chain racing for one datum.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,13 +37,15 @@ class Codec final : public NumberChannelCodec {
   absl::StatusOr<int64_t> Read(const ChannelState& s) const override {
     if (s.empty()) return 0;
     uint64_t v = 0;
-    for (int i = 0; i < 8; ++i) v |= uint64_t{s.data[0].value->bytes()[i]} << (8 * i);
+    for (int i = 0; i < 8; ++i)
+      v |= uint64_t{s.data[0].value->bytes()[i]} << (8 * i);
     return static_cast<int64_t>(v);
   }
-  absl::StatusOr<ChannelState> Write(const Hash32& ch, int64_t v) const override {
+  absl::StatusOr<ChannelState> Write(const Hash32& ch,
+                                     int64_t v) const override {
     ChannelState s;
-    s.data.push_back(Datum{rspace::Term::Make(U64(static_cast<uint64_t>(v))), false,
-                           H(0xfee, static_cast<uint64_t>(v))});
+    s.data.push_back(Datum{rspace::Term::Make(U64(static_cast<uint64_t>(v))),
+                           false, H(0xfee, static_cast<uint64_t>(v))});
     return s;
   }
 };
@@ -58,7 +61,7 @@ struct Setup {
   Codec codec;
 };
 
-std::unique_ptr<Setup> Build(int chains) {
+std::unique_ptr<Setup> Build(int chains, bool hot_race = false) {
   auto s = std::make_unique<Setup>();
   s->history = *rspace::History::Open(&s->store, rspace::HistoryOptions{});
   const Hash32 hot = H(1, 0);
@@ -83,26 +86,35 @@ std::unique_ptr<Setup> Build(int chains) {
   const Datum vault_datum = base[vault].data[0];
   for (int b = 0; b * kDeploysPerBlock < chains; ++b) {
     BlockInput block{H(6, b), static_cast<uint64_t>(b), {}};
-    for (int j = 0; j < kDeploysPerBlock && b * kDeploysPerBlock + j < chains; ++j) {
+    for (int j = 0; j < kDeploysPerBlock && b * kDeploysPerBlock + j < chains;
+         ++j) {
       const int i = b * kDeploysPerBlock + j;
-      const int take = (i % kConflictEvery == 0 && i + 1 < chains) ? i + 1 : i;
+      int take = (i % kConflictEvery == 0 && i + 1 < chains) ? i + 1 : i;
+      if (hot_race) take = 0;
       DeployInput d;
       d.id = U64(static_cast<uint64_t>(i) + 1);
       d.cost = 100 + static_cast<uint64_t>(i % 7);
       // Take this chain's input datum (or the neighbour's: a race).
       Hash32 k = H(7, i);
-      d.events.push_back(rspace::ConsumeEvent{k, {in[take]}, {H(8, 0)}, H(9, 0), false, false, 0});
-      d.events.push_back(rspace::CommEvent{H(10, i), k, false, false, {{in[take], x[take].source, false}}});
+      d.events.push_back(rspace::ConsumeEvent{
+          k, {in[take]}, {H(8, 0)}, H(9, 0), false, false, 0});
+      d.events.push_back(rspace::CommEvent{
+          H(10, i), k, false, false, {{in[take], x[take].source, false}}});
       // Leave a datum on its own output channel and one on the hot channel.
       Datum o{rspace::Term::Make(U64(i)), false, H(11, i)};
       Datum hd{rspace::Term::Make(U64(i)), false, H(12, i)};
-      d.events.push_back(rspace::ProduceEvent{o.source, out[i], o.value->hash(), false, 0});
-      d.events.push_back(rspace::ProduceEvent{hd.source, hot, hd.value->hash(), false, 0});
+      d.events.push_back(
+          rspace::ProduceEvent{o.source, out[i], o.value->hash(), false, 0});
+      d.events.push_back(
+          rspace::ProduceEvent{hd.source, hot, hd.value->hash(), false, 0});
       // Pay the fee vault (a number channel: its events are mergeable).
       Hash32 fk = H(13, i);
-      d.events.push_back(rspace::ConsumeEvent{fk, {vault}, {H(8, 0)}, H(9, 0), false, false, 0});
-      d.events.push_back(rspace::CommEvent{H(14, i), fk, false, false, {{vault, vault_datum.source, false}}});
-      d.events.push_back(rspace::ProduceEvent{H(15, i), vault, H(16, 0), false, 0});
+      d.events.push_back(rspace::ConsumeEvent{
+          fk, {vault}, {H(8, 0)}, H(9, 0), false, false, 0});
+      d.events.push_back(rspace::CommEvent{
+          H(14, i), fk, false, false, {{vault, vault_datum.source, false}}});
+      d.events.push_back(
+          rspace::ProduceEvent{H(15, i), vault, H(16, 0), false, 0});
       d.number_diffs[vault] = static_cast<int64_t>(d.cost);
       rspace::ChannelChange ci, co, ch;
       ci.channel = in[take];
@@ -112,8 +124,9 @@ std::unique_ptr<Setup> Build(int chains) {
       ch.channel = hot;
       ch.added_data.push_back(hd);
       d.changes.channels = {ci, co, ch};
-      std::sort(d.changes.channels.begin(), d.changes.channels.end(),
-                [](const auto& a, const auto& c) { return a.channel < c.channel; });
+      std::sort(
+          d.changes.channels.begin(), d.changes.channels.end(),
+          [](const auto& a, const auto& c) { return a.channel < c.channel; });
       block.deploys.push_back(std::move(d));
     }
     s->scope.push_back(*BuildBlockIndex(std::move(block)));
@@ -121,11 +134,12 @@ std::unique_ptr<Setup> Build(int chains) {
   return s;
 }
 
-void BM_Merge(benchmark::State& state) {
+void RunMerge(benchmark::State& state, bool hot_race, size_t threads = 1) {
   const int chains = static_cast<int>(state.range(0));
-  std::unique_ptr<Setup> s = Build(chains);
+  std::unique_ptr<Setup> s = Build(chains, hot_race);
   MergeOptions options;
   options.number_codec = &s->codec;
+  options.threads = threads;
   MergeMetrics last;
   for (auto _ : state) {
     auto r = Merge(*s->history, s->base_root, s->scope, options);
@@ -149,6 +163,29 @@ void BM_Merge(benchmark::State& state) {
   state.counters["base_read_ms"] = ms(last.base_read_ns);
   state.SetComplexityN(chains);
 }
+
+void BM_Merge(benchmark::State& state) { RunMerge(state, false); }
+
+// Every chain takes the same datum: one race key with N branches (an
+// N-clique solved by the greedy fallback), never N^2 pairs.
+void BM_MergeHotRace(benchmark::State& state) { RunMerge(state, true); }
+BENCHMARK(BM_MergeHotRace)->Arg(10000)->Unit(benchmark::kMillisecond);
+
+// The same merges with per-channel work on two threads.
+void BM_MergeTwoThreads(benchmark::State& state) { RunMerge(state, false, 2); }
+BENCHMARK(BM_MergeTwoThreads)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+void BM_MergeHotRaceTwoThreads(benchmark::State& state) {
+  RunMerge(state, true, 2);
+}
+BENCHMARK(BM_MergeHotRaceTwoThreads)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_Merge)
     ->Arg(100)

@@ -117,7 +117,8 @@ void BM_Checkpoint(benchmark::State& state) {
   auto space = *Space::Open(store.get());
   AnyMatcher matcher;
   std::vector<TermPtr> channels;
-  for (int i = 0; i < n; ++i) channels.push_back(T("channel-" + std::to_string(i)));
+  for (int i = 0; i < n; ++i)
+    channels.push_back(T("channel-" + std::to_string(i)));
   int round = 0;
   for (auto _ : state) {
     state.PauseTiming();
@@ -125,7 +126,8 @@ void BM_Checkpoint(benchmark::State& state) {
     OpContext ctx{&log, &matcher};
     TermPtr data = T("round " + std::to_string(round++));
     for (const auto& ch : channels) {
-      if (!space->Produce(ctx, ch, data, false).ok()) state.SkipWithError("produce");
+      if (!space->Produce(ctx, ch, data, false).ok())
+        state.SkipWithError("produce");
     }
     state.ResumeTiming();
     auto root = space->CreateCheckpoint();
@@ -149,17 +151,20 @@ void BM_Reset(benchmark::State& state) {
   EventLog log;
   OpContext ctx{&log, &matcher};
   std::vector<TermPtr> channels;
-  for (int i = 0; i < 10000; ++i) channels.push_back(T("channel-" + std::to_string(i)));
+  for (int i = 0; i < 10000; ++i)
+    channels.push_back(T("channel-" + std::to_string(i)));
   TermPtr data = T("d");
   for (const auto& ch : channels) {
-    if (!space->Produce(ctx, ch, data, false).ok()) state.SkipWithError("produce");
+    if (!space->Produce(ctx, ch, data, false).ok())
+      state.SkipWithError("produce");
   }
   Hash32 root = *space->CreateCheckpoint();
   const int touched = static_cast<int>(state.range(0));
   for (auto _ : state) {
     state.PauseTiming();
     for (int i = 0; i < touched; ++i) {
-      if (!space->Produce(ctx, channels[i], data, false).ok()) state.SkipWithError("p");
+      if (!space->Produce(ctx, channels[i], data, false).ok())
+        state.SkipWithError("p");
     }
     state.ResumeTiming();
     if (!space->Reset(root).ok()) state.SkipWithError("reset failed");

@@ -233,18 +233,47 @@ NewPtr New::Make(uint32_t bind_count, ParPtr body,
   return n;
 }
 
-ExprPtr Expr::Bool(bool v) {
+namespace {
+
+ExprPtr MakeBool(bool v) {
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::kBool;
   e->bool_value = v;
   return Finish(std::move(e));
 }
 
-ExprPtr Expr::Int(int64_t v) {
+ExprPtr MakeInt(int64_t v) {
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::kInt;
   e->int_value = v;
   return Finish(std::move(e));
+}
+
+// Small integers (counters, indices, flags) dominate Int literals; like
+// variables they are built once and shared.
+constexpr int64_t kCachedIntMin = -16;
+constexpr int64_t kCachedIntMax = 255;
+
+}  // namespace
+
+ExprPtr Expr::Bool(bool v) {
+  static const ExprPtr* const kValues =
+      new ExprPtr[2]{MakeBool(false), MakeBool(true)};
+  return kValues[v ? 1 : 0];
+}
+
+ExprPtr Expr::Int(int64_t v) {
+  static const std::vector<ExprPtr>* const kSmall = [] {
+    auto* ints = new std::vector<ExprPtr>;
+    for (int64_t i = kCachedIntMin; i <= kCachedIntMax; ++i) {
+      ints->push_back(MakeInt(i));
+    }
+    return ints;
+  }();
+  if (v >= kCachedIntMin && v <= kCachedIntMax) {
+    return (*kSmall)[static_cast<size_t>(v - kCachedIntMin)];
+  }
+  return MakeInt(v);
 }
 
 ExprPtr Expr::String(std::string v) {
@@ -268,7 +297,9 @@ ExprPtr Expr::ByteArray(ByteView v) {
   return Finish(std::move(e));
 }
 
-ExprPtr Expr::Variable(Var v) {
+namespace {
+
+ExprPtr MakeVariable(Var v) {
   auto e = std::make_shared<Expr>();
   e->kind = ExprKind::kVar;
   e->var = v;
@@ -278,6 +309,53 @@ ExprPtr Expr::Variable(Var v) {
     e->connective_used = true;
   }
   return Finish(std::move(e));
+}
+
+// Variables with small indices are by far the most common leaves; they are
+// built once and shared (nodes are immutable), saving an allocation and a
+// Blake2b call per use. Covers the indices real programs use almost always.
+constexpr uint32_t kCachedVarIndices = 64;
+
+struct VarCache {
+  std::vector<ExprPtr> exprs;  // bound 0..63, free 0..63, wildcard
+  std::vector<ParPtr> pars;
+  VarCache() {
+    for (VarKind kind : {VarKind::kBound, VarKind::kFree}) {
+      for (uint32_t i = 0; i < kCachedVarIndices; ++i) {
+        exprs.push_back(MakeVariable({kind, i}));
+      }
+    }
+    exprs.push_back(MakeVariable({VarKind::kWildcard, 0}));
+    for (const ExprPtr& e : exprs) pars.push_back(ParBuilder().Add(e).Build());
+  }
+  // Position of `v` in the cache, or -1.
+  static int Slot(Var v) {
+    if (v.kind == VarKind::kWildcard) return 2 * kCachedVarIndices;
+    if (v.index >= kCachedVarIndices) return -1;
+    return static_cast<int>((v.kind == VarKind::kFree ? kCachedVarIndices : 0) +
+                            v.index);
+  }
+};
+
+const VarCache& Vars() {
+  static const VarCache* cache = new VarCache();
+  return *cache;
+}
+
+}  // namespace
+
+ExprPtr Expr::Variable(Var v) {
+  if (v.kind == VarKind::kWildcard) v.index = 0;
+  int slot = VarCache::Slot(v);
+  if (slot >= 0) return Vars().exprs[static_cast<size_t>(slot)];
+  return MakeVariable(v);
+}
+
+ParPtr VarPar(Var v) {
+  if (v.kind == VarKind::kWildcard) v.index = 0;
+  int slot = VarCache::Slot(v);
+  if (slot >= 0) return Vars().pars[static_cast<size_t>(slot)];
+  return ParOf(MakeVariable(v));
 }
 
 ExprPtr Expr::Unary(ExprKind kind, ParPtr p) {

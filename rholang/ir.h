@@ -300,6 +300,8 @@ class ParBuilder {
 // The shared empty Par.
 const ParPtr& Nil();
 ParPtr ParOf(ExprPtr e);
+// ParOf(Expr::Variable(v)), shared for common variables.
+ParPtr VarPar(Var v);
 
 // Structural equality (by hash).
 inline bool Equal(const Par& a, const Par& b) { return a.hash == b.hash; }

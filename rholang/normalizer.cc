@@ -234,7 +234,7 @@ class Normalizer {
     switch (n.kind) {
       case NameKind::kWildcard: {
         ASSIGN_OR_RETURN(ir::Var v, AddWildcard(n.pos));
-        return ir::ParOf(ir::Expr::Variable(v));
+        return ir::VarPar(v);
       }
       case NameKind::kVar: {
         uint32_t index = 0;
@@ -244,10 +244,10 @@ class Normalizer {
                 n.pos, absl::StrCat("process variable `", n.var,
                                     "` used as a name; write `@", n.var, "`"));
           }
-          return ir::ParOf(ir::Expr::Variable({ir::VarKind::kBound, index}));
+          return ir::VarPar({ir::VarKind::kBound, index});
         }
         ASSIGN_OR_RETURN(ir::Var v, AddFree(n.var, Sort::kName, n.pos));
-        return ir::ParOf(ir::Expr::Variable(v));
+        return ir::VarPar(v);
       }
       case NameKind::kQuote:
         return ProcToPar(*n.quote);

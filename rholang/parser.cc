@@ -193,8 +193,8 @@ class Parser {
   }
   absl::Status Unsupported(ast::Pos pos, std::string_view what) const {
     return ErrorAt(pos, absl::StrCat("unsupported: ", std::string(what),
-                                     " (a later public-node feature outside "
-                                     "the supported language)"));
+                                     " (outside the supported Rholang "
+                                     "language)"));
   }
   absl::Status CheckDepth() const {
     if (depth_ > kMaxNestingDepth) {

@@ -22,7 +22,9 @@ void PutU32(crypto::Blake2b256Hasher& h, uint32_t v) {
   h.Update(ByteView(b, 4));
 }
 
-void PutByte(crypto::Blake2b256Hasher& h, uint8_t v) { h.Update(ByteView(&v, 1)); }
+void PutByte(crypto::Blake2b256Hasher& h, uint8_t v) {
+  h.Update(ByteView(&v, 1));
+}
 
 std::string Hex(const Hash32& h) { return HexEncode(h); }
 
@@ -97,15 +99,16 @@ absl::Status VerifyEventHash(const Event& event) {
       return absl::InvalidArgumentError("consume " + Hex(c->hash) +
                                         " has mismatched binds");
     }
-    expected = HashConsume(HashConsumeBase(c->channels, c->patterns,
-                                           c->continuation, c->persist,
-                                           c->peek),
-                           c->repeat);
+    expected =
+        HashConsume(HashConsumeBase(c->channels, c->patterns, c->continuation,
+                                    c->persist, c->peek),
+                    c->repeat);
     kind = "consume";
   } else {
     const auto& m = std::get<CommEvent>(event);
     if (m.binds.empty()) {
-      return absl::InvalidArgumentError("COMM " + Hex(m.hash) + " has no binds");
+      return absl::InvalidArgumentError("COMM " + Hex(m.hash) +
+                                        " has no binds");
     }
     expected = HashComm(m.consume, m.consume_persist, m.peek, m.binds);
     kind = "COMM";
@@ -198,13 +201,13 @@ absl::StatusOr<ProduceEvent> EventLog::RecordProduce(const Hash32& channel,
       return absl::ResourceExhaustedError("event log stripe is full");
     }
     p.repeat = s.counters[first]++;
-    p.hash = p.repeat == 0 ? first : HashProduce(channel, data, persist,
-                                                 p.repeat);
+    p.hash =
+        p.repeat == 0 ? first : HashProduce(channel, data, persist, p.repeat);
     if (replay_ != nullptr && !replay_->produces.contains(p.hash)) {
       --s.counters[first];
-      return absl::FailedPreconditionError(
-          "replay: produce " + Hex(p.hash) + " on channel " + Hex(channel) +
-          " is not in the recorded log");
+      return absl::FailedPreconditionError("replay: produce " + Hex(p.hash) +
+                                           " on channel " + Hex(channel) +
+                                           " is not in the recorded log");
     }
     s.events.push_back(p);
   }

@@ -47,7 +47,8 @@ struct Space::Shard {
 // which entry locks are ever taken), unlocking in reverse on destruction.
 class Space::LockedSet {
  public:
-  explicit LockedSet(std::vector<Entry*> entries) : entries_(std::move(entries)) {
+  explicit LockedSet(std::vector<Entry*> entries)
+      : entries_(std::move(entries)) {
     std::sort(entries_.begin(), entries_.end(),
               [](const Entry* a, const Entry* b) { return a->hash < b->hash; });
     entries_.erase(std::unique(entries_.begin(), entries_.end()),
@@ -108,9 +109,10 @@ void InsertDatum(std::vector<Datum>& data, Datum d) {
 
 void InsertContinuation(std::vector<WaitingContinuation>& ks,
                         WaitingContinuation k) {
-  auto it = std::upper_bound(
-      ks.begin(), ks.end(), k.source,
-      [](const Hash32& s, const WaitingContinuation& x) { return s < x.source; });
+  auto it = std::upper_bound(ks.begin(), ks.end(), k.source,
+                             [](const Hash32& s, const WaitingContinuation& x) {
+                               return s < x.source;
+                             });
   ks.insert(it, std::move(k));
 }
 
@@ -134,7 +136,8 @@ absl::StatusOr<std::unique_ptr<Space>> Space::Open(KeyValueStore* store,
                                                    SpaceOptions options) {
   ASSIGN_OR_RETURN(std::unique_ptr<History> history,
                    History::Open(store, options.history));
-  return std::unique_ptr<Space>(new Space(std::move(history), std::move(options)));
+  return std::unique_ptr<Space>(
+      new Space(std::move(history), std::move(options)));
 }
 
 Space::Shard& Space::ShardFor(const Hash32& channel) {
@@ -167,8 +170,8 @@ absl::Status Space::EnsureLoaded(Entry& e) {
       return absl::DataLossError("state blob " + Hex(*leaf) + " of channel " +
                                  Hex(e.hash) + " is missing");
     }
-    ASSIGN_OR_RETURN(e.state, internal::DecodeChannelState(
-                                  *blob, options_.term_factory));
+    ASSIGN_OR_RETURN(
+        e.state, internal::DecodeChannelState(*blob, options_.term_factory));
     e.base_leaf = *leaf;
   }
   e.loaded = true;
@@ -201,7 +204,8 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
       return absl::InternalError("channel " + Hex(ch) + " is not locked");
     }
     const Term& pattern = *k.patterns[i];
-    const Hash32* want = recorded != nullptr ? &recorded->binds[i].produce : nullptr;
+    const Hash32* want =
+        recorded != nullptr ? &recorded->binds[i].produce : nullptr;
     bool found = false;
     auto try_one = [&](const Datum& d, int index) -> absl::StatusOr<bool> {
       if (want != nullptr &&
@@ -352,9 +356,9 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
 
 namespace {
 
-Hash32 CommHashOf(const WaitingContinuation& k,
-                  const std::vector<Space::Chosen>& chosen,
-                  const std::function<const Datum&(const Space::Chosen&)>& get) {
+Hash32 CommHashOf(
+    const WaitingContinuation& k, const std::vector<Space::Chosen>& chosen,
+    const std::function<const Datum&(const Space::Chosen&)>& get) {
   std::vector<CommBind> binds;
   binds.reserve(chosen.size());
   for (size_t i = 0; i < chosen.size(); ++i) {
@@ -409,15 +413,16 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
   };
 
   if (!ctx.log->replay()) {
-    auto try_groups = [&](const std::vector<JoinGroup>& groups, bool inst)
-        -> absl::StatusOr<std::optional<Comm>> {
+    auto try_groups = [&](const std::vector<JoinGroup>& groups,
+                          bool inst) -> absl::StatusOr<std::optional<Comm>> {
       for (const auto& g : groups) {
         Entry* owner = locks->Find(g.front());
-        const auto& conts = inst ? owner->installed : owner->state.continuations;
+        const auto& conts =
+            inst ? owner->installed : owner->state.continuations;
         for (size_t i = 0; i < conts.size(); ++i) {
           if (!SameGroup(conts[i].group, g)) continue;
-          ASSIGN_OR_RETURN(auto chosen,
-                           TryMatch(ctx, conts[i], *locks, &ch, &datum, nullptr));
+          ASSIGN_OR_RETURN(auto chosen, TryMatch(ctx, conts[i], *locks, &ch,
+                                                 &datum, nullptr));
           if (!chosen.has_value()) continue;
           WaitingContinuation k = conts[i];
           Hash32 h = CommHashOf(k, *chosen, get);
@@ -427,7 +432,8 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
       }
       return std::optional<Comm>();
     };
-    ASSIGN_OR_RETURN(std::optional<Comm> c, try_groups(e->installed_joins, true));
+    ASSIGN_OR_RETURN(std::optional<Comm> c,
+                     try_groups(e->installed_joins, true));
     if (c.has_value()) return c;
     std::vector<JoinGroup> joins = e->state.joins;
     ASSIGN_OR_RETURN(c, try_groups(joins, false));
@@ -440,26 +446,35 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
       Entry* owner = locks->Find(g.front());
       if (owner == nullptr) continue;
       bool all_locked = true;
-      for (const auto& h : g) all_locked = all_locked && locks->Find(h) != nullptr;
+      for (const auto& h : g)
+        all_locked = all_locked && locks->Find(h) != nullptr;
       if (!all_locked) continue;
       const WaitingContinuation* k = nullptr;
       bool inst = false;
       for (const auto& x : owner->installed) {
-        if (x.source == rec->consume) { k = &x; inst = true; break; }
+        if (x.source == rec->consume) {
+          k = &x;
+          inst = true;
+          break;
+        }
       }
       if (k == nullptr) {
         for (const auto& x : owner->state.continuations) {
-          if (x.source == rec->consume) { k = &x; break; }
+          if (x.source == rec->consume) {
+            k = &x;
+            break;
+          }
         }
       }
       if (k == nullptr || k->channels.size() != rec->binds.size()) continue;
-      ASSIGN_OR_RETURN(auto chosen, TryMatch(ctx, *k, *locks, &ch, &datum, rec));
+      ASSIGN_OR_RETURN(auto chosen,
+                       TryMatch(ctx, *k, *locks, &ch, &datum, rec));
       if (!chosen.has_value()) continue;
       WaitingContinuation kc = *k;
       Hash32 h = CommHashOf(kc, *chosen, get);
       if (h != rec->hash) {
-        return absl::FailedPreconditionError("replay: unexpected COMM " + Hex(h) +
-                                             " instead of recorded " +
+        return absl::FailedPreconditionError("replay: unexpected COMM " +
+                                             Hex(h) + " instead of recorded " +
                                              Hex(rec->hash));
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
@@ -486,9 +501,8 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
         std::to_string(patterns.size()) + " patterns)");
   }
   if (channels.size() > kMaxJoinArity) {
-    return absl::ResourceExhaustedError("consume: more than " +
-                                        std::to_string(kMaxJoinArity) +
-                                        " binds");
+    return absl::ResourceExhaustedError(
+        "consume: more than " + std::to_string(kMaxJoinArity) + " binds");
   }
   std::vector<Hash32> channel_hashes, pattern_hashes;
   std::vector<Entry*> entries;
@@ -535,8 +549,8 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
       if (!chosen.has_value()) continue;
       Hash32 h = CommHashOf(k, *chosen, get);
       if (h != rec->hash) {
-        return absl::FailedPreconditionError("replay: unexpected COMM " + Hex(h) +
-                                             " instead of recorded " +
+        return absl::FailedPreconditionError("replay: unexpected COMM " +
+                                             Hex(h) + " instead of recorded " +
                                              Hex(rec->hash));
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
@@ -591,7 +605,8 @@ absl::Status Space::Install(const Matcher& matcher,
   k.group = MakeJoinGroup(channels);
   EventLog scratch;
   OpContext ctx{&scratch, &matcher};
-  ASSIGN_OR_RETURN(auto chosen, TryMatch(ctx, k, locks, nullptr, nullptr, nullptr));
+  ASSIGN_OR_RETURN(auto chosen,
+                   TryMatch(ctx, k, locks, nullptr, nullptr, nullptr));
   if (chosen.has_value()) {
     return absl::FailedPreconditionError(
         "install: stored data already matches; installing can only be done "
@@ -636,7 +651,8 @@ absl::StatusOr<Hash32> Space::CreateCheckpoint() {
   for (Entry* e : dirty) {
     internal::MutexLock lock(&e->mu);
     if (e->state.empty()) {
-      if (e->base_leaf.has_value()) updates.push_back(LeafUpdate{e->hash, {}, {}});
+      if (e->base_leaf.has_value())
+        updates.push_back(LeafUpdate{e->hash, {}, {}});
       continue;
     }
     Bytes blob = internal::EncodeChannelState(e->state);

@@ -14,9 +14,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/event_log.h"
 #include "rspace/history/history.h"
+#include "rspace/internal/mutex.h"
 #include "rspace/matcher.h"
 #include "rspace/state_change.h"
 #include "rspace/storage/kv_store.h"
@@ -139,10 +139,10 @@ class Space {
       const OpContext& ctx, const WaitingContinuation& k, LockedSet& locks,
       const Hash32* new_channel, const Datum* new_datum,
       const CommEvent* recorded);
-  Comm Fire(const OpContext& ctx, const WaitingContinuation& k,
-            bool installed, Entry* owner, LockedSet& locks,
-            std::vector<Chosen>& chosen, const Hash32* new_channel,
-            const Datum* new_datum, const Hash32& comm_hash);
+  Comm Fire(const OpContext& ctx, const WaitingContinuation& k, bool installed,
+            Entry* owner, LockedSet& locks, std::vector<Chosen>& chosen,
+            const Hash32* new_channel, const Datum* new_datum,
+            const Hash32& comm_hash);
 
   std::unique_ptr<History> history_;
   SpaceOptions options_;

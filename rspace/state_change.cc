@@ -14,7 +14,8 @@ DatumId IdOf(const Datum& d) { return {d.source, d.persist, d.value->hash()}; }
 
 // Items of `a` not matched (as a multiset, by id) in `b`, in `a`'s order.
 template <typename T, typename IdFn>
-std::vector<T> Minus(const std::vector<T>& a, const std::vector<T>& b, IdFn id) {
+std::vector<T> Minus(const std::vector<T>& a, const std::vector<T>& b,
+                     IdFn id) {
   using Id = decltype(id(a.front()));
   std::map<Id, int> counts;
   for (const T& x : b) ++counts[id(x)];
@@ -37,7 +38,8 @@ void Union(std::set<T>& into, const std::set<T>& from) {
 
 }  // namespace
 
-ChannelChange DiffChannelState(const Hash32& channel, const ChannelState& before,
+ChannelChange DiffChannelState(const Hash32& channel,
+                               const ChannelState& before,
                                const ChannelState& after) {
   ChannelChange c;
   c.channel = channel;
@@ -47,7 +49,8 @@ ChannelChange DiffChannelState(const Hash32& channel, const ChannelState& before
   }
   auto kid = [](const WaitingContinuation& k) { return k.source; };
   if (!before.continuations.empty() || !after.continuations.empty()) {
-    c.added_continuations = Minus(after.continuations, before.continuations, kid);
+    c.added_continuations =
+        Minus(after.continuations, before.continuations, kid);
     c.removed_continuations =
         Minus(before.continuations, after.continuations, kid);
   }
@@ -73,7 +76,8 @@ EventLogIndex BuildEventLogIndex(std::span<const Event> log) {
       } else {
         x.consumes_linear.insert(c->hash);
       }
-      for (const auto& ch : c->channels) x.consumes_by_channel[ch].insert(c->hash);
+      for (const auto& ch : c->channels)
+        x.consumes_by_channel[ch].insert(c->hash);
     } else {
       const auto& m = std::get<CommEvent>(e);
       x.comms.insert(m.hash);
@@ -123,8 +127,10 @@ EventLogIndex Combine(const EventLogIndex& a, const EventLogIndex& b) {
   Union(x.consumes_peek, b.consumes_peek);
   Union(x.consumes_produced, b.consumes_produced);
   Union(x.comms, b.comms);
-  for (const auto& [ch, s] : b.produces_by_channel) Union(x.produces_by_channel[ch], s);
-  for (const auto& [ch, s] : b.consumes_by_channel) Union(x.consumes_by_channel[ch], s);
+  for (const auto& [ch, s] : b.produces_by_channel)
+    Union(x.produces_by_channel[ch], s);
+  for (const auto& [ch, s] : b.consumes_by_channel)
+    Union(x.consumes_by_channel[ch], s);
   return x;
 }
 

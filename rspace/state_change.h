@@ -39,7 +39,8 @@ struct StateChanges {
   std::vector<ChannelChange> channels;
 };
 
-ChannelChange DiffChannelState(const Hash32& channel, const ChannelState& before,
+ChannelChange DiffChannelState(const Hash32& channel,
+                               const ChannelState& before,
                                const ChannelState& after);
 
 // The per-deploy event-log index the merger's conflict rules read
@@ -54,8 +55,10 @@ struct EventLogIndex {
   std::set<Hash32> consumes_persistent;  // Consume events, persist = true
   std::set<Hash32> consumes_peek;        // Consume events with peek
   std::set<Hash32> consumes_produced;    // consumes that fired in a COMM
-  std::map<Hash32, std::set<Hash32>> produces_by_channel;  // channel -> produces
-  std::map<Hash32, std::set<Hash32>> consumes_by_channel;  // channel -> consumes
+  std::map<Hash32, std::set<Hash32>>
+      produces_by_channel;  // channel -> produces
+  std::map<Hash32, std::set<Hash32>>
+      consumes_by_channel;  // channel -> consumes
   std::set<Hash32> comms;
 
   // Produces created here and still present afterwards:

@@ -17,9 +17,10 @@
 namespace rnode::rspace {
 
 // Largest number of binds in one consume. Rholang joins in real contracts
-// have a handful of binds; 64 bounds the per-operation lock set and the
-// matcher work one deploy can ask for in a single step.
-inline constexpr size_t kMaxJoinArity = 64;
+// have a handful of binds; 32 bounds the per-operation lock set and the
+// matcher work one deploy can ask for in a single step (and stays under
+// ThreadSanitizer's limit of 64 mutexes held by one thread).
+inline constexpr size_t kMaxJoinArity = 32;
 
 // Builds a stored term from its canonical bytes (when a channel state is
 // loaded from history). The interpreter supplies one that attaches its
@@ -47,7 +48,8 @@ struct WaitingContinuation {
   TermPtr continuation;
   bool persist = false;
   bool peek = false;
-  Hash32 source{};  // Hash of the Consume event (or the install) that stored it.
+  Hash32
+      source{};  // Hash of the Consume event (or the install) that stored it.
   JoinGroup group;
 };
 

@@ -36,9 +36,10 @@ bool ContainsHash(const std::vector<T>& sorted, const Hash32& h) {
 }
 
 void Normalize(EventFacts& f) {
-  SortUnique(f.created_produces, [](CreatedProduce& a, const CreatedProduce& b) {
-    a.mergeable |= b.mergeable;
-  });
+  SortUnique(f.created_produces,
+             [](CreatedProduce& a, const CreatedProduce& b) {
+               a.mergeable |= b.mergeable;
+             });
   SortUnique(f.consumed_produces,
              [](ConsumedProduce& a, const ConsumedProduce& b) {
                a.mergeable |= b.mergeable;
@@ -52,10 +53,12 @@ void Normalize(EventFacts& f) {
   f.pcnd.clear();
   f.ccnd.clear();
   for (const auto& p : f.created_produces) {
-    if (p.persist || !ContainsHash(f.consumed_produces, p.hash)) f.pcnd.push_back(p);
+    if (p.persist || !ContainsHash(f.consumed_produces, p.hash))
+      f.pcnd.push_back(p);
   }
   for (const auto& k : f.created_consumes) {
-    if (k.persist || !ContainsHash(f.fired_consumes, k.hash)) f.ccnd.push_back(k);
+    if (k.persist || !ContainsHash(f.fired_consumes, k.hash))
+      f.ccnd.push_back(k);
   }
 }
 
@@ -68,15 +71,18 @@ bool CheckedAdd(uint64_t a, uint64_t b, uint64_t& out) {
 absl::StatusOr<EventFacts> BuildEventFacts(
     std::span<const rspace::Event> events,
     const std::map<Hash32, int64_t>& number_channels) {
-  auto is_number = [&](const Hash32& c) { return number_channels.count(c) > 0; };
+  auto is_number = [&](const Hash32& c) {
+    return number_channels.count(c) > 0;
+  };
   EventFacts f;
   for (const rspace::Event& e : events) {
     if (const auto* p = std::get_if<rspace::ProduceEvent>(&e)) {
-      f.created_produces.push_back(
-          CreatedProduce{p->hash, p->channel, p->persist, is_number(p->channel)});
+      f.created_produces.push_back(CreatedProduce{
+          p->hash, p->channel, p->persist, is_number(p->channel)});
     } else if (const auto* c = std::get_if<rspace::ConsumeEvent>(&e)) {
       if (c->channels.empty()) {
-        return absl::InvalidArgumentError("merge: consume event without channels");
+        return absl::InvalidArgumentError(
+            "merge: consume event without channels");
       }
       CreatedConsume k{c->hash, c->channels, c->persist};
       std::sort(k.channels.begin(), k.channels.end());
@@ -90,7 +96,8 @@ absl::StatusOr<EventFacts> BuildEventFacts(
       }
       bool all_number = true;
       for (const auto& b : m.binds) all_number &= is_number(b.channel);
-      f.fired_consumes.push_back(FiredConsume{m.consume, m.consume_persist, all_number});
+      f.fired_consumes.push_back(
+          FiredConsume{m.consume, m.consume_persist, all_number});
       if (!m.peek) {
         for (const auto& b : m.binds) {
           f.consumed_produces.push_back(
@@ -106,12 +113,14 @@ absl::StatusOr<EventFacts> BuildEventFacts(
 EventFacts UnionFacts(std::span<const EventFacts* const> parts) {
   EventFacts f;
   for (const EventFacts* p : parts) {
-    f.created_produces.insert(f.created_produces.end(), p->created_produces.begin(),
+    f.created_produces.insert(f.created_produces.end(),
+                              p->created_produces.begin(),
                               p->created_produces.end());
     f.consumed_produces.insert(f.consumed_produces.end(),
                                p->consumed_produces.begin(),
                                p->consumed_produces.end());
-    f.created_consumes.insert(f.created_consumes.end(), p->created_consumes.begin(),
+    f.created_consumes.insert(f.created_consumes.end(),
+                              p->created_consumes.begin(),
                               p->created_consumes.end());
     f.fired_consumes.insert(f.fired_consumes.end(), p->fired_consumes.begin(),
                             p->fired_consumes.end());
@@ -133,7 +142,8 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
   std::vector<EventFacts> facts;
   facts.reserve(deploys.size());
   for (const DeployInput& d : deploys) {
-    if (d.id.empty()) return absl::InvalidArgumentError("merge: deploy without id");
+    if (d.id.empty())
+      return absl::InvalidArgumentError("merge: deploy without id");
     ASSIGN_OR_RETURN(EventFacts f, BuildEventFacts(d.events, d.number_diffs));
     facts.push_back(std::move(f));
   }
@@ -143,7 +153,8 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
 
   std::map<uint32_t, size_t> chain_of_label;
   for (uint32_t i = 0; i < labels.size(); ++i) {
-    auto [it, inserted] = chain_of_label.emplace(labels[i], index->chains.size());
+    auto [it, inserted] =
+        chain_of_label.emplace(labels[i], index->chains.size());
     if (inserted) {
       ChainIndex c;
       c.block = index->hash;
@@ -175,10 +186,12 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
           }
         }
         for (const auto& x : cc.added_data) {
-          ++nets[ItemKey{cc.channel, false, x.source, x.persist, x.value->hash()}];
+          ++nets[ItemKey{cc.channel, false, x.source, x.persist,
+                         x.value->hash()}];
         }
         for (const auto& x : cc.removed_data) {
-          --nets[ItemKey{cc.channel, false, x.source, x.persist, x.value->hash()}];
+          --nets[ItemKey{cc.channel, false, x.source, x.persist,
+                         x.value->hash()}];
         }
         for (const auto& k : cc.added_continuations) {
           ++nets[ItemKey{cc.channel, true, k.source, k.persist, Hash32{}}];
@@ -188,7 +201,8 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
         }
       }
     }
-    c.facts = c.deploys.size() == 1 ? facts[c.deploys.front()] : UnionFacts(parts);
+    c.facts =
+        c.deploys.size() == 1 ? facts[c.deploys.front()] : UnionFacts(parts);
     for (const auto& [key, net] : nets) {
       if (net != 0) c.item_nets.emplace_back(key, net);
     }

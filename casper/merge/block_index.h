@@ -24,8 +24,8 @@ inline constexpr size_t kMaxDeploysPerBlock = 65536;
 
 // One deploy as executed in its block (docs/merge.md §1).
 struct DeployInput {
-  Bytes id;            // Signature bytes; system deploys: an id unique to the block.
-  uint64_t cost = 0;   // Phlo cost; 0 for system deploys.
+  Bytes id;  // Signature bytes; system deploys: an id unique to the block.
+  uint64_t cost = 0;                  // Phlo cost; 0 for system deploys.
   std::vector<rspace::Event> events;  // The deploy's event log.
   rspace::StateChanges changes;       // Per channel, ascending.
   // Every number channel the deploy touched -> its delta (0 for a read).
@@ -94,8 +94,9 @@ struct EventFacts {
 struct ChainIndex {
   Hash32 block{};
   uint64_t block_number = 0;
-  uint32_t first_deploy = 0;          // Chain key: (block, first_deploy).
-  std::vector<uint32_t> deploys;      // Indices into BlockIndex::deploys, ascending.
+  uint32_t first_deploy = 0;  // Chain key: (block, first_deploy).
+  std::vector<uint32_t>
+      deploys;  // Indices into BlockIndex::deploys, ascending.
   uint64_t cost = 0;
   EventFacts facts;
   // Net count (added - removed) of every item the chain's state changes
@@ -129,7 +130,8 @@ EventFacts UnionFacts(std::span<const EventFacts* const> parts);
 
 // Builds the chains of `block` and takes ownership of its deploys.
 // InvalidArgument for a malformed event log, a deploy without id, a cost sum
-// that overflows, a datum without value; ResourceExhausted above kMaxDeploysPerBlock.
+// that overflows, a datum without value; ResourceExhausted above
+// kMaxDeploysPerBlock.
 absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
     BlockInput block);
 

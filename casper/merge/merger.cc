@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -16,6 +16,9 @@
 #include "casper/merge/internal/hash_key.h"
 #include "casper/merge/internal/rejection.h"
 #include "crypto/hash.h"
+#include "oneapi/tbb/blocked_range.h"
+#include "oneapi/tbb/parallel_for.h"
+#include "oneapi/tbb/task_arena.h"
 #include "rspace/internal/codec.h"
 #include "rspace/term.h"
 #include "util/status_macros.h"
@@ -39,6 +42,27 @@ struct BaseLeaf {
   std::optional<Bytes> blob;
 };
 
+// Items per task when per-channel work is spread over threads: large enough
+// that task overhead stays small against a leaf read or a blob hash.
+constexpr size_t kParallelGrain = 256;
+
+// Runs fn(i) for every i in [0, n) on up to `threads` threads (inline when
+// 1). fn must only touch state of its own index.
+template <typename Fn>
+void ForEachIndex(size_t n, size_t threads, Fn&& fn) {
+  if (threads <= 1 || n <= kParallelGrain) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  tbb::task_arena arena(static_cast<int>(threads));
+  arena.execute([&] {
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, n, kParallelGrain),
+                      [&](const tbb::blocked_range<size_t>& r) {
+                        for (size_t i = r.begin(); i != r.end(); ++i) fn(i);
+                      });
+  });
+}
+
 // Base channel states read once per merge.
 class BaseReader {
  public:
@@ -46,16 +70,13 @@ class BaseReader {
              rspace::TermFactory factory)
       : history_(history), root_(root), factory_(std::move(factory)) {}
 
+  void Reserve(size_t channels) { cache_.reserve(channels); }
+
   absl::StatusOr<const BaseLeaf*> Get(const Hash32& channel) {
     auto it = cache_.find(channel);
     if (it != cache_.end()) return &leaves_[it->second];
     const auto t0 = Clock::now();
-    BaseLeaf leaf;
-    ASSIGN_OR_RETURN(leaf.blob, history_.ReadLeaf(root_, channel));
-    if (leaf.blob.has_value()) {
-      ASSIGN_OR_RETURN(leaf.state,
-                       rspace::internal::DecodeChannelState(*leaf.blob, factory_));
-    }
+    ASSIGN_OR_RETURN(BaseLeaf leaf, Read(channel));
     read_ns_ += SinceNs(t0);
     cache_.emplace(channel, static_cast<uint32_t>(leaves_.size()));
     leaves_.push_back(std::move(leaf));
@@ -63,6 +84,17 @@ class BaseReader {
   }
 
   size_t reads() const { return leaves_.size(); }
+
+  absl::StatusOr<BaseLeaf> Read(const Hash32& channel) const {
+    BaseLeaf leaf;
+    ASSIGN_OR_RETURN(leaf.blob, history_.ReadLeaf(root_, channel));
+    if (leaf.blob.has_value()) {
+      ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
+                                       *leaf.blob, factory_));
+    }
+    return leaf;
+  }
+
   int64_t read_ns() const { return read_ns_; }
 
  private:
@@ -75,7 +107,9 @@ class BaseReader {
 };
 
 using DatumKey = std::tuple<Hash32, bool, Hash32>;
-DatumKey KeyOf(const Datum& d) { return {d.source, d.persist, d.value->hash()}; }
+DatumKey KeyOf(const Datum& d) {
+  return {d.source, d.persist, d.value->hash()};
+}
 
 int64_t BaseCount(const ChannelState& s, const ItemKey& item) {
   int64_t n = 0;
@@ -97,16 +131,25 @@ bool HasMultiJoin(const ChannelState& s) {
   return false;
 }
 
+// Items with equal keys are identical (the key is a hash of the content),
+// so an unstable sort gives one order.
 void Canonicalize(ChannelState& s) {
-  std::stable_sort(s.data.begin(), s.data.end(), [](const Datum& a, const Datum& b) {
+  auto data_less = [](const Datum& a, const Datum& b) {
     return KeyOf(a) < KeyOf(b);
-  });
-  std::stable_sort(s.continuations.begin(), s.continuations.end(),
-                   [](const WaitingContinuation& a, const WaitingContinuation& b) {
-                     return a.source < b.source;
-                   });
-  std::sort(s.joins.begin(), s.joins.end());
-  s.joins.erase(std::unique(s.joins.begin(), s.joins.end()), s.joins.end());
+  };
+  if (!std::is_sorted(s.data.begin(), s.data.end(), data_less)) {
+    std::sort(s.data.begin(), s.data.end(), data_less);
+  }
+  auto k_less = [](const WaitingContinuation& a, const WaitingContinuation& b) {
+    return a.source < b.source;
+  };
+  if (!std::is_sorted(s.continuations.begin(), s.continuations.end(), k_less)) {
+    std::sort(s.continuations.begin(), s.continuations.end(), k_less);
+  }
+  if (s.joins.size() > 1) {
+    std::sort(s.joins.begin(), s.joins.end());
+    s.joins.erase(std::unique(s.joins.begin(), s.joins.end()), s.joins.end());
+  }
 }
 
 struct ChannelAcc {
@@ -117,58 +160,82 @@ struct ChannelAcc {
 };
 
 // base + added - removed as a multiset; Internal if a removal finds nothing.
-absl::StatusOr<ChannelState> ApplyAcc(const ChannelState& base, const ChannelAcc& acc) {
+// Additions are counted before removals, so the result is a function of the
+// three multisets; items come out in key order.
+absl::StatusOr<ChannelState> ApplyAcc(const ChannelState& base,
+                                      const ChannelAcc& acc) {
   ChannelState out;
   out.joins = base.joins;
   if (acc.removed_data.empty() && acc.removed_k.empty()) {
+    out.data.reserve(base.data.size() + acc.added_data.size());
     out.data = base.data;
     for (const Datum* d : acc.added_data) out.data.push_back(*d);
+    out.continuations.reserve(base.continuations.size() + acc.added_k.size());
     out.continuations = base.continuations;
-    for (const WaitingContinuation* k : acc.added_k) out.continuations.push_back(*k);
+    for (const WaitingContinuation* k : acc.added_k)
+      out.continuations.push_back(*k);
     return out;
   }
-  std::map<DatumKey, std::pair<int64_t, const Datum*>> data;
-  for (const auto& d : base.data) {
-    auto& e = data[KeyOf(d)];
-    ++e.first;
-    e.second = &d;
-  }
-  for (const Datum* d : acc.added_data) {
-    auto& e = data[KeyOf(*d)];
-    ++e.first;
-    e.second = d;
-  }
-  for (const Datum* d : acc.removed_data) {
-    auto it = data.find(KeyOf(*d));
-    if (it == data.end() || it->second.first == 0) {
-      return absl::InternalError("merge: removal of a datum absent from the base");
+  struct DatumEntry {
+    DatumKey key;
+    int64_t delta;
+    const Datum* item;
+  };
+  std::vector<DatumEntry> data;
+  data.reserve(base.data.size() + acc.added_data.size() +
+               acc.removed_data.size());
+  for (const auto& d : base.data) data.push_back({KeyOf(d), 1, &d});
+  for (const Datum* d : acc.added_data) data.push_back({KeyOf(*d), 1, d});
+  for (const Datum* d : acc.removed_data) data.push_back({KeyOf(*d), -1, d});
+  std::sort(
+      data.begin(), data.end(),
+      [](const DatumEntry& x, const DatumEntry& y) { return x.key < y.key; });
+  for (size_t i = 0; i < data.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    const Datum* item = nullptr;
+    for (; j < data.size() && data[j].key == data[i].key; ++j) {
+      n += data[j].delta;
+      if (data[j].delta > 0) item = data[j].item;
     }
-    --it->second.first;
+    if (n < 0) {
+      return absl::InternalError(
+          "merge: removal of a datum absent from the base");
+    }
+    for (int64_t r = 0; r < n; ++r) out.data.push_back(*item);
+    i = j;
   }
-  for (const auto& [key, e] : data) {
-    for (int64_t i = 0; i < e.first; ++i) out.data.push_back(*e.second);
-  }
-  std::map<Hash32, std::pair<int64_t, const WaitingContinuation*>> conts;
-  for (const auto& k : base.continuations) {
-    auto& e = conts[k.source];
-    ++e.first;
-    e.second = &k;
-  }
-  for (const WaitingContinuation* k : acc.added_k) {
-    auto& e = conts[k->source];
-    ++e.first;
-    e.second = k;
-  }
-  for (const WaitingContinuation* k : acc.removed_k) {
-    auto it = conts.find(k->source);
-    if (it == conts.end() || it->second.first == 0) {
+  struct ContEntry {
+    Hash32 key;
+    int64_t delta;
+    const WaitingContinuation* item;
+  };
+  std::vector<ContEntry> conts;
+  conts.reserve(base.continuations.size() + acc.added_k.size() +
+                acc.removed_k.size());
+  for (const auto& k : base.continuations) conts.push_back({k.source, 1, &k});
+  for (const WaitingContinuation* k : acc.added_k)
+    conts.push_back({k->source, 1, k});
+  for (const WaitingContinuation* k : acc.removed_k)
+    conts.push_back({k->source, -1, k});
+  std::sort(conts.begin(), conts.end(),
+            [](const ContEntry& x, const ContEntry& y) {
+              return internal::Hash32Less()(x.key, y.key);
+            });
+  for (size_t i = 0; i < conts.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    const WaitingContinuation* item = nullptr;
+    for (; j < conts.size() && conts[j].key == conts[i].key; ++j) {
+      n += conts[j].delta;
+      if (conts[j].delta > 0) item = conts[j].item;
+    }
+    if (n < 0) {
       return absl::InternalError(
           "merge: removal of a continuation absent from the base");
     }
-    --it->second.first;
-  }
-  for (const auto& [key, e] : conts) {
-    for (int64_t i = 0; i < e.first; ++i) out.continuations.push_back(*e.second);
+    for (int64_t r = 0; r < n; ++r) out.continuations.push_back(*item);
+    i = j;
   }
   return out;
 }
@@ -178,6 +245,14 @@ int CompareBytes(const Bytes& x, const Bytes& y) {
   int c = n == 0 ? 0 : std::memcmp(x.data(), y.data(), n);
   if (c != 0) return c;
   return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
+}
+
+// The first eight bytes of `b` as a big-endian word, zero-padded: a sort key
+// whose order agrees with the byte order of `b` where the words differ.
+uint64_t PrefixKey(const uint8_t* data, size_t size) {
+  uint64_t w = 0;
+  std::memcpy(&w, data, std::min<size_t>(size, 8));
+  return __builtin_bswap64(w);
 }
 
 enum class Side { kA, kB };
@@ -223,6 +298,7 @@ class KeyedGroups {
   }
 
   std::vector<ConflictGroup>& groups() { return groups_; }
+  void Reserve(size_t keys) { map_.reserve(keys); }
 
  private:
   struct Summary {
@@ -267,15 +343,18 @@ absl::StatusOr<MergeResult> Merge(
   // --- index: blocks in hash order, chains in key order. ---
   std::vector<const BlockIndex*> blocks;
   for (const auto& b : scope) {
-    if (b == nullptr) return absl::InvalidArgumentError("merge: null block index");
+    if (b == nullptr)
+      return absl::InvalidArgumentError("merge: null block index");
     blocks.push_back(b.get());
   }
   std::sort(blocks.begin(), blocks.end(),
-            [](const BlockIndex* a, const BlockIndex* b) { return a->hash < b->hash; });
+            [](const BlockIndex* a, const BlockIndex* b) {
+              return a->hash < b->hash;
+            });
   for (size_t i = 1; i < blocks.size(); ++i) {
     if (blocks[i]->hash == blocks[i - 1]->hash) {
-      return absl::InvalidArgumentError("merge: block " + HexEncode(blocks[i]->hash) +
-                                        " twice in scope");
+      return absl::InvalidArgumentError(
+          "merge: block " + HexEncode(blocks[i]->hash) + " twice in scope");
     }
   }
   std::vector<const ChainIndex*> chains;
@@ -331,7 +410,8 @@ absl::StatusOr<MergeResult> Merge(
     BranchInfo& info = result.branches[b];
     std::vector<const EventFacts*> parts;
     for (uint32_t c : branch_chains[b]) {
-      info.chains.push_back(ChainKey{chains[c]->block, chains[c]->first_deploy});
+      info.chains.push_back(
+          ChainKey{chains[c]->block, chains[c]->first_deploy});
       if (__builtin_add_overflow(info.cost, chains[c]->cost, &info.cost)) {
         return absl::InvalidArgumentError("merge: branch cost overflows");
       }
@@ -349,34 +429,46 @@ absl::StatusOr<MergeResult> Merge(
   // --- conflicts and pre-rejections ---
   t0 = Clock::now();
   BaseReader base(history, base_root,
-                  options.term_factory ? options.term_factory
-                                       : rspace::TermFactory([](Bytes b) {
-                                           return absl::StatusOr<rspace::TermPtr>(
-                                               rspace::Term::Make(std::move(b)));
-                                         }));
+                  options.term_factory
+                      ? options.term_factory
+                      : rspace::TermFactory([](Bytes b) {
+                          return absl::StatusOr<rspace::TermPtr>(
+                              rspace::Term::Make(std::move(b)));
+                        }));
+  base.Reserve(2 * chains.size());
+  const size_t threads = std::max<size_t>(options.threads, 1);
   std::vector<std::optional<RejectReason>> prerejected(nb);
   std::vector<ConflictGroup> groups;
   {
-    std::vector<std::pair<const Bytes*, uint32_t>> ids;
+    struct IdRef {
+      uint64_t prefix;
+      const Bytes* id;
+      uint32_t branch;
+    };
+    std::vector<IdRef> ids;
     ids.reserve(m.deploys);
     for (uint32_t b = 0; b < nb; ++b) {
       for (uint32_t c : branch_chains[b]) {
         for (uint32_t d : chains[c]->deploys) {
-          ids.emplace_back(&chain_block[c]->deploys[d].id, b);
+          const Bytes& id = chain_block[c]->deploys[d].id;
+          ids.push_back(IdRef{PrefixKey(id.data(), id.size()), &id, b});
         }
       }
     }
-    std::sort(ids.begin(), ids.end(), [](const auto& x, const auto& y) {
-      int cmp = CompareBytes(*x.first, *y.first);
-      return cmp != 0 ? cmp < 0 : x.second < y.second;
+    std::sort(ids.begin(), ids.end(), [](const IdRef& x, const IdRef& y) {
+      if (x.prefix != y.prefix) return x.prefix < y.prefix;
+      int cmp = CompareBytes(*x.id, *y.id);
+      return cmp != 0 ? cmp < 0 : x.branch < y.branch;
     });
     for (size_t i = 0; i < ids.size();) {
       size_t j = i + 1;
-      while (j < ids.size() && *ids[j].first == *ids[i].first) ++j;
+      while (j < ids.size() && ids[j].prefix == ids[i].prefix &&
+             *ids[j].id == *ids[i].id)
+        ++j;
       if (j - i >= 2) {
         ConflictGroup g{{}, {}, true};
         for (size_t k = i; k < j; ++k) {
-          const uint32_t b = ids[k].second;
+          const uint32_t b = ids[k].branch;
           if (!g.a.empty() && g.a.back() == b) {
             prerejected[b] = RejectReason::kDuplicateInBranch;
           } else {
@@ -387,20 +479,6 @@ absl::StatusOr<MergeResult> Merge(
       }
       i = j;
     }
-  }
-  {
-    // Read the base leaves the checks below need in key order: neighbouring
-    // keys share trie paths, so the node cache and the store serve them hot.
-    std::vector<Hash32> wanted;
-    for (const ChainIndex* c : chains) {
-      for (const auto& [item, net] : c->item_nets) {
-        if (net < 0) wanted.push_back(item.channel);
-      }
-      for (const auto& p : c->facts.created_produces) wanted.push_back(p.channel);
-    }
-    std::sort(wanted.begin(), wanted.end());
-    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-    for (const Hash32& ch : wanted) RETURN_IF_ERROR(base.Get(ch).status());
   }
   for (uint32_t b = 0; b < nb; ++b) {
     if (prerejected[b].has_value()) continue;
@@ -430,16 +508,29 @@ absl::StatusOr<MergeResult> Merge(
   auto for_each_key = [&](uint32_t b, auto&& fn) {
     const EventFacts& f = *branch_facts[b];
     for (const auto& p : f.consumed_produces) {
-      if (!p.persist) fn(produce_races, p.hash, p.mergeable ? Side::kB : Side::kA);
+      if (!p.persist)
+        fn(produce_races, p.hash, p.mergeable ? Side::kB : Side::kA);
     }
     for (const auto& k : f.fired_consumes) {
-      if (!k.persist) fn(consume_races, k.hash, k.mergeable ? Side::kB : Side::kA);
+      if (!k.persist)
+        fn(consume_races, k.hash, k.mergeable ? Side::kB : Side::kA);
     }
     for (const auto& p : f.pcnd) fn(channels, p.channel, Side::kA);
     for (const auto& k : f.ccnd) {
       for (const Hash32& ch : k.channels) fn(channels, ch, Side::kB);
     }
   };
+  {
+    size_t races = 0, fired = 0, chans = 0;
+    for (uint32_t b = 0; b < nb; ++b) {
+      races += branch_facts[b]->consumed_produces.size();
+      fired += branch_facts[b]->fired_consumes.size();
+      chans += branch_facts[b]->pcnd.size() + branch_facts[b]->ccnd.size();
+    }
+    produce_races.Reserve(races);
+    consume_races.Reserve(fired);
+    channels.Reserve(chans);
+  }
   for (uint32_t b = 0; b < nb; ++b) {
     for_each_key(b, [&](KeyedGroups& kg, const Hash32& key, Side side) {
       kg.Note(key, b, side);
@@ -488,22 +579,36 @@ absl::StatusOr<MergeResult> Merge(
     ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(ch));
     ASSIGN_OR_RETURN(int64_t v, options.number_codec->Read(leaf->state));
     if (v < 0) {
-      return absl::FailedPreconditionError("merge: base value of number channel " +
-                                           HexEncode(ch) + " is negative");
+      return absl::FailedPreconditionError(
+          "merge: base value of number channel " + HexEncode(ch) +
+          " is negative");
     }
     problem.base_values.push_back(v);
   }
   problem.diffs.resize(nb);
   for (uint32_t b = 0; b < nb; ++b) {
-    std::map<uint32_t, __int128> sums;
+    auto& sums = problem.diffs[b];
     for (uint32_t c : branch_chains[b]) {
       for (const auto& [ch, d] : chains[c]->number_diffs) {
         uint32_t idx = static_cast<uint32_t>(
-            std::lower_bound(numbers.begin(), numbers.end(), ch) - numbers.begin());
-        sums[idx] += d;
+            std::lower_bound(numbers.begin(), numbers.end(), ch) -
+            numbers.begin());
+        sums.emplace_back(idx, d);
       }
     }
-    problem.diffs[b].assign(sums.begin(), sums.end());
+    if (sums.size() > 1) {
+      std::sort(sums.begin(), sums.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      size_t w = 0;
+      for (size_t r = 1; r < sums.size(); ++r) {
+        if (sums[r].first == sums[w].first) {
+          sums[w].second += sums[r].second;
+        } else {
+          sums[++w] = sums[r];
+        }
+      }
+      sums.resize(w + 1);
+    }
   }
   internal::RejectionSolution solution = internal::SolveRejection(problem);
   m.components = solution.components;
@@ -526,7 +631,8 @@ absl::StatusOr<MergeResult> Merge(
     for (uint32_t b = 0; b < nb; ++b) {
       if (result.branches[b].rejected) continue;
       for (uint32_t c : branch_chains[b]) {
-        for (uint32_t d : chains[c]->deploys) rejected.erase(chain_block[c]->deploys[d].id);
+        for (uint32_t d : chains[c]->deploys)
+          rejected.erase(chain_block[c]->deploys[d].id);
       }
     }
   }
@@ -536,7 +642,14 @@ absl::StatusOr<MergeResult> Merge(
 
   // --- combine ---
   t0 = Clock::now();
-  std::vector<const rspace::ChannelChange*> touches;
+  // The channel is copied in so that sorting never follows the pointer.
+  struct Touch {
+    uint64_t prefix;
+    Hash32 channel;
+    const rspace::ChannelChange* change;
+  };
+  std::vector<Touch> touches;
+  touches.reserve(3 * m.deploys);
   std::set<JoinGroup> touched_groups;
   std::map<uint32_t, __int128> number_sums;
   for (uint32_t b = 0; b < nb; ++b) {
@@ -547,28 +660,45 @@ absl::StatusOr<MergeResult> Merge(
         const DeployInput& dep = chain_block[c]->deploys[d];
         for (const rspace::ChannelChange& cc : dep.changes.channels) {
           if (dep.number_diffs.count(cc.channel)) continue;
-          touches.push_back(&cc);
-          for (const auto& k : cc.added_continuations) touched_groups.insert(k.group);
-          for (const auto& k : cc.removed_continuations) touched_groups.insert(k.group);
+          touches.push_back(
+              Touch{PrefixKey(cc.channel.data(), 8), cc.channel, &cc});
+          for (const auto& k : cc.added_continuations)
+            touched_groups.insert(k.group);
+          for (const auto& k : cc.removed_continuations)
+            touched_groups.insert(k.group);
         }
       }
     }
   }
-  std::stable_sort(touches.begin(), touches.end(),
-                   [](const rspace::ChannelChange* x, const rspace::ChannelChange* y) {
-                     return x->channel < y->channel;
-                   });
-  std::map<Hash32, ChannelState> next;
+  std::sort(touches.begin(), touches.end(), [](const Touch& x, const Touch& y) {
+    if (x.prefix != y.prefix) return x.prefix < y.prefix;
+    return internal::Hash32Less()(x.channel, y.channel);
+  });
+  // New states in insertion order with an index by channel; sorted by
+  // channel for the trie actions.
+  std::vector<std::pair<Hash32, ChannelState>> next;
+  internal::Hash32Map<uint32_t> next_index;
+  next_index.reserve(touches.size() + 1);
+  next.reserve(touches.size() + 1);
+  auto find_next = [&](const Hash32& ch) -> ChannelState* {
+    auto it = next_index.find(ch);
+    return it == next_index.end() ? nullptr : &next[it->second].second;
+  };
+  auto add_next = [&](const Hash32& ch, ChannelState st) -> ChannelState* {
+    next_index.emplace(ch, static_cast<uint32_t>(next.size()));
+    next.emplace_back(ch, std::move(st));
+    return &next.back().second;
+  };
   ChannelAcc a;
   for (size_t i = 0; i < touches.size();) {
-    const Hash32& ch = touches[i]->channel;
+    const Hash32& ch = touches[i].change->channel;
     a.added_data.clear();
     a.removed_data.clear();
     a.added_k.clear();
     a.removed_k.clear();
     size_t j = i;
-    for (; j < touches.size() && touches[j]->channel == ch; ++j) {
-      const rspace::ChannelChange& cc = *touches[j];
+    for (; j < touches.size() && touches[j].change->channel == ch; ++j) {
+      const rspace::ChannelChange& cc = *touches[j].change;
       for (const auto& x : cc.added_data) a.added_data.push_back(&x);
       for (const auto& x : cc.removed_data) a.removed_data.push_back(&x);
       for (const auto& k : cc.added_continuations) a.added_k.push_back(&k);
@@ -576,16 +706,14 @@ absl::StatusOr<MergeResult> Merge(
     }
     ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(ch));
     ASSIGN_OR_RETURN(ChannelState st, ApplyAcc(leaf->state, a));
-    next.emplace_hint(next.end(), ch, std::move(st));
+    add_next(ch, std::move(st));
     i = j;
   }
+  const size_t sorted_prefix = next.size();
   for (const JoinGroup& g : touched_groups) {
     if (g.empty()) return absl::InvalidArgumentError("merge: empty join group");
-    const ChannelState* owner = nullptr;
-    auto it = next.find(g.front());
-    if (it != next.end()) {
-      owner = &it->second;
-    } else {
+    const ChannelState* owner = find_next(g.front());
+    if (owner == nullptr) {
       ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(g.front()));
       owner = &leaf->state;
     }
@@ -593,12 +721,12 @@ absl::StatusOr<MergeResult> Merge(
     for (const auto& k : owner->continuations) present |= k.group == g;
     for (size_t i = 0; i < g.size(); ++i) {
       if (i > 0 && g[i] == g[i - 1]) continue;
-      auto nit = next.find(g[i]);
-      if (nit == next.end()) {
+      ChannelState* target = find_next(g[i]);
+      if (target == nullptr) {
         ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(g[i]));
-        nit = next.emplace(g[i], leaf->state).first;
+        target = add_next(g[i], leaf->state);
       }
-      auto& joins = nit->second.joins;
+      auto& joins = target->joins;
       auto jit = std::find(joins.begin(), joins.end(), g);
       if (present && jit == joins.end()) joins.push_back(g);
       if (!present && jit != joins.end()) joins.erase(jit);
@@ -607,26 +735,55 @@ absl::StatusOr<MergeResult> Merge(
   for (const auto& [idx, sum] : number_sums) {
     if (sum == 0) continue;
     __int128 value = problem.base_values[idx] + sum;
-    ASSIGN_OR_RETURN(ChannelState s,
-                     options.number_codec->Write(numbers[idx], static_cast<int64_t>(value)));
-    next[numbers[idx]] = std::move(s);
+    ASSIGN_OR_RETURN(
+        ChannelState s,
+        options.number_codec->Write(numbers[idx], static_cast<int64_t>(value)));
+    if (ChannelState* cur = find_next(numbers[idx]); cur != nullptr) {
+      *cur = std::move(s);
+    } else {
+      add_next(numbers[idx], std::move(s));
+    }
   }
+  std::vector<uint32_t> order(next.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto order_less = [&](uint32_t x, uint32_t y) {
+    return internal::Hash32Less()(next[x].first, next[y].first);
+  };
+  // Entries up to sorted_prefix are in channel order already.
+  std::sort(order.begin() + static_cast<ptrdiff_t>(sorted_prefix), order.end(),
+            order_less);
+  std::inplace_merge(order.begin(),
+                     order.begin() + static_cast<ptrdiff_t>(sorted_prefix),
+                     order.end(), order_less);
   m.combine_ns = SinceNs(t0);
 
   // --- trie actions ---
   t0 = Clock::now();
   std::vector<rspace::LeafUpdate> updates;
-  for (auto& [ch, s] : next) {
+  std::vector<const BaseLeaf*> leaves(next.size());
+  for (uint32_t i : order) {
+    ASSIGN_OR_RETURN(leaves[i], base.Get(next[i].first));
+  }
+  // Per channel, independent: the new blob and its hash, or a deletion, or
+  // nothing when the state equals the base. Collected in channel order.
+  std::vector<std::optional<rspace::LeafUpdate>> slots(next.size());
+  ForEachIndex(next.size(), threads, [&](size_t i) {
+    const Hash32& ch = next[i].first;
+    ChannelState& s = next[i].second;
+    const BaseLeaf* leaf = leaves[i];
     Canonicalize(s);
-    ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(ch));
     if (s.empty()) {
-      if (leaf->blob.has_value()) updates.push_back(rspace::LeafUpdate{ch, {}, {}});
-      continue;
+      if (leaf->blob.has_value()) slots[i] = rspace::LeafUpdate{ch, {}, {}};
+      return;
     }
     Bytes blob = rspace::internal::EncodeChannelState(s);
-    if (leaf->blob.has_value() && *leaf->blob == blob) continue;
+    if (leaf->blob.has_value() && *leaf->blob == blob) return;
     Hash32 h = crypto::Blake2b256(blob);
-    updates.push_back(rspace::LeafUpdate{ch, std::move(blob), h});
+    slots[i] = rspace::LeafUpdate{ch, std::move(blob), h};
+  });
+  updates.reserve(next.size());
+  for (uint32_t i : order) {
+    if (slots[i].has_value()) updates.push_back(std::move(*slots[i]));
   }
   m.channels_read = base.reads();
   m.base_read_ns = base.read_ns();

@@ -99,7 +99,8 @@ struct MergeResult {
   std::vector<RejectedDeploy> rejected;  // Ascending id, unique.
   std::vector<BranchInfo> branches;      // Branch number order.
   std::vector<ConflictGroup> conflicts;  // Sorted.
-  std::vector<uint32_t> base_join_branches;  // Conflict with every other branch.
+  std::vector<uint32_t>
+      base_join_branches;  // Conflict with every other branch.
   MergeMetrics metrics;
 };
 
@@ -108,6 +109,10 @@ struct MergeOptions {
   const NumberChannelCodec* number_codec = nullptr;
   // Builds terms of base states read from history; default Term::Make.
   rspace::TermFactory term_factory;
+  // Threads for independent per-channel work (canonicalising, encoding and
+  // hashing the new states), combined in channel order; 0 counts as 1. The
+  // result does not depend on it. History reads stay on the calling thread.
+  size_t threads = 1;
 };
 
 // Merges `scope` (in any order) onto `base_root` and commits the new state

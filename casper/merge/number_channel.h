@@ -20,7 +20,8 @@ class NumberChannelCodec {
 
   // The value held by a number channel's state. An absent leaf is passed as
   // the empty state. Errors (malformed state) fail the merge as returned.
-  virtual absl::StatusOr<int64_t> Read(const rspace::ChannelState& state) const = 0;
+  virtual absl::StatusOr<int64_t> Read(
+      const rspace::ChannelState& state) const = 0;
 
   // The state that holds `value` on `channel`. Errors fail the merge.
   virtual absl::StatusOr<rspace::ChannelState> Write(const Hash32& channel,

@@ -12,8 +12,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/history/trie.h"
+#include "rspace/internal/mutex.h"
 #include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
 

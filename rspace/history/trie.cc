@@ -46,8 +46,8 @@ Bytes EncodeTrieNode(const TrieNode& node) {
   out.reserve(size);
   for (const auto& it : node.items) {
     out.push_back(it.index);
-    out.push_back(static_cast<uint8_t>((it.is_ptr ? kPtrFlag : 0) |
-                                       it.prefix.size()));
+    out.push_back(
+        static_cast<uint8_t>((it.is_ptr ? kPtrFlag : 0) | it.prefix.size()));
     out.insert(out.end(), it.prefix.begin(), it.prefix.end());
     out.insert(out.end(), it.hash.begin(), it.hash.end());
   }
@@ -59,7 +59,8 @@ absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes) {
   size_t pos = 0;
   int last_index = -1;
   while (pos < bytes.size()) {
-    if (bytes.size() - pos < 2) return absl::DataLossError("trie node: truncated item");
+    if (bytes.size() - pos < 2)
+      return absl::DataLossError("trie node: truncated item");
     TrieItem it;
     it.index = bytes[pos];
     uint8_t tag = bytes[pos + 1];
@@ -70,7 +71,8 @@ absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes) {
     last_index = it.index;
     it.is_ptr = (tag & kPtrFlag) != 0;
     size_t len = tag & 0x7f;
-    if (len >= kKeyBytes) return absl::DataLossError("trie node: prefix too long");
+    if (len >= kKeyBytes)
+      return absl::DataLossError("trie node: prefix too long");
     if (bytes.size() - pos < len + 32) {
       return absl::DataLossError("trie node: truncated item");
     }
@@ -239,11 +241,9 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
       set.emplace_back(full, existing->hash);
     }
     for (const auto& c : changes) {
-      auto it = std::lower_bound(
-          set.begin(), set.end(), c.key,
-          [](const std::pair<Hash32, Hash32>& e, const Hash32& k) {
-            return e.first < k;
-          });
+      auto it = std::lower_bound(set.begin(), set.end(), c.key,
+                                 [](const std::pair<Hash32, Hash32>& e,
+                                    const Hash32& k) { return e.first < k; });
       bool found = it != set.end() && it->first == c.key;
       if (c.value.has_value()) {
         if (found) {
@@ -291,8 +291,8 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
       return existing;
     }
   }
-  return std::optional<TrieItem>(
-      Normalize(Bytes(path.begin(), path.begin() + k), *std::move(applied), ctx));
+  return std::optional<TrieItem>(Normalize(
+      Bytes(path.begin(), path.begin() + k), *std::move(applied), ctx));
 }
 
 absl::StatusOr<TrieNode> MerkleTrie::ApplyNode(
@@ -313,7 +313,8 @@ absl::StatusOr<TrieNode> MerkleTrie::ApplyNode(
     if (ni < node.items.size() && node.items[ni].index == b) {
       existing = std::move(node.items[ni++]);
     }
-    auto item = ApplyItem(existing, depth + 1, changes.subspan(ci, cj - ci), ctx);
+    auto item =
+        ApplyItem(existing, depth + 1, changes.subspan(ci, cj - ci), ctx);
     if (!item.ok()) return item.status();
     if (item->has_value()) {
       (*item)->index = b;
@@ -335,6 +336,10 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
           "trie changes must be sorted with unique keys; offending key " +
           HexEncode(changes[i].key));
     }
+  }
+  {
+    internal::MutexLock lock(&mu_);
+    pending_.clear();
   }
   Ctx ctx{batch, {}};
   auto root_node = Load(root);
@@ -369,11 +374,13 @@ absl::Status MerkleTrie::Walk(
     path.push_back(it.index);
     path.insert(path.end(), it.prefix.begin(), it.prefix.end());
     if (it.is_ptr) {
-      if (path.size() >= kKeyBytes) return absl::DataLossError("trie pointer too deep");
+      if (path.size() >= kKeyBytes)
+        return absl::DataLossError("trie pointer too deep");
       absl::Status s = Walk(it.hash, path, fn);
       if (!s.ok()) return s;
     } else {
-      if (path.size() != kKeyBytes) return absl::DataLossError("trie leaf at wrong depth");
+      if (path.size() != kKeyBytes)
+        return absl::DataLossError("trie leaf at wrong depth");
       Hash32 key;
       std::copy(path.begin(), path.end(), key.begin());
       absl::Status s = fn(key, it.hash);

@@ -104,9 +104,9 @@ class MerkleTrie {
   TrieItem Build(std::span<const std::pair<Hash32, Hash32>> set, size_t p,
                  Ctx& ctx);
   Hash32 Store(const TrieNode& node, Ctx& ctx);
-  absl::Status Walk(const Hash32& node_hash, Bytes& path,
-                    const std::function<absl::Status(const Hash32&,
-                                                     const Hash32&)>& fn);
+  absl::Status Walk(
+      const Hash32& node_hash, Bytes& path,
+      const std::function<absl::Status(const Hash32&, const Hash32&)>& fn);
 
   KeyValueStore* const store_;
   const ColumnId column_;

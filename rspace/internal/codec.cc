@@ -126,11 +126,12 @@ absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
     WaitingContinuation k;
     uint8_t flags;
     uint32_t binds;
-    if (!r.U8(flags) || flags > 3 || !r.Hash(k.source) ||
-        !r.Count(binds, 8) || binds == 0 || binds > kMaxJoinArity) {
+    if (!r.U8(flags) || flags > 3 || !r.Hash(k.source) || !r.Count(binds, 8) ||
+        binds == 0 || binds > kMaxJoinArity) {
       return Corrupt("bad continuation");
     }
-    if (!st.continuations.empty() && k.source < st.continuations.back().source) {
+    if (!st.continuations.empty() &&
+        k.source < st.continuations.back().source) {
       return Corrupt("continuations out of order");
     }
     k.persist = (flags & 1) != 0;
@@ -153,7 +154,8 @@ absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
   st.joins.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     uint32_t m;
-    if (!r.Count(m, 32) || m == 0 || m > kMaxJoinArity) return Corrupt("bad join");
+    if (!r.Count(m, 32) || m == 0 || m > kMaxJoinArity)
+      return Corrupt("bad join");
     JoinGroup g(m);
     for (uint32_t j = 0; j < m; ++j) {
       if (!r.Hash(g[j])) return Corrupt("bad join");

@@ -15,7 +15,8 @@ void FaultInjectingStore::FailReadsAfter(uint64_t n) {
   fail_reads_at_ = reads_ + n;
 }
 
-void FaultInjectingStore::SetCrashPoint(uint64_t n, std::function<void()> hook) {
+void FaultInjectingStore::SetCrashPoint(uint64_t n,
+                                        std::function<void()> hook) {
   internal::MutexLock lock(&mu_);
   crash_at_ = writes_ + n;
   crash_hook_ = std::move(hook);

@@ -91,9 +91,8 @@ absl::StatusOr<std::optional<Bytes>> RocksDbStore::Get(ColumnId column,
                                       std::to_string(column));
   }
   rocksdb::PinnableSlice value;
-  rocksdb::Status s = impl_->db->Get(rocksdb::ReadOptions(),
-                                     impl_->handles[column], ToSlice(key),
-                                     &value);
+  rocksdb::Status s = impl_->db->Get(
+      rocksdb::ReadOptions(), impl_->handles[column], ToSlice(key), &value);
   if (s.IsNotFound()) return std::optional<Bytes>();
   if (!s.ok()) return FromRocks(s, "get");
   const auto* p = reinterpret_cast<const uint8_t*>(value.data());

@@ -132,6 +132,38 @@ TEST(IrTest, DerivedFlagsOfVariables) {
   EXPECT_EQ(n->locally_free.ToVector(), (std::vector<uint32_t>{2}));
 }
 
+TEST(IrTest, SharedLeavesMatchFreshlyBuiltOnes) {
+  // Small ints, bools and low-index variables are shared instances; larger
+  // ones are built fresh. Both must hash by the same rule.
+  for (int64_t v : {int64_t{7}, int64_t{-16}, int64_t{255}, int64_t{256},
+                    int64_t{-17}, int64_t{100000}}) {
+    Bytes pre = {0x04, 0x01};
+    uint64_t z =
+        (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
+    while (z >= 0x80) {
+      pre.push_back(static_cast<uint8_t>(z | 0x80));
+      z >>= 7;
+    }
+    pre.push_back(static_cast<uint8_t>(z));
+    EXPECT_EQ(Expr::Int(v)->hash, crypto::Blake2b256(pre)) << v;
+    EXPECT_EQ(Expr::Int(v)->int_value, v);
+  }
+  EXPECT_EQ(Expr::Int(3).get(), Expr::Int(3).get());
+  EXPECT_EQ(Expr::Bool(true)->hash,
+            crypto::Blake2b256(Bytes{0x04, 0x00, 0x01}));
+  for (uint32_t i : {0u, 63u, 64u, 1000u}) {
+    ExprPtr b = Expr::Variable({VarKind::kBound, i});
+    EXPECT_EQ(b->locally_free.ToVector(), (std::vector<uint32_t>{i}));
+    EXPECT_EQ(b->var.index, i);
+    EXPECT_EQ(VarPar({VarKind::kBound, i})->hash, b->hash);
+    ExprPtr f = Expr::Variable({VarKind::kFree, i});
+    EXPECT_TRUE(f->connective_used);
+    EXPECT_NE(f->hash, b->hash);
+  }
+  EXPECT_EQ(Expr::Variable({VarKind::kWildcard, 9})->hash,
+            Expr::Variable({VarKind::kWildcard, 0})->hash);
+}
+
 TEST(IrTest, HeightGrowsWithNesting) {
   ParPtr p = IntPar(1);
   EXPECT_EQ(p->height, 2u);

@@ -68,7 +68,8 @@ TEST(CheckpointTest, ConsumedDataFromHistoryIsDeletedAtNextCheckpoint) {
 
 TEST(CheckpointTest, ContinuationsAndJoinsRoundTripThroughHistory) {
   Fixture f;
-  ASSERT_FALSE(f.Consume({"b", "a"}, {"^x", "*"}, "k", true, false)->has_value());
+  ASSERT_FALSE(
+      f.Consume({"b", "a"}, {"^x", "*"}, "k", true, false)->has_value());
   ASSERT_TRUE(f.space->CreateCheckpoint().ok());
   auto ks = f.space->GetContinuations({T("a"), T("b")});
   ASSERT_TRUE(ks.ok());
@@ -212,7 +213,8 @@ TEST(CheckpointTest, OnlyOneWritePerCheckpoint) {
   EventLog log;
   OpContext ctx{&log, &m};
   for (int i = 0; i < 100; ++i) {
-    ASSERT_TRUE(space->Produce(ctx, T("ch" + std::to_string(i)), T("d"), false).ok());
+    ASSERT_TRUE(
+        space->Produce(ctx, T("ch" + std::to_string(i)), T("d"), false).ok());
   }
   ASSERT_TRUE(space->CreateCheckpoint().ok());
   EXPECT_EQ(store.writes(), before + 1);
@@ -408,7 +410,8 @@ TEST(StateChangeTest, FullyNettedChangeIsEmpty) {
 TEST(StateChangeTest, ChangesAreSortedByChannel) {
   Fixture f;
   f.space->CreateSoftCheckpoint();
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(f.Produce("c" + std::to_string(i), "d").ok());
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(f.Produce("c" + std::to_string(i), "d").ok());
   StateChanges c = f.space->ChangesSinceSoftCheckpoint();
   ASSERT_EQ(c.channels.size(), 20u);
   for (size_t i = 1; i < c.channels.size(); ++i) {
@@ -444,8 +447,10 @@ TEST(ChannelStateCodecTest, RoundTripKeepsOrderAndFlags) {
   st.continuations.push_back(k);
   st.joins.push_back(k.group);
   Bytes enc = internal::EncodeChannelState(st);
-  auto dec = internal::DecodeChannelState(
-      enc, [](Bytes b) -> absl::StatusOr<TermPtr> { return Term::Make(std::move(b)); });
+  auto dec =
+      internal::DecodeChannelState(enc, [](Bytes b) -> absl::StatusOr<TermPtr> {
+        return Term::Make(std::move(b));
+      });
   ASSERT_TRUE(dec.ok()) << dec.status();
   ASSERT_EQ(dec->data.size(), 2u);
   EXPECT_EQ(S(dec->data[0].value), "b");
@@ -473,8 +478,10 @@ TEST_P(ChannelStateDecodeTest, TruncatedBlobIsDataLoss) {
   Bytes enc = internal::EncodeChannelState(st);
   size_t cut = GetParam() * enc.size() / 10;
   Bytes bad(enc.begin(), enc.begin() + cut);
-  auto dec = internal::DecodeChannelState(
-      bad, [](Bytes b) -> absl::StatusOr<TermPtr> { return Term::Make(std::move(b)); });
+  auto dec =
+      internal::DecodeChannelState(bad, [](Bytes b) -> absl::StatusOr<TermPtr> {
+        return Term::Make(std::move(b));
+      });
   EXPECT_EQ(dec.status().code(), absl::StatusCode::kDataLoss);
 }
 
@@ -485,8 +492,10 @@ TEST(ChannelStateCodecTest, TrailingBytesAreDataLoss) {
   ChannelState st;
   Bytes enc = internal::EncodeChannelState(st);
   enc.push_back(0);
-  auto dec = internal::DecodeChannelState(
-      enc, [](Bytes b) -> absl::StatusOr<TermPtr> { return Term::Make(std::move(b)); });
+  auto dec =
+      internal::DecodeChannelState(enc, [](Bytes b) -> absl::StatusOr<TermPtr> {
+        return Term::Make(std::move(b));
+      });
   EXPECT_EQ(dec.status().code(), absl::StatusCode::kDataLoss);
 }
 

@@ -65,9 +65,11 @@ void WriteAll(int fd, const void* data, size_t n) {
     OpContext ctx{&log, &m};
     for (int i = 0; i < 200; ++i) {
       std::string ch = "c" + std::to_string((round * 31 + c * 7 + i) % 500);
-      auto r = (i % 4 == 3)
-                   ? (*space)->Consume(ctx, {T(ch)}, {T("*")}, T("k"), false, false)
-                   : (*space)->Produce(ctx, T(ch), T("d" + std::to_string(i)), false);
+      auto r =
+          (i % 4 == 3)
+              ? (*space)->Consume(ctx, {T(ch)}, {T("*")}, T("k"), false, false)
+              : (*space)->Produce(ctx, T(ch), T("d" + std::to_string(i)),
+                                  false);
       if (!r.ok()) ::_exit(4);
     }
     auto root = (*space)->CreateCheckpoint();
@@ -89,12 +91,18 @@ enum VerifierExit : int {
 
 const char* VerifierError(int code) {
   switch (code) {
-    case kOpenFailed: return "store or history failed to open";
-    case kLastRootUnknown: return "last-root is not in the roots table";
-    case kRootUnreadable: return "a recorded root is not fully readable";
-    case kRootLost: return "a committed root is missing";
-    case kListFailed: return "roots table unreadable";
-    default: return "unexpected exit";
+    case kOpenFailed:
+      return "store or history failed to open";
+    case kLastRootUnknown:
+      return "last-root is not in the roots table";
+    case kRootUnreadable:
+      return "a recorded root is not fully readable";
+    case kRootLost:
+      return "a committed root is missing";
+    case kListFailed:
+      return "roots table unreadable";
+    default:
+      return "unexpected exit";
   }
 }
 
@@ -230,7 +238,10 @@ TEST(CrashTest, CrashPointBeforeWriteLeavesPreviousRoot) {
   }
   FaultInjectingStore store(&base);
   bool crashed = false;
-  store.SetCrashPoint(0, [&] { crashed = true; store.FailWritesAfter(0); });
+  store.SetCrashPoint(0, [&] {
+    crashed = true;
+    store.FailWritesAfter(0);
+  });
   auto space = *Space::Open(&store);
   testing::TestMatcher m;
   EventLog log;

@@ -101,10 +101,13 @@ TEST_P(KvStoreTest, ForEachIsOrderedByKey) {
   for (const char* k : {"c", "a", "b"}) b.Put(1, AsBytes(k), AsBytes(k));
   ASSERT_TRUE(store_->Write(b).ok());
   std::string keys;
-  ASSERT_TRUE(store_->ForEach(1, [&](ByteView k, ByteView) {
-                      keys += ToString(k);
-                      return absl::OkStatus();
-                    }).ok());
+  ASSERT_TRUE(store_
+                  ->ForEach(1,
+                            [&](ByteView k, ByteView) {
+                              keys += ToString(k);
+                              return absl::OkStatus();
+                            })
+                  .ok());
   EXPECT_EQ(keys, "abc");
 }
 
@@ -113,7 +116,8 @@ TEST_P(KvStoreTest, ColumnCount) { EXPECT_EQ(store_->ColumnCount(), 2u); }
 INSTANTIATE_TEST_SUITE_P(Stores, KvStoreTest,
                          ::testing::Values(Kind::kMemory, Kind::kRocks),
                          [](const auto& info) {
-                           return info.param == Kind::kMemory ? "Memory" : "RocksDb";
+                           return info.param == Kind::kMemory ? "Memory"
+                                                              : "RocksDb";
                          });
 
 TEST(RocksDbStoreTest, DataSurvivesReopen) {
@@ -147,10 +151,13 @@ TEST(RocksDbStoreTest, SpaceCheckpointsAndReopensOnRocksDb) {
     EventLog log;
     OpContext ctx{&log, &m};
     for (int i = 0; i < 50; ++i) {
-      ASSERT_TRUE(space->Produce(ctx, T("c" + std::to_string(i)), T("d"), false).ok());
+      ASSERT_TRUE(
+          space->Produce(ctx, T("c" + std::to_string(i)), T("d"), false).ok());
     }
-    ASSERT_TRUE(space->Consume(ctx, {T("j1"), T("j2")}, {T("*"), T("*")}, T("k"),
-                               false, false).ok());
+    ASSERT_TRUE(space
+                    ->Consume(ctx, {T("j1"), T("j2")}, {T("*"), T("*")}, T("k"),
+                              false, false)
+                    .ok());
     root = *space->CreateCheckpoint();
   }
   auto store = *RocksDbStore::Open(dir, DefaultHistoryColumnNames());
@@ -186,7 +193,8 @@ TEST(FaultInjectingStoreTest, FailsReadsAfterN) {
   FaultInjectingStore s(&base);
   s.FailReadsAfter(1);
   EXPECT_TRUE(s.Get(0, AsBytes("k")).ok());
-  EXPECT_EQ(s.Get(0, AsBytes("k")).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(s.Get(0, AsBytes("k")).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 TEST(FaultInjectingStoreTest, CrashPointRunsBeforeTheChosenWrite) {
@@ -211,12 +219,27 @@ TEST(HistoryTest, OpenRecordsEmptyRoot) {
   EXPECT_TRUE(h->VerifyRoot(kEmptyRoot).ok());
 }
 
+TEST(HistoryTest, ReadLeafReturnsTheCommittedBlob) {
+  InMemoryStore store(3);
+  auto h = *History::Open(&store, {});
+  LeafUpdate u{T("k")->hash(), ToBytes("blob"), T("blob")->hash()};
+  Hash32 root = *h->Commit(kEmptyRoot, std::span<const LeafUpdate>(&u, 1));
+  EXPECT_EQ(h->last_root(), root);
+  auto leaf = h->ReadLeaf(root, T("k")->hash());
+  ASSERT_TRUE(leaf.ok());
+  ASSERT_TRUE(leaf->has_value());
+  EXPECT_EQ(ToString(**leaf), "blob");
+  EXPECT_FALSE(h->ReadLeaf(root, T("other")->hash())->has_value());
+  EXPECT_FALSE(h->ReadLeaf(kEmptyRoot, T("k")->hash())->has_value());
+}
+
 TEST(HistoryTest, CorruptLastRootIsDataLoss) {
   InMemoryStore store(3);
   WriteBatch b;
   b.Put(2, AsBytes("last-root"), AsBytes("short"));
   ASSERT_TRUE(store.Write(b).ok());
-  EXPECT_EQ(History::Open(&store, {}).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(History::Open(&store, {}).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 TEST(HistoryTest, MissingBlobIsReportedByVerify) {

@@ -34,12 +34,12 @@ Op P(std::string ch, std::string d, bool persist = false) {
 }
 Op C(std::vector<std::string> chs, std::vector<std::string> ps, std::string k,
      bool persist = false, bool peek = false) {
-  return Op{Op::kConsume, std::move(chs), std::move(ps), std::move(k), persist, peek};
+  return Op{Op::kConsume, std::move(chs), std::move(ps),
+            std::move(k), persist,        peek};
 }
 
-absl::StatusOr<std::vector<std::optional<Comm>>> Run(Space& space,
-                                                     const OpContext& ctx,
-                                                     const std::vector<Op>& ops) {
+absl::StatusOr<std::vector<std::optional<Comm>>> Run(
+    Space& space, const OpContext& ctx, const std::vector<Op>& ops) {
   std::vector<std::optional<Comm>> out;
   for (const Op& op : ops) {
     absl::StatusOr<std::optional<Comm>> r;
@@ -83,7 +83,8 @@ struct ReplayHarness {
   }
 
   absl::StatusOr<std::vector<std::optional<Comm>>> Replay(
-      const std::vector<Op>& ops, std::unique_ptr<EventLog>* log_out = nullptr) {
+      const std::vector<Op>& ops,
+      std::unique_ptr<EventLog>* log_out = nullptr) {
     auto st = replay->Reset(pre);
     if (!st.ok()) return st;
     auto log = EventLog::ForReplay(recorded);
@@ -144,7 +145,8 @@ std::vector<Op> ManyJunk() {
   std::vector<Op> ops;
   for (int i = 0; i < 10; ++i) {
     ops.push_back(P("junk" + std::to_string(i % 3), "j" + std::to_string(i)));
-    ops.push_back(C({"other" + std::to_string(i % 4)}, {"^zz"}, "k" + std::to_string(i)));
+    ops.push_back(
+        C({"other" + std::to_string(i % 4)}, {"^zz"}, "k" + std::to_string(i)));
   }
   ops.push_back(C({"ch"}, {"*"}, "real"));
   ops.push_back(P("ch", "datum"));
@@ -154,37 +156,55 @@ std::vector<Op> ManyJunk() {
 INSTANTIATE_TEST_SUITE_P(
     Scenarios, ReplayScenarioTest,
     ::testing::Values(
-        ReplayCase{"ProduceThenConsume", {}, {P("ch", "d"), C({"ch"}, {"*"}, "k")}, 1},
-        ReplayCase{"ConsumeThenProduce", {}, {C({"ch"}, {"*"}, "k"), P("ch", "d")}, 1},
-        ReplayCase{"PeekProduceFirst", {},
-                   {P("ch", "d"), C({"ch"}, {"*"}, "k", false, true)}, 1},
-        ReplayCase{"PeekConsumeFirst", {},
-                   {C({"ch"}, {"*"}, "k", false, true), P("ch", "d")}, 1},
-        ReplayCase{"JoinOnManyChannelsWithPeek", {},
+        ReplayCase{
+            "ProduceThenConsume", {}, {P("ch", "d"), C({"ch"}, {"*"}, "k")}, 1},
+        ReplayCase{
+            "ConsumeThenProduce", {}, {C({"ch"}, {"*"}, "k"), P("ch", "d")}, 1},
+        ReplayCase{"PeekProduceFirst",
+                   {},
+                   {P("ch", "d"), C({"ch"}, {"*"}, "k", false, true)},
+                   1},
+        ReplayCase{"PeekConsumeFirst",
+                   {},
+                   {C({"ch"}, {"*"}, "k", false, true), P("ch", "d")},
+                   1},
+        ReplayCase{"JoinOnManyChannelsWithPeek",
+                   {},
                    {P("a", "1"), P("b", "2"),
                     C({"a", "b", "c"}, {"*", "*", "*"}, "k", false, true),
                     P("c", "3")},
                    1},
-        ReplayCase{"PickNOfMPersistentData", {},
+        ReplayCase{"PickNOfMPersistentData",
+                   {},
                    {P("ch", "1", true), P("ch", "2", true), P("ch", "3"),
                     C({"ch"}, {"*"}, "k1"), C({"ch"}, {"*"}, "k2"),
                     C({"ch"}, {"^3"}, "k3")},
                    3},
-        ReplayCase{"PickNOfMPersistentContinuations", {},
-                   {C({"ch"}, {"^a"}, "ka", true), C({"ch"}, {"^b"}, "kb", true),
-                    P("ch", "a1"), P("ch", "b1"), P("ch", "a2"), P("ch", "c")},
-                   3},
-        ReplayCase{"StoredAtTwoChannels", {},
-                   {C({"a", "b"}, {"*", "*"}, "k"), P("a", "1"), P("b", "2")}, 1},
-        ReplayCase{"DataFromPreState", {P("ch", "old"), C({"x"}, {"*"}, "kx")},
-                   {C({"ch"}, {"*"}, "k"), P("x", "new")}, 2},
-        ReplayCase{"IdenticalProducesAndConsumes", {},
+        ReplayCase{
+            "PickNOfMPersistentContinuations",
+            {},
+            {C({"ch"}, {"^a"}, "ka", true), C({"ch"}, {"^b"}, "kb", true),
+             P("ch", "a1"), P("ch", "b1"), P("ch", "a2"), P("ch", "c")},
+            3},
+        ReplayCase{"StoredAtTwoChannels",
+                   {},
+                   {C({"a", "b"}, {"*", "*"}, "k"), P("a", "1"), P("b", "2")},
+                   1},
+        ReplayCase{"DataFromPreState",
+                   {P("ch", "old"), C({"x"}, {"*"}, "kx")},
+                   {C({"ch"}, {"*"}, "k"), P("x", "new")},
+                   2},
+        ReplayCase{"IdenticalProducesAndConsumes",
+                   {},
                    {P("ch", "d"), P("ch", "d"), P("ch", "d"),
                     C({"ch"}, {"*"}, "k"), C({"ch"}, {"*"}, "k")},
                    2},
         ReplayCase{"WhileDoingABunchOfOtherJunk", {}, ManyJunk(), 1},
-        ReplayCase{"SameChannelJoin", {},
-                   {P("ch", "1"), P("ch", "2"), C({"ch", "ch"}, {"*", "*"}, "k")}, 1}),
+        ReplayCase{
+            "SameChannelJoin",
+            {},
+            {P("ch", "1"), P("ch", "2"), C({"ch", "ch"}, {"*", "*"}, "k")},
+            1}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ReplayTest, PersistentPeekDoesNotFireOnUnrelatedProduce) {
@@ -206,7 +226,8 @@ TEST(ReplayTest, HundredContinuationsPeekingTwoChannels) {
   ReplayHarness h;
   std::vector<Op> ops;
   for (int i = 0; i < 100; ++i) {
-    ops.push_back(C({"a", "b"}, {"*", "*"}, "k" + std::to_string(i), false, true));
+    ops.push_back(
+        C({"a", "b"}, {"*", "*"}, "k" + std::to_string(i), false, true));
   }
   ops.push_back(P("a", "1"));
   ops.push_back(P("b", "2"));
@@ -217,13 +238,15 @@ TEST(ReplayTest, HundredContinuationsPeekingTwoChannels) {
 
 TEST(ReplayTest, ReplayPicksTheRecordedDatumNotTheFirstOne) {
   ReplayHarness h;
-  std::vector<Op> ops = {P("ch", "first"), P("ch", "second"), C({"ch"}, {"*"}, "k")};
+  std::vector<Op> ops = {P("ch", "first"), P("ch", "second"),
+                         C({"ch"}, {"*"}, "k")};
   h.Play({}, ops);
   std::string taken = S(h.play_results[2]->binds[0].datum);
   // Replay in both orders: the recorded datum is taken each time.
   for (bool swap : {false, true}) {
-    auto r = h.Replay({P("ch", swap ? "second" : "first"),
-                       P("ch", swap ? "first" : "second"), C({"ch"}, {"*"}, "k")});
+    auto r =
+        h.Replay({P("ch", swap ? "second" : "first"),
+                  P("ch", swap ? "first" : "second"), C({"ch"}, {"*"}, "k")});
     ASSERT_TRUE(r.ok()) << r.status();
     ASSERT_TRUE((*r)[2].has_value());
     EXPECT_EQ(S((*r)[2]->binds[0].datum), taken);
@@ -248,7 +271,8 @@ TEST(ReplayTest, UnusedCommIsAnErrorNamingIt) {
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   std::string comm_hex;
   for (const auto& e : h.recorded) {
-    if (const auto* c = std::get_if<CommEvent>(&e)) comm_hex = HexEncode(c->hash);
+    if (const auto* c = std::get_if<CommEvent>(&e))
+      comm_hex = HexEncode(c->hash);
   }
   EXPECT_NE(std::string(s.message()).find(comm_hex), std::string::npos) << s;
 }
@@ -287,8 +311,8 @@ TEST(ReplayTest, ExtraIdenticalProduceIsAnError) {
 
 class RejectingMatcher final : public Matcher {
  public:
-  absl::StatusOr<std::optional<MatchResult>> Match(const Term&,
-                                                   const TermPtr&) const override {
+  absl::StatusOr<std::optional<MatchResult>> Match(
+      const Term&, const TermPtr&) const override {
     return std::optional<MatchResult>();
   }
 };
@@ -320,7 +344,8 @@ TEST(ReplayTest, TamperedLogIsRejectedAtRig) {
 TEST(ReplayTest, InstalledContinuationCommReplays) {
   ReplayHarness h;
   ASSERT_TRUE(h.play->Install(h.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
-  ASSERT_TRUE(h.replay->Install(h.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
+  ASSERT_TRUE(
+      h.replay->Install(h.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
   h.Play({}, {P("sys", "m1"), P("sys", "m2")});
   EXPECT_EQ(CountComms(h.recorded), 2u);
   h.ExpectReplayMatches({P("sys", "m1"), P("sys", "m2")});
@@ -331,7 +356,9 @@ TEST(ReplayTest, ResetToCheckpointFromAnotherBranch) {
   h.Play({P("base", "b")}, {P("ch", "d"), C({"ch"}, {"*"}, "k")});
   EventLog other;
   ASSERT_TRUE(h.replay->Reset(h.pre).ok());
-  ASSERT_TRUE(h.replay->Produce(OpContext{&other, &h.matcher}, T("zz"), T("1"), false).ok());
+  ASSERT_TRUE(
+      h.replay->Produce(OpContext{&other, &h.matcher}, T("zz"), T("1"), false)
+          .ok());
   Hash32 branch = *h.replay->CreateCheckpoint();
   ASSERT_NE(branch, h.post);
   h.ExpectReplayMatches({P("ch", "d"), C({"ch"}, {"*"}, "k")});
@@ -368,9 +395,11 @@ TEST(ReplayTest, RandomScenariosReplayToSameRoot) {
       for (const Op& op : ops) {
         desc += op.kind == Op::kProduce ? "P(" : "C(";
         for (size_t j = 0; j < op.channels.size(); ++j) {
-          desc += op.channels[j] + (op.patterns.empty() ? "" : ":" + op.patterns[j]) + ",";
+          desc += op.channels[j] +
+                  (op.patterns.empty() ? "" : ":" + op.patterns[j]) + ",";
         }
-        desc += op.data + (op.persist ? ",persist" : "") + (op.peek ? ",peek" : "") + ") ";
+        desc += op.data + (op.persist ? ",persist" : "") +
+                (op.peek ? ",peek" : "") + ") ";
       }
       ADD_FAILURE() << "trial " << trial << ": " << desc;
       return;
@@ -409,8 +438,9 @@ TEST(EventHashTest, GoldenVectors) {
   EXPECT_EQ(HexEncode(HashProduce(zero, zero, false, 0)),
             "94388b7b57911c03d1a42211ec931171c5d21123be936c1b39211e4668ee0f07");
   std::vector<Hash32> one = {zero};
-  EXPECT_EQ(HexEncode(HashConsume(HashConsumeBase(one, one, zero, false, false), 0)),
-            "c5f8dfefc6db2c9d49933b2986a7f6b7341378d16e423065fe25a9d284263966");
+  EXPECT_EQ(
+      HexEncode(HashConsume(HashConsumeBase(one, one, zero, false, false), 0)),
+      "c5f8dfefc6db2c9d49933b2986a7f6b7341378d16e423065fe25a9d284263966");
   std::vector<CommBind> binds = {{zero, zero, false}};
   EXPECT_EQ(HexEncode(HashComm(zero, false, false, binds)),
             "0b0522abbe878d140ed7095e4700923ac30e8146fcb1966ce0ef75f73ecc254f");
@@ -452,7 +482,9 @@ TEST(EventLogTest, RepeatCountsNumberIdenticalProduces) {
 TEST(EventLogTest, TakeIsSortedByHashAndRestartsCounters) {
   EventLog log;
   for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE(log.RecordProduce(Hash32{static_cast<uint8_t>(i)}, Hash32{}, false).ok());
+    ASSERT_TRUE(
+        log.RecordProduce(Hash32{static_cast<uint8_t>(i)}, Hash32{}, false)
+            .ok());
   }
   EXPECT_EQ(log.size(), 50u);
   auto events = log.Take();
@@ -467,10 +499,12 @@ TEST(EventLogTest, TakeIsSortedByHashAndRestartsCounters) {
 TEST(EventLogTest, TakeOrderDoesNotDependOnRecordingOrder) {
   EventLog a, b;
   for (int i = 0; i < 20; ++i) {
-    ASSERT_TRUE(a.RecordProduce(Hash32{static_cast<uint8_t>(i)}, Hash32{}, false).ok());
+    ASSERT_TRUE(
+        a.RecordProduce(Hash32{static_cast<uint8_t>(i)}, Hash32{}, false).ok());
   }
   for (int i = 19; i >= 0; --i) {
-    ASSERT_TRUE(b.RecordProduce(Hash32{static_cast<uint8_t>(i)}, Hash32{}, false).ok());
+    ASSERT_TRUE(
+        b.RecordProduce(Hash32{static_cast<uint8_t>(i)}, Hash32{}, false).ok());
   }
   EXPECT_EQ(a.Take(), b.Take());
 }

@@ -30,10 +30,11 @@ TEST(SpaceTest, ProduceOnEmptyChannelStoresDatum) {
 
 // The order of stored data (by produce event hash) for the given datums.
 Strings ByProduceHash(const std::string& ch, Strings data) {
-  std::sort(data.begin(), data.end(), [&](const std::string& a, const std::string& b) {
-    return HashProduce(T(ch)->hash(), T(a)->hash(), false, 0) <
-           HashProduce(T(ch)->hash(), T(b)->hash(), false, 0);
-  });
+  std::sort(data.begin(), data.end(),
+            [&](const std::string& a, const std::string& b) {
+              return HashProduce(T(ch)->hash(), T(a)->hash(), false, 0) <
+                     HashProduce(T(ch)->hash(), T(b)->hash(), false, 0);
+            });
   return data;
 }
 
@@ -46,8 +47,10 @@ TEST(SpaceTest, TwoProducesKeepBothInProduceHashOrder) {
 
 TEST(SpaceTest, StoredOrderDoesNotDependOnProduceOrder) {
   Fixture f, g;
-  for (const char* d : {"1", "2", "3", "4"}) ASSERT_TRUE(f.Produce("ch", d).ok());
-  for (const char* d : {"4", "2", "3", "1"}) ASSERT_TRUE(g.Produce("ch", d).ok());
+  for (const char* d : {"1", "2", "3", "4"})
+    ASSERT_TRUE(f.Produce("ch", d).ok());
+  for (const char* d : {"4", "2", "3", "1"})
+    ASSERT_TRUE(g.Produce("ch", d).ok());
   EXPECT_EQ(f.Data("ch"), g.Data("ch"));
   EXPECT_EQ(*f.space->CreateCheckpoint(), *g.space->CreateCheckpoint());
 }
@@ -185,7 +188,8 @@ TEST(SpaceTest, PermutedChannelConsumesShareAGroupButKeepTheirOwnPatternOrder) {
 
 TEST(SpaceTest, ProducingThreeTimesThenConsumingThreeTimes) {
   Fixture f;
-  for (const char* d : {"1", "2", "3"}) ASSERT_FALSE(f.Produce("ch", d)->has_value());
+  for (const char* d : {"1", "2", "3"})
+    ASSERT_FALSE(f.Produce("ch", d)->has_value());
   Strings got;
   for (int i = 0; i < 3; ++i) {
     auto r = f.Consume({"ch"}, {"*"}, "k");
@@ -198,7 +202,8 @@ TEST(SpaceTest, ProducingThreeTimesThenConsumingThreeTimes) {
 
 TEST(SpaceTest, CandidateDataAreTriedInProduceHashOrder) {
   Fixture f;
-  for (const char* d : {"c", "a", "b"}) ASSERT_FALSE(f.Produce("ch", d)->has_value());
+  for (const char* d : {"c", "a", "b"})
+    ASSERT_FALSE(f.Produce("ch", d)->has_value());
   auto r = f.Consume({"ch"}, {"*"}, "k");
   EXPECT_EQ(S((*r)->binds[0].datum), ByProduceHash("ch", {"a", "b", "c"})[0]);
 }
@@ -317,7 +322,8 @@ TEST(SpaceTest, PeekContinuationFiredByProduceKeepsTheNewDatum) {
 TEST(SpaceTest, PeekOnJoinKeepsDataOnAllChannels) {
   Fixture f;
   ASSERT_FALSE(f.Produce("a", "1")->has_value());
-  ASSERT_FALSE(f.Consume({"a", "b"}, {"*", "*"}, "k", false, true)->has_value());
+  ASSERT_FALSE(
+      f.Consume({"a", "b"}, {"*", "*"}, "k", false, true)->has_value());
   auto r = f.Produce("b", "2");
   ASSERT_TRUE(r->has_value());
   EXPECT_EQ(f.Data("a"), Strings{"1"});
@@ -336,7 +342,8 @@ TEST(SpaceTest, SameChannelJoinConsumesTwoStoredData) {
   // removed (descending index order), leaving the third.
   Fixture f;
   Strings order = ByProduceHash("ch", {"1", "2", "3"});
-  for (const char* d : {"1", "2", "3"}) ASSERT_FALSE(f.Produce("ch", d)->has_value());
+  for (const char* d : {"1", "2", "3"})
+    ASSERT_FALSE(f.Produce("ch", d)->has_value());
   auto r = f.Consume({"ch", "ch"}, {"*", "*"}, "k");
   ASSERT_TRUE(r->has_value());
   EXPECT_EQ(S((*r)->binds[0].datum), order[0]);
@@ -347,7 +354,8 @@ TEST(SpaceTest, SameChannelJoinConsumesTwoStoredData) {
 TEST(SpaceTest, SameChannelJoinRemovesFirstAndLastStoredData) {
   Fixture f;
   Strings order = ByProduceHash("ch", {"1", "2", "3"});
-  for (const char* d : {"1", "2", "3"}) ASSERT_FALSE(f.Produce("ch", d)->has_value());
+  for (const char* d : {"1", "2", "3"})
+    ASSERT_FALSE(f.Produce("ch", d)->has_value());
   auto r = f.Consume({"ch", "ch"}, {order[2], order[0]}, "k");
   ASSERT_TRUE(r->has_value());
   EXPECT_EQ(f.Data("ch"), Strings{order[1]});
@@ -449,7 +457,8 @@ class ConsumeArgumentsTest : public ::testing::TestWithParam<ArgCase> {};
 TEST_P(ConsumeArgumentsTest, RejectsMalformedBinds) {
   Fixture f;
   std::vector<TermPtr> c, p;
-  for (size_t i = 0; i < GetParam().channels; ++i) c.push_back(T("c" + std::to_string(i)));
+  for (size_t i = 0; i < GetParam().channels; ++i)
+    c.push_back(T("c" + std::to_string(i)));
   for (size_t i = 0; i < GetParam().patterns; ++i) p.push_back(T("*"));
   auto r = f.space->Consume(f.ctx, c, p, T("k"), false, false);
   EXPECT_EQ(r.status().code(), GetParam().code) << r.status();
@@ -495,7 +504,8 @@ TEST(SpaceTest, MatcherErrorAbortsProduceWithoutStoring) {
 
 TEST(InstallTest, InstalledContinuationFiresAndStays) {
   Fixture f;
-  ASSERT_TRUE(f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
+  ASSERT_TRUE(
+      f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
   for (int i = 0; i < 3; ++i) {
     auto r = f.Produce("sys", "msg");
     ASSERT_TRUE(r->has_value());
@@ -507,7 +517,8 @@ TEST(InstallTest, InstalledContinuationFiresAndStays) {
 
 TEST(InstallTest, InstalledContinuationSurvivesReset) {
   Fixture f;
-  ASSERT_TRUE(f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
+  ASSERT_TRUE(
+      f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
   ASSERT_TRUE(f.space->Clear().ok());
   auto r = f.Produce("sys", "msg");
   ASSERT_TRUE(r->has_value());
@@ -516,7 +527,8 @@ TEST(InstallTest, InstalledContinuationSurvivesReset) {
 
 TEST(InstallTest, InstalledContinuationSurvivesCheckpointAndIsNotInHistory) {
   Fixture f;
-  ASSERT_TRUE(f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
+  ASSERT_TRUE(
+      f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
   auto root = f.space->CreateCheckpoint();
   ASSERT_TRUE(root.ok());
   EXPECT_EQ(*root, kEmptyRoot);
@@ -533,7 +545,8 @@ TEST(InstallTest, InstallAfterMatchingProduceIsRefused) {
 TEST(InstallTest, InstalledContinuationIsTriedBeforeOrdinaryOnes) {
   Fixture f;
   ASSERT_FALSE(f.Consume({"sys"}, {"*"}, "user")->has_value());
-  ASSERT_TRUE(f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
+  ASSERT_TRUE(
+      f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("proc")).ok());
   auto r = f.Produce("sys", "msg");
   EXPECT_EQ(S((*r)->continuation), "proc");
   EXPECT_EQ(f.Conts({"sys"}), 2u);
@@ -541,8 +554,9 @@ TEST(InstallTest, InstalledContinuationIsTriedBeforeOrdinaryOnes) {
 
 TEST(InstallTest, InstalledJoinFires) {
   Fixture f;
-  ASSERT_TRUE(f.space->Install(f.matcher, {T("a"), T("b")}, {T("*"), T("*")},
-                               T("proc")).ok());
+  ASSERT_TRUE(
+      f.space->Install(f.matcher, {T("a"), T("b")}, {T("*"), T("*")}, T("proc"))
+          .ok());
   ASSERT_FALSE(f.Produce("a", "1")->has_value());
   auto r = f.Produce("b", "2");
   ASSERT_TRUE(r->has_value());

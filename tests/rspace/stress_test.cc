@@ -38,14 +38,15 @@ TEST_P(SpaceStressTest, ConservationUnderConcurrency) {
   auto space = *Space::Open(&store);
   testing::TestMatcher matcher;
   std::vector<std::string> channels;
-  for (int i = 0; i < p.channels; ++i) channels.push_back("ch" + std::to_string(i));
+  for (int i = 0; i < p.channels; ++i)
+    channels.push_back("ch" + std::to_string(i));
 
   // What each thread saw.
   struct Seen {
-    std::vector<std::string> produced;       // datum values (unique)
-    std::vector<std::string> consumed;       // data removed by COMMs
-    std::vector<std::string> conts_stored;   // continuations created
-    std::vector<std::string> conts_fired;    // continuations fired by a COMM
+    std::vector<std::string> produced;      // datum values (unique)
+    std::vector<std::string> consumed;      // data removed by COMMs
+    std::vector<std::string> conts_stored;  // continuations created
+    std::vector<std::string> conts_fired;   // continuations fired by a COMM
   };
   const int rounds = p.with_checkpoint_rounds ? 3 : 1;
   std::vector<Seen> seen(p.threads);
@@ -58,13 +59,14 @@ TEST_P(SpaceStressTest, ConservationUnderConcurrency) {
         std::mt19937_64 rng(seed + t * 7919 + round);
         OpContext ctx{&logs[t], &matcher};
         for (int i = 0; i < p.ops_per_thread; ++i) {
-          std::string tag = std::to_string(round) + "_" + std::to_string(t) + "_" +
-                            std::to_string(i);
+          std::string tag = std::to_string(round) + "_" + std::to_string(t) +
+                            "_" + std::to_string(i);
           absl::StatusOr<std::optional<Comm>> r;
           if (rng() % 2 == 0) {
             std::string v = "d" + tag;
             seen[t].produced.push_back(v);
-            r = space->Produce(ctx, T(channels[rng() % channels.size()]), T(v), false);
+            r = space->Produce(ctx, T(channels[rng() % channels.size()]), T(v),
+                               false);
           } else {
             size_t n = 1 + rng() % 3;
             std::vector<TermPtr> cs, ps;
@@ -162,7 +164,8 @@ TEST(ConcurrentReplayTest, SharedLogFromWorkersReplaysConcurrently) {
       op.produce = rng() % 2 == 0;
       size_t n = op.produce ? 1 : 1 + rng() % 2;
       for (size_t j = 0; j < n; ++j) {
-        op.channels.push_back(T("w" + std::to_string(w) + "c" + std::to_string(rng() % 5)));
+        op.channels.push_back(
+            T("w" + std::to_string(w) + "c" + std::to_string(rng() % 5)));
       }
       op.value = T(std::to_string(rng() % 3));
       op.persist = rng() % 10 == 0;
@@ -177,10 +180,12 @@ TEST(ConcurrentReplayTest, SharedLogFromWorkersReplaysConcurrently) {
         OpContext ctx{&log, &matcher};
         for (const Op& op : ops[w]) {
           absl::StatusOr<std::optional<Comm>> r =
-              op.produce ? space.Produce(ctx, op.channels[0], op.value, op.persist)
-                         : space.Consume(ctx, op.channels,
-                                         std::vector<TermPtr>(op.channels.size(), T("*")),
-                                         op.value, op.persist, false);
+              op.produce
+                  ? space.Produce(ctx, op.channels[0], op.value, op.persist)
+                  : space.Consume(
+                        ctx, op.channels,
+                        std::vector<TermPtr>(op.channels.size(), T("*")),
+                        op.value, op.persist, false);
           if (!r.ok()) errors.fetch_add(1);
         }
       });
@@ -203,7 +208,8 @@ TEST(ConcurrentReplayTest, SharedLogFromWorkersReplaysConcurrently) {
 INSTANTIATE_TEST_SUITE_P(
     Loads, SpaceStressTest,
     ::testing::Values(StressParams{"FourThreadsFewChannels", 4, 2000, 4, false},
-                      StressParams{"EightThreadsManyChannels", 8, 1500, 32, false},
+                      StressParams{"EightThreadsManyChannels", 8, 1500, 32,
+                                   false},
                       StressParams{"TwoThreadsOneChannel", 2, 3000, 1, false},
                       StressParams{"WithCheckpointRounds", 4, 800, 8, true}),
     [](const auto& info) { return std::string(info.param.name); });

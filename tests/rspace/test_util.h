@@ -27,8 +27,9 @@ class TestMatcher final : public Matcher {
     std::string p = ToString(pattern.bytes());
     std::string d = ToString(datum->bytes());
     if (p == "!") return absl::AbortedError("matcher failure");
-    bool ok = p == "*" || (p.size() > 0 && p[0] == '^' &&
-                           d.compare(0, p.size() - 1, p, 1) == 0) ||
+    bool ok = p == "*" ||
+              (p.size() > 0 && p[0] == '^' &&
+               d.compare(0, p.size() - 1, p, 1) == 0) ||
               p == d;
     if (!ok) return std::optional<MatchResult>();
     return std::optional<MatchResult>(MatchResult(datum));
@@ -87,11 +88,11 @@ inline constexpr bool kUnderTsan = true;
 #else
 inline constexpr bool kUnderTsan = false;
 #endif
-#define RNODE_SKIP_ROCKSDB_UNDER_TSAN()                                    \
-  do {                                                                     \
-    if (::rnode::rspace::testing::kUnderTsan) {                            \
-      GTEST_SKIP() << "RocksDB is not TSAN-instrumented";                  \
-    }                                                                      \
+#define RNODE_SKIP_ROCKSDB_UNDER_TSAN()                   \
+  do {                                                    \
+    if (::rnode::rspace::testing::kUnderTsan) {           \
+      GTEST_SKIP() << "RocksDB is not TSAN-instrumented"; \
+    }                                                     \
   } while (false)
 
 // Seed for randomized tests: RNODE_TEST_SEED if set, else `fallback`.

@@ -13,8 +13,12 @@
 namespace rnode::rspace {
 namespace {
 
-Hash32 K(int i) { return crypto::Blake2b256(AsBytes("key" + std::to_string(i))); }
-Hash32 V(int i) { return crypto::Blake2b256(AsBytes("val" + std::to_string(i))); }
+Hash32 K(int i) {
+  return crypto::Blake2b256(AsBytes("key" + std::to_string(i)));
+}
+Hash32 V(int i) {
+  return crypto::Blake2b256(AsBytes("val" + std::to_string(i)));
+}
 
 // A key with chosen leading bytes (to force shared prefixes).
 Hash32 KP(std::vector<uint8_t> head, uint8_t tail) {
@@ -45,10 +49,12 @@ struct TrieFixture {
   }
   std::map<Hash32, Hash32> All(const Hash32& root) {
     std::map<Hash32, Hash32> out;
-    EXPECT_TRUE(trie.ForEachLeaf(root, [&](const Hash32& k, const Hash32& v) {
-                      out[k] = v;
-                      return absl::OkStatus();
-                    }).ok());
+    EXPECT_TRUE(trie.ForEachLeaf(root,
+                                 [&](const Hash32& k, const Hash32& v) {
+                                   out[k] = v;
+                                   return absl::OkStatus();
+                                 })
+                    .ok());
     return out;
   }
 };
@@ -160,7 +166,8 @@ TEST_P(TrieShapeTest, RootIsCanonicalForAnyOrder) {
   TrieFixture f;
   std::vector<Hash32> keys = GetParam().keys;
   std::map<Hash32, std::optional<Hash32>> all;
-  for (size_t i = 0; i < keys.size(); ++i) all[keys[i]] = V(static_cast<int>(i));
+  for (size_t i = 0; i < keys.size(); ++i)
+    all[keys[i]] = V(static_cast<int>(i));
   Hash32 expected = f.Apply(kEmptyRoot, all);
   std::mt19937_64 rng(testing::TestSeed(42));
   for (int trial = 0; trial < 20; ++trial) {
@@ -220,7 +227,10 @@ TEST(TrieTest, RandomInsertAndDeleteAgreesWithModel) {
       }
     }
     for (auto& [k, v] : batch) {
-      if (v.has_value()) model[k] = *v; else model.erase(k);
+      if (v.has_value())
+        model[k] = *v;
+      else
+        model.erase(k);
     }
     root = f.Apply(root, batch);
     ASSERT_EQ(f.All(root), model) << "step " << step;
@@ -315,7 +325,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cases, TrieNodeDecodeTest,
     ::testing::Values(BadNode{"OneByte", {1}},
                       BadNode{"TruncatedHash", {1, 0, 1, 2}},
-                      BadNode{"PrefixTooLong", [] {
+                      BadNode{"PrefixTooLong",
+                              [] {
                                 Bytes b = {1, 32};
                                 b.insert(b.end(), 64, 0);
                                 return b;

@@ -47,7 +47,8 @@ void ForEachKey(const EventFacts& f, Fn&& fn) {
 
 }  // namespace
 
-std::vector<uint32_t> RelatedComponents(std::span<const EventFacts* const> items) {
+std::vector<uint32_t> RelatedComponents(
+    std::span<const EventFacts* const> items) {
   const uint32_t n = static_cast<uint32_t>(items.size());
   size_t keys = 0;
   for (const EventFacts* f : items) {

@@ -13,7 +13,8 @@ namespace rnode::casper::merge::internal {
 
 // Component label of each item (the smallest item index of its component).
 // Cost O(events) expected; no pair lists.
-std::vector<uint32_t> RelatedComponents(std::span<const EventFacts* const> items);
+std::vector<uint32_t> RelatedComponents(
+    std::span<const EventFacts* const> items);
 
 }  // namespace rnode::casper::merge::internal
 

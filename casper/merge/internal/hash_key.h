@@ -21,8 +21,23 @@ struct Hash32Eq {
   }
 };
 
+// Lexicographic byte order (the order of operator< on Hash32) by four
+// big-endian word compares.
+struct Hash32Less {
+  bool operator()(const Hash32& a, const Hash32& b) const {
+    for (int i = 0; i < 4; ++i) {
+      uint64_t x, y;
+      std::memcpy(&x, a.data() + 8 * i, 8);
+      std::memcpy(&y, b.data() + 8 * i, 8);
+      if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
+    }
+    return false;
+  }
+};
+
 template <typename V>
-using Hash32Map = absl::flat_hash_map<Hash32, V, rspace::Hash32Hasher, Hash32Eq>;
+using Hash32Map =
+    absl::flat_hash_map<Hash32, V, rspace::Hash32Hasher, Hash32Eq>;
 
 }  // namespace rnode::casper::merge::internal
 

@@ -26,7 +26,8 @@ class Solver {
  public:
   explicit Solver(const RejectionProblem& p) : p_(p), n_(p.cost.size()) {
     in_play_.resize(n_);
-    for (uint32_t i = 0; i < n_; ++i) in_play_[i] = !p.prerejected[i].has_value();
+    for (uint32_t i = 0; i < n_; ++i)
+      in_play_[i] = !p.prerejected[i].has_value();
     members_.resize(n_);
     for (uint32_t g = 0; g < p.groups.size(); ++g) {
       const ConflictGroup& grp = p.groups[g];
@@ -85,7 +86,8 @@ class Solver {
         kept_join |= joins[i];
       }
     }
-    std::vector<uint32_t> kept_a(p_.groups.size(), 0), kept_b(p_.groups.size(), 0);
+    std::vector<uint32_t> kept_a(p_.groups.size(), 0),
+        kept_b(p_.groups.size(), 0);
     for (uint32_t i = 0; i < n_; ++i) {
       if (!kept[i]) continue;
       for (const Membership& m : members_[i]) {
@@ -101,7 +103,8 @@ class Solver {
       if (kept[i]) continue;
       bool conflict = kept_join || (joins[i] && kept_count > 0) ||
                       Conflicts(i, kept_a, kept_b);
-      out.reason[i] = conflict ? RejectReason::kConflict : RejectReason::kNumberChannel;
+      out.reason[i] =
+          conflict ? RejectReason::kConflict : RejectReason::kNumberChannel;
     }
     return out;
   }
@@ -225,8 +228,8 @@ class Solver {
     return kept;
   }
 
-  void Exact(const std::vector<uint32_t>& members, const std::vector<bool>& active,
-             std::vector<bool>& kept) {
+  void Exact(const std::vector<uint32_t>& members,
+             const std::vector<bool>& active, std::vector<bool>& kept) {
     const size_t k = members.size();
     std::map<uint32_t, uint32_t> local;
     for (uint32_t i = 0; i < k; ++i) local[members[i]] = i;
@@ -320,7 +323,8 @@ class Solver {
     for (size_t c = 0; c < search_.channels.size(); ++c) {
       const SearchChannel& sc = search_.channels[c];
       __int128 v = sc.base + search_.sums[c];
-      if (v + sc.suffix_pos[i] < 0 || v + sc.suffix_neg[i] > kMaxValue) return false;
+      if (v + sc.suffix_pos[i] < 0 || v + sc.suffix_neg[i] > kMaxValue)
+        return false;
     }
     return true;
   }
@@ -351,10 +355,11 @@ class Solver {
 
   void Greedy(std::vector<uint32_t> members, const std::vector<bool>& active,
               std::vector<bool>& kept) {
-    std::stable_sort(members.begin(), members.end(), [&](uint32_t x, uint32_t y) {
-      return p_.cost[x] > p_.cost[y];
-    });
-    std::vector<uint32_t> kept_a(p_.groups.size(), 0), kept_b(p_.groups.size(), 0);
+    std::stable_sort(
+        members.begin(), members.end(),
+        [&](uint32_t x, uint32_t y) { return p_.cost[x] > p_.cost[y]; });
+    std::vector<uint32_t> kept_a(p_.groups.size(), 0),
+        kept_b(p_.groups.size(), 0);
     std::map<uint32_t, __int128> sums;
     for (uint32_t x : members) {
       if (Conflicts(x, kept_a, kept_b)) continue;

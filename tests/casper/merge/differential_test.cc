@@ -65,7 +65,8 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
   options.number_codec = &codec;
   Coverage cov;
   for (int n = 0; n < count; ++n) {
-    SCOPED_TRACE("seed " + std::to_string(seed) + " scope " + std::to_string(n));
+    SCOPED_TRACE("seed " + std::to_string(seed) + " scope " +
+                 std::to_string(n));
     TestHistory th;
     ScopeShape shape = RandomShape(rng);
     auto scope = RandomScope(*th.history, rng, shape);
@@ -77,7 +78,8 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
       indices.push_back(*idx);
     }
     auto got = Merge(*th.history, scope->base_root, indices, options);
-    auto want = ReferenceMerge(*th.history, scope->base_root, scope->blocks, codec);
+    auto want =
+        ReferenceMerge(*th.history, scope->base_root, scope->blocks, codec);
     ++cov.scopes;
     ASSERT_EQ(got.ok(), want.ok()) << got.status() << " vs " << want.status();
     if (!got.ok()) {
@@ -86,19 +88,23 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
       continue;
     }
     if (got->branches != want->branches) {
-      for (size_t i = 0; i < std::max(got->branches.size(), want->branches.size()); ++i) {
+      for (size_t i = 0;
+           i < std::max(got->branches.size(), want->branches.size()); ++i) {
         auto show = [](const std::vector<BranchInfo>& v, size_t i) {
           if (i >= v.size()) return std::string("-");
           return std::to_string(v[i].chains.size()) + " chains cost " +
-                 std::to_string(v[i].cost) + (v[i].rejected ? " rejected " : " kept ") +
+                 std::to_string(v[i].cost) +
+                 (v[i].rejected ? " rejected " : " kept ") +
                  RejectReasonName(v[i].reason);
         };
-        std::printf("branch %zu: got %s | want %s\n", i, show(got->branches, i).c_str(),
+        std::printf("branch %zu: got %s | want %s\n", i,
+                    show(got->branches, i).c_str(),
                     show(want->branches, i).c_str());
       }
       std::printf("components %zu exact %zu greedy %zu base-join %zu\n",
                   got->metrics.components, got->metrics.exact_components,
-                  got->metrics.greedy_components, got->base_join_branches.size());
+                  got->metrics.greedy_components,
+                  got->base_join_branches.size());
     }
     ASSERT_EQ(got->branches, want->branches);
     ASSERT_EQ(ExpandConflictPairs(*got), want->conflicts);
@@ -113,11 +119,16 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
             auto bx = th.history->ReadLeaf(got->root, c.channel);
             auto by = th.history->ReadLeaf(want->root, c.channel);
             if (x.ok() && y.ok() && *bx != *by) {
-              for (const auto& d : x->data) std::printf("got datum %s\n", HexEncode(d.source).substr(0, 8).c_str());
-              for (const auto& d : y->data) std::printf("want datum %s\n", HexEncode(d.source).substr(0, 8).c_str());
-              std::printf("channel differs: data %zu/%zu conts %zu/%zu joins %zu/%zu\n",
-                          x->data.size(), y->data.size(), x->continuations.size(),
-                          y->continuations.size(), x->joins.size(), y->joins.size());
+              for (const auto& d : x->data)
+                std::printf("got datum %s\n",
+                            HexEncode(d.source).substr(0, 8).c_str());
+              for (const auto& d : y->data)
+                std::printf("want datum %s\n",
+                            HexEncode(d.source).substr(0, 8).c_str());
+              std::printf(
+                  "channel differs: data %zu/%zu conts %zu/%zu joins %zu/%zu\n",
+                  x->data.size(), y->data.size(), x->continuations.size(),
+                  y->continuations.size(), x->joins.size(), y->joins.size());
             }
           }
         }
@@ -134,6 +145,14 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
     ASSERT_EQ(again->branches, got->branches);
     ASSERT_EQ(again->conflicts, got->conflicts);
 
+    MergeOptions two_threads = options;
+    two_threads.threads = 2;
+    auto threaded = Merge(*th.history, scope->base_root, indices, two_threads);
+    ASSERT_TRUE(threaded.ok()) << threaded.status();
+    ASSERT_EQ(threaded->root, got->root);
+    ASSERT_EQ(threaded->rejected, got->rejected);
+    ASSERT_EQ(threaded->branches, got->branches);
+
     cov.conflicts += !want->conflicts.empty();
     cov.rejected += !want->rejected.empty();
     cov.base_join += !want->base_join_branches.empty();
@@ -147,9 +166,9 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
       "scopes %d, errors %d, with conflicts %d, with rejections %d, with base "
       "joins %d, with greedy components %d, multi-chain branches %d, rejected "
       "branches by reason: conflict %d number %d duplicate %d unavailable %d\n",
-      cov.scopes, cov.errors, cov.conflicts, cov.rejected, cov.base_join, cov.greedy,
-      cov.multi_chain_branches, cov.reasons[0], cov.reasons[1], cov.reasons[2],
-      cov.reasons[3]);
+      cov.scopes, cov.errors, cov.conflicts, cov.rejected, cov.base_join,
+      cov.greedy, cov.multi_chain_branches, cov.reasons[0], cov.reasons[1],
+      cov.reasons[2], cov.reasons[3]);
   // The generator must exercise every rule, or agreement proves little
   // (checked at the default count and above; smaller counts are for
   // replaying a failure).

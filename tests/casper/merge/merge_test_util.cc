@@ -26,12 +26,14 @@ Bytes U64Bytes(uint64_t v) {
 }
 
 void Canonical(ChannelState& s) {
-  std::stable_sort(s.data.begin(), s.data.end(),
-                   [](const Datum& a, const Datum& b) { return a.source < b.source; });
-  std::stable_sort(s.continuations.begin(), s.continuations.end(),
-                   [](const WaitingContinuation& a, const WaitingContinuation& b) {
-                     return a.source < b.source;
-                   });
+  std::stable_sort(
+      s.data.begin(), s.data.end(),
+      [](const Datum& a, const Datum& b) { return a.source < b.source; });
+  std::stable_sort(
+      s.continuations.begin(), s.continuations.end(),
+      [](const WaitingContinuation& a, const WaitingContinuation& b) {
+        return a.source < b.source;
+      });
   std::sort(s.joins.begin(), s.joins.end());
   s.joins.erase(std::unique(s.joins.begin(), s.joins.end()), s.joins.end());
 }
@@ -69,15 +71,16 @@ struct World {
 
 class DeploySim {
  public:
-  DeploySim(const World& w, std::map<Hash32, ChannelState>& st, std::mt19937_64& rng,
-            const ScopeShape& shape)
+  DeploySim(const World& w, std::map<Hash32, ChannelState>& st,
+            std::mt19937_64& rng, const ScopeShape& shape)
       : w_(w), st_(st), rng_(rng), shape_(shape) {}
 
   DeployInput Run() {
     DeployInput d;
     Hash32 id = Random32(rng_);
     d.id.assign(id.begin(), id.begin() + 8);
-    d.cost = Chance(rng_, 0.1) ? 0 : static_cast<uint64_t>(Uniform(rng_, 1, 100));
+    d.cost =
+        Chance(rng_, 0.1) ? 0 : static_cast<uint64_t>(Uniform(rng_, 1, 100));
     const int ops = Uniform(rng_, 1, shape_.max_ops);
     for (int i = 0; i < ops; ++i) {
       if (!w_.vaults.empty() && Chance(rng_, shape_.number_op)) {
@@ -99,7 +102,8 @@ class DeploySim {
       rspace::ChannelChange c = rspace::DiffChannelState(ch, before, st_[ch]);
       auto g = ghost_removals_.find(ch);
       if (g != ghost_removals_.end()) {
-        c.removed_data.insert(c.removed_data.end(), g->second.begin(), g->second.end());
+        c.removed_data.insert(c.removed_data.end(), g->second.begin(),
+                              g->second.end());
       }
       if (!c.empty()) d.changes.channels.push_back(std::move(c));
     }
@@ -109,7 +113,8 @@ class DeploySim {
  private:
   rspace::TermPtr PickChannel() {
     if (Chance(rng_, shape_.hot_channel)) return w_.channels[0];
-    return w_.channels[Uniform(rng_, 0, static_cast<int>(w_.channels.size()) - 1)];
+    return w_
+        .channels[Uniform(rng_, 0, static_cast<int>(w_.channels.size()) - 1)];
   }
 
   void Touch(const Hash32& ch) {
@@ -119,12 +124,14 @@ class DeploySim {
   uint32_t Repeat(const Hash32& base) { return repeats_[base]++; }
 
   void NumberOp(DeployInput& d) {
-    const Hash32 v = w_.vaults[Uniform(rng_, 0, static_cast<int>(w_.vaults.size()) - 1)];
+    const Hash32 v =
+        w_.vaults[Uniform(rng_, 0, static_cast<int>(w_.vaults.size()) - 1)];
     const bool listed = !Chance(rng_, 0.1);
     if (listed) d.number_diffs[v] += Uniform(rng_, -120, 80);
     const ChannelState& s = st_[v];
     Hash32 k = HashOf(11, w_.salt, rng_());
-    d.events.push_back(rspace::ConsumeEvent{k, {v}, {HashOf(7)}, HashOf(8), false, false, 0});
+    d.events.push_back(
+        rspace::ConsumeEvent{k, {v}, {HashOf(7)}, HashOf(8), false, false, 0});
     if (!s.data.empty()) {
       rspace::CommEvent m;
       m.hash = HashOf(12, w_.salt, rng_());
@@ -132,8 +139,8 @@ class DeploySim {
       m.binds.push_back(rspace::CommBind{v, s.data.front().source, false});
       d.events.push_back(m);
     }
-    d.events.push_back(
-        rspace::ProduceEvent{HashOf(13, w_.salt, rng_()), v, HashOf(9), false, 0});
+    d.events.push_back(rspace::ProduceEvent{HashOf(13, w_.salt, rng_()), v,
+                                            HashOf(9), false, 0});
   }
 
   void Produce(DeployInput& d) {
@@ -170,14 +177,16 @@ class DeploySim {
     const bool peek = k->peek;
     if (!k->persist) {
       const Hash32 src = k->source;
-      auto it = std::find_if(s.continuations.begin(), s.continuations.end(),
-                             [&](const WaitingContinuation& c) { return c.source == src; });
+      auto it = std::find_if(
+          s.continuations.begin(), s.continuations.end(),
+          [&](const WaitingContinuation& c) { return c.source == src; });
       rspace::JoinGroup g = it->group;
       s.continuations.erase(it);
       bool other = false;
       for (const auto& c : s.continuations) other |= c.group == g;
       if (!other) {
-        s.joins.erase(std::remove(s.joins.begin(), s.joins.end(), g), s.joins.end());
+        s.joins.erase(std::remove(s.joins.begin(), s.joins.end(), g),
+                      s.joins.end());
       }
     }
     if (peek && !persist) {
@@ -197,11 +206,13 @@ class DeploySim {
     std::vector<Hash32> hashes;
     for (const auto& c : chans) hashes.push_back(c->hash());
     Bytes pre_bytes = U64Bytes(persist * 2 + peek);
-    for (const auto& h : hashes) pre_bytes.insert(pre_bytes.end(), h.begin(), h.end());
+    for (const auto& h : hashes)
+      pre_bytes.insert(pre_bytes.end(), h.begin(), h.end());
     const Hash32 pre = crypto::Blake2b256(pre_bytes);
     const Hash32 k = Derive(pre, Repeat(pre));
-    d.events.push_back(rspace::ConsumeEvent{k, hashes, std::vector<Hash32>(hashes.size(), HashOf(7)),
-                                            HashOf(8), persist, peek, 0});
+    d.events.push_back(rspace::ConsumeEvent{
+        k, hashes, std::vector<Hash32>(hashes.size(), HashOf(7)), HashOf(8),
+        persist, peek, 0});
     for (const auto& h : hashes) Touch(h);
     bool all = true;
     for (const auto& h : hashes) all &= !st_[h].data.empty();
@@ -273,7 +284,8 @@ absl::StatusOr<ChannelState> TestNumberCodec::Write(const Hash32& channel,
   Bytes pre(channel.begin(), channel.end());
   pre.insert(pre.end(), bytes.begin(), bytes.end());
   ChannelState s;
-  s.data.push_back(Datum{rspace::Term::Make(bytes), false, crypto::Blake2b256(pre)});
+  s.data.push_back(
+      Datum{rspace::Term::Make(bytes), false, crypto::Blake2b256(pre)});
   return s;
 }
 
@@ -283,8 +295,9 @@ TestHistory::TestHistory() : store(3) {
   history = std::move(*h);
 }
 
-absl::StatusOr<Hash32> CommitStates(rspace::History& history, const Hash32& base,
-                                    const std::map<Hash32, ChannelState>& states) {
+absl::StatusOr<Hash32> CommitStates(
+    rspace::History& history, const Hash32& base,
+    const std::map<Hash32, ChannelState>& states) {
   std::vector<rspace::LeafUpdate> updates;
   for (const auto& [ch, s0] : states) {
     if (s0.empty()) continue;
@@ -297,7 +310,8 @@ absl::StatusOr<Hash32> CommitStates(rspace::History& history, const Hash32& base
   return history.Commit(base, updates);
 }
 
-absl::StatusOr<ChannelState> ReadState(rspace::History& history, const Hash32& root,
+absl::StatusOr<ChannelState> ReadState(rspace::History& history,
+                                       const Hash32& root,
                                        const Hash32& channel) {
   ASSIGN_OR_RETURN(std::optional<Bytes> blob, history.ReadLeaf(root, channel));
   if (!blob.has_value()) return ChannelState{};
@@ -306,7 +320,9 @@ absl::StatusOr<ChannelState> ReadState(rspace::History& history, const Hash32& r
   });
 }
 
-rspace::TermPtr MakeTerm(uint64_t v) { return rspace::Term::Make(U64Bytes(v ^ 0x5a5a0000u)); }
+rspace::TermPtr MakeTerm(uint64_t v) {
+  return rspace::Term::Make(U64Bytes(v ^ 0x5a5a0000u));
+}
 
 Hash32 HashOf(uint64_t a, uint64_t b, uint64_t c) {
   Bytes pre = U64Bytes(a);
@@ -316,13 +332,15 @@ Hash32 HashOf(uint64_t a, uint64_t b, uint64_t c) {
   return crypto::Blake2b256(pre);
 }
 
-absl::StatusOr<Scope> RandomScope(rspace::History& history, std::mt19937_64& rng,
+absl::StatusOr<Scope> RandomScope(rspace::History& history,
+                                  std::mt19937_64& rng,
                                   const ScopeShape& shape) {
   World w;
   w.salt = rng();
   TestNumberCodec codec;
   for (int i = 0; i < shape.channels; ++i) {
-    w.channels.push_back(rspace::Term::Make(U64Bytes(w.salt * 1000003u + static_cast<uint64_t>(i))));
+    w.channels.push_back(rspace::Term::Make(
+        U64Bytes(w.salt * 1000003u + static_cast<uint64_t>(i))));
   }
   for (int i = 0; i < shape.number_channels; ++i) {
     Hash32 v = HashOf(21, w.salt, static_cast<uint64_t>(i));
@@ -334,8 +352,9 @@ absl::StatusOr<Scope> RandomScope(rspace::History& history, std::mt19937_64& rng
     if (Chance(rng, 0.5)) {
       const int n = Uniform(rng, 1, 2);
       for (int i = 0; i < n; ++i) {
-        s.data.push_back(Datum{MakeTerm(static_cast<uint64_t>(Uniform(rng, 0, 3))),
-                               Chance(rng, 0.2), Random32(rng)});
+        s.data.push_back(
+            Datum{MakeTerm(static_cast<uint64_t>(Uniform(rng, 0, 3))),
+                  Chance(rng, 0.2), Random32(rng)});
       }
     }
     if (Chance(rng, 0.3)) {
@@ -372,7 +391,8 @@ absl::StatusOr<Scope> RandomScope(rspace::History& history, std::mt19937_64& rng
     }
   }
   Scope scope;
-  ASSIGN_OR_RETURN(scope.base_root, CommitStates(history, rspace::kEmptyRoot, w.base));
+  ASSIGN_OR_RETURN(scope.base_root,
+                   CommitStates(history, rspace::kEmptyRoot, w.base));
   const int blocks = Uniform(rng, 1, shape.max_blocks);
   std::vector<const DeployInput*> earlier;
   for (int b = 0; b < blocks; ++b) {
@@ -387,7 +407,8 @@ absl::StatusOr<Scope> RandomScope(rspace::History& history, std::mt19937_64& rng
         for (const auto& d : blk.deploys) pool.push_back(&d);
       }
       if (!pool.empty() && Chance(rng, shape.duplicate)) {
-        block.deploys.push_back(*pool[Uniform(rng, 0, static_cast<int>(pool.size()) - 1)]);
+        block.deploys.push_back(
+            *pool[Uniform(rng, 0, static_cast<int>(pool.size()) - 1)]);
         continue;
       }
       block.deploys.push_back(DeploySim(w, st, rng, shape).Run());

@@ -22,7 +22,8 @@ namespace rnode::casper::merge::testing {
 // Blake2b(channel ‖ value bytes).
 class TestNumberCodec final : public NumberChannelCodec {
  public:
-  absl::StatusOr<int64_t> Read(const rspace::ChannelState& state) const override;
+  absl::StatusOr<int64_t> Read(
+      const rspace::ChannelState& state) const override;
   absl::StatusOr<rspace::ChannelState> Write(const Hash32& channel,
                                              int64_t value) const override;
 };
@@ -35,8 +36,9 @@ struct TestHistory {
 
 // Writes `states` (channel -> state, empty states skipped) on `base` and
 // returns the new root.
-absl::StatusOr<Hash32> CommitStates(rspace::History& history, const Hash32& base,
-                                    const std::map<Hash32, rspace::ChannelState>& states);
+absl::StatusOr<Hash32> CommitStates(
+    rspace::History& history, const Hash32& base,
+    const std::map<Hash32, rspace::ChannelState>& states);
 
 // The state under `root` for `channel` (empty if absent).
 absl::StatusOr<rspace::ChannelState> ReadState(rspace::History& history,
@@ -47,7 +49,7 @@ rspace::TermPtr MakeTerm(uint64_t v);
 Hash32 HashOf(uint64_t a, uint64_t b = 0, uint64_t c = 0);
 
 struct ScopeShape {
-  int channels = 12;          // Pool of ordinary channels (overlap control).
+  int channels = 12;  // Pool of ordinary channels (overlap control).
   int max_blocks = 5;
   int max_deploys = 4;        // Per block.
   int max_ops = 4;            // Per deploy.
@@ -65,7 +67,8 @@ struct Scope {
 
 // A random scope on a fresh base written to `history`. Every block runs on
 // the base (forks of it); deploy changes match their events.
-absl::StatusOr<Scope> RandomScope(rspace::History& history, std::mt19937_64& rng,
+absl::StatusOr<Scope> RandomScope(rspace::History& history,
+                                  std::mt19937_64& rng,
                                   const ScopeShape& shape);
 
 // Seed for randomized tests: MERGE_TEST_SEED or a fixed default; printed.

@@ -15,7 +15,9 @@ using rspace::WaitingContinuation;
 using testing::HashOf;
 using testing::MakeTerm;
 
-rspace::TermPtr Chan(int i) { return MakeTerm(1000 + static_cast<uint64_t>(i)); }
+rspace::TermPtr Chan(int i) {
+  return MakeTerm(1000 + static_cast<uint64_t>(i));
+}
 Hash32 C(int i) { return Chan(i)->hash(); }
 
 Datum MakeDatum(uint64_t v, uint64_t src, bool persist = false) {
@@ -44,21 +46,24 @@ DeployInput Deploy(const std::string& id, uint64_t cost) {
 }
 
 // A consume (triggered here) that takes `datum` from `ch`.
-void TakeDatum(DeployInput& d, const Hash32& ch, const Datum& datum, uint64_t salt) {
+void TakeDatum(DeployInput& d, const Hash32& ch, const Datum& datum,
+               uint64_t salt) {
   Hash32 k = HashOf(300, salt);
-  d.events.push_back(rspace::ConsumeEvent{k, {ch}, {HashOf(7)}, HashOf(8), false, false, 0});
-  rspace::CommEvent m{HashOf(301, salt), k, false, false, {{ch, datum.source, datum.persist}}};
+  d.events.push_back(
+      rspace::ConsumeEvent{k, {ch}, {HashOf(7)}, HashOf(8), false, false, 0});
+  rspace::CommEvent m{
+      HashOf(301, salt), k, false, false, {{ch, datum.source, datum.persist}}};
   d.events.push_back(m);
   if (!datum.persist) Change(d, ch).removed_data.push_back(datum);
 }
 
 // A produce (triggered here) that fires the waiting continuation `k` on `ch`.
-void FireContinuation(DeployInput& d, const Hash32& ch, const WaitingContinuation& k,
-                      uint64_t salt) {
+void FireContinuation(DeployInput& d, const Hash32& ch,
+                      const WaitingContinuation& k, uint64_t salt) {
   Hash32 p = HashOf(310, salt);
   d.events.push_back(rspace::ProduceEvent{p, ch, HashOf(9), false, 0});
-  d.events.push_back(
-      rspace::CommEvent{HashOf(311, salt), k.source, k.persist, false, {{ch, p, false}}});
+  d.events.push_back(rspace::CommEvent{
+      HashOf(311, salt), k.source, k.persist, false, {{ch, p, false}}});
   if (!k.persist) Change(d, ch).removed_continuations.push_back(k);
 }
 
@@ -81,7 +86,8 @@ WaitingContinuation Continuation(std::vector<int> chans, uint64_t src) {
 }
 
 void StoreContinuation(DeployInput& d, const WaitingContinuation& k) {
-  d.events.push_back(rspace::ConsumeEvent{k.source, k.group, std::vector<Hash32>(k.group.size()),
+  d.events.push_back(rspace::ConsumeEvent{k.source, k.group,
+                                          std::vector<Hash32>(k.group.size()),
                                           HashOf(8), k.persist, k.peek, 0});
   Change(d, k.group.front()).added_continuations.push_back(k);
   for (const auto& h : k.group) Change(d, h).added_joins.push_back(k.group);
@@ -89,11 +95,14 @@ void StoreContinuation(DeployInput& d, const WaitingContinuation& k) {
 
 const Hash32 kVault = HashOf(500);
 
-void Transfer(DeployInput& d, const Datum& balance, int64_t delta, uint64_t salt) {
+void Transfer(DeployInput& d, const Datum& balance, int64_t delta,
+              uint64_t salt) {
   d.number_diffs[kVault] += delta;
   TakeDatum(d, kVault, balance, salt);
-  d.events.push_back(rspace::ProduceEvent{HashOf(320, salt), kVault, HashOf(9), false, 0});
-  d.changes.channels.clear();  // Raw changes of a listed number channel are ignored.
+  d.events.push_back(
+      rspace::ProduceEvent{HashOf(320, salt), kVault, HashOf(9), false, 0});
+  d.changes.channels
+      .clear();  // Raw changes of a listed number channel are ignored.
 }
 
 BlockInput Block(uint64_t tag, std::vector<DeployInput> deploys) {
@@ -321,7 +330,8 @@ TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsTheMostExpensive) {
   std::vector<BlockInput> blocks;
   const int n = static_cast<int>(kMaxExactComponentBranches) + 4;
   for (int i = 0; i < n; ++i) {
-    DeployInput d = Deploy("d" + std::to_string(i), 10 + static_cast<uint64_t>((i * 7) % n));
+    DeployInput d = Deploy("d" + std::to_string(i),
+                           10 + static_cast<uint64_t>((i * 7) % n));
     TakeDatum(d, C(1), x, i);
     blocks.push_back(Block(i, {d}));
   }
@@ -335,6 +345,48 @@ TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsTheMostExpensive) {
       EXPECT_EQ(b.cost, 10u + static_cast<uint64_t>(n - 1));
     }
   }
+}
+
+TEST_F(MergerTest, ThreadCountDoesNotChangeTheResult) {
+  // Enough changed channels that the per-channel work is split into tasks.
+  const int n = 1500;
+  std::vector<Datum> inputs;
+  for (int i = 0; i < n; ++i) {
+    inputs.push_back(MakeDatum(i, 1000 + i));
+    base_[C(1000 + i)].data = {inputs.back()};
+  }
+  CommitBase();
+  std::vector<std::shared_ptr<const BlockIndex>> idx;
+  for (int b = 0; b * 10 < n; ++b) {
+    std::vector<DeployInput> deploys;
+    for (int i = b * 10; i < (b + 1) * 10 && i < n; ++i) {
+      DeployInput d = Deploy("t" + std::to_string(i), 1 + i % 5);
+      // Every 50th deploy also takes its neighbour's datum: a race.
+      TakeDatum(d, C(1000 + i), inputs[i], 2 * i);
+      if (i % 50 == 0) TakeDatum(d, C(1001 + i), inputs[i + 1], 2 * i + 1);
+      StoreDatum(d, C(5000 + i), MakeDatum(i, 5000 + i));
+      StoreDatum(d, C(9000), MakeDatum(i, 9000 + i));
+      deploys.push_back(std::move(d));
+    }
+    auto x = BuildBlockIndex(Block(b, std::move(deploys)));
+    ASSERT_TRUE(x.ok()) << x.status();
+    idx.push_back(*x);
+  }
+  MergeOptions one;
+  one.number_codec = &codec_;
+  MergeOptions two = one;
+  two.threads = 2;
+  auto r1 = Merge(*th_.history, base_root_, idx, one);
+  auto r2 = Merge(*th_.history, base_root_, idx, two);
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  ASSERT_TRUE(r2.ok()) << r2.status();
+  EXPECT_NE(r1->root, base_root_);
+  EXPECT_EQ(r1->rejected.size(), static_cast<size_t>(n / 50));
+  EXPECT_GT(r1->metrics.leaves_written, 2000u);
+  EXPECT_EQ(r2->root, r1->root);
+  EXPECT_EQ(r2->rejected, r1->rejected);
+  EXPECT_EQ(r2->branches, r1->branches);
+  EXPECT_EQ(r2->conflicts, r1->conflicts);
 }
 
 TEST_F(MergerTest, DependentDeploysOfABlockFormOneChain) {
@@ -403,6 +455,17 @@ TEST_F(MergerTest, MalformedScopesAreInvalidArgument) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(BuildBlockIndex(Block(1, {Deploy("", 1)})).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(MergerTest, LimitsAreResourceExhausted) {
+  CommitBase();
+  std::vector<BlockInput> blocks;
+  for (size_t i = 0; i <= kMaxScopeBlocks; ++i) blocks.push_back(Block(i, {}));
+  EXPECT_EQ(Run(blocks).status().code(), absl::StatusCode::kResourceExhausted);
+  BlockInput big = Block(1, {});
+  big.deploys.resize(kMaxDeploysPerBlock + 1);
+  EXPECT_EQ(BuildBlockIndex(std::move(big)).status().code(),
+            absl::StatusCode::kResourceExhausted);
 }
 
 TEST_F(MergerTest, NegativeBaseValueIsFailedPrecondition) {

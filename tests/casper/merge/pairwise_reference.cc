@@ -32,7 +32,8 @@ struct Sets {
     prod_mergeable.insert(o.prod_mergeable.begin(), o.prod_mergeable.end());
     prod_channel.insert(o.prod_channel.begin(), o.prod_channel.end());
     for (const auto& [k, v] : o.consumed) consumed[k] = consumed[k] || v;
-    consumed_mergeable.insert(o.consumed_mergeable.begin(), o.consumed_mergeable.end());
+    consumed_mergeable.insert(o.consumed_mergeable.begin(),
+                              o.consumed_mergeable.end());
     cons_created.insert(o.cons_created.begin(), o.cons_created.end());
     cons_persist.insert(o.cons_persist.begin(), o.cons_persist.end());
     cons_channels.insert(o.cons_channels.begin(), o.cons_channels.end());
@@ -129,22 +130,25 @@ bool Ok(__int128 v) { return v >= 0 && v <= kMax; }
 
 }  // namespace
 
-absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
-                                               const Hash32& base_root,
-                                               std::vector<BlockInput> blocks,
-                                               const NumberChannelCodec& codec) {
-  std::sort(blocks.begin(), blocks.end(),
-            [](const BlockInput& a, const BlockInput& b) { return a.hash < b.hash; });
+absl::StatusOr<ReferenceResult> ReferenceMerge(
+    rspace::History& history, const Hash32& base_root,
+    std::vector<BlockInput> blocks, const NumberChannelCodec& codec) {
+  std::sort(
+      blocks.begin(), blocks.end(),
+      [](const BlockInput& a, const BlockInput& b) { return a.hash < b.hash; });
   std::map<Hash32, ChannelState> base_cache;
   std::map<Hash32, std::optional<Bytes>> base_blob;
   auto base = [&](const Hash32& ch) -> absl::StatusOr<ChannelState> {
     if (!base_cache.count(ch)) {
-      ASSIGN_OR_RETURN(std::optional<Bytes> blob, history.ReadLeaf(base_root, ch));
+      ASSIGN_OR_RETURN(std::optional<Bytes> blob,
+                       history.ReadLeaf(base_root, ch));
       ChannelState s;
       if (blob.has_value()) {
-        ASSIGN_OR_RETURN(s, rspace::internal::DecodeChannelState(*blob, [](Bytes b) {
-          return absl::StatusOr<rspace::TermPtr>(rspace::Term::Make(std::move(b)));
-        }));
+        ASSIGN_OR_RETURN(
+            s, rspace::internal::DecodeChannelState(*blob, [](Bytes b) {
+              return absl::StatusOr<rspace::TermPtr>(
+                  rspace::Term::Make(std::move(b)));
+            }));
       }
       base_cache[ch] = s;
       base_blob[ch] = blob;
@@ -166,7 +170,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
     std::vector<std::vector<bool>> adj(n, std::vector<bool>(n, false));
     for (size_t i = 0; i < n; ++i) {
       for (size_t j = 0; j < n; ++j) {
-        if (i != j && (Depends(ds[i], ds[j]) || Depends(ds[j], ds[i]))) adj[i][j] = true;
+        if (i != j && (Depends(ds[i], ds[j]) || Depends(ds[j], ds[i])))
+          adj[i][j] = true;
       }
     }
     std::vector<size_t> label = Components(adj);
@@ -236,7 +241,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
     for (const auto& [p, pa] : a.consumed) {
       auto it = b.consumed.find(p);
       if (it == b.consumed.end() || pa || it->second) continue;
-      if (a.consumed_mergeable.count(p) && b.consumed_mergeable.count(p)) continue;
+      if (a.consumed_mergeable.count(p) && b.consumed_mergeable.count(p))
+        continue;
       return true;
     }
     for (const auto& [k, pa] : a.fired) {
@@ -286,10 +292,14 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
     for (const auto* d : br[i].deploys) {
       for (const auto& c : d->changes.channels) {
         if (d->number_diffs.count(c.channel)) continue;
-        for (const auto& x : c.added_data) ++net[{c.channel, false, x.source, x.persist, x.value->hash()}];
-        for (const auto& x : c.removed_data) --net[{c.channel, false, x.source, x.persist, x.value->hash()}];
-        for (const auto& k : c.added_continuations) ++net[{c.channel, true, k.source, k.persist, Hash32{}}];
-        for (const auto& k : c.removed_continuations) --net[{c.channel, true, k.source, k.persist, Hash32{}}];
+        for (const auto& x : c.added_data)
+          ++net[{c.channel, false, x.source, x.persist, x.value->hash()}];
+        for (const auto& x : c.removed_data)
+          --net[{c.channel, false, x.source, x.persist, x.value->hash()}];
+        for (const auto& k : c.added_continuations)
+          ++net[{c.channel, true, k.source, k.persist, Hash32{}}];
+        for (const auto& k : c.removed_continuations)
+          --net[{c.channel, true, k.source, k.persist, Hash32{}}];
       }
     }
     for (const auto& [key, n] : net) {
@@ -301,7 +311,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
         for (const auto& k : s.continuations) have += k.source == source;
       } else {
         for (const auto& d : s.data) {
-          have += d.source == source && d.persist == persist && d.value->hash() == value;
+          have += d.source == source && d.persist == persist &&
+                  d.value->hash() == value;
         }
       }
       if (have + n < 0) pre[i] = RejectReason::kUnavailable;
@@ -346,8 +357,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
       bool e = conf[i][j];
       for (const auto& ch : risky) {
         auto a = br[i].diffs.find(ch), b = br[j].diffs.find(ch);
-        if (a != br[i].diffs.end() && b != br[j].diffs.end() && a->second != 0 &&
-            b->second != 0) {
+        if (a != br[i].diffs.end() && b != br[j].diffs.end() &&
+            a->second != 0 && b->second != 0) {
           e = true;
         }
       }
@@ -395,15 +406,17 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
           for (size_t y : keep) indep = indep && !conf[x][y];
         }
         if (!indep || !value_ok(keep)) continue;
-        if (!best || cost < best->first || (cost == best->first && rej < best->second)) {
+        if (!best || cost < best->first ||
+            (cost == best->first && rej < best->second)) {
           best = std::make_pair(cost, rej);
         }
       }
       for (size_t i = 0; i < k; ++i) kept[mem[i]] = !best->second[i];
     } else {
       std::vector<size_t> order = mem;
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t x, size_t y) { return br[x].cost > br[y].cost; });
+      std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        return br[x].cost > br[y].cost;
+      });
       std::vector<size_t> keep;
       for (size_t x : order) {
         bool ok = true;
@@ -452,8 +465,9 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
   for (size_t i = 0; i < nb; ++i) {
     BranchInfo& info = out.branches[i];
     for (size_t c : br[i].chains) {
-      info.chains.push_back(ChainKey{chains[c].block->hash,
-                                     static_cast<uint32_t>(chains[c].deploys.front())});
+      info.chains.push_back(
+          ChainKey{chains[c].block->hash,
+                   static_cast<uint32_t>(chains[c].deploys.front())});
     }
     info.cost = br[i].cost;
     info.rejected = !kept[i];
@@ -461,7 +475,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
       info.reason = *pre[i];
     } else if (!kept[i]) {
       bool c = false;
-      for (size_t y = 0; y < nb; ++y) c = c || (kept[y] && y != i && conf[i][y]);
+      for (size_t y = 0; y < nb; ++y)
+        c = c || (kept[y] && y != i && conf[i][y]);
       info.reason = c ? RejectReason::kConflict : RejectReason::kNumberChannel;
     }
   }
@@ -474,14 +489,17 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
   for (size_t i = 0; i < nb; ++i) {
     if (kept[i]) continue;
     for (const auto* d : br[i].deploys) {
-      if (!kept_ids.count(d->id) && !rej.count(d->id)) rej[d->id] = out.branches[i].reason;
+      if (!kept_ids.count(d->id) && !rej.count(d->id))
+        rej[d->id] = out.branches[i].reason;
     }
   }
   for (const auto& [id, r] : rej) out.rejected.push_back(RejectedDeploy{id, r});
 
   // Combine.
   std::map<Hash32, std::map<DataId, std::pair<int64_t, rspace::Datum>>> data;
-  std::map<Hash32, std::map<Hash32, std::pair<int64_t, rspace::WaitingContinuation>>> conts;
+  std::map<Hash32,
+           std::map<Hash32, std::pair<int64_t, rspace::WaitingContinuation>>>
+      conts;
   std::set<Hash32> touched;
   std::set<rspace::JoinGroup> groups;
   auto load = [&](const Hash32& ch) -> absl::Status {
@@ -530,7 +548,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
         if (d->number_diffs.count(c.channel)) continue;
         for (const auto& x : c.removed_data) {
           auto& e = data[c.channel][{x.source, x.persist, x.value->hash()}];
-          if (--e.first < 0) return absl::InternalError("reference: absent datum");
+          if (--e.first < 0)
+            return absl::InternalError("reference: absent datum");
         }
         for (const auto& k : c.removed_continuations) {
           if (--conts[c.channel][k.source].first < 0) {
@@ -556,11 +575,13 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
     fin[ch] = s;
     return &fin[ch];
   };
-  for (const Hash32& ch : std::set<Hash32>(touched)) RETURN_IF_ERROR(build(ch).status());
+  for (const Hash32& ch : std::set<Hash32>(touched))
+    RETURN_IF_ERROR(build(ch).status());
   for (const auto& g : groups) {
     ASSIGN_OR_RETURN(ChannelState * owner, build(g.front()));
     bool present = false;
-    for (const auto& k : owner->continuations) present = present || k.group == g;
+    for (const auto& k : owner->continuations)
+      present = present || k.group == g;
     for (const auto& ch : std::set<Hash32>(g.begin(), g.end())) {
       ASSIGN_OR_RETURN(ChannelState * s, build(ch));
       auto it = std::find(s->joins.begin(), s->joins.end(), g);
@@ -570,7 +591,8 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(rspace::History& history,
   }
   for (const auto& [ch, sum] : nsum) {
     if (sum == 0) continue;
-    ASSIGN_OR_RETURN(fin[ch], codec.Write(ch, static_cast<int64_t>(basev[ch] + sum)));
+    ASSIGN_OR_RETURN(fin[ch],
+                     codec.Write(ch, static_cast<int64_t>(basev[ch] + sum)));
     RETURN_IF_ERROR(base(ch).status());
   }
   std::vector<rspace::LeafUpdate> updates;
