@@ -35,44 +35,38 @@ bool ReadSource(const std::string& path, std::string* out, Diagnostic* err) {
   return true;
 }
 
-int Check(const std::vector<std::string>& files) {
-  int status = 0;
-  for (const std::string& file : files) {
-    std::string source;
-    Diagnostic err;
-    if (!ReadSource(file, &source, &err)) {
-      std::fprintf(stderr, "%s\n",
-                   rnode::rholang::FormatDiagnostic(file, err).c_str());
-      status = 1;
-      continue;
-    }
-    auto result = rnode::rholang::Compile(source);
-    if (!result.ok()) {
-      Diagnostic d = *rnode::rholang::DiagnosticFromStatus(result.status());
-      std::fprintf(stderr, "%s\n",
-                   rnode::rholang::FormatDiagnostic(file, d).c_str());
-      status = 1;
-    }
-  }
-  return status;
-}
-
-int Format(const std::string& file) {
+// Reads and compiles `file`; on failure prints `FILE:LINE:COL: error: ...`
+// to stderr and returns null.
+rnode::rholang::ir::ParPtr CompileFile(const std::string& file) {
   std::string source;
   Diagnostic err;
   if (!ReadSource(file, &source, &err)) {
     std::fprintf(stderr, "%s\n",
                  rnode::rholang::FormatDiagnostic(file, err).c_str());
-    return 1;
+    return nullptr;
   }
   auto par = rnode::rholang::Compile(source);
   if (!par.ok()) {
     Diagnostic d = *rnode::rholang::DiagnosticFromStatus(par.status());
     std::fprintf(stderr, "%s\n",
                  rnode::rholang::FormatDiagnostic(file, d).c_str());
-    return 1;
+    return nullptr;
   }
-  auto text = rnode::rholang::Print(**par);
+  return *std::move(par);
+}
+
+int Check(const std::vector<std::string>& files) {
+  int status = 0;
+  for (const std::string& file : files) {
+    if (CompileFile(file) == nullptr) status = 1;
+  }
+  return status;
+}
+
+int Format(const std::string& file) {
+  rnode::rholang::ir::ParPtr par = CompileFile(file);
+  if (par == nullptr) return 1;
+  auto text = rnode::rholang::Print(*par);
   if (!text.ok()) {
     std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
                  std::string(text.status().message()).c_str());
@@ -85,23 +79,12 @@ int Format(const std::string& file) {
 int HashFiles(const std::vector<std::string>& files) {
   int status = 0;
   for (const std::string& file : files) {
-    std::string source;
-    Diagnostic err;
-    if (!ReadSource(file, &source, &err)) {
-      std::fprintf(stderr, "%s\n",
-                   rnode::rholang::FormatDiagnostic(file, err).c_str());
+    rnode::rholang::ir::ParPtr par = CompileFile(file);
+    if (par == nullptr) {
       status = 1;
       continue;
     }
-    auto par = rnode::rholang::Compile(source);
-    if (!par.ok()) {
-      Diagnostic d = *rnode::rholang::DiagnosticFromStatus(par.status());
-      std::fprintf(stderr, "%s\n",
-                   rnode::rholang::FormatDiagnostic(file, d).c_str());
-      status = 1;
-      continue;
-    }
-    std::printf("%s  %s\n", rnode::HexEncode((*par)->hash).c_str(),
+    std::printf("%s  %s\n", rnode::HexEncode(par->hash).c_str(),
                 file.c_str());
   }
   return status;
