@@ -107,6 +107,21 @@ void InsertDatum(std::vector<Datum>& data, Datum d) {
   data.insert(it, std::move(d));
 }
 
+// The index range of `items` (kept sorted by source, above) whose source is
+// `source`: how replay finds a recorded datum or continuation in O(log n).
+template <typename T>
+std::pair<size_t, size_t> SourceRange(const std::vector<T>& items,
+                                      const Hash32& source) {
+  auto lo = std::lower_bound(
+      items.begin(), items.end(), source,
+      [](const T& x, const Hash32& s) { return x.source < s; });
+  auto hi = std::upper_bound(
+      lo, items.end(), source,
+      [](const Hash32& s, const T& x) { return s < x.source; });
+  return {static_cast<size_t>(lo - items.begin()),
+          static_cast<size_t>(hi - items.begin())};
+}
+
 void InsertContinuation(std::vector<WaitingContinuation>& ks,
                         WaitingContinuation k) {
   auto it = std::upper_bound(ks.begin(), ks.end(), k.source,
@@ -233,7 +248,10 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
     }
     if (!found) {
       const auto& data = entry->state.data;
-      for (size_t j = 0; j < data.size() && !found; ++j) {
+      auto [first, last] = want != nullptr ? SourceRange(data, *want)
+                                           : std::pair<size_t, size_t>(
+                                                 0, data.size());
+      for (size_t j = first; j < last && !found; ++j) {
         bool taken = false;
         for (const Chosen& c : chosen) {
           if (c.entry == entry && c.index == static_cast<int>(j) &&
@@ -459,12 +477,9 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
         }
       }
       if (k == nullptr) {
-        for (const auto& x : owner->state.continuations) {
-          if (x.source == rec->consume) {
-            k = &x;
-            break;
-          }
-        }
+        const auto& ks = owner->state.continuations;
+        auto [first, last] = SourceRange(ks, rec->consume);
+        if (first < last) k = &ks[first];
       }
       if (k == nullptr || k->channels.size() != rec->binds.size()) continue;
       ASSIGN_OR_RETURN(auto chosen,
