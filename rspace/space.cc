@@ -107,6 +107,42 @@ void InsertDatum(std::vector<Datum>& data, Datum d) {
   data.insert(it, std::move(d));
 }
 
+// The channel and pattern hashes of a consume's or install's binds.
+struct BindHashes {
+  std::vector<Hash32> channels;
+  std::vector<Hash32> patterns;
+};
+
+// Checks the binds of `op` ("consume", "install"): one pattern per channel,
+// 1..kMaxJoinArity binds, no null term. InvalidArgument / ResourceExhausted
+// naming the operation otherwise.
+absl::StatusOr<BindHashes> CheckBinds(const char* op,
+                                      const std::vector<TermPtr>& channels,
+                                      const std::vector<TermPtr>& patterns) {
+  if (channels.empty() || channels.size() != patterns.size()) {
+    return absl::InvalidArgumentError(
+        std::string(op) +
+        ": needs one pattern per channel and at least one channel (" +
+        std::to_string(channels.size()) + " channels, " +
+        std::to_string(patterns.size()) + " patterns)");
+  }
+  if (channels.size() > kMaxJoinArity) {
+    return absl::ResourceExhaustedError(std::string(op) + ": more than " +
+                                        std::to_string(kMaxJoinArity) +
+                                        " binds");
+  }
+  BindHashes h;
+  for (size_t i = 0; i < channels.size(); ++i) {
+    if (channels[i] == nullptr || patterns[i] == nullptr) {
+      return absl::InvalidArgumentError(std::string(op) +
+                                        ": null channel or pattern");
+    }
+    h.channels.push_back(channels[i]->hash());
+    h.patterns.push_back(patterns[i]->hash());
+  }
+  return h;
+}
+
 // The index range of `items` (kept sorted by source, above) whose source is
 // `source`: how replay finds a recorded datum or continuation in O(log n).
 template <typename T>
@@ -509,32 +545,15 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
   if (ctx.log == nullptr || ctx.matcher == nullptr || continuation == nullptr) {
     return absl::InvalidArgumentError("consume: missing argument");
   }
-  if (channels.empty() || channels.size() != patterns.size()) {
-    return absl::InvalidArgumentError(
-        "consume: needs one pattern per channel and at least one channel (" +
-        std::to_string(channels.size()) + " channels, " +
-        std::to_string(patterns.size()) + " patterns)");
-  }
-  if (channels.size() > kMaxJoinArity) {
-    return absl::ResourceExhaustedError(
-        "consume: more than " + std::to_string(kMaxJoinArity) + " binds");
-  }
-  std::vector<Hash32> channel_hashes, pattern_hashes;
+  ASSIGN_OR_RETURN(BindHashes binds, CheckBinds("consume", channels, patterns));
   std::vector<Entry*> entries;
-  for (size_t i = 0; i < channels.size(); ++i) {
-    if (channels[i] == nullptr || patterns[i] == nullptr) {
-      return absl::InvalidArgumentError("consume: null channel or pattern");
-    }
-    channel_hashes.push_back(channels[i]->hash());
-    pattern_hashes.push_back(patterns[i]->hash());
-    entries.push_back(GetEntry(channels[i]->hash()));
-  }
+  for (const Hash32& h : binds.channels) entries.push_back(GetEntry(h));
   LockedSet locks(std::move(entries));
   for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
 
   ASSIGN_OR_RETURN(ConsumeEvent ce,
-                   ctx.log->RecordConsume(std::move(channel_hashes),
-                                          std::move(pattern_hashes),
+                   ctx.log->RecordConsume(std::move(binds.channels),
+                                          std::move(binds.patterns),
                                           continuation->hash(), persist, peek));
   WaitingContinuation k;
   k.channels = channels;
@@ -589,24 +608,12 @@ absl::Status Space::Install(const Matcher& matcher,
                             const std::vector<TermPtr>& channels,
                             const std::vector<TermPtr>& patterns,
                             const TermPtr& continuation) {
-  if (continuation == nullptr || channels.empty() ||
-      channels.size() != patterns.size()) {
-    return absl::InvalidArgumentError(
-        "install: needs one pattern per channel and a continuation");
+  if (continuation == nullptr) {
+    return absl::InvalidArgumentError("install: missing continuation");
   }
-  if (channels.size() > kMaxJoinArity) {
-    return absl::ResourceExhaustedError("install: too many binds");
-  }
-  std::vector<Hash32> ch, pa;
+  ASSIGN_OR_RETURN(BindHashes binds, CheckBinds("install", channels, patterns));
   std::vector<Entry*> entries;
-  for (size_t i = 0; i < channels.size(); ++i) {
-    if (channels[i] == nullptr || patterns[i] == nullptr) {
-      return absl::InvalidArgumentError("install: null channel or pattern");
-    }
-    ch.push_back(channels[i]->hash());
-    pa.push_back(patterns[i]->hash());
-    entries.push_back(GetEntry(channels[i]->hash()));
-  }
+  for (const Hash32& h : binds.channels) entries.push_back(GetEntry(h));
   LockedSet locks(std::move(entries));
   for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
   WaitingContinuation k;
@@ -616,7 +623,9 @@ absl::Status Space::Install(const Matcher& matcher,
   k.persist = true;
   k.peek = false;
   k.source = HashConsume(
-      HashConsumeBase(ch, pa, continuation->hash(), true, false), 0);
+      HashConsumeBase(binds.channels, binds.patterns, continuation->hash(),
+                      true, false),
+      0);
   k.group = MakeJoinGroup(channels);
   EventLog scratch;
   OpContext ctx{&scratch, &matcher};
