@@ -30,7 +30,7 @@ TEST(LoggingTest, UnknownLevelIsInvalidArgumentAndChangesNothing) {
   ASSERT_TRUE(SetLogLevel("info").ok());
 }
 
-TEST(LogRateLimiterTest, AllowsBurstThenSuppressesAndCounts) {
+TEST(LogRateLimiterTest, AllowsBurstThenSuppresses) {
   // One per hour: the bucket cannot refill noticeably during the test.
   LogRateLimiter limiter(1.0 / 3600);
   EXPECT_TRUE(limiter.Allow());
