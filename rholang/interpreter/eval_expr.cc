@@ -1,0 +1,1 @@
+// Placeholder: filled by the interpreter work (issue #5).
