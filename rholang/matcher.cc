@@ -1,19 +1,25 @@
-// Spatial matcher over the canonical IR (see matcher.h for the scope).
+// Spatial matcher over the canonical IR (see matcher.h for the semantics).
 #include "rholang/matcher.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "rholang/internal/bipartite_match.h"
+#include "rholang/internal/sized_subsets.h"
 #include "util/status_macros.h"
 
 namespace rnode::rholang {
 namespace {
 
+using internal::AssignmentProblem;
+using internal::SizedSubsets;
 using ir::Connective;
 using ir::ConnectiveKind;
 using ir::Expr;
@@ -23,6 +29,8 @@ using ir::ParPtr;
 using ir::Var;
 using ir::VarKind;
 
+// The component groups of a Par, in IR order. The first seven are the
+// public node's ParCount kinds, in its sub-Par enumeration order.
 enum Group : int {
   kSendGroup,
   kReceiveGroup,
@@ -34,73 +42,141 @@ enum Group : int {
   kConnectiveGroup,
   kIfGroup,
 };
+constexpr int kGroupCount = 9;
 
-// One top-level component of a Par: its kind group, its position in that
-// group's vector and its node data.
-struct Component {
-  int group;
-  size_t index;
-  const ir::NodeInfo* info;
-};
-
-template <typename T>
-void AddComponents(int group, const std::vector<T>& items,
-                   std::vector<Component>& out) {
-  for (size_t i = 0; i < items.size(); ++i) {
-    out.push_back({group, i, items[i].get()});
+size_t GroupSize(const Par& p, int g) {
+  switch (g) {
+    case kSendGroup:
+      return p.sends.size();
+    case kReceiveGroup:
+      return p.receives.size();
+    case kNewGroup:
+      return p.news.size();
+    case kExprGroup:
+      return p.exprs.size();
+    case kMatchGroup:
+      return p.matches.size();
+    case kUnforgeableGroup:
+      return p.unforgeables.size();
+    case kBundleGroup:
+      return p.bundles.size();
+    case kConnectiveGroup:
+      return p.connectives.size();
+    default:
+      return p.conditionals.size();
   }
 }
 
-std::vector<Component> Components(const Par& p) {
-  std::vector<Component> out;
-  out.reserve(p.ComponentCount());
-  AddComponents(kSendGroup, p.sends, out);
-  AddComponents(kReceiveGroup, p.receives, out);
-  AddComponents(kNewGroup, p.news, out);
-  AddComponents(kExprGroup, p.exprs, out);
-  AddComponents(kMatchGroup, p.matches, out);
-  AddComponents(kUnforgeableGroup, p.unforgeables, out);
-  AddComponents(kBundleGroup, p.bundles, out);
-  AddComponents(kConnectiveGroup, p.connectives, out);
-  AddComponents(kIfGroup, p.conditionals, out);
-  return out;
+const ir::NodeInfo& GroupItem(const Par& p, int g, size_t i) {
+  switch (g) {
+    case kSendGroup:
+      return *p.sends[i];
+    case kReceiveGroup:
+      return *p.receives[i];
+    case kNewGroup:
+      return *p.news[i];
+    case kExprGroup:
+      return *p.exprs[i];
+    case kMatchGroup:
+      return *p.matches[i];
+    case kUnforgeableGroup:
+      return *p.unforgeables[i];
+    case kBundleGroup:
+      return *p.bundles[i];
+    case kConnectiveGroup:
+      return *p.connectives[i];
+    default:
+      return *p.conditionals[i];
+  }
 }
 
-void AddComponent(const Par& p, const Component& c, ir::ParBuilder& b) {
-  switch (c.group) {
+void AddGroupItem(const Par& p, int g, size_t i, ir::ParBuilder& b) {
+  switch (g) {
     case kSendGroup:
-      b.Add(p.sends[c.index]);
+      b.Add(p.sends[i]);
       break;
     case kReceiveGroup:
-      b.Add(p.receives[c.index]);
+      b.Add(p.receives[i]);
       break;
     case kNewGroup:
-      b.Add(p.news[c.index]);
+      b.Add(p.news[i]);
       break;
     case kExprGroup:
-      b.Add(p.exprs[c.index]);
+      b.Add(p.exprs[i]);
       break;
     case kMatchGroup:
-      b.Add(p.matches[c.index]);
+      b.Add(p.matches[i]);
       break;
     case kUnforgeableGroup:
-      b.Add(p.unforgeables[c.index]);
+      b.Add(p.unforgeables[i]);
       break;
     case kBundleGroup:
-      b.Add(p.bundles[c.index]);
+      b.Add(p.bundles[i]);
       break;
     case kConnectiveGroup:
-      b.Add(p.connectives[c.index]);
+      b.Add(p.connectives[i]);
       break;
     default:
-      b.Add(p.conditionals[c.index]);
+      b.Add(p.conditionals[i]);
       break;
   }
 }
 
-bool IsPatternVar(const Expr& e) {
-  return e.kind == ExprKind::kVar && e.var.kind != VarKind::kBound;
+// Stands for "any number of components" in count bounds: far above any
+// term the deploy size limit admits. (The public node uses 1000, which only
+// differs for a Par of more than 1000 components of one kind.)
+constexpr int64_t kAnyCount = int64_t{1} << 40;
+
+// Component counts per group.
+using Counts = std::array<int64_t, kGroupCount>;
+
+Counts Filled(int64_t v) {
+  Counts c;
+  c.fill(v);
+  return c;
 }
+
+Counts Plus(const Counts& a, const Counts& b) {
+  Counts c;
+  for (int g = 0; g < kGroupCount; ++g) {
+    c[g] = std::min(a[g] + b[g], kAnyCount);
+  }
+  return c;
+}
+
+// Least and greatest counts of the target components a pattern can take.
+struct Bounds {
+  Counts min = Filled(0);
+  Counts max = Filled(0);
+};
+
+// Target components still to be placed, per group: indices into the
+// target Par's group vectors, in canonical order.
+using Remaining = std::array<std::vector<uint32_t>, kGroupCount>;
+
+size_t Total(const Remaining& r) {
+  size_t n = 0;
+  for (const auto& v : r) n += v.size();
+  return n;
+}
+
+ParPtr CopyPar(const Par& p) { return ir::ParBuilder().AddAll(p).Build(); }
+
+// A Par pattern split for matching.
+struct ParPattern {
+  // Structural components per group (indices into the pattern's vectors):
+  // everything except top-level free variables, wildcards and connectives.
+  std::array<std::vector<uint32_t>, kGroupCount> rows;
+  // The top-level free variable with the lowest level: it captures the
+  // leftovers. Other top-level free variables stay unbound.
+  std::optional<Var> rest;
+  // A top-level wildcard or free variable: leftovers are allowed.
+  bool open = false;
+  std::vector<const Connective*> connectives;  // canonical order
+};
+
+// Bindings made by one isolated sub-match: (variable, value).
+using Delta = std::vector<std::pair<uint32_t, ParPtr>>;
 
 class Matcher {
  public:
@@ -117,38 +193,70 @@ class Matcher {
   Bindings TakeBindings() { return std::move(bindings_); }
 
  private:
-  absl::Status Step() {
-    if (++steps_ > max_steps_) {
+  // One Par match in progress.
+  struct ParMatch {
+    const Par& t;
+    const ParPtr* t_ptr;
+    const Par& p;
+    const ParPattern& pat;
+  };
+
+  // Charges `units` work units (one per Par comparison and candidate
+  // tried, plus one per component sorted into a sub-Par).
+  absl::Status Step(uint64_t units = 1) {
+    steps_ += units;
+    if (steps_ > max_steps_) {
       return absl::ResourceExhaustedError(
           absl::StrCat("spatial match exceeded ", max_steps_, " steps"));
     }
     return absl::OkStatus();
   }
 
-  absl::Status Bind(const Var& v, ParPtr value) {
-    if (v.kind != VarKind::kFree) return absl::OkStatus();
-    if (v.index >= bindings_.size()) {
+  absl::Status CheckIndex(const Var& v) const {
+    if (v.kind == VarKind::kFree && v.index >= bindings_.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("free variable ", v.index, " out of range (",
                        bindings_.size(), " free variables)"));
     }
-    bindings_[v.index] = std::move(value);
     return absl::OkStatus();
   }
 
-  // The assignment problem of one Par pattern against one target Par.
-  struct Slots {
-    const Par& t;
-    const ParPtr* t_ptr;
-    const Par& p;
-    const std::vector<Component>& pats;
-    const std::vector<Component>& targets;
-    const std::optional<Var>& rest;
-    const Connective* conn;
-  };
-  absl::StatusOr<bool> Assign(size_t i, const Slots& s,
-                              std::vector<bool>& used);
-  absl::StatusOr<bool> Leftovers(const Slots& s, const std::vector<bool>& used);
+  // Bindings are undone through a trail: Mark() before a tentative match,
+  // UndoTo(mark) to forget what it bound.
+  absl::Status Bind(const Var& v, ParPtr value) {
+    if (v.kind != VarKind::kFree) return absl::OkStatus();
+    RETURN_IF_ERROR(CheckIndex(v));
+    SetBinding(v.index, std::move(value));
+    return absl::OkStatus();
+  }
+  void SetBinding(uint32_t index, ParPtr value) {
+    trail_.emplace_back(index, std::move(bindings_[index]));
+    bindings_[index] = std::move(value);
+  }
+  size_t Mark() const { return trail_.size(); }
+  void UndoTo(size_t mark) {
+    while (trail_.size() > mark) {
+      bindings_[trail_.back().first] = std::move(trail_.back().second);
+      trail_.pop_back();
+    }
+  }
+  // What was bound since `mark` (call before UndoTo(mark)).
+  Delta BoundSince(size_t mark) const {
+    Delta d;
+    for (size_t k = mark; k < trail_.size(); ++k) {
+      d.emplace_back(trail_[k].first, bindings_[trail_[k].first]);
+    }
+    return d;
+  }
+  void Apply(const Delta& d) {
+    for (const auto& [index, value] : d) SetBinding(index, value);
+  }
+
+  absl::StatusOr<ParPattern> Split(const Par& p) const;
+  absl::StatusOr<Bounds> ParBounds(const Par& p);
+  absl::StatusOr<Bounds> ConnectiveBounds(const Connective& c);
+  absl::StatusOr<bool> MatchConnectives(const ParMatch& m);
+  absl::StatusOr<bool> MatchStructure(const ParMatch& m, const Remaining& rem);
   absl::StatusOr<bool> MatchConnective(const ParPtr& t, const Connective& c);
   absl::StatusOr<bool> MatchComponent(int group, const Par& t, size_t ti,
                                       const Par& p, size_t pi);
@@ -162,112 +270,367 @@ class Matcher {
   absl::StatusOr<bool> MatchExpr(const Expr& t, const Expr& p);
   absl::StatusOr<bool> MatchList(const Expr& t, const Expr& p);
   absl::StatusOr<bool> MatchCollection(const Expr& t, const Expr& p);
-  absl::StatusOr<bool> AssignElements(size_t i, size_t width, const Expr& t,
-                                      const Expr& p, std::vector<bool>& used);
+
+  // Runs `match` in isolation: on success returns true and stores what it
+  // bound in `out` (nothing stays bound either way).
+  template <typename F>
+  absl::StatusOr<bool> Isolated(F&& match, Delta& out) {
+    const size_t mark = Mark();
+    absl::StatusOr<bool> ok = match();
+    if (ok.ok() && *ok) out = BoundSince(mark);
+    UndoTo(mark);
+    return ok;
+  }
 
   Bindings bindings_;
+  std::vector<std::pair<uint32_t, ParPtr>> trail_;  // (variable, old value)
   uint64_t steps_ = 0;
   uint64_t max_steps_;
 };
+
+absl::StatusOr<ParPattern> Matcher::Split(const Par& p) const {
+  ParPattern pat;
+  for (int g = 0; g < kGroupCount; ++g) {
+    const size_t n = GroupSize(p, g);
+    for (size_t i = 0; i < n; ++i) {
+      if (g == kConnectiveGroup) {
+        const Connective& c = *p.connectives[i];
+        if (c.kind == ConnectiveKind::kVarRef) {
+          return absl::UnimplementedError(
+              "var-ref connective in a pattern (substitute first)");
+        }
+        pat.connectives.push_back(&c);
+        continue;
+      }
+      if (g == kExprGroup && p.exprs[i]->kind == ExprKind::kVar &&
+          p.exprs[i]->var.kind != VarKind::kBound) {
+        const Var& v = p.exprs[i]->var;
+        RETURN_IF_ERROR(CheckIndex(v));
+        pat.open = true;
+        if (v.kind == VarKind::kFree &&
+            (!pat.rest.has_value() || v.index < pat.rest->index)) {
+          pat.rest = v;
+        }
+        continue;
+      }
+      pat.rows[g].push_back(static_cast<uint32_t>(i));
+    }
+  }
+  return pat;
+}
+
+// The public node's ParCount rule: structural components count exactly; a
+// free variable or wildcard lifts the maximum; connectives add their
+// bounds.
+absl::StatusOr<Bounds> Matcher::ParBounds(const Par& p) {
+  RETURN_IF_ERROR(Step());
+  Bounds b;
+  bool open = false;
+  for (int g = 0; g < kGroupCount; ++g) {
+    if (g == kConnectiveGroup) continue;
+    b.min[g] = static_cast<int64_t>(GroupSize(p, g));
+  }
+  for (const ir::ExprPtr& e : p.exprs) {
+    if (e->kind == ExprKind::kVar && e->var.kind != VarKind::kBound) {
+      --b.min[kExprGroup];
+      open = true;
+    }
+  }
+  b.max = open ? Filled(kAnyCount) : b.min;
+  for (const ir::ConnectivePtr& c : p.connectives) {
+    ASSIGN_OR_RETURN(Bounds cb, ConnectiveBounds(*c));
+    b.min = Plus(b.min, cb.min);
+    b.max = Plus(b.max, cb.max);
+  }
+  return b;
+}
+
+absl::StatusOr<Bounds> Matcher::ConnectiveBounds(const Connective& c) {
+  Bounds b;
+  switch (c.kind) {
+    case ConnectiveKind::kAnd:
+      b.max = Filled(kAnyCount);
+      for (const ParPtr& q : c.ps) {
+        ASSIGN_OR_RETURN(Bounds qb, ParBounds(*q));
+        for (int g = 0; g < kGroupCount; ++g) {
+          b.min[g] = std::max(b.min[g], qb.min[g]);
+          b.max[g] = std::min(b.max[g], qb.max[g]);
+        }
+      }
+      return b;
+    case ConnectiveKind::kOr:
+      b.min = Filled(kAnyCount);
+      for (const ParPtr& q : c.ps) {
+        ASSIGN_OR_RETURN(Bounds qb, ParBounds(*q));
+        for (int g = 0; g < kGroupCount; ++g) {
+          b.min[g] = std::min(b.min[g], qb.min[g]);
+          b.max[g] = std::max(b.max[g], qb.max[g]);
+        }
+      }
+      return b;
+    case ConnectiveKind::kNot:
+      b.max = Filled(kAnyCount);
+      return b;
+    case ConnectiveKind::kVarRef:
+      return b;
+    case ConnectiveKind::kBool:
+    case ConnectiveKind::kInt:
+    case ConnectiveKind::kString:
+    case ConnectiveKind::kUri:
+    case ConnectiveKind::kByteArray:
+      b.min[kExprGroup] = 1;
+      b.max[kExprGroup] = 1;
+      return b;
+  }
+  return absl::InvalidArgumentError("unknown connective kind");
+}
 
 absl::StatusOr<bool> Matcher::MatchPar(const Par& t, const Par& p,
                                        const ParPtr* t_ptr) {
   RETURN_IF_ERROR(Step());
   if (!p.connective_used) return t.hash == p.hash;
-
-  std::vector<Component> pats;
-  std::optional<Var> rest;
-  int free_vars = 0;
-  const Connective* conn = nullptr;
-  for (const Component& c : Components(p)) {
-    if (c.group == kExprGroup && IsPatternVar(*p.exprs[c.index])) {
-      const Var& v = p.exprs[c.index]->var;
-      if (v.kind == VarKind::kFree) {
-        ++free_vars;
-        rest = v;
-      } else if (!rest.has_value()) {
-        rest = v;
-      }
-    } else if (c.group == kConnectiveGroup) {
-      if (conn != nullptr) {
-        return absl::UnimplementedError("Par pattern with several connectives");
-      }
-      conn = p.connectives[c.index].get();
-    } else {
-      pats.push_back(c);
-    }
-  }
-  if (free_vars > 1) {
-    return absl::UnimplementedError(
-        "Par pattern with several top-level free variables");
-  }
-  if (conn != nullptr && rest.has_value()) {
-    return absl::UnimplementedError(
-        "Par pattern with a connective and a free variable or wildcard");
-  }
-  std::vector<Component> targets = Components(t);
-  if (pats.size() > targets.size()) return false;
-  if (!rest.has_value() && conn == nullptr && pats.size() != targets.size()) {
-    return false;
-  }
-  // Concrete components first: they match by hash and prune early.
-  std::stable_partition(pats.begin(), pats.end(), [](const Component& c) {
-    return !c.info->connective_used;
-  });
-  std::vector<bool> used(targets.size(), false);
-  Slots slots{t, t_ptr, p, pats, targets, rest, conn};
-  return Assign(0, slots, used);
-}
-
-absl::StatusOr<bool> Matcher::Assign(size_t i, const Slots& s,
-                                     std::vector<bool>& used) {
-  if (i == s.pats.size()) return Leftovers(s, used);
-  const Component& pat = s.pats[i];
-  for (size_t j = 0; j < s.targets.size(); ++j) {
-    const Component& target = s.targets[j];
-    if (used[j] || target.group != pat.group) continue;
-    RETURN_IF_ERROR(Step());
-    Bindings saved = bindings_;
-    bool ok;
-    if (!pat.info->connective_used) {
-      ok = target.info->hash == pat.info->hash;
-    } else {
-      ASSIGN_OR_RETURN(
-          ok, MatchComponent(pat.group, s.t, target.index, s.p, pat.index));
-    }
-    if (ok) {
-      used[j] = true;
-      ASSIGN_OR_RETURN(bool rest_ok, Assign(i + 1, s, used));
-      if (rest_ok) return true;
-      used[j] = false;
-    }
-    bindings_ = std::move(saved);
-  }
-  return false;
-}
-
-absl::StatusOr<bool> Matcher::Leftovers(const Slots& s,
-                                        const std::vector<bool>& used) {
-  ir::ParBuilder builder;
-  bool any = false;
-  bool all = true;
-  for (size_t j = 0; j < s.targets.size(); ++j) {
-    if (used[j]) {
-      all = false;
-      continue;
-    }
-    AddComponent(s.t, s.targets[j], builder);
-    any = true;
-  }
-  if (!any && !s.rest.has_value() && s.conn == nullptr) return true;
-  ParPtr leftover = all && s.t_ptr != nullptr ? *s.t_ptr : builder.Build();
-  if (s.rest.has_value()) {
-    if (!leftover->locally_free.empty()) return false;
-    RETURN_IF_ERROR(Bind(*s.rest, leftover));
+  // A lone free variable or wildcard (the commonest pattern): what
+  // MatchStructure would do, without the bookkeeping.
+  if (const Expr* e = p.SingleExpr(); e != nullptr &&
+                                      e->kind == ExprKind::kVar &&
+                                      e->var.kind != VarKind::kBound) {
+    if (e->var.kind == VarKind::kWildcard) return true;
+    RETURN_IF_ERROR(CheckIndex(e->var));
+    if (!t.locally_free.empty()) return false;
+    SetBinding(e->var.index, t_ptr != nullptr ? *t_ptr : CopyPar(t));
     return true;
   }
-  if (s.conn != nullptr) return MatchConnective(leftover, *s.conn);
+  ASSIGN_OR_RETURN(ParPattern pat, Split(p));
+  ParMatch m{t, t_ptr, p, pat};
+  if (!pat.connectives.empty()) return MatchConnectives(m);
+  Remaining all;
+  for (int g = 0; g < kGroupCount; ++g) {
+    all[g].resize(GroupSize(t, g));
+    for (size_t i = 0; i < all[g].size(); ++i) {
+      all[g][i] = static_cast<uint32_t>(i);
+    }
+  }
+  return MatchStructure(m, all);
+}
+
+// Each connective in turn takes a sub-Par of what the earlier ones left,
+// tried in SizedSubsets order per group (sends slowest, conditionals
+// fastest) within the public node's ParCount bounds; the structural part
+// then matches what is left. A failure further on backtracks to the next
+// sub-Par. Iterative over the connectives.
+absl::StatusOr<bool> Matcher::MatchConnectives(const ParMatch& m) {
+  const std::vector<const Connective*>& conns = m.pat.connectives;
+  const size_t n = conns.size();
+  // What the structural part needs: exactly its components, or more if a
+  // free variable or wildcard takes leftovers.
+  Bounds structure;
+  for (int g = 0; g < kGroupCount; ++g) {
+    structure.min[g] = static_cast<int64_t>(m.pat.rows[g].size());
+  }
+  structure.max = m.pat.open ? Filled(kAnyCount) : structure.min;
+  // own[i]: the bounds of connective i; after[i]: of everything after it.
+  std::vector<Bounds> own(n);
+  std::vector<Bounds> after(n);
+  for (size_t i = 0; i < n; ++i) {
+    ASSIGN_OR_RETURN(own[i], ConnectiveBounds(*conns[i]));
+  }
+  after[n - 1] = structure;
+  for (size_t i = n - 1; i > 0; --i) {
+    after[i - 1].min = Plus(after[i].min, own[i].min);
+    after[i - 1].max = Plus(after[i].max, own[i].max);
+  }
+
+  struct Level {
+    Remaining input;
+    std::array<SizedSubsets, kGroupCount> subsets;
+    bool exhausted = false;
+    bool holding = false;  // the current sub-Par matched; `mark` undoes it
+    size_t mark = 0;
+  };
+  auto make_level = [&](size_t i, Remaining input) {
+    Level level;
+    level.input = std::move(input);
+    for (int g = 0; g < kGroupCount; ++g) {
+      const int64_t count = static_cast<int64_t>(level.input[g].size());
+      const int64_t lo = std::max(own[i].min[g], count - after[i].max[g]);
+      const int64_t hi = std::min(own[i].max[g], count - after[i].min[g]);
+      if (hi < 0 || lo > hi) {
+        level.exhausted = true;
+        break;
+      }
+      level.subsets[g] =
+          SizedSubsets(static_cast<size_t>(count),
+                       static_cast<size_t>(std::max<int64_t>(lo, 0)),
+                       static_cast<size_t>(hi));
+      if (!level.subsets[g].valid()) {
+        level.exhausted = true;
+        break;
+      }
+    }
+    return level;
+  };
+  auto advance = [](Level& level) {
+    for (int g = kGroupCount - 1; g >= 0; --g) {
+      if (level.subsets[g].Next()) return true;
+    }
+    return false;
+  };
+
+  Remaining all;
+  for (int g = 0; g < kGroupCount; ++g) {
+    all[g].resize(GroupSize(m.t, g));
+    for (size_t k = 0; k < all[g].size(); ++k) {
+      all[g][k] = static_cast<uint32_t>(k);
+    }
+  }
+  const size_t target_size = Total(all);
+  std::vector<Level> levels;
+  levels.push_back(make_level(0, std::move(all)));
+  while (!levels.empty()) {
+    const size_t i = levels.size() - 1;
+    Level& level = levels[i];
+    if (level.holding) {
+      UndoTo(level.mark);
+      level.holding = false;
+      if (!advance(level)) level.exhausted = true;
+    }
+    if (level.exhausted) {
+      levels.pop_back();
+      continue;
+    }
+    // One unit for the candidate and one per component it sorts.
+    RETURN_IF_ERROR(Step(1 + Total(level.input)));
+    ir::ParBuilder sub;
+    Remaining rest;
+    size_t taken = 0;
+    for (int g = 0; g < kGroupCount; ++g) {
+      const std::vector<bool>& in = level.subsets[g].in_subset();
+      for (size_t k = 0; k < level.input[g].size(); ++k) {
+        if (in[k]) {
+          AddGroupItem(m.t, g, level.input[g][k], sub);
+          ++taken;
+        } else {
+          rest[g].push_back(level.input[g][k]);
+        }
+      }
+    }
+    const ParPtr sub_par =
+        taken == target_size && m.t_ptr != nullptr ? *m.t_ptr : sub.Build();
+    level.mark = Mark();
+    ASSIGN_OR_RETURN(bool ok, MatchConnective(sub_par, *conns[i]));
+    if (!ok) {
+      UndoTo(level.mark);
+      if (!advance(level)) level.exhausted = true;
+      continue;
+    }
+    level.holding = true;
+    if (i + 1 < n) {
+      levels.push_back(make_level(i + 1, std::move(rest)));
+      continue;
+    }
+    ASSIGN_OR_RETURN(bool done, MatchStructure(m, rest));
+    if (done) return true;
+  }
   return false;
+}
+
+// The public node's listMatchSingle, group by group: pattern components
+// take distinct target components (AssignTargets, pair results memoised);
+// with a rest variable every leftover must have an empty locally_free and
+// the leftovers of all groups are bound to it as one Par; with only a
+// wildcard leftovers are dropped; otherwise there must be none.
+absl::StatusOr<bool> Matcher::MatchStructure(const ParMatch& m,
+                                             const Remaining& rem) {
+  const bool has_rest = m.pat.rest.has_value();
+  Delta binds;
+  ir::ParBuilder leftovers;
+  size_t leftover_count = 0;
+  auto step = [this]() { return Step(); };
+  for (int g = 0; g < kGroupCount; ++g) {
+    const std::vector<uint32_t>& rows = m.pat.rows[g];
+    const std::vector<uint32_t>& targets = rem[g];
+    if (rows.size() > targets.size()) return false;
+    if (!m.pat.open && rows.size() != targets.size()) return false;
+    if (targets.empty()) continue;
+    std::vector<int32_t> owner;
+    if (rows.empty()) {
+      for (uint32_t ti : targets) {
+        RETURN_IF_ERROR(Step());
+        if (has_rest && !GroupItem(m.t, g, ti).locally_free.empty()) {
+          return false;
+        }
+      }
+      owner.assign(targets.size(), internal::kUnassigned);
+    } else {
+      AssignmentProblem problem;
+      problem.rows = rows.size();
+      problem.targets = targets.size();
+      if (has_rest) {
+        problem.slots = targets.size() - rows.size();
+        problem.closed.resize(targets.size());
+        for (size_t j = 0; j < targets.size(); ++j) {
+          problem.closed[j] =
+              GroupItem(m.t, g, targets[j]).locally_free.empty();
+        }
+      }
+      bool keyed = false;
+      problem.row_keys.resize(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const ir::NodeInfo& pi = GroupItem(m.p, g, rows[i]);
+        if (!pi.connective_used) {
+          problem.row_keys[i] = pi.hash;
+          keyed = true;
+        }
+      }
+      if (keyed) {
+        problem.target_keys.reserve(targets.size());
+        for (uint32_t ti : targets) {
+          problem.target_keys.push_back(GroupItem(m.t, g, ti).hash);
+        }
+      } else {
+        problem.row_keys.clear();
+      }
+      std::unordered_map<uint64_t, Delta> deltas;
+      auto edge = [&](size_t i, size_t j) -> absl::StatusOr<bool> {
+        const ir::NodeInfo& pi = GroupItem(m.p, g, rows[i]);
+        const ir::NodeInfo& tj = GroupItem(m.t, g, targets[j]);
+        if (!pi.connective_used) return pi.hash == tj.hash;
+        Delta d;
+        ASSIGN_OR_RETURN(bool ok, Isolated(
+                                      [&] {
+                                        return MatchComponent(
+                                            g, m.t, targets[j], m.p, rows[i]);
+                                      },
+                                      d));
+        if (ok && !d.empty()) deltas[i * targets.size() + j] = std::move(d);
+        return ok;
+      };
+      ASSIGN_OR_RETURN(std::optional<std::vector<int32_t>> result,
+                       internal::AssignTargets(problem, edge, step));
+      if (!result.has_value()) return false;
+      owner = *std::move(result);
+      for (size_t j = 0; j < owner.size(); ++j) {
+        if (owner[j] < 0) continue;
+        auto it =
+            deltas.find(static_cast<uint64_t>(owner[j]) * targets.size() + j);
+        if (it == deltas.end()) continue;
+        binds.insert(binds.end(), it->second.begin(), it->second.end());
+      }
+    }
+    for (size_t j = 0; j < owner.size(); ++j) {
+      if (owner[j] >= 0) continue;
+      AddGroupItem(m.t, g, targets[j], leftovers);
+      ++leftover_count;
+    }
+  }
+  Apply(binds);
+  if (has_rest) {
+    ParPtr rest = leftover_count == m.t.ComponentCount() && m.t_ptr != nullptr
+                      ? *m.t_ptr
+                      : leftovers.Build();
+    RETURN_IF_ERROR(Bind(*m.pat.rest, std::move(rest)));
+  }
+  return true;
 }
 
 absl::StatusOr<bool> Matcher::MatchConnective(const ParPtr& t,
@@ -286,16 +649,16 @@ absl::StatusOr<bool> Matcher::MatchConnective(const ParPtr& t,
       return true;
     case ConnectiveKind::kOr:
       for (const ParPtr& q : c.ps) {
-        Bindings saved = bindings_;
+        const size_t mark = Mark();
         ASSIGN_OR_RETURN(bool ok, MatchPar(t, *q));
-        bindings_ = std::move(saved);
+        UndoTo(mark);
         if (ok) return true;
       }
       return false;
     case ConnectiveKind::kNot: {
-      Bindings saved = bindings_;
+      const size_t mark = Mark();
       ASSIGN_OR_RETURN(bool ok, MatchPar(t, *c.ps[0]));
-      bindings_ = std::move(saved);
+      UndoTo(mark);
       return !ok;
     }
     case ConnectiveKind::kVarRef:
@@ -358,15 +721,20 @@ absl::StatusOr<bool> Matcher::MatchSend(const ir::Send& t, const ir::Send& p) {
   return MatchAll(t.data, p.data);
 }
 
+// Binds pair up as in the public node: each pattern bind takes a distinct
+// target bind with equal patterns, remainder and capture count whose source
+// matches (their canonical orders differ when the sources do).
 absl::StatusOr<bool> Matcher::MatchReceive(const ir::Receive& t,
                                            const ir::Receive& p) {
   if (t.persistent != p.persistent || t.peek != p.peek ||
       t.bind_count != p.bind_count || t.binds.size() != p.binds.size()) {
     return false;
   }
-  for (size_t i = 0; i < t.binds.size(); ++i) {
-    const ir::ReceiveBind& tb = t.binds[i];
+  std::unordered_map<uint64_t, Delta> deltas;
+  const size_t n = t.binds.size();
+  auto edge = [&](size_t i, size_t j) -> absl::StatusOr<bool> {
     const ir::ReceiveBind& pb = p.binds[i];
+    const ir::ReceiveBind& tb = t.binds[j];
     if (tb.patterns.size() != pb.patterns.size() ||
         tb.remainder != pb.remainder || tb.free_count != pb.free_count) {
       return false;
@@ -374,8 +742,22 @@ absl::StatusOr<bool> Matcher::MatchReceive(const ir::Receive& t,
     for (size_t k = 0; k < tb.patterns.size(); ++k) {
       if (!ir::Equal(tb.patterns[k], pb.patterns[k])) return false;
     }
-    ASSIGN_OR_RETURN(bool source_ok, MatchPar(tb.source, *pb.source));
-    if (!source_ok) return false;
+    Delta d;
+    ASSIGN_OR_RETURN(
+        bool ok, Isolated([&] { return MatchPar(tb.source, *pb.source); }, d));
+    if (ok && !d.empty()) deltas[i * n + j] = std::move(d);
+    return ok;
+  };
+  AssignmentProblem problem;
+  problem.rows = n;
+  problem.targets = n;
+  ASSIGN_OR_RETURN(
+      std::optional<std::vector<int32_t>> owner,
+      internal::AssignTargets(problem, edge, [this] { return Step(); }));
+  if (!owner.has_value()) return false;
+  for (size_t j = 0; j < n; ++j) {
+    auto it = deltas.find(static_cast<uint64_t>((*owner)[j]) * n + j);
+    if (it != deltas.end()) Apply(it->second);
   }
   return MatchPar(t.body, *p.body);
 }
@@ -418,6 +800,8 @@ absl::StatusOr<bool> Matcher::MatchIf(const ir::If& t, const ir::If& p) {
   return MatchPar(t.if_false, *p.if_false);
 }
 
+// Element-wise; a remainder takes the tail as a List. A free-variable
+// remainder requires every tail element to have an empty locally_free.
 absl::StatusOr<bool> Matcher::MatchList(const Expr& t, const Expr& p) {
   if (!p.remainder.has_value()) return MatchAll(t.operands, p.operands);
   if (t.remainder.has_value() || t.operands.size() < p.operands.size()) {
@@ -427,6 +811,7 @@ absl::StatusOr<bool> Matcher::MatchList(const Expr& t, const Expr& p) {
     ASSIGN_OR_RETURN(bool ok, MatchPar(t.operands[i], *p.operands[i]));
     if (!ok) return false;
   }
+  if (p.remainder->kind != VarKind::kFree) return true;
   std::vector<ParPtr> tail(t.operands.begin() + p.operands.size(),
                            t.operands.end());
   ParPtr tail_par = ir::ParOf(Expr::List(std::move(tail), std::nullopt));
@@ -435,64 +820,106 @@ absl::StatusOr<bool> Matcher::MatchList(const Expr& t, const Expr& p) {
   return true;
 }
 
-// Sets (width 1) and maps (width 2, key then value) match element by
-// element: each pattern element takes a distinct target element, found by a
-// backtracking search in canonical order; leftovers go to the remainder.
+// Sets (width 1) and maps (width 2: key, value) as in the public node's
+// listMatchSingle over elements: pattern elements take distinct target
+// elements (AssignTargets); a free-variable remainder takes the leftovers
+// (each with an empty locally_free) as a Set / Map; a wildcard remainder
+// drops them; without a remainder the sizes must be equal.
 absl::StatusOr<bool> Matcher::MatchCollection(const Expr& t, const Expr& p) {
   const size_t width = p.kind == ExprKind::kMap ? 2 : 1;
   if (t.remainder.has_value()) return false;
-  const size_t target_count = t.operands.size() / width;
-  const size_t pattern_count = p.operands.size() / width;
-  if (pattern_count > target_count) return false;
-  if (!p.remainder.has_value() && pattern_count != target_count) {
-    return false;
-  }
-  std::vector<bool> used(target_count, false);
-  return AssignElements(0, width, t, p, used);
-}
-
-absl::StatusOr<bool> Matcher::AssignElements(size_t i, size_t width,
-                                             const Expr& t, const Expr& p,
-                                             std::vector<bool>& used) {
-  if (i * width == p.operands.size()) {
-    if (!p.remainder.has_value()) return true;
-    ParPtr rest;
-    if (width == 1) {
-      std::vector<ParPtr> left;
-      for (size_t j = 0; j < used.size(); ++j) {
-        if (!used[j]) left.push_back(t.operands[j]);
-      }
-      rest = ir::ParOf(Expr::Set(std::move(left), std::nullopt));
-    } else {
-      std::vector<std::pair<ParPtr, ParPtr>> left;
-      for (size_t j = 0; j < used.size(); ++j) {
-        if (!used[j])
-          left.emplace_back(t.operands[2 * j], t.operands[2 * j + 1]);
-      }
-      rest = ir::ParOf(Expr::Map(std::move(left), std::nullopt));
+  const size_t tlen = t.operands.size() / width;
+  const size_t plen = p.operands.size() / width;
+  if (plen > tlen) return false;
+  if (!p.remainder.has_value() && plen != tlen) return false;
+  const bool has_rest =
+      p.remainder.has_value() && p.remainder->kind == VarKind::kFree;
+  auto closed = [&](size_t j) {
+    for (size_t k = 0; k < width; ++k) {
+      if (!t.operands[j * width + k]->locally_free.empty()) return false;
     }
-    if (!rest->locally_free.empty()) return false;
-    RETURN_IF_ERROR(Bind(*p.remainder, std::move(rest)));
     return true;
-  }
-  for (size_t j = 0; j < used.size(); ++j) {
-    if (used[j]) continue;
-    RETURN_IF_ERROR(Step());
-    Bindings saved = bindings_;
-    bool ok = true;
-    for (size_t k = 0; k < width && ok; ++k) {
+  };
+  std::vector<int32_t> owner(tlen, internal::kUnassigned);
+  if (plen > 0) {
+    AssignmentProblem problem;
+    problem.rows = plen;
+    problem.targets = tlen;
+    if (has_rest) {
+      problem.slots = tlen - plen;
+      problem.closed.resize(tlen);
+      for (size_t j = 0; j < tlen; ++j) problem.closed[j] = closed(j);
+    }
+    // A concrete element (set) or key (map) can only take its equal.
+    bool keyed = false;
+    problem.row_keys.resize(plen);
+    for (size_t i = 0; i < plen; ++i) {
+      const Par& key = *p.operands[i * width];
+      if (!key.connective_used) {
+        problem.row_keys[i] = key.hash;
+        keyed = true;
+      }
+    }
+    if (keyed) {
+      for (size_t j = 0; j < tlen; ++j) {
+        problem.target_keys.push_back(t.operands[j * width]->hash);
+      }
+    } else {
+      problem.row_keys.clear();
+    }
+    std::unordered_map<uint64_t, Delta> deltas;
+    auto edge = [&](size_t i, size_t j) -> absl::StatusOr<bool> {
+      Delta d;
       ASSIGN_OR_RETURN(
-          ok, MatchPar(t.operands[j * width + k], *p.operands[i * width + k]));
+          bool ok, Isolated(
+                       [&]() -> absl::StatusOr<bool> {
+                         for (size_t k = 0; k < width; ++k) {
+                           ASSIGN_OR_RETURN(
+                               bool part, MatchPar(t.operands[j * width + k],
+                                                   *p.operands[i * width + k]));
+                           if (!part) return false;
+                         }
+                         return true;
+                       },
+                       d));
+      if (ok && !d.empty()) deltas[i * tlen + j] = std::move(d);
+      return ok;
+    };
+    ASSIGN_OR_RETURN(
+        std::optional<std::vector<int32_t>> result,
+        internal::AssignTargets(problem, edge, [this] { return Step(); }));
+    if (!result.has_value()) return false;
+    owner = *std::move(result);
+    for (size_t j = 0; j < tlen; ++j) {
+      if (owner[j] < 0) continue;
+      auto it = deltas.find(static_cast<uint64_t>(owner[j]) * tlen + j);
+      if (it != deltas.end()) Apply(it->second);
     }
-    if (ok) {
-      used[j] = true;
-      ASSIGN_OR_RETURN(bool rest_ok, AssignElements(i + 1, width, t, p, used));
-      if (rest_ok) return true;
-      used[j] = false;
+  } else if (has_rest) {
+    for (size_t j = 0; j < tlen; ++j) {
+      RETURN_IF_ERROR(Step());
+      if (!closed(j)) return false;
     }
-    bindings_ = std::move(saved);
   }
-  return false;
+  if (!has_rest) return true;
+  ParPtr rest;
+  if (width == 1) {
+    std::vector<ParPtr> left;
+    for (size_t j = 0; j < tlen; ++j) {
+      if (owner[j] < 0) left.push_back(t.operands[j]);
+    }
+    rest = ir::ParOf(Expr::Set(std::move(left), std::nullopt));
+  } else {
+    std::vector<std::pair<ParPtr, ParPtr>> left;
+    for (size_t j = 0; j < tlen; ++j) {
+      if (owner[j] < 0) {
+        left.emplace_back(t.operands[2 * j], t.operands[2 * j + 1]);
+      }
+    }
+    rest = ir::ParOf(Expr::Map(std::move(left), std::nullopt));
+  }
+  RETURN_IF_ERROR(Bind(*p.remainder, std::move(rest)));
+  return true;
 }
 
 absl::StatusOr<bool> Matcher::MatchExpr(const Expr& t, const Expr& p) {

@@ -1,16 +1,29 @@
 // The `rholang` tool: `check FILE...` parses and normalizes, printing
 // FILE:LINE:COL errors; `fmt FILE` prints the normalized program; `hash
-// FILE...` prints each normalized program's hash.
+// FILE...` prints each normalized program's hash; `run FILE` evaluates a
+// program on a fresh in-memory space, printing its output and its cost.
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "crypto/hash.h"
+#include "crypto/secp256k1.h"
 #include "rholang/diagnostic.h"
+#include "rholang/interpreter/reducer.h"
+#include "rholang/interpreter/system_processes.h"
+#include "rholang/interpreter/term_codec.h"
 #include "rholang/limits.h"
 #include "rholang/normalizer.h"
 #include "rholang/printer.h"
+#include "rspace/event_log.h"
+#include "rspace/space.h"
+#include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
 
 namespace {
@@ -20,6 +33,16 @@ using rnode::rholang::Diagnostic;
 // Reads at most kMaxSourceBytes + 1 bytes, so an oversized file is reported
 // by the lexer's size check without being loaded whole.
 bool ReadSource(const std::string& path, std::string* out, Diagnostic* err) {
+  if (path == "-") {
+    out->resize(rnode::rholang::kMaxSourceBytes + 1);
+    std::cin.read(out->data(), static_cast<std::streamsize>(out->size()));
+    out->resize(static_cast<size_t>(std::cin.gcount()));
+    if (std::cin.bad()) {
+      err->message = "cannot read standard input";
+      return false;
+    }
+    return true;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     err->message = "cannot open file";
@@ -84,16 +107,157 @@ int HashFiles(const std::vector<std::string>& files) {
       status = 1;
       continue;
     }
-    std::printf("%s  %s\n", rnode::HexEncode(par->hash).c_str(),
-                file.c_str());
+    std::printf("%s  %s\n", rnode::HexEncode(par->hash).c_str(), file.c_str());
   }
   return status;
+}
+
+namespace interp = rnode::rholang::interp;
+
+// Prints program output as it comes (the reducer's sequential phase calls
+// it in a deterministic order).
+class PrintingSink final : public interp::OutputSink {
+ public:
+  void Stdout(std::string_view line) override {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+  void Stderr(std::string_view line) override {
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+};
+
+// Columns of the history's store (as the rspace tests use).
+constexpr size_t kStoreColumns = 3;
+
+// The deploy `run` evaluates: the secp256k1 key 1 as deployer, and the
+// compact signature of the source's Blake2b-256 as deploy id, so a program's
+// names are reproducible run to run.
+interp::DeployInfo ToolDeploy(const std::string& source) {
+  rnode::crypto::Secp256k1PrivateKey key{};
+  key[31] = 1;
+  interp::DeployInfo d;
+  d.timestamp = 0;
+  auto pk = rnode::crypto::Secp256k1PublicKeyOf(key);
+  d.deployer_public_key.assign(pk.begin(), pk.end());
+  rnode::Hash32 digest = rnode::crypto::Blake2b256(rnode::AsBytes(source));
+  auto sig = rnode::crypto::Secp256k1SignCompact(digest, key);
+  if (sig.ok()) {
+    d.deploy_id = *sig;
+  } else {
+    d.deploy_id.assign(digest.begin(), digest.end());
+  }
+  return d;
+}
+
+std::string Quiet(const rnode::rholang::ir::Par& p) {
+  auto text = rnode::rholang::Print(p);
+  return text.ok() ? *text : "<unprintable>";
+}
+
+// One line per datum (`chan!(data)`) and per waiting continuation (`for`),
+// grouped by channel hash, data before continuations, each group in the
+// space's candidate order.
+void PrintState(interp::Runtime& rt) {
+  using rnode::rholang::ir::ParBuilder;
+  using rnode::rholang::ir::ReceiveBind;
+  rnode::rspace::Space& space = *rt.space();
+  rnode::rspace::StateChanges changes = space.ChangesSinceSoftCheckpoint();
+  for (const auto& ch : changes.channels) {
+    auto it = rt.TrackedChannels().find(ch.channel);
+    for (const auto& d : ch.added_data) {
+      std::shared_ptr<const interp::StoredValue> h;
+      auto data = interp::DataOf(*d.value, h);
+      if (!data.ok() || it == rt.TrackedChannels().end()) continue;
+      auto send =
+          rnode::rholang::ir::Send::Make(it->second, (*data)->pars, d.persist);
+      std::printf("%s\n", Quiet(*ParBuilder().Add(send).Build()).c_str());
+    }
+    for (const auto& k : ch.added_continuations) {
+      std::shared_ptr<const interp::StoredValue> kh;
+      auto cont = interp::ContinuationOf(*k.continuation, kh);
+      if (!cont.ok() || (*cont)->system) continue;
+      std::vector<ReceiveBind> binds;
+      uint32_t bind_count = 0;
+      bool ok = true;
+      for (size_t i = 0; i < k.channels.size() && ok; ++i) {
+        std::shared_ptr<const interp::StoredValue> ph;
+        auto chan = interp::ChannelOf(*k.channels[i]);
+        auto pat = interp::PatternOf(*k.patterns[i], ph);
+        if (!chan.ok() || !pat.ok()) {
+          ok = false;
+          break;
+        }
+        ReceiveBind b;
+        b.patterns = (*pat)->patterns;
+        b.source = *chan;
+        b.remainder = (*pat)->remainder;
+        b.free_count = (*pat)->free_count;
+        bind_count += b.free_count;
+        binds.push_back(std::move(b));
+      }
+      if (!ok) continue;
+      auto recv = rnode::rholang::ir::Receive::Make(
+          std::move(binds), (*cont)->body, k.persist, k.peek, bind_count);
+      std::printf("%s\n", Quiet(*ParBuilder().Add(recv).Build()).c_str());
+    }
+  }
+}
+
+int Run(const std::string& file, int64_t phlo, int threads, bool state) {
+  std::string source;
+  Diagnostic err;
+  if (!ReadSource(file, &source, &err)) {
+    std::fprintf(stderr, "%s\n",
+                 rnode::rholang::FormatDiagnostic(file, err).c_str());
+    return 1;
+  }
+  rnode::rspace::InMemoryStore store(kStoreColumns);
+  rnode::rspace::SpaceOptions so;
+  so.term_factory = interp::StoredTermFactory();
+  auto space = rnode::rspace::Space::Open(&store, so);
+  if (!space.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
+                 std::string(space.status().message()).c_str());
+    return 1;
+  }
+  PrintingSink sink;
+  interp::RuntimeOptions ro;
+  ro.threads = threads;
+  ro.output = &sink;
+  ro.track_channels = state;
+  auto rt = interp::Runtime::Create(space->get(), ro);
+  if (!rt.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
+                 std::string(rt.status().message()).c_str());
+    return 1;
+  }
+  rnode::rspace::EventLog log;
+  interp::EvalResult r =
+      (*rt)->EvaluateSource(source, ToolDeploy(source), phlo, &log);
+  if (r.static_error) {
+    Diagnostic d = *rnode::rholang::DiagnosticFromStatus(r.error);
+    std::fprintf(stderr, "%s\n",
+                 rnode::rholang::FormatDiagnostic(file, d).c_str());
+    return 1;
+  }
+  if (r.failed()) {
+    std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
+                 std::string(r.error.message()).c_str());
+  } else if (state) {
+    PrintState(**rt);
+  }
+  std::printf("cost: %lld\n", static_cast<long long>(r.cost));
+  return r.failed() ? 1 : 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Rholang front end: check and format Rholang programs"};
+  CLI::App app{"Rholang tool: check, format, hash and run Rholang programs"};
   app.require_subcommand(1);
   std::vector<std::string> check_files;
   CLI::App* check = app.add_subcommand(
@@ -107,7 +271,23 @@ int main(int argc, char** argv) {
   CLI::App* hash = app.add_subcommand(
       "hash", "print the Blake2b-256 hash of each normalized program");
   hash->add_option("files", hash_files, "Rholang source files")->required();
+  std::string run_file;
+  int64_t run_phlo = interp::kDefaultToolPhloLimit;
+  int run_threads = 1;
+  bool run_state = false;
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "evaluate a program on a fresh in-memory space; print its "
+      "output and `cost: N`");
+  run->add_option("file", run_file, "Rholang source file, or - for stdin")
+      ->required();
+  run->add_option("--phlo", run_phlo, "phlo limit (< 0: unlimited)");
+  run->add_option("--threads", run_threads, "worker threads (>= 1)")
+      ->check(CLI::PositiveNumber);
+  run->add_flag("--state", run_state,
+                "print the data and continuations left in the space");
   CLI11_PARSE(app, argc, argv);
+  if (run->parsed()) return Run(run_file, run_phlo, run_threads, run_state);
   if (hash->parsed()) return HashFiles(hash_files);
   if (check->parsed()) return Check(check_files);
   if (fmt->parsed()) return Format(fmt_file);

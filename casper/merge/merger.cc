@@ -9,11 +9,13 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <tuple>
+#include <span>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "casper/merge/internal/depends.h"
 #include "casper/merge/internal/hash_key.h"
+#include "casper/merge/internal/key_sort.h"
 #include "casper/merge/internal/rejection.h"
 #include "crypto/hash.h"
 #include "oneapi/tbb/blocked_range.h"
@@ -40,6 +42,7 @@ int64_t SinceNs(Clock::time_point t0) {
 struct BaseLeaf {
   ChannelState state;
   std::optional<Bytes> blob;
+  bool loaded = false;  // Read from history (else only noted as wanted).
 };
 
 // Items per task when per-channel work is spread over threads: large enough
@@ -63,6 +66,14 @@ void ForEachIndex(size_t n, size_t threads, Fn&& fn) {
   });
 }
 
+// The first eight bytes of `b` as a big-endian word, zero-padded: a sort key
+// whose order agrees with the byte order of `b` where the words differ.
+uint64_t PrefixKey(const uint8_t* data, size_t size) {
+  uint64_t w = 0;
+  std::memcpy(&w, data, std::min<size_t>(size, 8));
+  return __builtin_bswap64(w);
+}
+
 // Base channel states read once per merge.
 class BaseReader {
  public:
@@ -74,7 +85,15 @@ class BaseReader {
 
   absl::StatusOr<const BaseLeaf*> Get(const Hash32& channel) {
     auto it = cache_.find(channel);
-    if (it != cache_.end()) return &leaves_[it->second];
+    if (it != cache_.end()) {
+      BaseLeaf& leaf = leaves_[it->second];
+      if (!leaf.loaded) {
+        const auto t0 = Clock::now();
+        ASSIGN_OR_RETURN(leaf, Read(channel));
+        read_ns_ += SinceNs(t0);
+      }
+      return &leaf;
+    }
     const auto t0 = Clock::now();
     ASSIGN_OR_RETURN(BaseLeaf leaf, Read(channel));
     read_ns_ += SinceNs(t0);
@@ -83,10 +102,55 @@ class BaseReader {
     return &leaves_.back();
   }
 
+  // Notes a channel whose leaf ReadWanted reads (if not cached yet); returns
+  // its index for At.
+  uint32_t Want(const Hash32& channel) {
+    auto [it, inserted] =
+        cache_.try_emplace(channel, static_cast<uint32_t>(leaves_.size()));
+    if (inserted) {
+      leaves_.emplace_back();
+      wanted_.push_back(
+          Wanted{PrefixKey(channel.data(), 8), channel, it->second});
+    }
+    return it->second;
+  }
+
+  // The leaf of a Want index. REQUIRES: ReadWanted ran after that Want.
+  const BaseLeaf& At(uint32_t index) const { return leaves_[index]; }
+
+  // Reads every wanted leaf with one trie walk over the sorted channels.
+  absl::Status ReadWanted() {
+    if (wanted_.empty()) return absl::OkStatus();
+    const auto t0 = Clock::now();
+    std::sort(wanted_.begin(), wanted_.end(),
+              [](const Wanted& x, const Wanted& y) {
+                if (x.prefix != y.prefix) return x.prefix < y.prefix;
+                return internal::Hash32Less()(x.channel, y.channel);
+              });
+    std::vector<Hash32> keys;
+    keys.reserve(wanted_.size());
+    for (const Wanted& w : wanted_) keys.push_back(w.channel);
+    ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs,
+                     history_.ReadLeaves(root_, keys));
+    for (size_t i = 0; i < wanted_.size(); ++i) {
+      BaseLeaf& leaf = leaves_[wanted_[i].leaf];
+      leaf.blob = std::move(blobs[i]);
+      if (leaf.blob.has_value()) {
+        ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
+                                         *leaf.blob, factory_));
+      }
+      leaf.loaded = true;
+    }
+    wanted_.clear();
+    read_ns_ += SinceNs(t0);
+    return absl::OkStatus();
+  }
+
   size_t reads() const { return leaves_.size(); }
 
   absl::StatusOr<BaseLeaf> Read(const Hash32& channel) const {
     BaseLeaf leaf;
+    leaf.loaded = true;
     ASSIGN_OR_RETURN(leaf.blob, history_.ReadLeaf(root_, channel));
     if (leaf.blob.has_value()) {
       ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
@@ -101,14 +165,32 @@ class BaseReader {
   rspace::History& history_;
   const Hash32 root_;
   const rspace::TermFactory factory_;
+  struct Wanted {
+    uint64_t prefix;
+    Hash32 channel;
+    uint32_t leaf;
+  };
   internal::Hash32Map<uint32_t> cache_;
   std::deque<BaseLeaf> leaves_;  // Stable addresses.
+  std::vector<Wanted> wanted_;   // Noted, not read yet.
   int64_t read_ns_ = 0;
 };
 
-using DatumKey = std::tuple<Hash32, bool, Hash32>;
-DatumKey KeyOf(const Datum& d) {
-  return {d.source, d.persist, d.value->hash()};
+// Datum identity (docs/merge.md §6): source, persist, value hash, compared
+// in that order with bytes in lexicographic order.
+bool DatumKeyLess(const Hash32& source_a, bool persist_a, const Hash32& value_a,
+                  const Hash32& source_b, bool persist_b,
+                  const Hash32& value_b) {
+  internal::Hash32Eq eq;
+  internal::Hash32Less less;
+  if (!eq(source_a, source_b)) return less(source_a, source_b);
+  if (persist_a != persist_b) return persist_b;
+  return less(value_a, value_b);
+}
+
+bool DatumLess(const Datum& a, const Datum& b) {
+  return DatumKeyLess(a.source, a.persist, a.value->hash(), b.source,
+                      b.persist, b.value->hash());
 }
 
 int64_t BaseCount(const ChannelState& s, const ItemKey& item) {
@@ -124,6 +206,18 @@ int64_t BaseCount(const ChannelState& s, const ItemKey& item) {
   return n;
 }
 
+// Whether `channel` is a key of `diffs` (a deploy lists a few number
+// channels at most: word compares beat the tree's memcmp calls).
+bool ListsChannel(const std::map<Hash32, int64_t>& diffs,
+                  const Hash32& channel) {
+  constexpr size_t kLinearScanMax = 8;
+  if (diffs.size() > kLinearScanMax) return diffs.count(channel) != 0;
+  for (const auto& [ch, d] : diffs) {
+    if (internal::Hash32Eq()(ch, channel)) return true;
+  }
+  return false;
+}
+
 bool HasMultiJoin(const ChannelState& s) {
   for (const JoinGroup& g : s.joins) {
     if (g.size() >= 2) return true;
@@ -131,24 +225,84 @@ bool HasMultiJoin(const ChannelState& s) {
   return false;
 }
 
-// Items with equal keys are identical (the key is a hash of the content),
-// so an unstable sort gives one order.
-void Canonicalize(ChannelState& s) {
-  auto data_less = [](const Datum& a, const Datum& b) {
-    return KeyOf(a) < KeyOf(b);
-  };
-  if (!std::is_sorted(s.data.begin(), s.data.end(), data_less)) {
-    std::sort(s.data.begin(), s.data.end(), data_less);
+// A new channel state as lists of pointers to its items (into base leaves,
+// the scope's changes and number-codec states): [begin, end) ranges of the
+// merge's item pools, and its joins.
+struct NewState {
+  Hash32 channel{};
+  const BaseLeaf* leaf = nullptr;
+  uint32_t data_begin = 0, data_end = 0;
+  uint32_t k_begin = 0, k_end = 0;
+  std::vector<const JoinGroup*> joins;
+};
+
+struct ItemPools {
+  std::vector<const Datum*> data;
+  std::vector<const WaitingContinuation*> conts;
+
+  std::span<const Datum* const> Data(const NewState& s) const {
+    return {data.data() + s.data_begin, s.data_end - s.data_begin};
   }
-  auto k_less = [](const WaitingContinuation& a, const WaitingContinuation& b) {
-    return a.source < b.source;
+  std::span<const WaitingContinuation* const> Conts(const NewState& s) const {
+    return {conts.data() + s.k_begin, s.k_end - s.k_begin};
+  }
+
+  // Sets the items of `s` to those of `state`.
+  void Assign(NewState& s, const ChannelState& state) {
+    s.data_begin = static_cast<uint32_t>(data.size());
+    for (const Datum& d : state.data) data.push_back(&d);
+    s.data_end = static_cast<uint32_t>(data.size());
+    s.k_begin = static_cast<uint32_t>(conts.size());
+    for (const WaitingContinuation& k : state.continuations) conts.push_back(&k);
+    s.k_end = static_cast<uint32_t>(conts.size());
+    s.joins.clear();
+    for (const JoinGroup& g : state.joins) s.joins.push_back(&g);
+  }
+};
+
+// Items with equal keys are identical (the key is a hash of the content),
+// so an unstable sort gives one order. Touches only the ranges of `s`.
+void Canonicalize(NewState& s, ItemPools& pools) {
+  auto d_first = pools.data.begin() + s.data_begin;
+  auto d_last = pools.data.begin() + s.data_end;
+  auto data_less = [](const Datum* a, const Datum* b) {
+    return DatumLess(*a, *b);
   };
-  if (!std::is_sorted(s.continuations.begin(), s.continuations.end(), k_less)) {
-    std::sort(s.continuations.begin(), s.continuations.end(), k_less);
+  if (!std::is_sorted(d_first, d_last, data_less)) {
+    // Data with equal keys encode alike, so any order consistent with
+    // DatumLess gives the same blob: sort flat (source prefix, pointer)
+    // records and follow the pointers only on a prefix tie.
+    struct Keyed {
+      uint64_t prefix;
+      const Datum* d;
+    };
+    std::vector<Keyed> keyed;
+    keyed.reserve(static_cast<size_t>(d_last - d_first));
+    for (auto it = d_first; it != d_last; ++it) {
+      keyed.push_back({PrefixKey((*it)->source.data(), 8), *it});
+    }
+    std::sort(keyed.begin(), keyed.end(), [](const Keyed& x, const Keyed& y) {
+      if (x.prefix != y.prefix) return x.prefix < y.prefix;
+      return DatumLess(*x.d, *y.d);
+    });
+    for (size_t i = 0; i < keyed.size(); ++i) d_first[i] = keyed[i].d;
+  }
+  auto k_first = pools.conts.begin() + s.k_begin;
+  auto k_last = pools.conts.begin() + s.k_end;
+  auto k_less = [](const WaitingContinuation* a, const WaitingContinuation* b) {
+    return internal::Hash32Less()(a->source, b->source);
+  };
+  if (!std::is_sorted(k_first, k_last, k_less)) {
+    std::sort(k_first, k_last, k_less);
   }
   if (s.joins.size() > 1) {
-    std::sort(s.joins.begin(), s.joins.end());
-    s.joins.erase(std::unique(s.joins.begin(), s.joins.end()), s.joins.end());
+    std::sort(s.joins.begin(), s.joins.end(),
+              [](const JoinGroup* a, const JoinGroup* b) { return *a < *b; });
+    s.joins.erase(std::unique(s.joins.begin(), s.joins.end(),
+                              [](const JoinGroup* a, const JoinGroup* b) {
+                                return *a == *b;
+                              }),
+                  s.joins.end());
   }
 }
 
@@ -157,44 +311,72 @@ struct ChannelAcc {
   std::vector<const Datum*> removed_data;
   std::vector<const WaitingContinuation*> added_k;
   std::vector<const WaitingContinuation*> removed_k;
+  // Scratch of ApplyAcc, kept across channels to reuse its capacity.
+  struct DatumEntry {
+    const Datum* item;
+    int64_t delta;
+  };
+  struct ContEntry {
+    const WaitingContinuation* item;
+    int64_t delta;
+  };
+  std::vector<DatumEntry> data_entries;
+  std::vector<ContEntry> cont_entries;
+
+  void Clear() {
+    added_data.clear();
+    removed_data.clear();
+    added_k.clear();
+    removed_k.clear();
+  }
 };
 
-// base + added - removed as a multiset; Internal if a removal finds nothing.
-// Additions are counted before removals, so the result is a function of the
-// three multisets; items come out in key order.
-absl::StatusOr<ChannelState> ApplyAcc(const ChannelState& base,
-                                      const ChannelAcc& acc) {
-  ChannelState out;
-  out.joins = base.joins;
-  if (acc.removed_data.empty() && acc.removed_k.empty()) {
-    out.data.reserve(base.data.size() + acc.added_data.size());
-    out.data = base.data;
-    for (const Datum* d : acc.added_data) out.data.push_back(*d);
-    out.continuations.reserve(base.continuations.size() + acc.added_k.size());
-    out.continuations = base.continuations;
-    for (const WaitingContinuation* k : acc.added_k)
-      out.continuations.push_back(*k);
-    return out;
-  }
-  struct DatumEntry {
-    DatumKey key;
-    int64_t delta;
-    const Datum* item;
+// Appends base + added - removed (as multisets) to the pools as the items of
+// `out`; Internal if a removal finds nothing. Additions are counted before
+// removals, so the result is a function of the three multisets; with a
+// removal, items come out in key order.
+absl::Status ApplyAcc(const ChannelState& base, ChannelAcc& acc,
+                      NewState& out, ItemPools& pools) {
+  out.joins.clear();
+  for (const JoinGroup& g : base.joins) out.joins.push_back(&g);
+  out.data_begin = static_cast<uint32_t>(pools.data.size());
+  out.k_begin = static_cast<uint32_t>(pools.conts.size());
+  auto finish = [&] {
+    out.data_end = static_cast<uint32_t>(pools.data.size());
+    out.k_end = static_cast<uint32_t>(pools.conts.size());
   };
-  std::vector<DatumEntry> data;
+  if (acc.removed_data.empty() && acc.removed_k.empty()) {
+    for (const Datum& d : base.data) pools.data.push_back(&d);
+    pools.data.insert(pools.data.end(), acc.added_data.begin(),
+                      acc.added_data.end());
+    for (const WaitingContinuation& k : base.continuations)
+      pools.conts.push_back(&k);
+    pools.conts.insert(pools.conts.end(), acc.added_k.begin(),
+                       acc.added_k.end());
+    finish();
+    return absl::OkStatus();
+  }
+  using DatumEntry = ChannelAcc::DatumEntry;
+  std::vector<DatumEntry>& data = acc.data_entries;
+  data.clear();
   data.reserve(base.data.size() + acc.added_data.size() +
                acc.removed_data.size());
-  for (const auto& d : base.data) data.push_back({KeyOf(d), 1, &d});
-  for (const Datum* d : acc.added_data) data.push_back({KeyOf(*d), 1, d});
-  for (const Datum* d : acc.removed_data) data.push_back({KeyOf(*d), -1, d});
-  std::sort(
-      data.begin(), data.end(),
-      [](const DatumEntry& x, const DatumEntry& y) { return x.key < y.key; });
+  for (const auto& d : base.data) data.push_back({&d, 1});
+  for (const Datum* d : acc.added_data) data.push_back({d, 1});
+  for (const Datum* d : acc.removed_data) data.push_back({d, -1});
+  std::sort(data.begin(), data.end(),
+            [](const DatumEntry& x, const DatumEntry& y) {
+              return DatumLess(*x.item, *y.item);
+            });
+  auto same_datum = [](const Datum& x, const Datum& y) {
+    return x.source == y.source && x.persist == y.persist &&
+           x.value->hash() == y.value->hash();
+  };
   for (size_t i = 0; i < data.size();) {
     size_t j = i;
     int64_t n = 0;
     const Datum* item = nullptr;
-    for (; j < data.size() && data[j].key == data[i].key; ++j) {
+    for (; j < data.size() && same_datum(*data[j].item, *data[i].item); ++j) {
       n += data[j].delta;
       if (data[j].delta > 0) item = data[j].item;
     }
@@ -202,31 +384,27 @@ absl::StatusOr<ChannelState> ApplyAcc(const ChannelState& base,
       return absl::InternalError(
           "merge: removal of a datum absent from the base");
     }
-    for (int64_t r = 0; r < n; ++r) out.data.push_back(*item);
+    for (int64_t r = 0; r < n; ++r) pools.data.push_back(item);
     i = j;
   }
-  struct ContEntry {
-    Hash32 key;
-    int64_t delta;
-    const WaitingContinuation* item;
-  };
-  std::vector<ContEntry> conts;
+  using ContEntry = ChannelAcc::ContEntry;
+  std::vector<ContEntry>& conts = acc.cont_entries;
+  conts.clear();
   conts.reserve(base.continuations.size() + acc.added_k.size() +
                 acc.removed_k.size());
-  for (const auto& k : base.continuations) conts.push_back({k.source, 1, &k});
-  for (const WaitingContinuation* k : acc.added_k)
-    conts.push_back({k->source, 1, k});
-  for (const WaitingContinuation* k : acc.removed_k)
-    conts.push_back({k->source, -1, k});
+  for (const auto& k : base.continuations) conts.push_back({&k, 1});
+  for (const WaitingContinuation* k : acc.added_k) conts.push_back({k, 1});
+  for (const WaitingContinuation* k : acc.removed_k) conts.push_back({k, -1});
   std::sort(conts.begin(), conts.end(),
             [](const ContEntry& x, const ContEntry& y) {
-              return internal::Hash32Less()(x.key, y.key);
+              return internal::Hash32Less()(x.item->source, y.item->source);
             });
   for (size_t i = 0; i < conts.size();) {
     size_t j = i;
     int64_t n = 0;
     const WaitingContinuation* item = nullptr;
-    for (; j < conts.size() && conts[j].key == conts[i].key; ++j) {
+    for (; j < conts.size() && conts[j].item->source == conts[i].item->source;
+         ++j) {
       n += conts[j].delta;
       if (conts[j].delta > 0) item = conts[j].item;
     }
@@ -234,10 +412,11 @@ absl::StatusOr<ChannelState> ApplyAcc(const ChannelState& base,
       return absl::InternalError(
           "merge: removal of a continuation absent from the base");
     }
-    for (int64_t r = 0; r < n; ++r) out.continuations.push_back(*item);
+    for (int64_t r = 0; r < n; ++r) pools.conts.push_back(item);
     i = j;
   }
-  return out;
+  finish();
+  return absl::OkStatus();
 }
 
 int CompareBytes(const Bytes& x, const Bytes& y) {
@@ -247,72 +426,51 @@ int CompareBytes(const Bytes& x, const Bytes& y) {
   return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
 }
 
-// The first eight bytes of `b` as a big-endian word, zero-padded: a sort key
-// whose order agrees with the byte order of `b` where the words differ.
-uint64_t PrefixKey(const uint8_t* data, size_t size) {
-  uint64_t w = 0;
-  std::memcpy(&w, data, std::min<size_t>(size, 8));
-  return __builtin_bswap64(w);
-}
-
 enum class Side { kA, kB };
 
-// Conflict groups keyed by an event or a channel, in two passes so that keys
-// without an edge (nearly all) cost one small map entry and no list: Note
-// every (key, branch, side) in ascending branch order, Finish, then Collect
-// the same sequence again to fill the lists of the keys that have an edge.
-class KeyedGroups {
- public:
-  void Note(const Hash32& key, uint32_t branch, Side side) {
-    auto [it, inserted] = map_.try_emplace(key);
-    Summary& s = it->second;
-    if (inserted) s.first = branch;
-    if (branch != s.first) s.distinct = true;
-    if (side == Side::kA) {
-      if (s.last_a != branch) ++s.count_a;
-      s.last_a = branch;
-    } else {
-      if (s.last_b != branch) ++s.count_b;
-      s.last_b = branch;
-    }
-  }
+// Kinds of conflict keys (docs/merge.md §4), in KeyRecord tags as
+// kind * 2 + side.
+enum class KeyKind : uint32_t { kProduceRace = 0, kConsumeRace = 1, kChannel = 2 };
 
-  // A group has an edge: two in `a` (clique), or one in `a` and one in `b`
-  // that are distinct branches.
-  void Finish(bool a_clique) {
-    for (auto& [key, s] : map_) {
-      bool edge = (a_clique && s.count_a >= 2) ||
-                  (s.count_a >= 1 && s.count_b >= 1 && s.distinct);
-      if (!edge) continue;
-      s.group = static_cast<int32_t>(groups_.size());
-      groups_.push_back(ConflictGroup{{}, {}, a_clique});
-    }
-  }
-
-  void Collect(const Hash32& key, uint32_t branch, Side side) {
-    const Summary& s = map_.find(key)->second;
-    if (s.group < 0) return;
-    ConflictGroup& g = groups_[static_cast<size_t>(s.group)];
-    std::vector<uint32_t>& v = side == Side::kA ? g.a : g.b;
-    if (v.empty() || v.back() != branch) v.push_back(branch);
-  }
-
-  std::vector<ConflictGroup>& groups() { return groups_; }
-  void Reserve(size_t keys) { map_.reserve(keys); }
-
- private:
-  struct Summary {
-    uint32_t first = 0;
-    uint32_t last_a = UINT32_MAX;
-    uint32_t last_b = UINT32_MAX;
-    uint32_t count_a = 0;
-    uint32_t count_b = 0;
-    int32_t group = -1;
+// The conflict groups of sorted key records: per (key, kind), side A and
+// side B branches ascending; a group has an edge with two in `a` (races are
+// cliques), or one in `a` and one in `b` that are distinct branches.
+void CollectGroups(const std::vector<internal::KeyRecord>& records,
+                   std::vector<ConflictGroup>& out) {
+  for (size_t i = 0; i < records.size();) {
+    const internal::KeyRecord& first = records[i];
+    const uint32_t kind = first.tag >> 1;
+    const bool clique = kind != static_cast<uint32_t>(KeyKind::kChannel);
+    // Records are ordered by side, then branch: count distinct branches per
+    // side without building lists (nearly every key has no edge).
+    size_t j = i;
+    size_t count_a = 0, count_b = 0;
     bool distinct = false;
-  };
-  internal::Hash32Map<Summary> map_;
-  std::vector<ConflictGroup> groups_;
-};
+    for (; j < records.size() && (records[j].tag >> 1) == kind &&
+           internal::SameKey(records[j], first);
+         ++j) {
+      distinct |= records[j].item != first.item;
+      const bool new_branch = j == i || records[j].tag != records[j - 1].tag ||
+                              records[j].item != records[j - 1].item;
+      if (new_branch) ++((records[j].tag & 1) ? count_b : count_a);
+    }
+    const bool edge = (clique && count_a >= 2) ||
+                      (count_a >= 1 && count_b >= 1 && distinct);
+    if (edge) {
+      ConflictGroup g;
+      g.a_clique = clique;
+      g.a.reserve(count_a);
+      g.b.reserve(count_b);
+      for (size_t k = i; k < j; ++k) {
+        std::vector<uint32_t>& v = (records[k].tag & 1) ? g.b : g.a;
+        if (v.empty() || v.back() != records[k].item)
+          v.push_back(records[k].item);
+      }
+      out.push_back(std::move(g));
+    }
+    i = j;
+  }
+}
 
 }  // namespace
 
@@ -359,25 +517,39 @@ absl::StatusOr<MergeResult> Merge(
   }
   std::vector<const ChainIndex*> chains;
   std::vector<const BlockIndex*> chain_block;
-  std::set<Hash32> number_set;
-  for (const BlockIndex* b : blocks) {
-    m.deploys += b->deploys.size();
-    for (const ChainIndex& c : b->chains) {
-      chains.push_back(&c);
-      chain_block.push_back(b);
-      for (const auto& [ch, d] : c.number_diffs) number_set.insert(ch);
+  // Every number channel of the scope, ascending, unique.
+  std::vector<Hash32> numbers;
+  {
+    // Few distinct channels (vaults) named by many chains.
+    absl::flat_hash_set<Hash32, rspace::Hash32Hasher, internal::Hash32Eq>
+        seen;
+    for (const BlockIndex* b : blocks) {
+      m.deploys += b->deploys.size();
+      for (const ChainIndex& c : b->chains) {
+        chains.push_back(&c);
+        chain_block.push_back(b);
+        for (const auto& [ch, d] : c.number_diffs) {
+          if (seen.insert(ch).second) numbers.push_back(ch);
+        }
+      }
     }
+    std::sort(numbers.begin(), numbers.end(), internal::Hash32Less());
   }
+  auto is_number = [&](const Hash32& ch) {
+    return std::binary_search(numbers.begin(), numbers.end(), ch,
+                              internal::Hash32Less());
+  };
   for (const ChainIndex* c : chains) {
+    if (numbers.empty()) break;
     for (const Hash32& ch : c->raw_channels) {
-      if (number_set.count(ch)) {
+      if (is_number(ch)) {
         return absl::InvalidArgumentError(
             "merge: number channel " + HexEncode(ch) +
             " has raw changes in a deploy that does not list it");
       }
     }
   }
-  if (!number_set.empty() && options.number_codec == nullptr) {
+  if (!numbers.empty() && options.number_codec == nullptr) {
     return absl::InvalidArgumentError("merge: number diffs without a codec");
   }
   m.blocks = blocks.size();
@@ -439,13 +611,14 @@ absl::StatusOr<MergeResult> Merge(
   const size_t threads = std::max<size_t>(options.threads, 1);
   std::vector<std::optional<RejectReason>> prerejected(nb);
   std::vector<ConflictGroup> groups;
+  // Every deploy id of the scope with its branch, ascending by (id, branch).
+  struct IdRef {
+    uint64_t prefix;
+    const Bytes* id;
+    uint32_t branch;
+  };
+  std::vector<IdRef> ids;
   {
-    struct IdRef {
-      uint64_t prefix;
-      const Bytes* id;
-      uint32_t branch;
-    };
-    std::vector<IdRef> ids;
     ids.reserve(m.deploys);
     for (uint32_t b = 0; b < nb; ++b) {
       for (uint32_t c : branch_chains[b]) {
@@ -480,81 +653,101 @@ absl::StatusOr<MergeResult> Merge(
       i = j;
     }
   }
-  for (uint32_t b = 0; b < nb; ++b) {
-    if (prerejected[b].has_value()) continue;
-    std::map<ItemKey, int64_t> merged;
-    const std::vector<std::pair<ItemKey, int64_t>>* nets = nullptr;
-    std::vector<std::pair<ItemKey, int64_t>> flat;
-    if (branch_chains[b].size() == 1) {
-      nets = &chains[branch_chains[b].front()]->item_nets;
-    } else {
-      for (uint32_t c : branch_chains[b]) {
-        for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
-      }
-      flat.assign(merged.begin(), merged.end());
-      nets = &flat;
-    }
-    for (const auto& [item, net] : *nets) {
-      if (net >= 0) continue;
-      ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(item.channel));
-      if (BaseCount(leaf->state, item) + net < 0) {
-        prerejected[b] = RejectReason::kUnavailable;
-        break;
-      }
-    }
-  }
+  // Two passes over the branches. The first notes the conflict keys and the
+  // base leaves to read (channels of removed items, channels produced on,
+  // number channels), keeping their leaf indices in visiting order; after
+  // one batched read the second checks availability and base joins and
+  // collects the conflict groups.
   std::vector<bool> base_join(nb, false);
-  KeyedGroups produce_races, consume_races, channels;
-  auto for_each_key = [&](uint32_t b, auto&& fn) {
+  std::vector<internal::KeyRecord> key_records;
+  auto note_keys = [&](uint32_t b) {
+    auto add = [&](const Hash32& key, KeyKind kind, Side side) {
+      key_records.push_back(internal::KeyRecord::Make(
+          key, b,
+          static_cast<uint32_t>(kind) * 2 + (side == Side::kB ? 1u : 0u)));
+    };
     const EventFacts& f = *branch_facts[b];
     for (const auto& p : f.consumed_produces) {
       if (!p.persist)
-        fn(produce_races, p.hash, p.mergeable ? Side::kB : Side::kA);
+        add(p.hash, KeyKind::kProduceRace, p.mergeable ? Side::kB : Side::kA);
     }
     for (const auto& k : f.fired_consumes) {
       if (!k.persist)
-        fn(consume_races, k.hash, k.mergeable ? Side::kB : Side::kA);
+        add(k.hash, KeyKind::kConsumeRace, k.mergeable ? Side::kB : Side::kA);
     }
-    for (const auto& p : f.pcnd) fn(channels, p.channel, Side::kA);
+    for (const auto& p : f.pcnd) add(p.channel, KeyKind::kChannel, Side::kA);
     for (const auto& k : f.ccnd) {
-      for (const Hash32& ch : k.channels) fn(channels, ch, Side::kB);
+      for (const Hash32& ch : k.channels)
+        add(ch, KeyKind::kChannel, Side::kB);
     }
   };
   {
-    size_t races = 0, fired = 0, chans = 0;
+    size_t keys = 0;
     for (uint32_t b = 0; b < nb; ++b) {
-      races += branch_facts[b]->consumed_produces.size();
-      fired += branch_facts[b]->fired_consumes.size();
-      chans += branch_facts[b]->pcnd.size() + branch_facts[b]->ccnd.size();
+      const EventFacts& f = *branch_facts[b];
+      keys += f.consumed_produces.size() + f.fired_consumes.size() +
+              f.pcnd.size() + f.ccnd.size();
     }
-    produce_races.Reserve(races);
-    consume_races.Reserve(fired);
-    channels.Reserve(chans);
+    key_records.reserve(keys);
   }
+  // Item nets per branch: the chain's own, or the sum over the chains.
+  std::vector<const std::vector<std::pair<ItemKey, int64_t>>*> branch_nets(
+      nb, nullptr);
+  std::deque<std::vector<std::pair<ItemKey, int64_t>>> merged_nets;
+  std::vector<uint32_t> removed_leaf;   // Per negative net, branch order.
+  std::vector<uint32_t> produce_leaf;   // Per produced-on channel.
+  std::vector<uint32_t> produce_begin(nb + 1, 0);
+  removed_leaf.reserve(chains.size());
+  produce_leaf.reserve(2 * chains.size());
+  for (const Hash32& ch : numbers) base.Want(ch);
   for (uint32_t b = 0; b < nb; ++b) {
-    for_each_key(b, [&](KeyedGroups& kg, const Hash32& key, Side side) {
-      kg.Note(key, b, side);
-    });
-  }
-  produce_races.Finish(/*a_clique=*/true);
-  consume_races.Finish(true);
-  channels.Finish(false);
-  for (uint32_t b = 0; b < nb; ++b) {
-    for_each_key(b, [&](KeyedGroups& kg, const Hash32& key, Side side) {
-      kg.Collect(key, b, side);
-    });
-  }
-  for (KeyedGroups* kg : {&produce_races, &consume_races, &channels}) {
-    for (ConflictGroup& g : kg->groups()) groups.push_back(std::move(g));
-  }
-  for (uint32_t b = 0; b < nb; ++b) {
+    if (!prerejected[b].has_value()) {
+      if (branch_chains[b].size() == 1) {
+        branch_nets[b] = &chains[branch_chains[b].front()]->item_nets;
+      } else {
+        std::map<ItemKey, int64_t> merged;
+        for (uint32_t c : branch_chains[b]) {
+          for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
+        }
+        branch_nets[b] =
+            &merged_nets.emplace_back(merged.begin(), merged.end());
+      }
+      for (const auto& [item, net] : *branch_nets[b]) {
+        if (net < 0) removed_leaf.push_back(base.Want(item.channel));
+      }
+    }
     const Hash32* last = nullptr;
     for (const auto& p : branch_facts[b]->created_produces) {
-      if (base_join[b]) break;
       if (last != nullptr && *last == p.channel) continue;
       last = &p.channel;
-      ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(p.channel));
-      base_join[b] = HasMultiJoin(leaf->state);
+      produce_leaf.push_back(base.Want(p.channel));
+    }
+    produce_begin[b + 1] = static_cast<uint32_t>(produce_leaf.size());
+    note_keys(b);
+  }
+  RETURN_IF_ERROR(base.ReadWanted());
+  {
+    std::vector<internal::KeyRecord> scratch;
+    internal::SortKeyRecords(key_records, scratch);
+    CollectGroups(key_records, groups);
+  }
+  size_t removed_pos = 0;
+  for (uint32_t b = 0; b < nb; ++b) {
+    if (branch_nets[b] != nullptr) {
+      for (const auto& [item, net] : *branch_nets[b]) {
+        if (net >= 0) continue;
+        const BaseLeaf& leaf = base.At(removed_leaf[removed_pos++]);
+        if (!prerejected[b].has_value() &&
+            BaseCount(leaf.state, item) + net < 0) {
+          prerejected[b] = RejectReason::kUnavailable;
+        }
+      }
+    }
+    for (uint32_t i = produce_begin[b]; i < produce_begin[b + 1]; ++i) {
+      if (HasMultiJoin(base.At(produce_leaf[i]).state)) {
+        base_join[b] = true;
+        break;
+      }
     }
   }
   std::sort(groups.begin(), groups.end());
@@ -568,7 +761,6 @@ absl::StatusOr<MergeResult> Merge(
 
   // --- rejection ---
   t0 = Clock::now();
-  std::vector<Hash32> numbers(number_set.begin(), number_set.end());
   internal::RejectionProblem problem;
   problem.cost.resize(nb);
   for (uint32_t b = 0; b < nb; ++b) problem.cost[b] = result.branches[b].cost;
@@ -591,7 +783,8 @@ absl::StatusOr<MergeResult> Merge(
     for (uint32_t c : branch_chains[b]) {
       for (const auto& [ch, d] : chains[c]->number_diffs) {
         uint32_t idx = static_cast<uint32_t>(
-            std::lower_bound(numbers.begin(), numbers.end(), ch) -
+            std::lower_bound(numbers.begin(), numbers.end(), ch,
+                             internal::Hash32Less()) -
             numbers.begin());
         sums.emplace_back(idx, d);
       }
@@ -614,29 +807,31 @@ absl::StatusOr<MergeResult> Merge(
   m.components = solution.components;
   m.exact_components = solution.exact_components;
   m.greedy_components = solution.greedy_components;
-  std::map<Bytes, RejectReason> rejected;
   for (uint32_t b = 0; b < nb; ++b) {
     BranchInfo& info = result.branches[b];
     info.rejected = solution.rejected[b];
     if (!info.rejected) continue;
     info.reason = solution.reason[b];
     ++m.rejected_branches;
-    for (uint32_t c : branch_chains[b]) {
-      for (uint32_t d : chains[c]->deploys) {
-        rejected.emplace(chain_block[c]->deploys[d].id, info.reason);
+  }
+  // A deploy is rejected when no kept branch holds it, with the reason of
+  // the first rejected branch holding it; ids come out ascending.
+  if (m.rejected_branches != 0) {
+    for (size_t i = 0; i < ids.size();) {
+      size_t j = i + 1;
+      bool kept = !result.branches[ids[i].branch].rejected;
+      while (j < ids.size() && ids[j].prefix == ids[i].prefix &&
+             *ids[j].id == *ids[i].id) {
+        kept |= !result.branches[ids[j].branch].rejected;
+        ++j;
       }
+      if (!kept) {
+        result.rejected.push_back(
+            {*ids[i].id, result.branches[ids[i].branch].reason});
+      }
+      i = j;
     }
   }
-  if (!rejected.empty()) {
-    for (uint32_t b = 0; b < nb; ++b) {
-      if (result.branches[b].rejected) continue;
-      for (uint32_t c : branch_chains[b]) {
-        for (uint32_t d : chains[c]->deploys)
-          rejected.erase(chain_block[c]->deploys[d].id);
-      }
-    }
-  }
-  for (auto& [id, reason] : rejected) result.rejected.push_back({id, reason});
   m.rejected_deploys = result.rejected.size();
   m.rejection_ns = SinceNs(t0);
 
@@ -659,7 +854,7 @@ absl::StatusOr<MergeResult> Merge(
       for (uint32_t d : chains[c]->deploys) {
         const DeployInput& dep = chain_block[c]->deploys[d];
         for (const rspace::ChannelChange& cc : dep.changes.channels) {
-          if (dep.number_diffs.count(cc.channel)) continue;
+          if (ListsChannel(dep.number_diffs, cc.channel)) continue;
           touches.push_back(
               Touch{PrefixKey(cc.channel.data(), 8), cc.channel, &cc});
           for (const auto& k : cc.added_continuations)
@@ -674,80 +869,107 @@ absl::StatusOr<MergeResult> Merge(
     if (x.prefix != y.prefix) return x.prefix < y.prefix;
     return internal::Hash32Less()(x.channel, y.channel);
   });
-  // New states in insertion order with an index by channel; sorted by
-  // channel for the trie actions.
-  std::vector<std::pair<Hash32, ChannelState>> next;
-  internal::Hash32Map<uint32_t> next_index;
-  next_index.reserve(touches.size() + 1);
+  std::vector<uint32_t> touch_leaf;  // Per distinct touched channel.
+  {
+    for (size_t i = 0; i < touches.size(); ++i) {
+      if (i == 0 || touches[i].channel != touches[i - 1].channel)
+        touch_leaf.push_back(base.Want(touches[i].channel));
+    }
+    for (const JoinGroup& g : touched_groups) {
+      for (const Hash32& ch : g) base.Want(ch);
+    }
+    RETURN_IF_ERROR(base.ReadWanted());
+  }
+  // New states: the sorted run of touched channels first, then the states
+  // added by join derivation and number channels (indexed by channel).
+  std::vector<NewState> next;
+  ItemPools pools;
   next.reserve(touches.size() + 1);
-  auto find_next = [&](const Hash32& ch) -> ChannelState* {
-    auto it = next_index.find(ch);
-    return it == next_index.end() ? nullptr : &next[it->second].second;
+  internal::Hash32Map<uint32_t> extra_index;
+  size_t sorted_prefix = 0;
+  auto find_next = [&](const Hash32& ch) -> NewState* {
+    auto run_end = next.begin() + static_cast<ptrdiff_t>(sorted_prefix);
+    auto it = std::lower_bound(next.begin(), run_end, ch,
+                               [](const NewState& x, const Hash32& c) {
+                                 return internal::Hash32Less()(x.channel, c);
+                               });
+    if (it != run_end && it->channel == ch) return &*it;
+    auto e = extra_index.find(ch);
+    return e == extra_index.end() ? nullptr : &next[e->second];
   };
-  auto add_next = [&](const Hash32& ch, ChannelState st) -> ChannelState* {
-    next_index.emplace(ch, static_cast<uint32_t>(next.size()));
-    next.emplace_back(ch, std::move(st));
-    return &next.back().second;
+  // Adds a state for a channel outside the run, with the items of `state`.
+  auto add_extra = [&](const Hash32& ch, const BaseLeaf* leaf,
+                       const ChannelState& state) -> NewState* {
+    extra_index.emplace(ch, static_cast<uint32_t>(next.size()));
+    NewState& ns = next.emplace_back();
+    ns.channel = ch;
+    ns.leaf = leaf;
+    pools.Assign(ns, state);
+    return &ns;
   };
   ChannelAcc a;
   for (size_t i = 0; i < touches.size();) {
-    const Hash32& ch = touches[i].change->channel;
-    a.added_data.clear();
-    a.removed_data.clear();
-    a.added_k.clear();
-    a.removed_k.clear();
+    const Hash32& ch = touches[i].channel;
+    a.Clear();
     size_t j = i;
-    for (; j < touches.size() && touches[j].change->channel == ch; ++j) {
+    for (; j < touches.size() && touches[j].channel == ch; ++j) {
       const rspace::ChannelChange& cc = *touches[j].change;
       for (const auto& x : cc.added_data) a.added_data.push_back(&x);
       for (const auto& x : cc.removed_data) a.removed_data.push_back(&x);
       for (const auto& k : cc.added_continuations) a.added_k.push_back(&k);
       for (const auto& k : cc.removed_continuations) a.removed_k.push_back(&k);
     }
-    ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(ch));
-    ASSIGN_OR_RETURN(ChannelState st, ApplyAcc(leaf->state, a));
-    add_next(ch, std::move(st));
+    const BaseLeaf* leaf = &base.At(touch_leaf[next.size()]);
+    NewState& ns = next.emplace_back();
+    ns.channel = ch;
+    ns.leaf = leaf;
+    RETURN_IF_ERROR(ApplyAcc(leaf->state, a, ns, pools));
     i = j;
   }
-  const size_t sorted_prefix = next.size();
+  sorted_prefix = next.size();
   for (const JoinGroup& g : touched_groups) {
     if (g.empty()) return absl::InvalidArgumentError("merge: empty join group");
-    const ChannelState* owner = find_next(g.front());
-    if (owner == nullptr) {
-      ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(g.front()));
-      owner = &leaf->state;
-    }
     bool present = false;
-    for (const auto& k : owner->continuations) present |= k.group == g;
+    if (const NewState* owner = find_next(g.front()); owner != nullptr) {
+      for (const WaitingContinuation* k : pools.Conts(*owner))
+        present |= k->group == g;
+    } else {
+      ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(g.front()));
+      for (const auto& k : leaf->state.continuations) present |= k.group == g;
+    }
     for (size_t i = 0; i < g.size(); ++i) {
       if (i > 0 && g[i] == g[i - 1]) continue;
-      ChannelState* target = find_next(g[i]);
+      NewState* target = find_next(g[i]);
       if (target == nullptr) {
         ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(g[i]));
-        target = add_next(g[i], leaf->state);
+        target = add_extra(g[i], leaf, leaf->state);
       }
       auto& joins = target->joins;
-      auto jit = std::find(joins.begin(), joins.end(), g);
-      if (present && jit == joins.end()) joins.push_back(g);
+      auto jit = std::find_if(joins.begin(), joins.end(),
+                              [&](const JoinGroup* x) { return *x == g; });
+      if (present && jit == joins.end()) joins.push_back(&g);
       if (!present && jit != joins.end()) joins.erase(jit);
     }
   }
+  std::deque<ChannelState> number_states;  // Stable addresses.
   for (const auto& [idx, sum] : number_sums) {
     if (sum == 0) continue;
     __int128 value = problem.base_values[idx] + sum;
     ASSIGN_OR_RETURN(
         ChannelState s,
         options.number_codec->Write(numbers[idx], static_cast<int64_t>(value)));
-    if (ChannelState* cur = find_next(numbers[idx]); cur != nullptr) {
-      *cur = std::move(s);
+    const ChannelState& owned = number_states.emplace_back(std::move(s));
+    if (NewState* cur = find_next(numbers[idx]); cur != nullptr) {
+      pools.Assign(*cur, owned);
     } else {
-      add_next(numbers[idx], std::move(s));
+      ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(numbers[idx]));
+      add_extra(numbers[idx], leaf, owned);
     }
   }
   std::vector<uint32_t> order(next.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   auto order_less = [&](uint32_t x, uint32_t y) {
-    return internal::Hash32Less()(next[x].first, next[y].first);
+    return internal::Hash32Less()(next[x].channel, next[y].channel);
   };
   // Entries up to sorted_prefix are in channel order already.
   std::sort(order.begin() + static_cast<ptrdiff_t>(sorted_prefix), order.end(),
@@ -760,26 +982,24 @@ absl::StatusOr<MergeResult> Merge(
   // --- trie actions ---
   t0 = Clock::now();
   std::vector<rspace::LeafUpdate> updates;
-  std::vector<const BaseLeaf*> leaves(next.size());
-  for (uint32_t i : order) {
-    ASSIGN_OR_RETURN(leaves[i], base.Get(next[i].first));
-  }
   // Per channel, independent: the new blob and its hash, or a deletion, or
   // nothing when the state equals the base. Collected in channel order.
   std::vector<std::optional<rspace::LeafUpdate>> slots(next.size());
   ForEachIndex(next.size(), threads, [&](size_t i) {
-    const Hash32& ch = next[i].first;
-    ChannelState& s = next[i].second;
-    const BaseLeaf* leaf = leaves[i];
-    Canonicalize(s);
-    if (s.empty()) {
-      if (leaf->blob.has_value()) slots[i] = rspace::LeafUpdate{ch, {}, {}};
+    NewState& s = next[i];
+    const BaseLeaf* leaf = s.leaf;
+    Canonicalize(s, pools);
+    if (s.data_begin == s.data_end && s.k_begin == s.k_end &&
+        s.joins.empty()) {
+      if (leaf->blob.has_value())
+        slots[i] = rspace::LeafUpdate{s.channel, {}, {}};
       return;
     }
-    Bytes blob = rspace::internal::EncodeChannelState(s);
+    Bytes blob = rspace::internal::EncodeChannelState(pools.Data(s),
+                                                      pools.Conts(s), s.joins);
     if (leaf->blob.has_value() && *leaf->blob == blob) return;
     Hash32 h = crypto::Blake2b256(blob);
-    slots[i] = rspace::LeafUpdate{ch, std::move(blob), h};
+    slots[i] = rspace::LeafUpdate{s.channel, std::move(blob), h};
   });
   updates.reserve(next.size());
   for (uint32_t i : order) {
@@ -795,7 +1015,8 @@ absl::StatusOr<MergeResult> Merge(
   if (updates.empty()) {
     result.root = base_root;
   } else {
-    ASSIGN_OR_RETURN(result.root, history.Commit(base_root, updates));
+    ASSIGN_OR_RETURN(result.root,
+                     history.CommitOwned(base_root, std::move(updates)));
   }
   m.apply_ns = SinceNs(t0);
   result.conflicts = std::move(groups);

@@ -2,6 +2,7 @@
 #include "rspace/history/history.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include "crypto/hash.h"
@@ -25,6 +26,28 @@ uint64_t DecodeU64(ByteView b) {
   uint64_t v = 0;
   for (uint8_t x : b) v = (v << 8) | x;
   return v;
+}
+
+// The trie changes of `updates` and the puts of their blobs; blobs are
+// moved out of non-const updates.
+template <typename Update>
+void CollectUpdates(std::span<Update> updates, ColumnId values,
+                    std::vector<TrieChange>& changes, WriteBatch& batch) {
+  changes.reserve(updates.size());
+  for (Update& u : updates) {
+    TrieChange c;
+    c.key = u.key;
+    if (u.blob.has_value()) {
+      c.value = u.blob_hash;
+      if constexpr (std::is_const_v<Update>) {
+        batch.Put(values, u.blob_hash, *u.blob);
+      } else {
+        batch.Put(values, Bytes(u.blob_hash.begin(), u.blob_hash.end()),
+                  std::move(*u.blob));
+      }
+    }
+    changes.push_back(c);
+  }
 }
 
 }  // namespace
@@ -93,6 +116,23 @@ absl::StatusOr<std::optional<Bytes>> History::ReadLeaf(const Hash32& root,
   return blob;
 }
 
+absl::StatusOr<std::vector<std::optional<Bytes>>> History::ReadLeaves(
+    const Hash32& root, std::span<const Hash32> keys) {
+  std::vector<std::optional<Hash32>> leaves(keys.size());
+  RETURN_IF_ERROR(trie_.GetMany(root, keys, std::span(leaves)));
+  std::vector<std::optional<Bytes>> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!leaves[i].has_value()) continue;
+    ASSIGN_OR_RETURN(out[i], store_->Get(options_.columns.values, *leaves[i]));
+    if (!out[i].has_value()) {
+      return absl::DataLossError("state blob " + HexEncode(*leaves[i]) +
+                                 " for channel " + HexEncode(keys[i]) +
+                                 " is missing");
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<std::optional<Bytes>> History::ReadBlob(
     const Hash32& blob_hash) {
   return store_->Get(options_.columns.values, blob_hash);
@@ -101,17 +141,23 @@ absl::StatusOr<std::optional<Bytes>> History::ReadBlob(
 absl::StatusOr<Hash32> History::Commit(const Hash32& base,
                                        std::span<const LeafUpdate> updates) {
   std::vector<TrieChange> changes;
-  changes.reserve(updates.size());
   WriteBatch batch;
-  for (const auto& u : updates) {
-    TrieChange c;
-    c.key = u.key;
-    if (u.blob.has_value()) {
-      c.value = u.blob_hash;
-      batch.Put(options_.columns.values, u.blob_hash, *u.blob);
-    }
-    changes.push_back(c);
-  }
+  CollectUpdates(updates, options_.columns.values, changes, batch);
+  return CommitChanges(base, changes, std::move(batch));
+}
+
+absl::StatusOr<Hash32> History::CommitOwned(const Hash32& base,
+                                            std::vector<LeafUpdate> updates) {
+  std::vector<TrieChange> changes;
+  WriteBatch batch;
+  CollectUpdates(std::span<LeafUpdate>(updates), options_.columns.values,
+                 changes, batch);
+  return CommitChanges(base, changes, std::move(batch));
+}
+
+absl::StatusOr<Hash32> History::CommitChanges(
+    const Hash32& base, std::span<const TrieChange> changes,
+    WriteBatch batch) {
   ASSIGN_OR_RETURN(Hash32 root, trie_.Apply(base, changes, &batch));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kTrieBuilt);
   uint64_t number;

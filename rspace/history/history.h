@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,11 @@ class History {
   absl::StatusOr<std::optional<Bytes>> ReadLeaf(const Hash32& root,
                                                 const Hash32& key);
 
+  // ReadLeaf for each of `keys` (ascending, unique: InvalidArgument
+  // otherwise) with one trie walk; results in `keys` order.
+  absl::StatusOr<std::vector<std::optional<Bytes>>> ReadLeaves(
+      const Hash32& root, std::span<const Hash32> keys);
+
   // The state blob stored under `blob_hash`; nullopt if absent.
   absl::StatusOr<std::optional<Bytes>> ReadBlob(const Hash32& blob_hash);
 
@@ -76,6 +82,10 @@ class History {
   // batch. Returns the new root. On error nothing was written.
   absl::StatusOr<Hash32> Commit(const Hash32& base,
                                 std::span<const LeafUpdate> updates);
+
+  // Commit that takes the blobs of `updates` instead of copying them.
+  absl::StatusOr<Hash32> CommitOwned(const Hash32& base,
+                                     std::vector<LeafUpdate> updates);
 
   // Reads every node and blob reachable from `root`; DataLoss naming the
   // first missing piece. For crash tests and tools.
@@ -88,6 +98,9 @@ class History {
 
  private:
   History(KeyValueStore* store, HistoryOptions options);
+  absl::StatusOr<Hash32> CommitChanges(const Hash32& base,
+                                       std::span<const TrieChange> changes,
+                                       WriteBatch batch);
 
   KeyValueStore* const store_;
   const HistoryOptions options_;

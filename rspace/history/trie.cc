@@ -170,10 +170,92 @@ absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const Hash32& root,
   }
 }
 
-Hash32 MerkleTrie::Store(const TrieNode& node, Ctx& ctx) {
+absl::Status MerkleTrie::GetMany(const Hash32& root,
+                                 std::span<const Hash32> keys,
+                                 std::span<std::optional<Hash32>> out) {
+  if (out.size() != keys.size()) {
+    return absl::InvalidArgumentError("trie GetMany: output size mismatch");
+  }
+  for (size_t i = 1; i < keys.size(); ++i) {
+    if (!(keys[i - 1] < keys[i])) {
+      return absl::InvalidArgumentError(
+          "trie GetMany: keys must be sorted and unique; offending key " +
+          HexEncode(keys[i]));
+    }
+  }
+  if (keys.empty()) return absl::OkStatus();
+  return GetRange(root, 0, keys, out);
+}
+
+// REQUIRES: `keys` ascending, non-empty, all sharing their first `depth`
+// bytes (the path to the node).
+absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
+                                  std::span<const Hash32> keys,
+                                  std::span<std::optional<Hash32>> out) {
+  auto node = Load(node_hash);
+  if (!node.ok()) return node.status();
+  const auto& items = (*node)->items;
+  auto it = items.begin();
+  size_t i = 0;
+  while (i < keys.size()) {
+    const uint8_t b = keys[i][depth];
+    size_t j = i + 1;
+    while (j < keys.size() && keys[j][depth] == b) ++j;
+    // Keys ascend, so the items they fall under ascend too.
+    while (it != items.end() && it->index < b) ++it;
+    if (it == items.end() || it->index != b) {
+      for (size_t k = i; k < j; ++k) out[k].reset();
+      i = j;
+      continue;
+    }
+    const size_t p = depth + 1;
+    const Bytes& prefix = it->prefix;
+    auto matches = [&](const Hash32& key) {
+      return p + prefix.size() <= kKeyBytes &&
+             std::equal(prefix.begin(), prefix.end(), key.begin() + p);
+    };
+    if (!it->is_ptr) {
+      for (size_t k = i; k < j; ++k) {
+        if (!matches(keys[k])) {
+          out[k].reset();
+          continue;
+        }
+        if (p + prefix.size() != kKeyBytes) {
+          return absl::DataLossError("trie leaf at wrong depth");
+        }
+        out[k] = it->hash;
+      }
+      i = j;
+      continue;
+    }
+    // The keys under the pointer's compressed path are contiguous.
+    size_t k = i;
+    while (k < j) {
+      if (!matches(keys[k])) {
+        out[k].reset();
+        ++k;
+        continue;
+      }
+      size_t e = k + 1;
+      while (e < j && matches(keys[e])) ++e;
+      const size_t child_depth = p + prefix.size();
+      if (child_depth >= kKeyBytes) {
+        return absl::DataLossError("trie pointer too deep");
+      }
+      absl::Status s = GetRange(it->hash, child_depth, keys.subspan(k, e - k),
+                                out.subspan(k, e - k));
+      if (!s.ok()) return s;
+      k = e;
+    }
+    i = j;
+  }
+  return absl::OkStatus();
+}
+
+Hash32 MerkleTrie::Store(TrieNode node, Ctx& ctx) {
   Bytes bytes = EncodeTrieNode(node);
   Hash32 h = crypto::Blake2b256(bytes);
-  ctx.created.emplace_back(h, std::make_shared<const TrieNode>(node));
+  ctx.created.emplace_back(h, std::make_shared<const TrieNode>(std::move(node)));
   ctx.batch->Put(column_, Bytes(h.begin(), h.end()), std::move(bytes));
   return h;
 }
@@ -205,7 +287,7 @@ TrieItem MerkleTrie::Build(std::span<const std::pair<Hash32, Hash32>> set,
   }
   out.is_ptr = true;
   out.prefix.assign(first.begin() + p, first.begin() + q);
-  out.hash = Store(node, ctx);
+  out.hash = Store(std::move(node), ctx);
   return out;
 }
 
@@ -224,7 +306,7 @@ std::optional<TrieItem> MerkleTrie::Normalize(Bytes path, TrieNode node,
   }
   out.is_ptr = true;
   out.prefix = std::move(path);
-  out.hash = Store(node, ctx);
+  out.hash = Store(std::move(node), ctx);
   return out;
 }
 
@@ -270,10 +352,12 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
     k = std::min(k, CommonPrefix(path, KeyFrom(c.key, p, kKeyBytes - p)));
   }
   TrieNode node;
+  std::shared_ptr<const TrieNode> original;
   if (k == path.size()) {
     auto child = Load(existing->hash);
     if (!child.ok()) return child.status();
-    node = **child;
+    original = *std::move(child);
+    node = *original;
   } else {
     TrieItem moved;
     moved.index = path[k];
@@ -286,10 +370,7 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
   if (!applied.ok()) return applied.status();
   if (k == path.size() && applied->items.size() >= 2) {
     // Unchanged child: keep the pointer without re-storing the node.
-    auto child = Load(existing->hash);
-    if (child.ok() && SameItems((*child)->items, applied->items)) {
-      return existing;
-    }
+    if (SameItems(original->items, applied->items)) return existing;
   }
   return std::optional<TrieItem>(Normalize(
       Bytes(path.begin(), path.begin() + k), *std::move(applied), ctx));
@@ -347,7 +428,8 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
   if (changes.empty()) return root;
   auto applied = ApplyNode(**root_node, 0, changes, ctx);
   if (!applied.ok()) return applied.status();
-  Hash32 new_root = applied->items.empty() ? kEmptyRoot : Store(*applied, ctx);
+  Hash32 new_root =
+      applied->items.empty() ? kEmptyRoot : Store(*std::move(applied), ctx);
   {
     internal::MutexLock lock(&mu_);
     pending_ = std::move(ctx.created);

@@ -68,6 +68,13 @@ class MerkleTrie {
   absl::StatusOr<std::optional<Hash32>> Get(const Hash32& root,
                                             const Hash32& key);
 
+  // Values under each of `keys` (ascending, unique: InvalidArgument
+  // otherwise) in the trie at `root`, into `out` (same size as `keys`;
+  // nullopt for an absent key). One walk: every node on the paths of the
+  // keys is loaded once. Errors as Get.
+  absl::Status GetMany(const Hash32& root, std::span<const Hash32> keys,
+                       std::span<std::optional<Hash32>> out);
+
   // Applies `changes` (sorted by key, keys unique: InvalidArgument otherwise)
   // to the trie at `root` and returns the new root. New nodes are added to
   // `batch` (not written); call Committed() once the batch is durable so they
@@ -94,6 +101,10 @@ class MerkleTrie {
   absl::StatusOr<std::shared_ptr<const TrieNode>> Load(const Hash32& hash);
   void CachePut(const Hash32& hash, std::shared_ptr<const TrieNode> node);
 
+  absl::Status GetRange(const Hash32& node_hash, size_t depth,
+                        std::span<const Hash32> keys,
+                        std::span<std::optional<Hash32>> out);
+
   absl::StatusOr<std::optional<TrieItem>> ApplyItem(
       const std::optional<TrieItem>& existing, size_t p,
       std::span<const TrieChange> changes, Ctx& ctx);
@@ -103,7 +114,7 @@ class MerkleTrie {
   std::optional<TrieItem> Normalize(Bytes path, TrieNode node, Ctx& ctx);
   TrieItem Build(std::span<const std::pair<Hash32, Hash32>> set, size_t p,
                  Ctx& ctx);
-  Hash32 Store(const TrieNode& node, Ctx& ctx);
+  Hash32 Store(TrieNode node, Ctx& ctx);
   absl::Status Walk(
       const Hash32& node_hash, Bytes& path,
       const std::function<absl::Status(const Hash32&, const Hash32&)>& fn);

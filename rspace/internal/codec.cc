@@ -2,6 +2,8 @@
 #include "rspace/internal/codec.h"
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -12,15 +14,80 @@ namespace {
 
 constexpr uint8_t kVersion = 1;
 
-void PutU32(Bytes& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void PutBytes(Bytes& out, const Bytes& b) {
-  PutU32(out, static_cast<uint32_t>(b.size()));
-  out.insert(out.end(), b.begin(), b.end());
-}
-void PutHash(Bytes& out, const Hash32& h) {
-  out.insert(out.end(), h.begin(), h.end());
+// Appends into a buffer sized up front (one allocation per blob).
+class Writer {
+ public:
+  explicit Writer(size_t size) : out_(size), p_(out_.data()) {}
+  void U8(uint8_t v) { *p_++ = v; }
+  void U32(uint32_t v) {
+    for (int i = 0; i < 4; ++i) *p_++ = static_cast<uint8_t>(v >> (8 * i));
+  }
+  void Raw(const uint8_t* data, size_t n) {
+    if (n != 0) std::memcpy(p_, data, n);
+    p_ += n;
+  }
+  void Blob(const Bytes& b) {
+    U32(static_cast<uint32_t>(b.size()));
+    Raw(b.data(), b.size());
+  }
+  void Hash(const Hash32& h) { Raw(h.data(), h.size()); }
+  Bytes Finish() && { return std::move(out_); }
+
+ private:
+  Bytes out_;
+  uint8_t* p_;
+};
+
+// Items are reached through Deref so that one encoder serves a state and a
+// list of pointers into states.
+const Datum& Deref(const Datum& d) { return d; }
+const Datum& Deref(const Datum* d) { return *d; }
+const WaitingContinuation& Deref(const WaitingContinuation& k) { return k; }
+const WaitingContinuation& Deref(const WaitingContinuation* k) { return *k; }
+const JoinGroup& Deref(const JoinGroup& j) { return j; }
+const JoinGroup& Deref(const JoinGroup* j) { return *j; }
+
+template <typename DataRange, typename ContRange, typename JoinRange>
+Bytes Encode(const DataRange& data, const ContRange& conts,
+             const JoinRange& joins) {
+  size_t size = 1 + 4 + 4 + 4;
+  for (const auto& x : data) size += 1 + 32 + 4 + Deref(x).value->bytes().size();
+  for (const auto& x : conts) {
+    const WaitingContinuation& k = Deref(x);
+    size += 1 + 32 + 4 + 4 + k.continuation->bytes().size();
+    for (size_t i = 0; i < k.channels.size(); ++i) {
+      size += 8 + k.channels[i]->bytes().size() + k.patterns[i]->bytes().size();
+    }
+  }
+  for (const auto& x : joins) size += 4 + 32 * Deref(x).size();
+  Writer w(size);
+  w.U8(kVersion);
+  w.U32(static_cast<uint32_t>(std::size(data)));
+  for (const auto& x : data) {
+    const Datum& d = Deref(x);
+    w.U8(d.persist ? 1 : 0);
+    w.Hash(d.source);
+    w.Blob(d.value->bytes());
+  }
+  w.U32(static_cast<uint32_t>(std::size(conts)));
+  for (const auto& x : conts) {
+    const WaitingContinuation& k = Deref(x);
+    w.U8(static_cast<uint8_t>((k.persist ? 1 : 0) | (k.peek ? 2 : 0)));
+    w.Hash(k.source);
+    w.U32(static_cast<uint32_t>(k.channels.size()));
+    for (size_t i = 0; i < k.channels.size(); ++i) {
+      w.Blob(k.channels[i]->bytes());
+      w.Blob(k.patterns[i]->bytes());
+    }
+    w.Blob(k.continuation->bytes());
+  }
+  w.U32(static_cast<uint32_t>(std::size(joins)));
+  for (const auto& x : joins) {
+    const JoinGroup& j = Deref(x);
+    w.U32(static_cast<uint32_t>(j.size()));
+    for (const auto& h : j) w.Hash(h);
+  }
+  return std::move(w).Finish();
 }
 
 class Reader {
@@ -70,31 +137,13 @@ absl::Status Corrupt(const char* what) {
 }  // namespace
 
 Bytes EncodeChannelState(const ChannelState& state) {
-  Bytes out;
-  out.push_back(kVersion);
-  PutU32(out, static_cast<uint32_t>(state.data.size()));
-  for (const auto& d : state.data) {
-    out.push_back(d.persist ? 1 : 0);
-    PutHash(out, d.source);
-    PutBytes(out, d.value->bytes());
-  }
-  PutU32(out, static_cast<uint32_t>(state.continuations.size()));
-  for (const auto& k : state.continuations) {
-    out.push_back(static_cast<uint8_t>((k.persist ? 1 : 0) | (k.peek ? 2 : 0)));
-    PutHash(out, k.source);
-    PutU32(out, static_cast<uint32_t>(k.channels.size()));
-    for (size_t i = 0; i < k.channels.size(); ++i) {
-      PutBytes(out, k.channels[i]->bytes());
-      PutBytes(out, k.patterns[i]->bytes());
-    }
-    PutBytes(out, k.continuation->bytes());
-  }
-  PutU32(out, static_cast<uint32_t>(state.joins.size()));
-  for (const auto& j : state.joins) {
-    PutU32(out, static_cast<uint32_t>(j.size()));
-    for (const auto& h : j) PutHash(out, h);
-  }
-  return out;
+  return Encode(state.data, state.continuations, state.joins);
+}
+
+Bytes EncodeChannelState(std::span<const Datum* const> data,
+                         std::span<const WaitingContinuation* const> conts,
+                         std::span<const JoinGroup* const> joins) {
+  return Encode(data, conts, joins);
 }
 
 absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,

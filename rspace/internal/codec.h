@@ -2,6 +2,8 @@
 #ifndef RNODE_RSPACE_INTERNAL_CODEC_H_
 #define RNODE_RSPACE_INTERNAL_CODEC_H_
 
+#include <span>
+
 #include "absl/status/statusor.h"
 #include "rspace/types.h"
 #include "util/bytes.h"
@@ -10,6 +12,12 @@ namespace rnode::rspace::internal {
 
 // docs/formats/rspace.md "Channel state blob".
 Bytes EncodeChannelState(const ChannelState& state);
+
+// The same encoding of a state given as lists of items (in blob order),
+// e.g. pointers into other states.
+Bytes EncodeChannelState(std::span<const Datum* const> data,
+                         std::span<const WaitingContinuation* const> conts,
+                         std::span<const JoinGroup* const> joins);
 
 // DataLoss on malformed bytes; `make_term` builds each stored term (it may
 // attach the interpreter's decoded form) and its error is returned as is.

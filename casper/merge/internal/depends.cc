@@ -1,39 +1,12 @@
 // Related components by shared event keys.
 #include "casper/merge/internal/depends.h"
 
-#include "absl/container/flat_hash_map.h"
-#include "casper/merge/internal/hash_key.h"
+#include "casper/merge/internal/key_sort.h"
 #include "casper/merge/internal/union_find.h"
 #include "rspace/term.h"
 
 namespace rnode::casper::merge::internal {
 namespace {
-
-// What one key has seen: its first item, whether it has a source and a
-// target, and whether two distinct items name it. depends(t, s) holds for
-// every source s and target t with s != t; when a key has a source, a target
-// and two distinct items, every item naming it is connected to every other
-// (docs/merge.md §3), so joining each item to the first is exact.
-struct KeySummary {
-  uint32_t first = 0;
-  bool source = false;
-  bool target = false;
-  bool distinct = false;
-  bool linked() const { return source && target && distinct; }
-};
-
-using SummaryMap = Hash32Map<KeySummary>;
-
-void Note(SummaryMap& map, const Hash32& key, uint32_t item, bool is_source) {
-  auto [it, inserted] = map.try_emplace(key);
-  KeySummary& s = it->second;
-  if (inserted) {
-    s.first = item;
-  } else if (s.first != item) {
-    s.distinct = true;
-  }
-  (is_source ? s.source : s.target) = true;
-}
 
 template <typename Fn>
 void ForEachKey(const EventFacts& f, Fn&& fn) {
@@ -55,20 +28,37 @@ std::vector<uint32_t> RelatedComponents(
     keys += f->pcnd.size() + f->consumed_produces.size() + f->ccnd.size() +
             f->fired_consumes.size();
   }
-  SummaryMap produces, consumes;
-  produces.reserve(keys);
-  consumes.reserve(keys / 2 + 1);
+  // One record per (key, item, role); tag = kind * 2 + is_source, so the
+  // records of one (key, kind) are adjacent after sorting.
+  std::vector<KeyRecord> records;
+  records.reserve(keys);
   for (uint32_t i = 0; i < n; ++i) {
     ForEachKey(*items[i], [&](bool produce, const Hash32& key, bool source) {
-      Note(produce ? produces : consumes, key, i, source);
+      records.push_back(KeyRecord::Make(
+          key, i, (produce ? 0u : 2u) | (source ? 1u : 0u)));
     });
   }
+  std::vector<KeyRecord> scratch;
+  SortKeyRecords(records, scratch);
+  // depends(t, s) holds for every source s and target t with s != t; when a
+  // key has a source, a target and two distinct items, every item naming it
+  // is connected to every other (docs/merge.md §3), so joining each item to
+  // the first is exact.
   UnionFind uf(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    ForEachKey(*items[i], [&](bool produce, const Hash32& key, bool) {
-      const KeySummary& s = (produce ? produces : consumes).find(key)->second;
-      if (s.linked()) uf.Union(s.first, i);
-    });
+  for (size_t i = 0; i < records.size();) {
+    const KeyRecord& first = records[i];
+    bool source = false, target = false, distinct = false;
+    size_t j = i;
+    for (; j < records.size() && (records[j].tag >> 1) == (first.tag >> 1) &&
+           SameKey(records[j], first);
+         ++j) {
+      ((records[j].tag & 1) ? source : target) = true;
+      distinct |= records[j].item != first.item;
+    }
+    if (source && target && distinct) {
+      for (size_t k = i + 1; k < j; ++k) uf.Union(first.item, records[k].item);
+    }
+    i = j;
   }
   return uf.Labels();
 }

@@ -1,0 +1,120 @@
+// Grouping of (32-byte key, item) records by sorting flat records instead of
+// probing a hash table per key: a bucket pass on the key's leading bits
+// (keys are hashes, so buckets stay small apart from hot keys) and a
+// comparison sort inside each bucket. Sequential memory traffic.
+#ifndef RNODE_CASPER_MERGE_INTERNAL_KEY_SORT_H_
+#define RNODE_CASPER_MERGE_INTERNAL_KEY_SORT_H_
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "util/bytes.h"
+
+namespace rnode::casper::merge::internal {
+
+// The key is copied in as four big-endian words, so comparing records
+// never follows a pointer (hot keys put thousands of equal keys in one
+// bucket).
+struct KeyRecord {
+  uint64_t w[4] = {0, 0, 0, 0};
+  uint32_t item = 0;
+  uint32_t tag = 0;  // Caller-defined; part of the order.
+
+  static KeyRecord Make(const Hash32& key, uint32_t item, uint32_t tag) {
+    KeyRecord r;
+    std::memcpy(r.w, key.data(), 32);
+    for (uint64_t& x : r.w) x = __builtin_bswap64(x);
+    r.item = item;
+    r.tag = tag;
+    return r;
+  }
+};
+
+inline bool SameKey(const KeyRecord& x, const KeyRecord& y) {
+  return ((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) |
+          (x.w[3] ^ y.w[3])) == 0;
+}
+
+// Total order: key bytes, then tag, then item.
+inline bool KeyRecordLess(const KeyRecord& x, const KeyRecord& y) {
+  for (int i = 0; i < 4; ++i) {
+    if (x.w[i] != y.w[i]) return x.w[i] < y.w[i];
+  }
+  if (x.tag != y.tag) return x.tag < y.tag;
+  return x.item < y.item;
+}
+
+// Below this many records a plain comparison sort is cheaper than a bucket
+// pass.
+inline constexpr size_t kKeySortBucketMin = 512;
+// At most 2^20 buckets (4 MiB of counters): enough for a million keys.
+inline constexpr int kKeySortMaxBucketBits = 20;
+
+// Buckets with at most this many ascending runs are merged run by run
+// (linear per run) instead of sorted: a hot key's records arrive in item
+// order, so its bucket is a few runs (the hot key and the odd other key).
+inline constexpr size_t kKeySortMaxMergedRuns = 8;
+
+template <typename It>
+void SortBucket(It first, It last) {
+  auto less = [](const KeyRecord& x, const KeyRecord& y) {
+    return KeyRecordLess(x, y);
+  };
+  size_t runs = 1;
+  for (It it = first + 1; it != last && runs <= kKeySortMaxMergedRuns; ++it) {
+    runs += less(*it, *(it - 1));
+  }
+  if (runs == 1) return;
+  if (runs > kKeySortMaxMergedRuns) {
+    std::sort(first, last, less);
+    return;
+  }
+  // [first, sorted_end) is sorted; append the next run and merge.
+  It sorted_end = first + 1;
+  while (sorted_end != last && !less(*sorted_end, *(sorted_end - 1))) {
+    ++sorted_end;
+  }
+  while (sorted_end != last) {
+    It run_end = sorted_end + 1;
+    while (run_end != last && !less(*run_end, *(run_end - 1))) ++run_end;
+    std::inplace_merge(first, sorted_end, run_end, less);
+    sorted_end = run_end;
+  }
+}
+
+// Sorts `records` by KeyRecordLess. `scratch` is reused storage.
+inline void SortKeyRecords(std::vector<KeyRecord>& records,
+                           std::vector<KeyRecord>& scratch) {
+  const size_t n = records.size();
+  if (n < kKeySortBucketMin) {
+    std::sort(records.begin(), records.end(),
+              [](const KeyRecord& x, const KeyRecord& y) {
+                return KeyRecordLess(x, y);
+              });
+    return;
+  }
+  const int bits = std::min(kKeySortMaxBucketBits,
+                            static_cast<int>(std::bit_width(n - 1)));
+  const int shift = 64 - bits;
+  std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
+  for (const KeyRecord& r : records) ++start[(r.w[0] >> shift) + 1];
+  for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+  scratch.resize(n);
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (const KeyRecord& r : records) scratch[fill[r.w[0] >> shift]++] = r;
+  }
+  for (size_t b = 0; b + 1 < start.size(); ++b) {
+    if (start[b + 1] - start[b] > 1) {
+      SortBucket(scratch.begin() + start[b], scratch.begin() + start[b + 1]);
+    }
+  }
+  records.swap(scratch);
+}
+
+}  // namespace rnode::casper::merge::internal
+
+#endif  // RNODE_CASPER_MERGE_INTERNAL_KEY_SORT_H_

@@ -1,0 +1,51 @@
+// A fixed pool of worker threads for the reducer's parallel phase.
+//
+// Plain std::thread + std::mutex rather than TBB: the system libtbb is not
+// built with ThreadSanitizer, whose reports on its task handoff hide real
+// races in the tsan build; std::mutex goes through pthread, which TSAN sees.
+#ifndef RNODE_RHOLANG_INTERPRETER_WORKER_POOL_H_
+#define RNODE_RHOLANG_INTERPRETER_WORKER_POOL_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace rnode::rholang::interp {
+
+// Thread-safe for one ParallelFor caller at a time (the reducer runs one
+// deploy at a time per runtime).
+class WorkerPool {
+ public:
+  // Starts `threads` - 1 workers; the caller of ParallelFor is the last one.
+  explicit WorkerPool(int threads);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Calls fn(i) once for every i in [0, n), on the calling thread and the
+  // workers, and returns when every call has returned (so everything the
+  // calls wrote is visible to the caller). `fn` must not throw.
+  void ParallelFor(size_t n, const std::function<void(size_t)>& fn);
+
+ private:
+  struct Job;
+  void WorkerLoop();
+  void Drain(Job& job);
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  std::shared_ptr<Job> job_;  // guarded by mu_
+  uint64_t generation_ = 0;   // guarded by mu_
+  bool stop_ = false;         // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace rnode::rholang::interp
+
+#endif  // RNODE_RHOLANG_INTERPRETER_WORKER_POOL_H_
