@@ -147,6 +147,24 @@ absl::StatusOr<Secp256k1PublicKey> ParseSecp256k1PublicKey(ByteView key) {
   return out;
 }
 
+absl::StatusOr<Secp256k1PublicKey> DecompressSecp256k1PublicKey(ByteView key) {
+  constexpr size_t kCompressedBytes = 33;
+  if (key.size() != kCompressedBytes || (key[0] != 0x02 && key[0] != 0x03)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "compressed public key must be 33 bytes (02/03||X), got ", key.size(),
+        " bytes"));
+  }
+  secp256k1_pubkey point;
+  if (!secp256k1_ec_pubkey_parse(Context(), &point, key.data(), key.size())) {
+    return absl::InvalidArgumentError("public key is not a point on secp256k1");
+  }
+  Secp256k1PublicKey out;
+  size_t len = out.size();
+  secp256k1_ec_pubkey_serialize(Context(), out.data(), &len, &point,
+                                SECP256K1_EC_UNCOMPRESSED);
+  return out;
+}
+
 absl::StatusOr<Bytes> Secp256k1SignDer(ByteView digest,
                                        const Secp256k1PrivateKey& key) {
   absl::StatusOr<secp256k1_ecdsa_signature> sig = Sign(digest, key);

@@ -29,6 +29,12 @@ Secp256k1PublicKey Secp256k1PublicKeyOf(const Secp256k1PrivateKey& key);
 // and hybrid encodings are refused. InvalidArgument otherwise.
 absl::StatusOr<Secp256k1PublicKey> ParseSecp256k1PublicKey(ByteView key);
 
+// The uncompressed form of a 33-byte compressed SEC1 key (02/03 || X).
+// InvalidArgument for any other length or tag, or an X with no curve point.
+// (Deploy keys are always uncompressed; Rholang's rho:crypto:secp256k1Verify
+// accepts compressed keys too, as the public node does.)
+absl::StatusOr<Secp256k1PublicKey> DecompressSecp256k1PublicKey(ByteView key);
+
 // Signs a 32-byte digest (used as is, not hashed again). The signature is
 // low-S, DER-encoded (70 to 72 bytes). InvalidArgument if the digest is not
 // 32 bytes.

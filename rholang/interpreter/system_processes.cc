@@ -315,6 +315,15 @@ bool Secp256k1Verifies(ByteView digest, ByteView sig, ByteView key) {
   // signature that is not DER or has a high S, and a malformed key; our
   // verifier returns an error in each of those cases.
   if (digest.size() != kSecp256k1DigestBytes) return false;
+  // A compressed key is accepted too, as the public node does.
+  crypto::Secp256k1PublicKey full{};
+  if (key.size() == 33) {
+    absl::StatusOr<crypto::Secp256k1PublicKey> k =
+        crypto::DecompressSecp256k1PublicKey(key);
+    if (!k.ok()) return false;
+    full = *k;
+    key = ByteView(full.data(), full.size());
+  }
   absl::StatusOr<bool> ok = crypto::Secp256k1VerifyDer(digest, sig, key);
   return ok.ok() && *ok;
 }

@@ -70,6 +70,29 @@ TEST(Secp256k1Test, PublicKeyMustBeUncompressed65Bytes) {
   EXPECT_FALSE(ParseSecp256k1PublicKey(hybrid).ok());
 }
 
+TEST(Secp256k1Test, DecompressRecoversTheUncompressedKey) {
+  Bytes pub = Unhex(kPubHex);
+  Bytes compressed(pub.begin(), pub.begin() + 33);
+  compressed[0] = (pub[64] & 1) ? 0x03 : 0x02;
+  absl::StatusOr<Secp256k1PublicKey> full =
+      DecompressSecp256k1PublicKey(compressed);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_EQ(HexEncode(*full), kPubHex);
+  // The other parity is the negated point: a different, valid key.
+  compressed[0] ^= 1;
+  absl::StatusOr<Secp256k1PublicKey> other =
+      DecompressSecp256k1PublicKey(compressed);
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_NE(HexEncode(*other), kPubHex);
+  EXPECT_FALSE(DecompressSecp256k1PublicKey(pub).ok());  // 65 bytes
+  Bytes bad_tag = compressed;
+  bad_tag[0] = 0x04;
+  EXPECT_FALSE(DecompressSecp256k1PublicKey(bad_tag).ok());
+  Bytes no_point(33, 0xff);  // X >= p
+  no_point[0] = 0x02;
+  EXPECT_FALSE(DecompressSecp256k1PublicKey(no_point).ok());
+}
+
 TEST(Secp256k1Test, Rfc6979VectorForKeyOneSatoshiNakamoto) {
   // Widely published deterministic-nonce vector: key = 1,
   // digest = sha256("Satoshi Nakamoto").

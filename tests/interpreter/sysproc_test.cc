@@ -561,6 +561,26 @@ TEST_F(SysprocTest, Secp256k1SignedHereVerifiesAndOtherDigestDoesNot) {
                      {BytesP(other), BytesP(*sig), BytesP(pk), Ack()})));
 }
 
+TEST_F(SysprocTest, Secp256k1AcceptsACompressedKeyAsThePublicNodeDoes) {
+  absl::StatusOr<crypto::Secp256k1PrivateKey> sk =
+      crypto::ParseSecp256k1PrivateKey(Unhex(
+          "54d4e576251b6c7b95af0349a5a31e583e982edeb9856a59bde14f6be5a302b3"));
+  ASSERT_TRUE(sk.ok());
+  crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*sk);
+  Bytes compressed(pk.begin(), pk.begin() + 33);
+  compressed[0] = (pk[64] & 1) ? 0x03 : 0x02;
+  Hash32 digest = crypto::Sha256(ToBytes("compressed"));
+  absl::StatusOr<Bytes> sig = crypto::Secp256k1SignDer(digest, *sk);
+  ASSERT_TRUE(sig.ok());
+  EXPECT_TRUE(BoolOf(
+      CallOne("rho:crypto:secp256k1Verify",
+              {BytesP(digest), BytesP(*sig), BytesP(compressed), Ack()})));
+  compressed[0] ^= 1;  // the negated point: another key
+  EXPECT_FALSE(BoolOf(
+      CallOne("rho:crypto:secp256k1Verify",
+              {BytesP(digest), BytesP(*sig), BytesP(compressed), Ack()})));
+}
+
 // Flips S to n - S: the same signature in its malleated (high-S) form.
 Bytes HighS(const Bytes& der) {
   absl::StatusOr<Bytes> compact = crypto::Secp256k1DerToCompact(der);
