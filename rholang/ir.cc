@@ -128,6 +128,64 @@ ExprPtr Finish(std::shared_ptr<Expr> e) {
   return e;
 }
 
+// A pattern's contribution to the locally_free of the node that holds it:
+// the indices of the free-here VarRefs anywhere inside it. Such an index
+// counts from the pattern boundary (the normalizer looks it up in the scope
+// outside every pattern), so binders inside the pattern do not lower it,
+// whereas the cached locally_free of the pattern's inner nodes does (a New,
+// Receive or match case lowers everything in its body). Every Bound var of
+// a pattern is bound inside the pattern, so nothing else escapes. Iterative:
+// pattern depth is not bounded here.
+IndexSet PatternLocallyFree(const Par& pattern) {
+  IndexSet out;
+  std::vector<const Par*> todo{&pattern};
+  auto push_all = [&todo](const std::vector<ParPtr>& ps) {
+    for (const ParPtr& p : ps) todo.push_back(p.get());
+  };
+  while (!todo.empty()) {
+    const Par& p = *todo.back();
+    todo.pop_back();
+    if (p.height <= 1) continue;  // Nil
+    for (const SendPtr& s : p.sends) {
+      todo.push_back(s->chan.get());
+      push_all(s->data);
+    }
+    for (const ReceivePtr& r : p.receives) {
+      for (const ReceiveBind& b : r->binds) {
+        push_all(b.patterns);
+        todo.push_back(b.source.get());
+      }
+      todo.push_back(r->body.get());
+    }
+    for (const NewPtr& n : p.news) todo.push_back(n->body.get());
+    for (const ExprPtr& e : p.exprs) {
+      if (e->target) todo.push_back(e->target.get());
+      push_all(e->operands);
+    }
+    for (const MatchPtr& m : p.matches) {
+      todo.push_back(m->target.get());
+      for (const MatchCase& c : m->cases) {
+        todo.push_back(c.pattern.get());
+        todo.push_back(c.body.get());
+      }
+    }
+    for (const BundlePtr& b : p.bundles) todo.push_back(b->body.get());
+    for (const ConnectivePtr& c : p.connectives) {
+      if (c->kind == ConnectiveKind::kVarRef) {
+        if (c->var_ref_free) out.Add(c->var_ref_index);
+        continue;
+      }
+      push_all(c->ps);
+    }
+    for (const IfPtr& i : p.conditionals) {
+      todo.push_back(i->condition.get());
+      todo.push_back(i->if_true.get());
+      todo.push_back(i->if_false.get());
+    }
+  }
+  return out;
+}
+
 // A Par of exactly one component takes that component's hash: component
 // hashes are domain-separated by kind and a Par of several (or no)
 // components hashes under its own tag, so no two different Pars share a
@@ -204,7 +262,7 @@ ReceivePtr Receive::Make(std::vector<ReceiveBind> binds, ParPtr body,
   for (const ReceiveBind& b : r->binds) {
     Absorb(*r, b.source);
     for (const ParPtr& p : b.patterns) {
-      r->locally_free.UnionWith(p->locally_free);
+      r->locally_free.UnionWith(PatternLocallyFree(*p));
       AbsorbShape(*r, p);
     }
   }
@@ -373,7 +431,7 @@ ExprPtr Expr::Binary(ExprKind kind, ParPtr a, ParPtr b) {
   e->kind = kind;
   Absorb(*e, a);
   if (kind == ExprKind::kMatches) {
-    e->locally_free.UnionWith(b->locally_free);
+    e->locally_free.UnionWith(PatternLocallyFree(*b));
     AbsorbShape(*e, b);
   } else {
     Absorb(*e, b);
@@ -457,7 +515,7 @@ MatchPtr Match::Make(ParPtr target, std::vector<MatchCase> cases) {
   m->cases = std::move(cases);
   Absorb(*m, m->target);
   for (const MatchCase& c : m->cases) {
-    m->locally_free.UnionWith(c.pattern->locally_free);
+    m->locally_free.UnionWith(PatternLocallyFree(*c.pattern));
     AbsorbShape(*m, c.pattern);
     m->locally_free.UnionWith(c.body->locally_free.ShiftedDown(c.free_count));
     m->connective_used = m->connective_used || c.body->connective_used;
@@ -621,7 +679,10 @@ ParPtr ParBuilder::Build() {
   AbsorbComponents(*par, par->bundles);
   AbsorbComponents(*par, par->connectives);
   AbsorbComponents(*par, par->conditionals);
-  par->hash = SoleComponentHash(*par).value_or(internal::HashNode(*par));
+  // Not value_or: its argument would be evaluated (a Blake2b) even when the
+  // Par has a single component whose hash it shares.
+  std::optional<Hash32> sole = SoleComponentHash(*par);
+  par->hash = sole ? *sole : internal::HashNode(*par);
   return par;
 }
 

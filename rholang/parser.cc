@@ -30,7 +30,6 @@ constexpr int kLevelSend = 3;
 constexpr int kLevelUnary = 10;
 constexpr int kLevelMethod = 11;
 constexpr int kLevelEval = 12;
-constexpr int kLevelVarRef = 13;
 constexpr int kLevelNegation = 15;
 constexpr int kLevelAtom = 16;
 
@@ -385,7 +384,10 @@ class Parser {
         }
         p->text = std::string(Take().text);
         ASSIGN_OR_RETURN(const Proc* done, Finish(p));
-        return Parsed{done, kLevelVarRef};
+        // The grammar lists `=x` at level 13, but its operand is a bare
+        // variable, so it is self-delimiting: like an atom it may be the
+        // left operand of any operator, `/\` (level 14) included.
+        return Parsed{done, kLevelAtom};
       }
       case Tok::kAt: {
         if (!sends_allowed) {

@@ -5,11 +5,13 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
-#include <string>
 #include <span>
+#include <string>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -74,6 +76,31 @@ uint64_t PrefixKey(const uint8_t* data, size_t size) {
   return __builtin_bswap64(w);
 }
 
+// One task on a helper thread whose status is collected by Join (also run
+// by the destructor, so an early return never leaves the thread running).
+class BackgroundRead {
+ public:
+  BackgroundRead() = default;
+  BackgroundRead(const BackgroundRead&) = delete;
+  BackgroundRead& operator=(const BackgroundRead&) = delete;
+  ~BackgroundRead() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  void Start(std::function<absl::Status()> task) {
+    thread_ = std::thread([this, task = std::move(task)] { status_ = task(); });
+  }
+
+  absl::Status Join() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+
+ private:
+  std::thread thread_;
+  absl::Status status_;
+};
+
 // Base channel states read once per merge.
 class BaseReader {
  public:
@@ -114,6 +141,9 @@ class BaseReader {
     }
     return it->second;
   }
+
+  // Number of noted leaves not read yet.
+  size_t pending() const { return wanted_.size(); }
 
   // The leaf of a Want index. REQUIRES: ReadWanted ran after that Want.
   const BaseLeaf& At(uint32_t index) const { return leaves_[index]; }
@@ -556,6 +586,32 @@ absl::StatusOr<MergeResult> Merge(
   m.chains = chains.size();
   m.index_ns = SinceNs(t0);
 
+  // The base leaves the conflict and rejection steps read (channels of
+  // removed items, channels produced on, number channels; per chain, a
+  // superset of what the branches need) are noted now. With more than one
+  // thread they are read on a helper thread while the branch step runs;
+  // nothing else touches `base` until the read is joined.
+  BaseReader base(history, base_root,
+                  options.term_factory
+                      ? options.term_factory
+                      : rspace::TermFactory([](Bytes b) {
+                          return absl::StatusOr<rspace::TermPtr>(
+                              rspace::Term::Make(std::move(b)));
+                        }));
+  base.Reserve(2 * chains.size());
+  const size_t threads = std::max<size_t>(options.threads, 1);
+  for (const Hash32& ch : numbers) base.Want(ch);
+  for (const ChainIndex* c : chains) {
+    for (const auto& [item, net] : c->item_nets) {
+      if (net < 0) base.Want(item.channel);
+    }
+    for (const auto& p : c->facts.created_produces) base.Want(p.channel);
+  }
+  BackgroundRead background;
+  if (threads > 1 && base.pending() >= kParallelGrain) {
+    background.Start([&base] { return base.ReadWanted(); });
+  }
+
   // --- branches ---
   t0 = Clock::now();
   std::vector<const EventFacts*> chain_facts;
@@ -563,25 +619,40 @@ absl::StatusOr<MergeResult> Merge(
   for (const ChainIndex* c : chains) chain_facts.push_back(&c->facts);
   std::vector<uint32_t> labels = internal::RelatedComponents(chain_facts);
   std::vector<uint32_t> branch_of_label(chains.size(), UINT32_MAX);
-  std::vector<std::vector<uint32_t>> branch_chains;
+  // Chains of each branch, ascending, as one flat list with offsets.
+  std::vector<uint32_t> chain_branch(chains.size());
+  uint32_t nb = 0;
   for (uint32_t i = 0; i < chains.size(); ++i) {
     uint32_t& b = branch_of_label[labels[i]];
-    if (b == UINT32_MAX) {
-      b = static_cast<uint32_t>(branch_chains.size());
-      branch_chains.emplace_back();
-    }
-    branch_chains[b].push_back(i);
+    if (b == UINT32_MAX) b = nb++;
+    chain_branch[i] = b;
   }
-  const uint32_t nb = static_cast<uint32_t>(branch_chains.size());
+  std::vector<uint32_t> branch_offset(nb + 1, 0);
+  for (uint32_t b : chain_branch) ++branch_offset[b + 1];
+  for (uint32_t b = 0; b < nb; ++b) branch_offset[b + 1] += branch_offset[b];
+  std::vector<uint32_t> branch_chain_list(chains.size());
+  {
+    std::vector<uint32_t> fill(branch_offset.begin(), branch_offset.end() - 1);
+    for (uint32_t i = 0; i < chains.size(); ++i) {
+      branch_chain_list[fill[chain_branch[i]]++] = i;
+    }
+  }
+  auto chains_of = [&](uint32_t b) {
+    return std::span<const uint32_t>(
+        branch_chain_list.data() + branch_offset[b],
+        branch_offset[b + 1] - branch_offset[b]);
+  };
   m.branches = nb;
   std::vector<EventFacts> owned_facts;
   owned_facts.reserve(nb);
   std::vector<const EventFacts*> branch_facts(nb);
   result.branches.resize(nb);
+  std::vector<const EventFacts*> parts;
   for (uint32_t b = 0; b < nb; ++b) {
     BranchInfo& info = result.branches[b];
-    std::vector<const EventFacts*> parts;
-    for (uint32_t c : branch_chains[b]) {
+    parts.clear();
+    info.chains.reserve(chains_of(b).size());
+    for (uint32_t c : chains_of(b)) {
       info.chains.push_back(
           ChainKey{chains[c]->block, chains[c]->first_deploy});
       if (__builtin_add_overflow(info.cost, chains[c]->cost, &info.cost)) {
@@ -600,15 +671,6 @@ absl::StatusOr<MergeResult> Merge(
 
   // --- conflicts and pre-rejections ---
   t0 = Clock::now();
-  BaseReader base(history, base_root,
-                  options.term_factory
-                      ? options.term_factory
-                      : rspace::TermFactory([](Bytes b) {
-                          return absl::StatusOr<rspace::TermPtr>(
-                              rspace::Term::Make(std::move(b)));
-                        }));
-  base.Reserve(2 * chains.size());
-  const size_t threads = std::max<size_t>(options.threads, 1);
   std::vector<std::optional<RejectReason>> prerejected(nb);
   std::vector<ConflictGroup> groups;
   // Every deploy id of the scope with its branch, ascending by (id, branch).
@@ -621,7 +683,7 @@ absl::StatusOr<MergeResult> Merge(
   {
     ids.reserve(m.deploys);
     for (uint32_t b = 0; b < nb; ++b) {
-      for (uint32_t c : branch_chains[b]) {
+      for (uint32_t c : chains_of(b)) {
         for (uint32_t d : chains[c]->deploys) {
           const Bytes& id = chain_block[c]->deploys[d].id;
           ids.push_back(IdRef{PrefixKey(id.data(), id.size()), &id, b});
@@ -699,14 +761,14 @@ absl::StatusOr<MergeResult> Merge(
   std::vector<uint32_t> produce_begin(nb + 1, 0);
   removed_leaf.reserve(chains.size());
   produce_leaf.reserve(2 * chains.size());
-  for (const Hash32& ch : numbers) base.Want(ch);
+  RETURN_IF_ERROR(background.Join());
   for (uint32_t b = 0; b < nb; ++b) {
     if (!prerejected[b].has_value()) {
-      if (branch_chains[b].size() == 1) {
-        branch_nets[b] = &chains[branch_chains[b].front()]->item_nets;
+      if (chains_of(b).size() == 1) {
+        branch_nets[b] = &chains[chains_of(b).front()]->item_nets;
       } else {
         std::map<ItemKey, int64_t> merged;
-        for (uint32_t c : branch_chains[b]) {
+        for (uint32_t c : chains_of(b)) {
           for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
         }
         branch_nets[b] =
@@ -780,7 +842,7 @@ absl::StatusOr<MergeResult> Merge(
   problem.diffs.resize(nb);
   for (uint32_t b = 0; b < nb; ++b) {
     auto& sums = problem.diffs[b];
-    for (uint32_t c : branch_chains[b]) {
+    for (uint32_t c : chains_of(b)) {
       for (const auto& [ch, d] : chains[c]->number_diffs) {
         uint32_t idx = static_cast<uint32_t>(
             std::lower_bound(numbers.begin(), numbers.end(), ch,
@@ -850,7 +912,7 @@ absl::StatusOr<MergeResult> Merge(
   for (uint32_t b = 0; b < nb; ++b) {
     if (result.branches[b].rejected) continue;
     for (const auto& [idx, d] : problem.diffs[b]) number_sums[idx] += d;
-    for (uint32_t c : branch_chains[b]) {
+    for (uint32_t c : chains_of(b)) {
       for (uint32_t d : chains[c]->deploys) {
         const DeployInput& dep = chain_block[c]->deploys[d];
         for (const rspace::ChannelChange& cc : dep.changes.channels) {

@@ -167,6 +167,17 @@ class Assigner {
 
 absl::StatusOr<std::optional<std::vector<int32_t>>> AssignTargets(
     const AssignmentProblem& problem, EdgeOracle edge, StepCharger step) {
+  using Result = std::optional<std::vector<int32_t>>;
+  if (problem.rows == 1 && problem.targets == 1 && problem.slots == 0) {
+    // The commonest case, without the search state.
+    RETURN_IF_ERROR(step());
+    if (!problem.row_keys.empty() && problem.row_keys[0].has_value() &&
+        *problem.row_keys[0] != problem.target_keys[0]) {
+      return Result();
+    }
+    ASSIGN_OR_RETURN(bool ok, edge(0, 0));
+    return ok ? Result(std::vector<int32_t>{0}) : Result();
+  }
   Assigner assigner(problem, edge, step);
   return assigner.Run();
 }

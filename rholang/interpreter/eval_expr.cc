@@ -15,7 +15,7 @@
 #include "util/status_macros.h"
 
 namespace rnode::rholang::interp {
-namespace internal {
+namespace expr_internal {
 
 using ir::ExprKind;
 using ir::ExprPtr;
@@ -617,7 +617,7 @@ absl::StatusOr<ExprPtr> EvalToExpr(const ExprPtr& e, ExprContext& ctx) {
   return absl::InternalError("expression evaluation: unknown expression kind");
 }
 
-}  // namespace internal
+}  // namespace expr_internal
 
 absl::StatusOr<ir::ParPtr> EvalPar(const ir::ParPtr& term, ExprContext& ctx) {
   if (term->exprs.empty()) return term;
@@ -629,12 +629,12 @@ absl::StatusOr<ir::ParPtr> EvalPar(const ir::ParPtr& term, ExprContext& ctx) {
       continue;
     }
     if (e->kind == ir::ExprKind::kMethod) {
-      ASSIGN_OR_RETURN(ir::ParPtr v, internal::EvalMethod(*e, ctx));
+      ASSIGN_OR_RETURN(ir::ParPtr v, expr_internal::EvalMethod(*e, ctx));
       out.AddAll(*v);
       changed = true;
       continue;
     }
-    ASSIGN_OR_RETURN(ir::ExprPtr v, internal::EvalToExpr(e, ctx));
+    ASSIGN_OR_RETURN(ir::ExprPtr v, expr_internal::EvalToExpr(e, ctx));
     changed = changed || v != e;
     out.Add(std::move(v));
   }
@@ -647,26 +647,26 @@ absl::StatusOr<ir::ParPtr> EvalPar(const ir::ParPtr& term, ExprContext& ctx) {
   for (const auto& b : term->bundles) out.Add(b);
   for (const auto& c : term->connectives) out.Add(c);
   for (const auto& i : term->conditionals) out.Add(i);
-  return internal::CheckDepth(out.Build());
+  return expr_internal::CheckDepth(out.Build());
 }
 
 absl::StatusOr<ir::ExprPtr> EvalSingleExpr(const ir::ParPtr& term,
                                            ExprContext& ctx) {
   if (term->SingleExpr() == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "expected a single expression, got ", internal::TypeName(*term)));
+        "expected a single expression, got ", expr_internal::TypeName(*term)));
   }
   const ir::ExprPtr& e = term->exprs[0];
   ir::ExprPtr v;
   if (e->kind == ir::ExprKind::kMethod) {
-    ASSIGN_OR_RETURN(ir::ParPtr p, internal::EvalMethod(*e, ctx));
+    ASSIGN_OR_RETURN(ir::ParPtr p, expr_internal::EvalMethod(*e, ctx));
     if (p->SingleExpr() == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "expected a single expression, got ", internal::TypeName(*p)));
+          "expected a single expression, got ", expr_internal::TypeName(*p)));
     }
     v = p->exprs[0];
   } else {
-    ASSIGN_OR_RETURN(v, internal::EvalToExpr(e, ctx));
+    ASSIGN_OR_RETURN(v, expr_internal::EvalToExpr(e, ctx));
   }
   if (v->height > kMaxIrDepth) {
     return absl::ResourceExhaustedError(
@@ -678,21 +678,21 @@ absl::StatusOr<ir::ExprPtr> EvalSingleExpr(const ir::ParPtr& term,
 absl::StatusOr<bool> EvalBool(const ir::ParPtr& term, ExprContext& ctx) {
   if (term->SingleExpr() == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "condition is not a Bool (got ", internal::TypeName(*term), ")"));
+        "condition is not a Bool (got ", expr_internal::TypeName(*term), ")"));
   }
   const ir::ExprPtr& e = term->exprs[0];
   ir::ParPtr v;
   if (e->kind == ir::ExprKind::kMethod) {
-    ASSIGN_OR_RETURN(v, internal::EvalMethod(*e, ctx));
+    ASSIGN_OR_RETURN(v, expr_internal::EvalMethod(*e, ctx));
   } else {
-    ASSIGN_OR_RETURN(ir::ExprPtr x, internal::EvalToExpr(e, ctx));
+    ASSIGN_OR_RETURN(ir::ExprPtr x, expr_internal::EvalToExpr(e, ctx));
     if (x->kind == ir::ExprKind::kBool) return x->bool_value;
     v = ir::ParOf(std::move(x));
   }
   const ir::Expr* b = v->SingleExpr();
   if (b == nullptr || b->kind != ir::ExprKind::kBool) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "condition is not a Bool (got ", internal::TypeName(*v), ")"));
+        "condition is not a Bool (got ", expr_internal::TypeName(*v), ")"));
   }
   return b->bool_value;
 }

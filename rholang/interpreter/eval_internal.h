@@ -12,7 +12,7 @@
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/ir.h"
 
-namespace rnode::rholang::interp::internal {
+namespace rnode::rholang::interp::expr_internal {
 
 // A readable name of the type of a value, for error messages: "Nil",
 // "Bool", "Int", "String", "Uri", "ByteArray", "List", "Tuple", "Set",
@@ -55,6 +55,6 @@ ir::ExprPtr MapUnion(const ir::Expr& a, const ir::Expr& b);
 // The pairs of `a` whose key is not a key of `b`.
 ir::ExprPtr MapDiff(const ir::Expr& a, const ir::Expr& b);
 
-}  // namespace rnode::rholang::interp::internal
+}  // namespace rnode::rholang::interp::expr_internal
 
 #endif  // RNODE_RHOLANG_INTERPRETER_EVAL_INTERNAL_H_

@@ -14,7 +14,7 @@
 #include "util/bytes.h"
 #include "util/status_macros.h"
 
-namespace rnode::rholang::interp::internal {
+namespace rnode::rholang::interp::expr_internal {
 
 using ir::ExprKind;
 using ir::ExprPtr;
@@ -499,4 +499,4 @@ absl::StatusOr<ParPtr> EvalMethod(const ir::Expr& m, ExprContext& ctx) {
   return spec->impl(c);
 }
 
-}  // namespace rnode::rholang::interp::internal
+}  // namespace rnode::rholang::interp::expr_internal

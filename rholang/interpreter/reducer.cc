@@ -98,7 +98,6 @@ class Evaluator {
       effects_.push_back(SpawnOp{par, env, rng});
       return absl::OkStatus();
     }
-    std::vector<ir::ParPtr> parts;
     const ir::Par& p = *par;
     size_t n = p.sends.size() + p.receives.size() + p.news.size() +
                p.matches.size() + p.conditionals.size() + p.bundles.size();
@@ -320,6 +319,9 @@ TaskResult RunTask(const Task& task, int64_t budget,
 
 }  // namespace
 
+// The scheduler of one runtime: rounds, the sequential phase's space
+// operations and COMM dispatch. Not thread-safe (one deploy at a time); only
+// RunTask runs on the worker pool.
 class Runtime::Impl {
  public:
   Impl(Runtime& rt, int threads) : rt_(rt) {

@@ -313,6 +313,31 @@ std::optional<TrieItem> MerkleTrie::Normalize(Bytes path, TrieNode node,
 absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
     const std::optional<TrieItem>& existing, size_t p,
     std::span<const TrieChange> changes, Ctx& ctx) {
+  if (changes.size() == 1 &&
+      (!existing.has_value() ||
+       (!existing->is_ptr && existing->prefix.size() == kKeyBytes - p))) {
+    // One change at a leaf or an empty slot (the common case): the same
+    // result as the general path below without building the set.
+    const TrieChange& c = changes.front();
+    auto leaf = [&](const Hash32& value) {
+      TrieItem out;
+      out.prefix.assign(c.key.begin() + p, c.key.end());
+      out.hash = value;
+      return std::optional<TrieItem>(std::move(out));
+    };
+    if (!existing.has_value()) {
+      if (!c.value.has_value()) return std::optional<TrieItem>();
+      return leaf(*c.value);
+    }
+    const bool same_key = std::equal(existing->prefix.begin(),
+                                     existing->prefix.end(), c.key.begin() + p);
+    if (same_key) {
+      if (!c.value.has_value()) return std::optional<TrieItem>();
+      if (*c.value == existing->hash) return existing;
+      return leaf(*c.value);
+    }
+    if (!c.value.has_value()) return existing;
+  }
   if (!existing.has_value() || !existing->is_ptr) {
     std::vector<std::pair<Hash32, Hash32>> set;
     set.reserve(changes.size() + 1);

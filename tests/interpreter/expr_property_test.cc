@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -165,6 +167,167 @@ TEST(ExprPropertyTest, DeepTermsSubstituteAndEvaluate) {
       Compile(absl::StrCat("@0!(", open, "42", close, ")"));
   ASSERT_TRUE(want.ok());
   EXPECT_TRUE(ir::Equal(**got, *(*want)->sends[0]->data[0]));
+}
+
+}  // namespace
+}  // namespace rnode::rholang::interp
+
+namespace rnode::rholang::interp {
+namespace {
+
+std::string SetText(const std::set<int>& s) {
+  std::string out = "Set(";
+  bool first = true;
+  for (int x : s) {
+    absl::StrAppend(&out, first ? "" : ", ", x);
+    first = false;
+  }
+  return out + ")";
+}
+
+std::string MapText(const std::map<int, int>& m) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    absl::StrAppend(&out, first ? "" : ", ", k, ": ", v);
+    first = false;
+  }
+  return out + "}";
+}
+
+absl::StatusOr<ParPtr> EvalText(const std::string& expr) {
+  absl::StatusOr<ParPtr> p = Compile(absl::StrCat("@0!(", expr, ")"));
+  if (!p.ok()) return p.status();
+  return EvalDatum(*p);
+}
+
+// Random chains of Set operations agree with std::set.
+TEST(ExprPropertyTest, SetOperationsAgreeWithModel) {
+  const uint64_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 rng(seed);
+  auto small = [&] { return static_cast<int>(rng() % 12); };
+  auto random_set = [&] {
+    std::set<int> s;
+    for (int i = static_cast<int>(rng() % 5); i > 0; --i) s.insert(small());
+    return s;
+  };
+  for (int iter = 0; iter < 60; ++iter) {
+    std::set<int> model = random_set();
+    std::string expr = SetText(model);
+    for (int step = 0; step < 12; ++step) {
+      int k = small();
+      std::set<int> other = random_set();
+      switch (rng() % 8) {
+        case 0:
+          expr = absl::StrCat("(", expr, ").add(", k, ")");
+          model.insert(k);
+          break;
+        case 1:
+          expr = absl::StrCat("(", expr, ").delete(", k, ")");
+          model.erase(k);
+          break;
+        case 2:
+          expr = absl::StrCat("(", expr, " + ", k, ")");
+          model.insert(k);
+          break;
+        case 3:
+          expr = absl::StrCat("(", expr, " - ", k, ")");
+          model.erase(k);
+          break;
+        case 4:
+          expr = absl::StrCat("(", expr, ").union(", SetText(other), ")");
+          model.insert(other.begin(), other.end());
+          break;
+        case 5:
+          expr = absl::StrCat("(", expr, ").diff(", SetText(other), ")");
+          for (int x : other) model.erase(x);
+          break;
+        case 6:
+          expr = absl::StrCat("(", expr, " ++ ", SetText(other), ")");
+          model.insert(other.begin(), other.end());
+          break;
+        default:
+          expr = absl::StrCat("(", expr, " -- ", SetText(other), ")");
+          for (int x : other) model.erase(x);
+          break;
+      }
+    }
+    absl::StatusOr<ParPtr> got = EvalText(expr);
+    ASSERT_TRUE(got.ok()) << expr << ": " << got.status();
+    absl::StatusOr<ParPtr> want = EvalText(SetText(model));
+    ASSERT_TRUE(want.ok());
+    EXPECT_TRUE(ir::Equal(**got, **want)) << expr;
+    int probe = small();
+    absl::StatusOr<ParPtr> size = EvalText(absl::StrCat("(", expr, ").size()"));
+    absl::StatusOr<ParPtr> has =
+        EvalText(absl::StrCat("(", expr, ").contains(", probe, ")"));
+    ASSERT_TRUE(size.ok() && has.ok());
+    EXPECT_EQ((*size)->SingleExpr()->int_value,
+              static_cast<int64_t>(model.size()));
+    EXPECT_EQ((*has)->SingleExpr()->bool_value, model.count(probe) > 0);
+  }
+}
+
+// Random chains of Map operations agree with std::map (right side wins).
+TEST(ExprPropertyTest, MapOperationsAgreeWithModel) {
+  const uint64_t seed = std::random_device{}();
+  std::cout << "seed " << seed << "\n";
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937_64 rng(seed);
+  auto small = [&] { return static_cast<int>(rng() % 12); };
+  auto random_map = [&] {
+    std::map<int, int> m;
+    for (int i = static_cast<int>(rng() % 5); i > 0; --i) m[small()] = small();
+    return m;
+  };
+  for (int iter = 0; iter < 60; ++iter) {
+    std::map<int, int> model = random_map();
+    std::string expr = MapText(model);
+    for (int step = 0; step < 12; ++step) {
+      int k = small(), v = small();
+      std::map<int, int> other = random_map();
+      switch (rng() % 6) {
+        case 0:
+          expr = absl::StrCat("(", expr, ").set(", k, ", ", v, ")");
+          model[k] = v;
+          break;
+        case 1:
+          expr = absl::StrCat("(", expr, ").delete(", k, ")");
+          model.erase(k);
+          break;
+        case 2:
+          expr = absl::StrCat("(", expr, " - ", k, ")");
+          model.erase(k);
+          break;
+        case 3:
+          expr = absl::StrCat("(", expr, ").union(", MapText(other), ")");
+          for (const auto& [ok, ov] : other) model[ok] = ov;
+          break;
+        case 4:
+          expr = absl::StrCat("(", expr, ").diff(", MapText(other), ")");
+          for (const auto& [ok, ov] : other) model.erase(ok);
+          break;
+        default:
+          expr = absl::StrCat("(", expr, " ++ ", MapText(other), ")");
+          for (const auto& [ok, ov] : other) model[ok] = ov;
+          break;
+      }
+    }
+    absl::StatusOr<ParPtr> got = EvalText(expr);
+    ASSERT_TRUE(got.ok()) << expr << ": " << got.status();
+    absl::StatusOr<ParPtr> want = EvalText(MapText(model));
+    ASSERT_TRUE(want.ok());
+    EXPECT_TRUE(ir::Equal(**got, **want)) << expr;
+    int probe = small();
+    absl::StatusOr<ParPtr> value =
+        EvalText(absl::StrCat("(", expr, ").getOrElse(", probe, ", -1)"));
+    ASSERT_TRUE(value.ok()) << value.status();
+    auto it = model.find(probe);
+    EXPECT_EQ((*value)->SingleExpr()->int_value,
+              it == model.end() ? -1 : it->second);
+  }
 }
 
 }  // namespace

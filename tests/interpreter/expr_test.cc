@@ -670,6 +670,26 @@ TEST(EvalParTest, MatchesUsesSubstitutedVarRef) {
   }
 }
 
+// The var ref sits under a `new` opened inside the pattern: the send's
+// substitution must still reach it (the binder does not hide it).
+TEST(EvalParTest, MatchesUsesVarRefUnderPatternBinder) {
+  absl::StatusOr<ParPtr> prog =
+      Compile("new x in { @0!([new z in { 5 }] matches [new z in { =*x }]) }");
+  ASSERT_TRUE(prog.ok());
+  for (const auto& [value, want] :
+       std::vector<std::pair<int64_t, bool>>{{5, true}, {6, false}}) {
+    PhloMeter meter(-1);
+    absl::StatusOr<ParPtr> body =
+        Substitute((*prog)->news[0]->body,
+                   Env({ir::ParOf(ir::Expr::Int(value))}), 0, meter);
+    ASSERT_TRUE(body.ok()) << body.status();
+    ExprContext ctx{&meter};
+    absl::StatusOr<bool> got = EvalBool((*body)->sends[0]->data[0], ctx);
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(*got, want) << value;
+  }
+}
+
 TEST(EvalSingleExprTest, ReturnsTheValue) {
   PhloMeter meter(-1);
   ExprContext ctx{&meter};

@@ -37,12 +37,12 @@ TEST(ProgramGeneratorTest, SameSeedGivesSameProgram) {
 
 TEST(ProgramGeneratorTest, ProgramsUseEveryConstruct) {
   const char* const kConstructs[] = {
-      "contract ", " <- ",        " <= ",      " <<- ",   " & ",
-      "!!(",       "new ",        "match ",    "if (",    " else ",
-      "let ",      "bundle+ {",   "bundle0 {", " /\\ ",   " \\/ ",
-      "~",         " ...",        "%%",        ".union(", ".diff(",
-      ".nth(",     ".slice(",     ".toList()", ".keys()", "Set(",
-      " matches ", ".getOrElse(", ".contains("};
+      "contract ", " <- ",        " <= ",       " <<- ",   " & ",
+      "!!(",       "new ",        "match ",     "if (",    " else ",
+      "let ",      "bundle+ {",   "bundle0 {",  " /\\ ",   " \\/ ",
+      "~",         " ...",        "%%",         ".union(", ".diff(",
+      ".nth(",     ".slice(",     ".toList()",  ".keys()", "Set(",
+      " matches ", ".getOrElse(", ".contains(", "race"};
   std::string all;
   for (uint64_t seed = 0; seed < 300; ++seed) all += GenerateProgram(seed);
   for (const char* c : kConstructs) {

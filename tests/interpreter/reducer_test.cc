@@ -13,6 +13,7 @@
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
+#include "rholang/interpreter/worker_pool.h"
 #include "rholang/ir.h"
 #include "rholang/normalizer.h"
 #include "rholang/printer.h"
@@ -1065,6 +1066,106 @@ TEST(OutOfPhloTest, InfiniteContractLoopCostsWholeLimitOnAnyThreadCount) {
   EXPECT_TRUE(IsOutOfPhlo(r4.error));
   EXPECT_EQ(r1.cost, 50000);
   EXPECT_EQ(r1.rounds, r4.rounds);
+}
+
+class WorkerPoolTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(WorkerPoolTest, CallsEveryIndexExactlyOnce) {
+  WorkerPool pool(GetParam());
+  for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{1000}}) {
+    std::vector<int> calls(n, 0);
+    pool.ParallelFor(n, [&](size_t i) { ++calls[i]; });
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), 1),
+              static_cast<std::ptrdiff_t>(n));
+  }
+}
+
+TEST_P(WorkerPoolTest, ManyConsecutiveBatchesComplete) {
+  WorkerPool pool(GetParam());
+  std::vector<int64_t> sums;
+  for (int round = 0; round < 200; ++round) {
+    std::vector<int64_t> out(16, 0);
+    pool.ParallelFor(out.size(), [&](size_t i) {
+      out[i] = static_cast<int64_t>(i) * round;
+    });
+    int64_t sum = 0;
+    for (int64_t v : out) sum += v;
+    sums.push_back(sum);
+  }
+  for (int round = 0; round < 200; ++round) {
+    EXPECT_EQ(sums[round], 120 * round);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, WorkerPoolTest, ::testing::Values(1, 2, 4));
+
+TEST(SystemProcessTest, BlockDataRepliesWithTheBlockGiven) {
+  Harness h;
+  BlockInfo block;
+  block.block_number = 42;
+  block.timestamp = 7;
+  block.sender_public_key = Bytes(65, 4);
+  rspace::EventLog log;
+  EvalResult r = h.rt->EvaluateSource(
+      R"(new bd(`rho:block:data`), k in {
+           bd!(*k) | for (@n, @t, _ <- k) { @"out"!(n, t) } })",
+      TestDeploy(), kBigLimit, &log, &block);
+  ASSERT_TRUE(r.error.ok()) << r.error;
+  EXPECT_EQ(h.Data("out"), Expect({"42;7"}));
+}
+
+TEST(SystemProcessTest, ReplyToReadOnlyBundleFails) {
+  Harness h;
+  EvalResult r = h.Run(R"(new hash(`rho:crypto:sha256Hash`), k in {
+                            hash!("00".hexToBytes(), bundle-{*k}) })");
+  EXPECT_EQ(r.error.code(), absl::StatusCode::kInvalidArgument) << r.error;
+}
+
+TEST(SystemProcessTest, ProcessesInstalledOncePerSpaceSurviveCheckpoint) {
+  Harness h;
+  Hash32 root = h.Root();
+  ASSERT_TRUE(h.space->Reset(root).ok());
+  ASSERT_TRUE(h.Run(R"(new out(`rho:io:stdout`) in { out!(5) })").error.ok());
+  EXPECT_EQ(h.lines.out, std::vector<std::string>{"5"});
+}
+
+TEST(SystemProcessTest, CustomTableIsUsedForUrisAndDispatch) {
+  std::vector<SystemProcessDef> table;
+  SystemProcessDef def;
+  def.uri = "rho:test:echo";
+  def.channel_byte = 200;
+  def.body_ref = 200;
+  def.arity = 2;
+  def.handler = [](std::span<const ir::ParPtr> args,
+                   ProcessContext& ctx) -> absl::StatusOr<std::vector<Reply>> {
+    std::vector<Reply> out;
+    out.push_back(Reply{args[1], {args[0], args[0]}});
+    return out;
+  };
+  table.push_back(def);
+  rspace::InMemoryStore store(kStoreColumns);
+  rspace::SpaceOptions so;
+  so.term_factory = StoredTermFactory();
+  auto space = *rspace::Space::Open(&store, so);
+  RuntimeOptions ro;
+  ro.processes = &table;
+  auto rt = *Runtime::Create(space.get(), ro);
+  rspace::EventLog log;
+  EvalResult r = rt->EvaluateSource(
+      R"(new e(`rho:test:echo`), k in { e!(3, *k) |
+           for (@a, @b <- k) { @"out"!(a + b) } })",
+      TestDeploy(), kBigLimit, &log);
+  ASSERT_TRUE(r.error.ok()) << r.error;
+  auto chan = *MakeChannelTerm(ir::ParOf(ir::Expr::String("out")));
+  auto data = *space->GetData(chan->hash());
+  ASSERT_EQ(data.size(), 1u);
+  std::shared_ptr<const StoredValue> holder;
+  EXPECT_EQ((*DataOf(*data[0].value, holder))->pars[0]->hash,
+            ir::ParOf(ir::Expr::Int(6))->hash);
+  // The standard URIs are not in this table.
+  EXPECT_FALSE(rt->EvaluateSource(R"(new o(`rho:io:stdout`) in { Nil })",
+                                  TestDeploy(), kBigLimit, &log)
+                   .error.ok());
 }
 
 // ---------------------------------------------------------------------------

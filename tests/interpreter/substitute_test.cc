@@ -167,6 +167,10 @@ INSTANTIATE_TEST_SUITE_P(
                   "new x in { match 5 { Int /\\ =*x => Nil } }",
                   {"9"},
                   "match 5 { Int /\\ 9 => Nil }"},
+        SubstCase{"VarRefFirstInAnd",
+                  "new x in { match 5 { =*x /\\ Int => Nil } }",
+                  {"9"},
+                  "match 5 { 9 /\\ Int => Nil }"},
         SubstCase{"VarRefInsideNot",
                   "new x in { match 5 { ~=*x => Nil } }",
                   {"9"},
@@ -175,6 +179,35 @@ INSTANTIATE_TEST_SUITE_P(
                   "new x in { match 5 { =*x \\/ 1 => Nil } }",
                   {"9"},
                   "match 5 { 9 \\/ 1 => Nil }"},
+        SubstCase{"VarRefUnderReceiveBinder",
+                  "new x in { for (y <- @0) { match *y { =*x => Nil } } }",
+                  {"9"}, "for (y <- @0) { match *y { 9 => Nil } }"},
+        SubstCase{"VarRefToInnerBinderKept",
+                  "new x in { for (y <- x) { match 1 { =*y => Nil } } }",
+                  {"9"}, "for (y <- @9) { match 1 { =*y => Nil } }"},
+        SubstCase{"VarRefUnderNewInsidePattern",
+                  "new x in { match 1 { [new y in { =*x }] => Nil } }",
+                  {"9"}, "match 1 { [new y in { 9 }] => Nil }"},
+        SubstCase{"VarRefUnderNewInsidePatternPicksItsOwnName",
+                  "new a, b in { match 1 { [new y in { =*a }] => Nil } }",
+                  {"1", "2"}, "match 1 { [new y in { 1 }] => Nil }"},
+        SubstCase{"VarRefUnderReceiveInsidePattern",
+                  "new x in { match 1 { [for (y <- @0) { =*x }] => Nil } }",
+                  {"9"}, "match 1 { [for (y <- @0) { 9 }] => Nil }"},
+        SubstCase{"VarRefInCaseBodyInsidePattern",
+                  "new x in { match 1 { [match 2 { z => =*x }] => Nil } }",
+                  {"9"}, "match 1 { [match 2 { z => 9 }] => Nil }"},
+        SubstCase{"VarRefInNestedPatternUnderBinder",
+                  "new x in { match 1 { [new y in { match *y { =*x => Nil } "
+                  "}] => Nil } }",
+                  {"9"},
+                  "match 1 { [new y in { match *y { 9 => Nil } }] => Nil }"},
+        SubstCase{"VarRefUnderNewInsideReceivePattern",
+                  "new x in { for (@[new y in { =*x }] <- @0) { Nil } }",
+                  {"9"}, "for (@[new y in { 9 }] <- @0) { Nil }"},
+        SubstCase{"VarRefUnderNewInsideMatchesPattern",
+                  "new x in { @0!(1 matches [new y in { =*x }]) }",
+                  {"9"}, "@0!(1 matches [new y in { 9 }])"},
         SubstCase{"PeekReceive",
                   "new x in { for (y <<- x) { Nil } }",
                   {"9"},
@@ -238,6 +271,27 @@ TEST(SubstituteTest, ResultHasNoFreeIndicesLeft) {
   absl::StatusOr<ParPtr> got = Substitute(body, EnvOf({"1", "2"}), 0, meter);
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE((*got)->locally_free.empty()) << Show(*got);
+}
+
+// What a send does to its data and a receive then does to the value: the
+// first substitution must leave no reference to the sender's env behind,
+// even when a var ref sits under a binder opened inside a pattern.
+TEST(SubstituteTest, VarRefUnderPatternBinderDoesNotOutliveItsEnv) {
+  ParPtr body = NewBody(
+      "new v in { @0!({ match [new z in { 5 }] { [new z in { =*v }] => Nil } "
+      "}) }");
+  ASSERT_EQ(body->locally_free.ToVector(), (std::vector<uint32_t>{0}));
+  PhloMeter meter(-1);
+  absl::StatusOr<ParPtr> sent = Substitute(body, EnvOf({"5"}), 0, meter);
+  ASSERT_TRUE(sent.ok()) << sent.status();
+  EXPECT_TRUE((*sent)->locally_free.empty()) << Show(*sent);
+  EXPECT_TRUE(ir::Equal(
+      *sent, MustCompile("@0!({ match [new z in { 5 }] { [new z in { 5 }] => "
+                         "Nil } })")))
+      << Show(*sent);
+  absl::StatusOr<ParPtr> again = Substitute(*sent, Env(), 0, meter);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *sent);
 }
 
 TEST(SubstituteTest, KeepLeavesTheReceiveCapturesBound) {

@@ -201,6 +201,65 @@ TEST(ParserShapeTest, ConjunctionBindsTighterThanDisjunction) {
   EXPECT_EQ(r->procs[1]->binary, BinaryOp::kConj);
 }
 
+// `=x` / `=*x` end at their variable, so they are operands of `/\`, `\/`
+// and `~` on either side (reference rholang.md section 1.5: var ref and
+// `\/` at 13, `/\` at 14, `~` at 15).
+TEST(ParserShapeTest, VarRefIsAnOperandOfConnectives) {
+  struct Case {
+    std::string src;
+    BinaryOp top;              // of the root Binary
+    ProcKind left, right;      // kinds of its operands
+    BinaryOp right_op;         // if `right` is kBinary
+  };
+  const std::vector<Case> cases = {
+      {"=x /\\ Int", BinaryOp::kConj, ProcKind::kVarRef,
+       ProcKind::kSimpleType, BinaryOp::kConj},
+      {"=*x /\\ Int", BinaryOp::kConj, ProcKind::kVarRef,
+       ProcKind::kSimpleType, BinaryOp::kConj},
+      {"Int /\\ =*x", BinaryOp::kConj, ProcKind::kSimpleType,
+       ProcKind::kVarRef, BinaryOp::kConj},
+      {"=*x \\/ Int", BinaryOp::kDisj, ProcKind::kVarRef,
+       ProcKind::kSimpleType, BinaryOp::kDisj},
+      {"=x /\\ Int \\/ =*y", BinaryOp::kDisj, ProcKind::kBinary,
+       ProcKind::kVarRef, BinaryOp::kDisj},
+      {"=x \\/ =y /\\ Int", BinaryOp::kDisj, ProcKind::kVarRef,
+       ProcKind::kBinary, BinaryOp::kConj},
+      {"~=x /\\ =y", BinaryOp::kConj, ProcKind::kUnary, ProcKind::kVarRef,
+       BinaryOp::kConj},
+      {"=x /\\ ~=y", BinaryOp::kConj, ProcKind::kVarRef, ProcKind::kUnary,
+       BinaryOp::kConj},
+  };
+  for (const Case& c : cases) {
+    ParsedProgram keep;
+    const Proc* r = Root(c.src, &keep);
+    ASSERT_NE(r, nullptr) << c.src;
+    ASSERT_EQ(r->kind, ProcKind::kBinary) << c.src;
+    EXPECT_EQ(r->binary, c.top) << c.src;
+    EXPECT_EQ(r->procs[0]->kind, c.left) << c.src;
+    EXPECT_EQ(r->procs[1]->kind, c.right) << c.src;
+    if (c.right == ProcKind::kBinary) {
+      EXPECT_EQ(r->procs[1]->binary, c.right_op) << c.src;
+    }
+  }
+}
+
+TEST(ParserShapeTest, NegatedVarRef) {
+  ParsedProgram keep;
+  const Proc* r = Root("~=*x", &keep);
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->kind, ProcKind::kUnary);
+  EXPECT_EQ(r->unary, ast::UnaryOp::kConnNot);
+  ASSERT_EQ(r->procs[0]->kind, ProcKind::kVarRef);
+  EXPECT_TRUE(r->procs[0]->var_ref_name);
+}
+
+TEST(ParserShapeTest, VarRefFirstInMatchCase) {
+  ParsedProgram keep;
+  const Proc* r =
+      Root("new x in { match 5 { =*x /\\ Int => Nil  _ => Nil } }", &keep);
+  ASSERT_NE(r, nullptr);
+}
+
 TEST(ParserShapeTest, ReceiptsGroupJoinsAndSequences) {
   ParsedProgram keep;
   const Proc* r = Root("for (a <- x & b <= y ; c <<- z) { Nil }", &keep);

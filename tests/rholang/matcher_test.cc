@@ -1,5 +1,8 @@
-// Spatial matcher: table-driven matches with expected bindings, non-matches,
-// documented unimplemented cases, the step limit and determinism.
+// Spatial matcher: table-driven matches with expected bindings and
+// non-matches (several free variables, wildcards and connectives in one
+// Par, remainders, ambiguous and nested patterns), the var-ref error, the
+// step limit, determinism, the internal subset enumeration and assignment,
+// and randomized checks (recomposition, brute-force oracle).
 #include "rholang/matcher.h"
 
 #include <gtest/gtest.h>
@@ -54,7 +57,7 @@ std::string Show(const ir::ParPtr& p) {
   return s.ok() ? *s : s.status().ToString();
 }
 
-enum class Outcome { kMatch, kNoMatch, kUnimplemented };
+enum class Outcome { kMatch, kNoMatch };
 
 struct MatchCase {
   const char* name;
@@ -75,11 +78,6 @@ TEST_P(SpatialMatchTest, GivesExpectedOutcomeAndBindings) {
   Compiled m;
   ASSERT_TRUE(CompileMatch(c.target, c.pattern, m));
   auto r = SpatialMatch(*m.target, *m.pattern, m.free_count);
-  if (c.outcome == Outcome::kUnimplemented) {
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented)
-        << r.status();
-    return;
-  }
   ASSERT_TRUE(r.ok()) << r.status();
   if (c.outcome == Outcome::kNoMatch) {
     EXPECT_FALSE(r->has_value());
@@ -641,7 +639,8 @@ TEST(SpatialMatchTest, UnsubstitutedVarRefMatchesNoProcess) {
   auto alone = SpatialMatch(*ir::ParOf(ir::Expr::Int(5)), *var_ref, 0);
   ASSERT_TRUE(alone.ok()) << alone.status();
   EXPECT_FALSE(alone->has_value());
-  // `[_] | =v`: the var-ref is the connective that gets the leftovers.
+  // `[_] | =v`: a var-ref beside other components is refused, whatever
+  // the target.
   ir::ParPtr wildcard_list = ir::ParOf(ir::Expr::List(
       {ir::VarPar(ir::Var{ir::VarKind::kWildcard, 0})}, std::nullopt));
   ir::ParPtr pattern = ir::ParBuilder()
@@ -1166,7 +1165,7 @@ bool OracleMatches(const std::vector<Comp>& target,
 TEST(SpatialMatchRandomTest, AgreesWithBruteForceOracle) {
   std::mt19937_64 rng(Seed() + 200);
   int matched = 0;
-  for (int iter = 0; iter < 600; ++iter) {
+  for (int iter = 0; iter < 2000; ++iter) {
     std::vector<Comp> target(rng() % 6);
     for (Comp& c : target) c = RandomComp(rng);
     std::vector<OraclePart> parts(rng() % 5);
@@ -1231,8 +1230,8 @@ TEST(SpatialMatchRandomTest, AgreesWithBruteForceOracle) {
     }
   }
   // The generator produces both outcomes in earnest.
-  EXPECT_GT(matched, 60);
-  EXPECT_LT(matched, 540);
+  EXPECT_GT(matched, 200);
+  EXPECT_LT(matched, 1800);
 }
 
 }  // namespace

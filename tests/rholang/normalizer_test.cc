@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rholang/diagnostic.h"
 #include "rholang/ir.h"
@@ -264,6 +266,53 @@ TEST(NormalizerShapeTest, VarRefRecordsIndexAndDepth) {
   EXPECT_EQ(ref.var_ref_depth, 1u);
   EXPECT_EQ(m.locally_free.ToVector(), (std::vector<uint32_t>{0}));
   EXPECT_EQ(m.cases[0].free_count, 0u);
+}
+
+// A free-here var ref counts from the pattern boundary: binders opened
+// inside the pattern (new, receive, match case) do not lower it, and it
+// reaches the locally_free of the node holding the pattern.
+TEST(NormalizerShapeTest, VarRefUnderPatternBinderStaysLocallyFree) {
+  const std::vector<std::pair<std::string, std::vector<uint32_t>>> cases = {
+      {"new a, b in { match 1 { [new y in { =*a }] => Nil } }", {1}},
+      {"new a, b in { match 1 { [new y in { =*b }] => Nil } }", {0}},
+      {"new a, b in { match 1 { [new y, z in { =*a | *y }] => Nil } }", {1}},
+      {"new a, b in { match 1 { [for (y <- @0) { =*a }] => Nil } }", {1}},
+      {"new a, b in { match 1 { [match 2 { z => =*a }] => Nil } }", {1}},
+      {"new a, b in { match 1 { [new y in { match *y { =*a => Nil } }] => "
+       "Nil } }",
+       {1}},
+      {"new a, b in { for (@[new y in { =*a }] <- @0) { Nil } }", {1}},
+      {"new a, b in { @0!(1 matches [new y in { =*a }]) }", {1}},
+      {"new a, b in { match 1 { [new y in { *y }] => Nil } }", {}},
+  };
+  for (const auto& [src, want] : cases) {
+    ir::ParPtr p = MustCompile(src);
+    ASSERT_EQ(p->news.size(), 1u) << src;
+    EXPECT_EQ(p->news[0]->body->locally_free.ToVector(), want) << src;
+    EXPECT_TRUE(p->locally_free.empty()) << src;
+  }
+}
+
+// `=*x /\ P` (var ref first) normalizes like `P /\ =*x` with the operands
+// in source order.
+TEST(NormalizerShapeTest, VarRefAsFirstConnectiveOperand) {
+  const std::vector<std::pair<std::string, ir::ConnectiveKind>> cases = {
+      {"new x in { match 5 { =*x /\\ Int => Nil } }", ir::ConnectiveKind::kAnd},
+      {"new x in { match 5 { =*x \\/ Int => Nil } }", ir::ConnectiveKind::kOr},
+      {"new x in { match 5 { ~=*x => Nil } }", ir::ConnectiveKind::kNot},
+  };
+  for (const auto& [src, kind] : cases) {
+    ir::ParPtr p = MustCompile(src);
+    ASSERT_EQ(p->news.size(), 1u) << src;
+    const ir::Match& m = *p->news[0]->body->matches.at(0);
+    const ir::Connective& c = *m.cases.at(0).pattern->connectives.at(0);
+    EXPECT_EQ(c.kind, kind) << src;
+    const ir::Connective& ref = *c.ps.at(0)->connectives.at(0);
+    EXPECT_EQ(ref.kind, ir::ConnectiveKind::kVarRef) << src;
+    EXPECT_EQ(ref.var_ref_index, 0u) << src;
+    EXPECT_TRUE(ref.var_ref_free) << src;
+    EXPECT_EQ(m.locally_free.ToVector(), (std::vector<uint32_t>{0})) << src;
+  }
 }
 
 TEST(NormalizerShapeTest, IfCarriesBothBranches) {

@@ -1,0 +1,89 @@
+// SortKeyRecords: the bucketed sort gives the order of a plain sort by
+// KeyRecordLess, with hot keys (long runs of one key in item order), keys
+// sharing their leading words, and sizes on both sides of the bucket cutoff.
+#include "casper/merge/internal/key_sort.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "crypto/hash.h"
+#include "gtest/gtest.h"
+
+namespace rnode::casper::merge::internal {
+namespace {
+
+bool SameRecord(const KeyRecord& x, const KeyRecord& y) {
+  return SameKey(x, y) && x.tag == y.tag && x.item == y.item;
+}
+
+struct SortCase {
+  const char* name;
+  size_t records;
+  size_t hot_keys;     // Keys repeated across many items.
+  size_t shared_head;  // Keys that differ only in their last byte.
+};
+
+class KeySortTest : public ::testing::TestWithParam<SortCase> {};
+
+TEST_P(KeySortTest, MatchesPlainSort) {
+  const SortCase& c = GetParam();
+  const uint64_t seed = 20261130 + c.records;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  std::vector<Hash32> keys;
+  for (size_t i = 0; i < c.records / 4 + 1; ++i) {
+    keys.push_back(crypto::Blake2b256(AsBytes("k" + std::to_string(rng()))));
+  }
+  for (size_t i = 0; i < c.shared_head; ++i) {
+    Hash32 k = keys.front();
+    k[31] = static_cast<uint8_t>(i);
+    keys.push_back(k);
+  }
+  std::vector<KeyRecord> records;
+  // Items ascending, as the merger emits them; hot keys on every item.
+  for (uint32_t item = 0; records.size() < c.records; ++item) {
+    for (size_t h = 0; h < c.hot_keys; ++h) {
+      records.push_back(KeyRecord::Make(keys[h], item, 4));
+    }
+    records.push_back(KeyRecord::Make(keys[rng() % keys.size()], item,
+                                      static_cast<uint32_t>(rng() % 6)));
+  }
+  std::vector<KeyRecord> expected = records;
+  std::sort(expected.begin(), expected.end(),
+            [](const KeyRecord& x, const KeyRecord& y) {
+              return KeyRecordLess(x, y);
+            });
+  std::vector<KeyRecord> scratch;
+  SortKeyRecords(records, scratch);
+  ASSERT_EQ(records.size(), expected.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    ASSERT_TRUE(SameRecord(records[i], expected[i])) << "at " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, KeySortTest,
+    ::testing::Values(SortCase{"Small", 100, 1, 3},
+                      SortCase{"AtCutoff", kKeySortBucketMin, 0, 0},
+                      SortCase{"Large", 50000, 0, 20},
+                      SortCase{"OneHotKey", 30000, 1, 0},
+                      SortCase{"ThreeHotKeys", 30000, 3, 5}),
+    [](const ::testing::TestParamInfo<SortCase>& info) {
+      return std::string(info.param.name);
+    });
+
+TEST(KeyRecordTest, OrderIsKeyBytesThenTagThenItem) {
+  Hash32 a{}, b{};
+  b[31] = 1;
+  EXPECT_TRUE(KeyRecordLess(KeyRecord::Make(a, 9, 9), KeyRecord::Make(b, 0, 0)));
+  EXPECT_TRUE(KeyRecordLess(KeyRecord::Make(a, 9, 0), KeyRecord::Make(a, 0, 1)));
+  EXPECT_TRUE(KeyRecordLess(KeyRecord::Make(a, 0, 1), KeyRecord::Make(a, 1, 1)));
+  EXPECT_TRUE(SameKey(KeyRecord::Make(b, 0, 0), KeyRecord::Make(b, 5, 3)));
+  EXPECT_FALSE(SameKey(KeyRecord::Make(a, 0, 0), KeyRecord::Make(b, 0, 0)));
+}
+
+}  // namespace
+}  // namespace rnode::casper::merge::internal
