@@ -52,14 +52,21 @@ std::vector<uint32_t> IndexSet::ToVector() const {
 
 namespace {
 
+// Adds a child's expanded size to `n.size`, saturating at UINT64_MAX.
+void AddSize(NodeInfo& n, uint64_t child_size) {
+  n.size = child_size > UINT64_MAX - n.size ? UINT64_MAX : n.size + child_size;
+}
+
 void Absorb(NodeInfo& n, const ParPtr& p) {
   n.locally_free.UnionWith(p->locally_free);
   n.connective_used = n.connective_used || p->connective_used;
   n.height = std::max(n.height, p->height + 1);
+  AddSize(n, p->size);
 }
 
 void AbsorbShape(NodeInfo& n, const ParPtr& p) {
   n.height = std::max(n.height, p->height + 1);
+  AddSize(n, p->size);
 }
 
 int GroundRank(ExprKind k) {
@@ -116,6 +123,7 @@ void AbsorbComponents(Par& par,
     par.locally_free.UnionWith(c->locally_free);
     par.connective_used = par.connective_used || c->connective_used;
     par.height = std::max(par.height, c->height + 1);
+    AddSize(par, c->size);
   }
 }
 
@@ -124,6 +132,7 @@ void NoteRemainder(NodeInfo& n, const std::optional<Var>& remainder) {
 }
 
 ExprPtr Finish(std::shared_ptr<Expr> e) {
+  AddSize(*e, e->text.size());
   e->hash = internal::HashNode(*e);
   return e;
 }
@@ -287,6 +296,7 @@ NewPtr New::Make(uint32_t bind_count, ParPtr body,
   n->connective_used = n->body->connective_used;
   AbsorbShape(*n, n->body);
   for (const auto& [key, value] : n->injections) AbsorbShape(*n, value);
+  for (const std::string& uri : n->uris) AddSize(*n, uri.size());
   n->hash = internal::HashNode(*n);
   return n;
 }
@@ -459,9 +469,13 @@ ExprPtr Expr::Tuple(std::vector<ParPtr> ps) {
 }
 
 ExprPtr Expr::Set(std::vector<ParPtr> ps, std::optional<Var> remainder) {
-  std::sort(ps.begin(), ps.end(), [](const ParPtr& a, const ParPtr& b) {
+  auto less = [](const ParPtr& a, const ParPtr& b) {
     return ComparePars(*a, *b) < 0;
-  });
+  };
+  // Set operations pass elements already in order: O(n) instead of a sort.
+  if (!std::is_sorted(ps.begin(), ps.end(), less)) {
+    std::sort(ps.begin(), ps.end(), less);
+  }
   ps.erase(std::unique(ps.begin(), ps.end(),
                        [](const ParPtr& a, const ParPtr& b) {
                          return a->hash == b->hash;
@@ -529,6 +543,7 @@ UnforgeablePtr Unforgeable::Make(UnforgeableKind kind, ByteView id) {
   auto u = std::make_shared<Unforgeable>();
   u->kind = kind;
   u->id.assign(id.begin(), id.end());
+  AddSize(*u, u->id.size());
   u->hash = internal::HashNode(*u);
   return u;
 }
@@ -670,6 +685,7 @@ ParPtr ParBuilder::Build() {
   par->locally_free = IndexSet();
   par->connective_used = false;
   par->height = 1;
+  par->size = 1;
   AbsorbComponents(*par, par->sends);
   AbsorbComponents(*par, par->receives);
   AbsorbComponents(*par, par->news);

@@ -67,6 +67,14 @@ using IfPtr = std::shared_ptr<const If>;
 struct NodeInfo {
   Hash32 hash{};
   uint32_t height = 1;
+  // Weight of the fully expanded tree rooted here (shared subterms counted
+  // once per occurrence): 1 per node plus the bytes of its text (String,
+  // Uri, ByteArray, method name), unforgeable id and `new` URIs, plus the
+  // children's `size`, saturating at UINT64_MAX. Nil is 1; `[1]`
+  // (Par(Expr list(Par(Expr int)))) is 4; `"abc"` is 5. Bounds the work of
+  // any walk over the expansion (encoders, printers). Derived data: not
+  // hashed, not encoded.
+  uint64_t size = 1;
   IndexSet locally_free;
   bool connective_used = false;
 };

@@ -212,7 +212,13 @@ class Matcher {
     return absl::OkStatus();
   }
 
+  // Inside a `\/` or `~` operand nothing is bound: the bindings would be
+  // discarded, and the normalizer numbers those operands' free variables
+  // in a fresh scope, so their indices need not fit free_count.
+  bool Discarding() const { return discarding_ > 0; }
+
   absl::Status CheckIndex(const Var& v) const {
+    if (Discarding()) return absl::OkStatus();
     if (v.kind == VarKind::kFree && v.index >= bindings_.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("free variable ", v.index, " out of range (",
@@ -230,6 +236,7 @@ class Matcher {
     return absl::OkStatus();
   }
   void SetBinding(uint32_t index, ParPtr value) {
+    if (Discarding()) return;
     trail_.emplace_back(index, std::move(bindings_[index]));
     bindings_[index] = std::move(value);
   }
@@ -284,6 +291,7 @@ class Matcher {
 
   Bindings bindings_;
   std::vector<std::pair<uint32_t, ParPtr>> trail_;  // (variable, old value)
+  int discarding_ = 0;  // depth of `\/` / `~` operands being matched
   uint64_t steps_ = 0;
   uint64_t max_steps_;
 };
@@ -397,6 +405,7 @@ absl::StatusOr<bool> Matcher::MatchPar(const Par& t, const Par& p,
     if (e->var.kind == VarKind::kWildcard) return true;
     RETURN_IF_ERROR(CheckIndex(e->var));
     if (!t.locally_free.empty()) return false;
+    if (Discarding()) return true;
     SetBinding(e->var.index, t_ptr != nullptr ? *t_ptr : CopyPar(t));
     return true;
   }
@@ -624,7 +633,7 @@ absl::StatusOr<bool> Matcher::MatchStructure(const ParMatch& m,
     }
   }
   Apply(binds);
-  if (has_rest) {
+  if (has_rest && !Discarding()) {
     ParPtr rest = leftover_count == m.t.ComponentCount() && m.t_ptr != nullptr
                       ? *m.t_ptr
                       : leftovers.Build();
@@ -649,17 +658,18 @@ absl::StatusOr<bool> Matcher::MatchConnective(const ParPtr& t,
       return true;
     case ConnectiveKind::kOr:
       for (const ParPtr& q : c.ps) {
-        const size_t mark = Mark();
-        ASSIGN_OR_RETURN(bool ok, MatchPar(t, *q));
-        UndoTo(mark);
-        if (ok) return true;
+        ++discarding_;
+        absl::StatusOr<bool> ok = MatchPar(t, *q);
+        --discarding_;
+        if (!ok.ok() || *ok) return ok;
       }
       return false;
     case ConnectiveKind::kNot: {
-      const size_t mark = Mark();
-      ASSIGN_OR_RETURN(bool ok, MatchPar(t, *c.ps[0]));
-      UndoTo(mark);
-      return !ok;
+      ++discarding_;
+      absl::StatusOr<bool> ok = MatchPar(t, *c.ps[0]);
+      --discarding_;
+      if (!ok.ok()) return ok;
+      return !*ok;
     }
     case ConnectiveKind::kVarRef:
       return absl::UnimplementedError(

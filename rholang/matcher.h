@@ -80,8 +80,10 @@ using Bindings = std::vector<ir::ParPtr>;
 // Other forms:
 //  * connectives: `/\` all operands match, bindings merged; `\/` the first
 //    operand that matches, its bindings discarded; `~` the operand must not
-//    match, bindings discarded; Bool Int String Uri ByteArray: the target
-//    is exactly one expr of that kind;
+//    match, bindings discarded (the operands of both bind nothing, so the
+//    free variables the normalizer numbers afresh there need not fit
+//    free_count); Bool Int String Uri ByteArray: the target is exactly one
+//    expr of that kind;
 //  * lists and tuples element-wise; a list remainder `[a ...rest]` binds the
 //    tail as a List (every tail element closed, i.e. empty locally_free),
 //    `[a ..._]` accepts any tail;
@@ -125,7 +127,8 @@ using Bindings = std::vector<ir::ParPtr>;
 //    substitutes var-refs before matching, so none should reach the
 //    matcher (a Par holding only var-refs has connective_used == false, is
 //    compared by hash and so matches no process);
-//  * kInvalidArgument when a free variable's index is >= free_count.
+//  * kInvalidArgument when a free variable's index is >= free_count
+//    (outside `\/` and `~` operands).
 absl::StatusOr<std::optional<Bindings>> SpatialMatch(
     const ir::Par& target, const ir::Par& pattern, uint32_t free_count,
     const MatchOptions& options = {});

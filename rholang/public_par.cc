@@ -192,10 +192,7 @@ struct Info {
   Lf lf;  // the normalizer-time vector (before substitution truncates it)
 };
 
-std::string AsString(const std::string& s) { return s; }
-std::string AsString(const Bytes& b) {
-  return std::string(b.begin(), b.end());
-}
+std::string AsString(const Bytes& b) { return std::string(b.begin(), b.end()); }
 
 class Converter {
  public:
@@ -212,63 +209,52 @@ class Converter {
     };
     // Score order of the public Par: sends, receives, exprs, news, matches,
     // bundles, connectives, unforgeables, conditionals.
-    for (Info& i : SortGroup(p.sends, out->mutable_sends(),
-                             [&](const ir::Send& s, rhoapi::Send* m) {
-                               return ConvertSend(s, shift, depth, m);
-                             })) {
-      take(i);
-    }
-    for (Info& i : SortGroup(p.receives, out->mutable_receives(),
-                             [&](const ir::Receive& r, rhoapi::Receive* m) {
-                               return ConvertReceive(r, shift, depth, m);
-                             })) {
-      take(i);
-    }
-    for (Info& i : SortGroup(p.exprs, out->mutable_exprs(),
-                             [&](const ir::Expr& e, rhoapi::Expr* m) {
-                               return ConvertExpr(e, shift, depth, m);
-                             })) {
-      take(i);
-    }
-    for (Info& i : SortGroup(p.news, out->mutable_news(),
-                             [&](const ir::New& n, rhoapi::New_* m) {
-                               return ConvertNew(n, shift, depth, m);
-                             })) {
-      take(i);
-    }
-    for (Info& i : SortGroup(p.matches, out->mutable_matches(),
-                             [&](const ir::Match& mt, rhoapi::Match* m) {
-                               return ConvertMatch(mt, shift, depth, m);
-                             })) {
-      take(i);
-    }
-    for (Info& i : SortGroup(p.bundles, out->mutable_bundles(),
-                             [&](const ir::Bundle& b, rhoapi::Bundle* m) {
-                               return ConvertBundle(b, shift, depth, m);
-                             })) {
-      // A bundle adds its body's vector but never connective_used.
-      i.connective_used = false;
-      take(i);
-    }
-    for (Info& i :
-         SortGroup(p.connectives, out->mutable_connectives(),
-                   [&](const ir::Connective& c, rhoapi::Connective* m) {
-                     return ConvertConnective(c, shift, depth, m);
-                   })) {
-      take(i);
-    }
-    for (Info& i :
-         SortGroup(p.unforgeables, out->mutable_unforgeables(),
-                   [&](const ir::Unforgeable& u, rhoapi::GUnforgeable* m) {
-                     return ConvertUnforgeable(u, m);
-                   })) {
-      take(i);
-    }
-    for (Info& i : SortGroup(p.conditionals, out->mutable_conditionals(),
-                             [&](const ir::If& f, rhoapi::If* m) {
-                               return ConvertIf(f, shift, depth, m);
-                             })) {
-      take(i);
+    std::vector<Info> sends = SortGroup(
+        p.sends, out->mutable_sends(), [&](const ir::Send& x, rhoapi::Send* m) {
+          return ConvertSend(x, shift, depth, m);
+        });
+    std::vector<Info> receives =
+        SortGroup(p.receives, out->mutable_receives(),
+                  [&](const ir::Receive& x, rhoapi::Receive* m) {
+                    return ConvertReceive(x, shift, depth, m);
+                  });
+    std::vector<Info> exprs = SortGroup(
+        p.exprs, out->mutable_exprs(), [&](const ir::Expr& x, rhoapi::Expr* m) {
+          return ConvertExpr(x, shift, depth, m);
+        });
+    std::vector<Info> news = SortGroup(p.news, out->mutable_news(),
+                                       [&](const ir::New& x, rhoapi::New_* m) {
+                                         return ConvertNew(x, shift, depth, m);
+                                       });
+    std::vector<Info> matches =
+        SortGroup(p.matches, out->mutable_matches(),
+                  [&](const ir::Match& x, rhoapi::Match* m) {
+                    return ConvertMatch(x, shift, depth, m);
+                  });
+    std::vector<Info> bundles =
+        SortGroup(p.bundles, out->mutable_bundles(),
+                  [&](const ir::Bundle& x, rhoapi::Bundle* m) {
+                    return ConvertBundle(x, shift, depth, m);
+                  });
+    std::vector<Info> connectives =
+        SortGroup(p.connectives, out->mutable_connectives(),
+                  [&](const ir::Connective& x, rhoapi::Connective* m) {
+                    return ConvertConnective(x, shift, depth, m);
+                  });
+    std::vector<Info> unforgeables =
+        SortGroup(p.unforgeables, out->mutable_unforgeables(),
+                  [&](const ir::Unforgeable& x, rhoapi::GUnforgeable* m) {
+                    return ConvertUnforgeable(x, m);
+                  });
+    std::vector<Info> conditionals =
+        SortGroup(p.conditionals, out->mutable_conditionals(),
+                  [&](const ir::If& x, rhoapi::If* m) {
+                    return ConvertIf(x, shift, depth, m);
+                  });
+    for (std::vector<Info>* group :
+         {&sends, &receives, &exprs, &news, &matches, &bundles, &connectives,
+          &unforgeables, &conditionals}) {
+      for (Info& i : *group) take(i);
     }
     scores.push_back(Score::Int(cu ? 1 : 0));
     out->set_locallyfree(Truncate(lf, shift));
@@ -304,9 +290,7 @@ class Converter {
     return sorted;
   }
 
-  static Score EmptyParScore() {
-    return Score::Tagged(kPar, {Score::Int(0)});
-  }
+  static Score EmptyParScore() { return Score::Tagged(kPar, {Score::Int(0)}); }
 
   static Score VarScore(const ir::Var& v) {
     switch (v.kind) {
@@ -362,9 +346,13 @@ class Converter {
     scores.push_back(Score::Int(r.peek ? 1 : 0));
     bool cu = false;
     Lf lf;
-    for (const ir::ReceiveBind& b : r.binds) {
-      rhoapi::ReceiveBind* bm = m->add_binds();
-      std::vector<Score> bind_scores;
+    // Each bind scores as Node[source, patterns..., remainder or 0].
+    size_t n = r.binds.size();
+    std::vector<rhoapi::ReceiveBind> bind_msgs(n);
+    std::vector<Score> bind_scores(n);
+    for (size_t k = 0; k < n; ++k) {
+      const ir::ReceiveBind& b = r.binds[k];
+      rhoapi::ReceiveBind* bm = &bind_msgs[k];
       std::vector<Score> pattern_scores;
       for (const ir::ParPtr& pat : b.patterns) {
         Info pi = ConvertPar(*pat, shift, depth + 1, bm->add_patterns());
@@ -374,19 +362,33 @@ class Converter {
       Info src = ConvertPar(*b.source, shift, depth, bm->mutable_source());
       cu = cu || src.connective_used;
       UnionInto(lf, src.lf);
-      bind_scores.push_back(std::move(src.score));
-      for (Score& ps : pattern_scores) bind_scores.push_back(std::move(ps));
+      std::vector<Score> parts;
+      parts.push_back(std::move(src.score));
+      for (Score& ps : pattern_scores) parts.push_back(std::move(ps));
       if (b.remainder.has_value()) {
         FillVar(*b.remainder, bm->mutable_remainder());
-        bind_scores.push_back(VarScore(*b.remainder));
+        parts.push_back(VarScore(*b.remainder));
       } else {
-        bind_scores.push_back(Score::Int(kAbsent));
+        parts.push_back(Score::Int(kAbsent));
       }
       bm->set_freecount(static_cast<int32_t>(b.free_count));
-      scores.push_back(Score::Node(std::move(bind_scores)));
+      bind_scores[k] = Score::Node(std::move(parts));
     }
-    Info body = ConvertPar(*r.body, shift + r.bind_count, depth,
-                           m->mutable_body());
+    // The public normalizer orders a join's binds by score and numbers the
+    // body's variables in that order; ours orders them by hash.
+    std::vector<size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return CompareScore(bind_scores[a], bind_scores[b]) < 0;
+    });
+    for (size_t k : order) {
+      *m->add_binds() = std::move(bind_msgs[k]);
+      scores.push_back(std::move(bind_scores[k]));
+    }
+    bool remapped = PushBindRemap(r, order, shift + r.bind_count);
+    Info body =
+        ConvertPar(*r.body, shift + r.bind_count, depth, m->mutable_body());
+    if (remapped) remaps_.pop_back();
     cu = cu || body.connective_used;
     UnionInto(lf, FilterAndAdjust(body.lf, r.bind_count));
     scores.push_back(std::move(body.score));
@@ -401,9 +403,60 @@ class Converter {
     return {Score::Tagged(kReceive, std::move(scores)), cu, std::move(lf)};
   }
 
+  // Renumbering of a receive's body variables when the public bind order
+  // `order` differs from ours. Returns whether a remap was pushed.
+  bool PushBindRemap(const ir::Receive& r, const std::vector<size_t>& order,
+                     uint32_t body_shift) {
+    bool identity = true;
+    for (size_t k = 0; k < order.size(); ++k) identity &= order[k] == k;
+    uint32_t total = 0;
+    for (const ir::ReceiveBind& b : r.binds) total += b.free_count;
+    if (identity || total != r.bind_count) return false;
+    // Our capture positions: binds in our order, captures in level order;
+    // the last capture is de Bruijn index 0 in the body.
+    std::vector<uint32_t> ours(r.binds.size());
+    std::vector<uint32_t> theirs(r.binds.size());
+    uint32_t offset = 0;
+    for (size_t k = 0; k < r.binds.size(); ++k) {
+      ours[k] = offset;
+      offset += r.binds[k].free_count;
+    }
+    offset = 0;
+    for (size_t k : order) {
+      theirs[k] = offset;
+      offset += r.binds[k].free_count;
+    }
+    Remap remap;
+    remap.body_shift = body_shift;
+    remap.new_index.resize(r.bind_count);
+    uint32_t last = r.bind_count - 1;
+    for (size_t k = 0; k < r.binds.size(); ++k) {
+      for (uint32_t o = 0; o < r.binds[k].free_count; ++o) {
+        remap.new_index[last - (ours[k] + o)] = last - (theirs[k] + o);
+      }
+    }
+    remaps_.push_back(std::move(remap));
+    return true;
+  }
+
+  // A bound variable as the public numbering names it.
+  ir::Var Renumbered(const ir::Var& v, uint32_t shift) const {
+    if (v.kind != ir::VarKind::kBound) return v;
+    for (auto it = remaps_.rbegin(); it != remaps_.rend(); ++it) {
+      if (shift < it->body_shift) continue;     // outside that body
+      uint32_t inner = shift - it->body_shift;  // binders crossed since
+      if (v.index >= inner && v.index - inner < it->new_index.size()) {
+        return ir::Var{ir::VarKind::kBound,
+                       inner + it->new_index[v.index - inner]};
+      }
+    }
+    return v;
+  }
+
   Info ConvertNew(const ir::New& n, uint32_t shift, uint32_t depth,
                   rhoapi::New_* m) {
-    Info body = ConvertPar(*n.body, shift + n.bind_count, depth, m->mutable_p());
+    Info body =
+        ConvertPar(*n.body, shift + n.bind_count, depth, m->mutable_p());
     std::vector<Score> scores;
     scores.push_back(Score::Int(kNew));
     scores.push_back(Score::Int(n.bind_count));
@@ -441,16 +494,17 @@ class Converter {
     Lf lf = target.lf;
     for (const ir::MatchCase& c : mt.cases) {
       rhoapi::MatchCase* cm = m->add_cases();
-      Info pat = ConvertPar(*c.pattern, shift, depth + 1, cm->mutable_pattern());
-      Info body =
-          ConvertPar(*c.body, shift + c.free_count, depth, cm->mutable_source());
+      Info pat =
+          ConvertPar(*c.pattern, shift, depth + 1, cm->mutable_pattern());
+      Info body = ConvertPar(*c.body, shift + c.free_count, depth,
+                             cm->mutable_source());
       cm->set_freecount(static_cast<int32_t>(c.free_count));
       cu = cu || body.connective_used;
       UnionInto(lf, pat.lf);
       UnionInto(lf, FilterAndAdjust(body.lf, c.free_count));
-      scores.push_back(Score::Node({std::move(pat.score), std::move(body.score),
-                                    Score::Int(c.free_count),
-                                    EmptyParScore()}));
+      scores.push_back(
+          Score::Node({std::move(pat.score), std::move(body.score),
+                       Score::Int(c.free_count), EmptyParScore()}));
     }
     scores.push_back(Score::Int(cu ? 1 : 0));
     m->set_locallyfree(Truncate(lf, shift));
@@ -479,10 +533,10 @@ class Converter {
     Info body = ConvertPar(*b.body, shift, depth, m->mutable_body());
     m->set_writeflag(b.write_flag);
     m->set_readflag(b.read_flag);
-    int64_t code = b.write_flag && b.read_flag   ? kBundleReadWrite
-                   : b.write_flag                ? kBundleWrite
-                   : b.read_flag                 ? kBundleRead
-                                                 : kBundleEquiv;
+    int64_t code = b.write_flag && b.read_flag ? kBundleReadWrite
+                   : b.write_flag              ? kBundleWrite
+                   : b.read_flag               ? kBundleRead
+                                               : kBundleEquiv;
     return {Score::Tagged(code, {std::move(body.score)}), false,
             std::move(body.lf)};
   }
@@ -505,8 +559,8 @@ class Converter {
       case ir::ConnectiveKind::kOr:
         return body(kConnOr, m->mutable_conn_or_body());
       case ir::ConnectiveKind::kNot: {
-        Info p = ConvertPar(*c.ps.at(0), shift, depth,
-                            m->mutable_conn_not_body());
+        Info p =
+            ConvertPar(*c.ps.at(0), shift, depth, m->mutable_conn_not_body());
         return {Score::Tagged(kConnNot, {std::move(p.score)}), true, {}};
       }
       case ir::ConnectiveKind::kVarRef: {
@@ -514,10 +568,10 @@ class Converter {
         v->set_index(static_cast<int32_t>(c.var_ref_index));
         v->set_depth(static_cast<int32_t>(c.var_ref_depth));
         Lf lf = c.var_ref_free ? BitVector(c.var_ref_index) : Lf();
-        return {Score::Node({Score::Int(kConnVarRef),
-                             Score::Int(c.var_ref_index),
-                             Score::Int(c.var_ref_depth)}),
-                false, std::move(lf)};
+        return {
+            Score::Node({Score::Int(kConnVarRef), Score::Int(c.var_ref_index),
+                         Score::Int(c.var_ref_depth)}),
+            false, std::move(lf)};
       }
       case ir::ConnectiveKind::kBool:
         m->set_conn_bool(true);
@@ -559,9 +613,9 @@ class Converter {
   }
 
   // Converts `ps` into `out` in the given order; returns their infos.
-  std::vector<Info> ConvertList(const std::vector<ir::ParPtr>& ps,
-                                uint32_t shift, uint32_t depth,
-                                google::protobuf::RepeatedPtrField<rhoapi::Par>* out) {
+  std::vector<Info> ConvertList(
+      const std::vector<ir::ParPtr>& ps, uint32_t shift, uint32_t depth,
+      google::protobuf::RepeatedPtrField<rhoapi::Par>* out) {
     std::vector<Info> infos;
     infos.reserve(ps.size());
     for (const ir::ParPtr& p : ps) {
@@ -593,10 +647,12 @@ class Converter {
     return sorted;
   }
 
+  // Any binary operator message (fields p1, p2).
+  template <typename Msg>
   Info Binary(int64_t code, const ir::Expr& e, uint32_t shift, uint32_t depth,
-              rhoapi::Par* p1, rhoapi::Par* p2) {
-    Info a = ConvertPar(*e.operands.at(0), shift, depth, p1);
-    Info b = ConvertPar(*e.operands.at(1), shift, depth, p2);
+              Msg* body) {
+    Info a = ConvertPar(*e.operands.at(0), shift, depth, body->mutable_p1());
+    Info b = ConvertPar(*e.operands.at(1), shift, depth, body->mutable_p2());
     bool cu = a.connective_used || b.connective_used;
     Lf lf = std::move(a.lf);
     UnionInto(lf, b.lf);
@@ -611,13 +667,15 @@ class Converter {
       case K::kBool:
         m->set_g_bool(e.bool_value);
         // The public sorter scores true as 0 and false as 1.
-        return {Score::Node({Score::Int(kBool),
-                             Score::Int(e.bool_value ? 0 : 1)}),
-                false, {}};
+        return {
+            Score::Node({Score::Int(kBool), Score::Int(e.bool_value ? 0 : 1)}),
+            false,
+            {}};
       case K::kInt:
         m->set_g_int(e.int_value);
         return {Score::Node({Score::Int(kInt), Score::Int(e.int_value)}),
-                false, {}};
+                false,
+                {}};
       case K::kString:
         m->set_g_string(e.text);
         return {Score::Tagged(kString, {Score::Text(e.text)}), false, {}};
@@ -628,12 +686,12 @@ class Converter {
         m->set_g_byte_array(e.text);
         return {Score::Tagged(kEByteArray, {Score::Bytes(e.text)}), false, {}};
       case K::kVar: {
-        FillVar(e.var, m->mutable_e_var_body()->mutable_v());
-        bool cu = e.var.kind != ir::VarKind::kBound;
-        Lf lf = e.var.kind == ir::VarKind::kBound && depth == 0
-                    ? BitVector(e.var.index)
-                    : Lf();
-        return {Score::Tagged(kEVar, {VarScore(e.var)}), cu, std::move(lf)};
+        ir::Var v = Renumbered(e.var, shift);
+        FillVar(v, m->mutable_e_var_body()->mutable_v());
+        bool cu = v.kind != ir::VarKind::kBound;
+        Lf lf = v.kind == ir::VarKind::kBound && depth == 0 ? BitVector(v.index)
+                                                            : Lf();
+        return {Score::Tagged(kEVar, {VarScore(v)}), cu, std::move(lf)};
       }
       case K::kNot: {
         Info p = ConvertPar(*e.operands.at(0), shift, depth,
@@ -647,40 +705,51 @@ class Converter {
         return {Score::Tagged(kENeg, {std::move(p.score)}), p.connective_used,
                 std::move(p.lf)};
       }
-#define RNODE_PUBLIC_BINARY(KIND, CODE, FIELD)                              \
-  case K::KIND: {                                                           \
-    auto* body = m->FIELD();                                                \
-    return Binary(CODE, e, shift, depth, body->mutable_p1(),                \
-                  body->mutable_p2());                                      \
-  }
-        RNODE_PUBLIC_BINARY(kMul, kEMult, mutable_e_mult_body)
-        RNODE_PUBLIC_BINARY(kDiv, kEDiv, mutable_e_div_body)
-        RNODE_PUBLIC_BINARY(kMod, kEMod, mutable_e_mod_body)
-        RNODE_PUBLIC_BINARY(kAdd, kEPlus, mutable_e_plus_body)
-        RNODE_PUBLIC_BINARY(kSub, kEMinus, mutable_e_minus_body)
-        RNODE_PUBLIC_BINARY(kLt, kELt, mutable_e_lt_body)
-        RNODE_PUBLIC_BINARY(kLte, kELte, mutable_e_lte_body)
-        RNODE_PUBLIC_BINARY(kGt, kEGt, mutable_e_gt_body)
-        RNODE_PUBLIC_BINARY(kGte, kEGte, mutable_e_gte_body)
-        RNODE_PUBLIC_BINARY(kEq, kEEq, mutable_e_eq_body)
-        RNODE_PUBLIC_BINARY(kNeq, kENeq, mutable_e_neq_body)
-        RNODE_PUBLIC_BINARY(kAnd, kEAnd, mutable_e_and_body)
-        RNODE_PUBLIC_BINARY(kOr, kEOr, mutable_e_or_body)
-        RNODE_PUBLIC_BINARY(kPercentPercent, kEPercent,
-                            mutable_e_percent_percent_body)
-        RNODE_PUBLIC_BINARY(kPlusPlus, kEPlusPlus, mutable_e_plus_plus_body)
-        RNODE_PUBLIC_BINARY(kMinusMinus, kEMinusMinus,
-                            mutable_e_minus_minus_body)
-#undef RNODE_PUBLIC_BINARY
+      case K::kMul:
+        return Binary(kEMult, e, shift, depth, m->mutable_e_mult_body());
+      case K::kDiv:
+        return Binary(kEDiv, e, shift, depth, m->mutable_e_div_body());
+      case K::kMod:
+        return Binary(kEMod, e, shift, depth, m->mutable_e_mod_body());
+      case K::kAdd:
+        return Binary(kEPlus, e, shift, depth, m->mutable_e_plus_body());
+      case K::kSub:
+        return Binary(kEMinus, e, shift, depth, m->mutable_e_minus_body());
+      case K::kLt:
+        return Binary(kELt, e, shift, depth, m->mutable_e_lt_body());
+      case K::kLte:
+        return Binary(kELte, e, shift, depth, m->mutable_e_lte_body());
+      case K::kGt:
+        return Binary(kEGt, e, shift, depth, m->mutable_e_gt_body());
+      case K::kGte:
+        return Binary(kEGte, e, shift, depth, m->mutable_e_gte_body());
+      case K::kEq:
+        return Binary(kEEq, e, shift, depth, m->mutable_e_eq_body());
+      case K::kNeq:
+        return Binary(kENeq, e, shift, depth, m->mutable_e_neq_body());
+      case K::kAnd:
+        return Binary(kEAnd, e, shift, depth, m->mutable_e_and_body());
+      case K::kOr:
+        return Binary(kEOr, e, shift, depth, m->mutable_e_or_body());
+      case K::kPercentPercent:
+        return Binary(kEPercent, e, shift, depth,
+                      m->mutable_e_percent_percent_body());
+      case K::kPlusPlus:
+        return Binary(kEPlusPlus, e, shift, depth,
+                      m->mutable_e_plus_plus_body());
+      case K::kMinusMinus:
+        return Binary(kEMinusMinus, e, shift, depth,
+                      m->mutable_e_minus_minus_body());
       case K::kMatches: {
         auto* body = m->mutable_e_matches_body();
-        Info t = ConvertPar(*e.operands.at(0), shift, depth,
-                            body->mutable_target());
+        Info t =
+            ConvertPar(*e.operands.at(0), shift, depth, body->mutable_target());
         Info p = ConvertPar(*e.operands.at(1), shift, depth + 1,
                             body->mutable_pattern());
         // Only the target counts for connective_used and locally_free.
-        return {Score::Tagged(kEMatches, {std::move(t.score), std::move(p.score)}),
-                t.connective_used, std::move(t.lf)};
+        return {
+            Score::Tagged(kEMatches, {std::move(t.score), std::move(p.score)}),
+            t.connective_used, std::move(t.lf)};
       }
       case K::kList: {
         auto* body = m->mutable_e_list_body();
@@ -756,7 +825,8 @@ class Converter {
       UnionInto(lf, i.lf);
     }
     scores.push_back(Score::Int(cu ? 1 : 0));
-    if (e.remainder.has_value()) FillVar(*e.remainder, body->mutable_remainder());
+    if (e.remainder.has_value())
+      FillVar(*e.remainder, body->mutable_remainder());
     body->set_locallyfree(Truncate(lf, shift));
     body->set_connective_used(cu);
     return {Score::Node(std::move(scores)), cu, std::move(lf)};
@@ -771,8 +841,8 @@ class Converter {
     bool cu = e.remainder.has_value();
     Lf lf;
     for (size_t i = 0; i < n; ++i) {
-      Info k = ConvertPar(*e.operands[2 * i], shift, depth,
-                          kvs[i].mutable_key());
+      Info k =
+          ConvertPar(*e.operands[2 * i], shift, depth, kvs[i].mutable_key());
       Info v = ConvertPar(*e.operands[2 * i + 1], shift, depth,
                           kvs[i].mutable_value());
       cu = cu || k.connective_used || v.connective_used;
@@ -793,11 +863,19 @@ class Converter {
       scores.push_back(std::move(keys[i].score));
     }
     scores.push_back(Score::Int(cu ? 1 : 0));
-    if (e.remainder.has_value()) FillVar(*e.remainder, body->mutable_remainder());
+    if (e.remainder.has_value())
+      FillVar(*e.remainder, body->mutable_remainder());
     body->set_locallyfree(Truncate(lf, shift));
     body->set_connective_used(cu);
     return {Score::Node(std::move(scores)), cu, std::move(lf)};
   }
+
+  // Active join renumberings, innermost last.
+  struct Remap {
+    uint32_t body_shift = 0;          // shift at the receive body
+    std::vector<uint32_t> new_index;  // our relative index -> public
+  };
+  std::vector<Remap> remaps_;
 };
 
 }  // namespace

@@ -17,14 +17,21 @@ namespace rnode::rholang {
 //  - every Par group, set and map is ordered by the public score tree
 //    (ties keep our canonical order);
 //  - `locally_free` is empty outside binders and, inside a receive, `new`
-//    or match case, holds the indices bound by those enclosing binders, one
-//    byte per index;
+//    or match case, holds the indices bound by those enclosing binders (one
+//    byte per index, with the public normalizer's binder quirk);
 //  - `connective_used` follows the public normalizer's rules;
 //  - `if` is a Par.conditionals entry; fields are emitted in field-number
-//    order with proto3 default elision (a set oneof is always emitted).
+//    order with proto3 default elision (a set oneof is always emitted);
+//  - a join lists its binds in public score order and its body's variables
+//    are renumbered to match.
 // Exact for closed values (ground values, collections, tuples,
-// unforgeables, bundles, and processes without binders). Inside binders
-// and for joins, see the gaps in docs/formats/public_par.md.
+// unforgeables, bundles) and for processes whose binders reference only
+// their own variables. Known gaps (docs/formats/public_par.md): inside a
+// binder, a reference to an outer variable that substitution has already
+// replaced can lengthen the public `locally_free` vectors (we no longer see
+// it); `=x` refs to join variables in nested patterns are not renumbered;
+// terms with equal public scores keep our order (the public node's order is
+// hash-set dependent there); a Nil `new` injection value would be emitted.
 // Fails with kResourceExhausted if `par` is deeper than kMaxIrDepth.
 // Thread-safe (pure).
 absl::StatusOr<Bytes> EncodePublicPar(const ir::Par& par);

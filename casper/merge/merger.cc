@@ -150,6 +150,12 @@ class BaseReader {
 
   // Reads every wanted leaf with one trie walk over the sorted channels.
   absl::Status ReadWanted() {
+    // A noted leaf that Get has read meanwhile keeps its state (pointers to
+    // its items may be held).
+    wanted_.erase(
+        std::remove_if(wanted_.begin(), wanted_.end(),
+                       [&](const Wanted& w) { return leaves_[w.leaf].loaded; }),
+        wanted_.end());
     if (wanted_.empty()) return absl::OkStatus();
     const auto t0 = Clock::now();
     std::sort(wanted_.begin(), wanted_.end(),
@@ -219,8 +225,8 @@ bool DatumKeyLess(const Hash32& source_a, bool persist_a, const Hash32& value_a,
 }
 
 bool DatumLess(const Datum& a, const Datum& b) {
-  return DatumKeyLess(a.source, a.persist, a.value->hash(), b.source,
-                      b.persist, b.value->hash());
+  return DatumKeyLess(a.source, a.persist, a.value->hash(), b.source, b.persist,
+                      b.value->hash());
 }
 
 int64_t BaseCount(const ChannelState& s, const ItemKey& item) {
@@ -283,7 +289,8 @@ struct ItemPools {
     for (const Datum& d : state.data) data.push_back(&d);
     s.data_end = static_cast<uint32_t>(data.size());
     s.k_begin = static_cast<uint32_t>(conts.size());
-    for (const WaitingContinuation& k : state.continuations) conts.push_back(&k);
+    for (const WaitingContinuation& k : state.continuations)
+      conts.push_back(&k);
     s.k_end = static_cast<uint32_t>(conts.size());
     s.joins.clear();
     for (const JoinGroup& g : state.joins) s.joins.push_back(&g);
@@ -365,8 +372,8 @@ struct ChannelAcc {
 // `out`; Internal if a removal finds nothing. Additions are counted before
 // removals, so the result is a function of the three multisets; with a
 // removal, items come out in key order.
-absl::Status ApplyAcc(const ChannelState& base, ChannelAcc& acc,
-                      NewState& out, ItemPools& pools) {
+absl::Status ApplyAcc(const ChannelState& base, ChannelAcc& acc, NewState& out,
+                      ItemPools& pools) {
   out.joins.clear();
   for (const JoinGroup& g : base.joins) out.joins.push_back(&g);
   out.data_begin = static_cast<uint32_t>(pools.data.size());
@@ -460,7 +467,11 @@ enum class Side { kA, kB };
 
 // Kinds of conflict keys (docs/merge.md §4), in KeyRecord tags as
 // kind * 2 + side.
-enum class KeyKind : uint32_t { kProduceRace = 0, kConsumeRace = 1, kChannel = 2 };
+enum class KeyKind : uint32_t {
+  kProduceRace = 0,
+  kConsumeRace = 1,
+  kChannel = 2
+};
 
 // The conflict groups of sorted key records: per (key, kind), side A and
 // side B branches ascending; a group has an edge with two in `a` (races are
@@ -484,8 +495,8 @@ void CollectGroups(const std::vector<internal::KeyRecord>& records,
                               records[j].item != records[j - 1].item;
       if (new_branch) ++((records[j].tag & 1) ? count_b : count_a);
     }
-    const bool edge = (clique && count_a >= 2) ||
-                      (count_a >= 1 && count_b >= 1 && distinct);
+    const bool edge =
+        (clique && count_a >= 2) || (count_a >= 1 && count_b >= 1 && distinct);
     if (edge) {
       ConflictGroup g;
       g.a_clique = clique;
@@ -551,8 +562,7 @@ absl::StatusOr<MergeResult> Merge(
   std::vector<Hash32> numbers;
   {
     // Few distinct channels (vaults) named by many chains.
-    absl::flat_hash_set<Hash32, rspace::Hash32Hasher, internal::Hash32Eq>
-        seen;
+    absl::flat_hash_set<Hash32, rspace::Hash32Hasher, internal::Hash32Eq> seen;
     for (const BlockIndex* b : blocks) {
       m.deploys += b->deploys.size();
       for (const ChainIndex& c : b->chains) {
@@ -584,7 +594,6 @@ absl::StatusOr<MergeResult> Merge(
   }
   m.blocks = blocks.size();
   m.chains = chains.size();
-  m.index_ns = SinceNs(t0);
 
   // The base leaves the conflict and rejection steps read (channels of
   // removed items, channels produced on, number channels; per chain, a
@@ -600,17 +609,33 @@ absl::StatusOr<MergeResult> Merge(
                         }));
   base.Reserve(2 * chains.size());
   const size_t threads = std::max<size_t>(options.threads, 1);
+  // Leaf indices per chain, in the order the conflict step visits them
+  // (negative nets; produced-on channels without consecutive repeats), so
+  // a branch of one chain needs no second lookup.
+  std::vector<uint32_t> chain_removed_leaf, chain_produce_leaf;
+  std::vector<uint32_t> chain_removed_end(chains.size()),
+      chain_produce_end(chains.size());
+  chain_removed_leaf.reserve(chains.size());
+  chain_produce_leaf.reserve(2 * chains.size());
   for (const Hash32& ch : numbers) base.Want(ch);
-  for (const ChainIndex* c : chains) {
-    for (const auto& [item, net] : c->item_nets) {
-      if (net < 0) base.Want(item.channel);
+  for (size_t c = 0; c < chains.size(); ++c) {
+    for (const auto& [item, net] : chains[c]->item_nets) {
+      if (net < 0) chain_removed_leaf.push_back(base.Want(item.channel));
     }
-    for (const auto& p : c->facts.created_produces) base.Want(p.channel);
+    chain_removed_end[c] = static_cast<uint32_t>(chain_removed_leaf.size());
+    const Hash32* last = nullptr;
+    for (const auto& p : chains[c]->facts.created_produces) {
+      if (last != nullptr && *last == p.channel) continue;
+      last = &p.channel;
+      chain_produce_leaf.push_back(base.Want(p.channel));
+    }
+    chain_produce_end[c] = static_cast<uint32_t>(chain_produce_leaf.size());
   }
   BackgroundRead background;
   if (threads > 1 && base.pending() >= kParallelGrain) {
     background.Start([&base] { return base.ReadWanted(); });
   }
+  m.index_ns = SinceNs(t0);
 
   // --- branches ---
   t0 = Clock::now();
@@ -721,7 +746,9 @@ absl::StatusOr<MergeResult> Merge(
   // one batched read the second checks availability and base joins and
   // collects the conflict groups.
   std::vector<bool> base_join(nb, false);
-  std::vector<internal::KeyRecord> key_records;
+  // Kept per thread between merges (see SortKeyRecords).
+  thread_local std::vector<internal::KeyRecord> key_records;
+  key_records.clear();
   auto note_keys = [&](uint32_t b) {
     auto add = [&](const Hash32& key, KeyKind kind, Side side) {
       key_records.push_back(internal::KeyRecord::Make(
@@ -739,8 +766,7 @@ absl::StatusOr<MergeResult> Merge(
     }
     for (const auto& p : f.pcnd) add(p.channel, KeyKind::kChannel, Side::kA);
     for (const auto& k : f.ccnd) {
-      for (const Hash32& ch : k.channels)
-        add(ch, KeyKind::kChannel, Side::kB);
+      for (const Hash32& ch : k.channels) add(ch, KeyKind::kChannel, Side::kB);
     }
   };
   {
@@ -756,24 +782,37 @@ absl::StatusOr<MergeResult> Merge(
   std::vector<const std::vector<std::pair<ItemKey, int64_t>>*> branch_nets(
       nb, nullptr);
   std::deque<std::vector<std::pair<ItemKey, int64_t>>> merged_nets;
-  std::vector<uint32_t> removed_leaf;   // Per negative net, branch order.
-  std::vector<uint32_t> produce_leaf;   // Per produced-on channel.
+  std::vector<uint32_t> removed_leaf;  // Per negative net, branch order.
+  std::vector<uint32_t> produce_leaf;  // Per produced-on channel.
   std::vector<uint32_t> produce_begin(nb + 1, 0);
   removed_leaf.reserve(chains.size());
   produce_leaf.reserve(2 * chains.size());
   RETURN_IF_ERROR(background.Join());
   for (uint32_t b = 0; b < nb; ++b) {
-    if (!prerejected[b].has_value()) {
-      if (chains_of(b).size() == 1) {
-        branch_nets[b] = &chains[chains_of(b).front()]->item_nets;
-      } else {
-        std::map<ItemKey, int64_t> merged;
-        for (uint32_t c : chains_of(b)) {
-          for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
-        }
-        branch_nets[b] =
-            &merged_nets.emplace_back(merged.begin(), merged.end());
+    if (chains_of(b).size() == 1) {
+      // The branch's facts and nets are its chain's: reuse its indices.
+      const uint32_t c = chains_of(b).front();
+      if (!prerejected[b].has_value()) {
+        branch_nets[b] = &chains[c]->item_nets;
+        removed_leaf.insert(removed_leaf.end(),
+                            chain_removed_leaf.begin() +
+                                (c == 0 ? 0 : chain_removed_end[c - 1]),
+                            chain_removed_leaf.begin() + chain_removed_end[c]);
       }
+      produce_leaf.insert(
+          produce_leaf.end(),
+          chain_produce_leaf.begin() + (c == 0 ? 0 : chain_produce_end[c - 1]),
+          chain_produce_leaf.begin() + chain_produce_end[c]);
+      produce_begin[b + 1] = static_cast<uint32_t>(produce_leaf.size());
+      note_keys(b);
+      continue;
+    }
+    if (!prerejected[b].has_value()) {
+      std::map<ItemKey, int64_t> merged;
+      for (uint32_t c : chains_of(b)) {
+        for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
+      }
+      branch_nets[b] = &merged_nets.emplace_back(merged.begin(), merged.end());
       for (const auto& [item, net] : *branch_nets[b]) {
         if (net < 0) removed_leaf.push_back(base.Want(item.channel));
       }
@@ -789,8 +828,7 @@ absl::StatusOr<MergeResult> Merge(
   }
   RETURN_IF_ERROR(base.ReadWanted());
   {
-    std::vector<internal::KeyRecord> scratch;
-    internal::SortKeyRecords(key_records, scratch);
+    internal::SortKeyRecords(key_records);
     CollectGroups(key_records, groups);
   }
   size_t removed_pos = 0;
@@ -828,7 +866,7 @@ absl::StatusOr<MergeResult> Merge(
   for (uint32_t b = 0; b < nb; ++b) problem.cost[b] = result.branches[b].cost;
   problem.prerejected = prerejected;
   problem.base_join = base_join;
-  problem.groups = groups;
+  problem.groups = std::move(groups);
   for (const Hash32& ch : numbers) {
     ASSIGN_OR_RETURN(const BaseLeaf* leaf, base.Get(ch));
     ASSIGN_OR_RETURN(int64_t v, options.number_codec->Read(leaf->state));
@@ -839,9 +877,9 @@ absl::StatusOr<MergeResult> Merge(
     }
     problem.base_values.push_back(v);
   }
-  problem.diffs.resize(nb);
+  std::vector<internal::BranchDiffs::Entry> sums;
   for (uint32_t b = 0; b < nb; ++b) {
-    auto& sums = problem.diffs[b];
+    sums.clear();
     for (uint32_t c : chains_of(b)) {
       for (const auto& [ch, d] : chains[c]->number_diffs) {
         uint32_t idx = static_cast<uint32_t>(
@@ -864,6 +902,7 @@ absl::StatusOr<MergeResult> Merge(
       }
       sums.resize(w + 1);
     }
+    problem.diffs.Append(sums);
   }
   internal::RejectionSolution solution = internal::SolveRejection(problem);
   m.components = solution.components;
@@ -1051,8 +1090,7 @@ absl::StatusOr<MergeResult> Merge(
     NewState& s = next[i];
     const BaseLeaf* leaf = s.leaf;
     Canonicalize(s, pools);
-    if (s.data_begin == s.data_end && s.k_begin == s.k_end &&
-        s.joins.empty()) {
+    if (s.data_begin == s.data_end && s.k_begin == s.k_end && s.joins.empty()) {
       if (leaf->blob.has_value())
         slots[i] = rspace::LeafUpdate{s.channel, {}, {}};
       return;
@@ -1081,7 +1119,7 @@ absl::StatusOr<MergeResult> Merge(
                      history.CommitOwned(base_root, std::move(updates)));
   }
   m.apply_ns = SinceNs(t0);
-  result.conflicts = std::move(groups);
+  result.conflicts = std::move(problem.groups);
   return result;
 }
 

@@ -109,9 +109,11 @@ struct MergeOptions {
   const NumberChannelCodec* number_codec = nullptr;
   // Builds terms of base states read from history; default Term::Make.
   rspace::TermFactory term_factory;
-  // Threads for independent per-channel work (canonicalising, encoding and
-  // hashing the new states), combined in channel order; 0 counts as 1. The
-  // result does not depend on it. History reads stay on the calling thread.
+  // Threads for independent work, combined in a fixed order; 0 counts as 1.
+  // The result does not depend on it. With more than one thread the batched
+  // read of base leaves (history reads and term_factory calls, never two at
+  // once) runs on a helper thread while the branch step runs, and the new
+  // states are canonicalised, encoded and hashed in parallel.
   size_t threads = 1;
 };
 

@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "rholang/interpreter/eval_internal.h"
+#include "rholang/interpreter/limits.h"
 #include "rholang/limits.h"
 #include "rholang/matcher.h"
 #include "util/status_macros.h"
@@ -242,6 +245,14 @@ absl::StatusOr<ExprPtr> Arith(ExprKind op, const ParPtr& pa, const ParPtr& pb,
   return ir::Expr::Int(r);
 }
 
+// `e` (a Set or Map just built from operands within the limit, so at most
+// twice it) if its size is within kMaxCollectionElements.
+absl::StatusOr<ExprPtr> Limited(const std::string& what, ExprPtr e) {
+  size_t n = e->kind == ExprKind::kMap ? MapSize(*e) : e->operands.size();
+  RETURN_IF_ERROR(CheckCollectionSize(what, n));
+  return e;
+}
+
 // `+` and `-`: Int arithmetic, or Set + element, Set - element, Map - key.
 absl::StatusOr<ExprPtr> PlusMinus(ExprKind op, const ParPtr& pa,
                                   const ParPtr& pb, ExprContext& ctx) {
@@ -260,7 +271,7 @@ absl::StatusOr<ExprPtr> PlusMinus(ExprKind op, const ParPtr& pa,
   size_t n = set ? a->operands.size() : MapSize(*a);
   RETURN_IF_ERROR(Charge(ctx, cost::kOpCall + Times(cost::kPerElement, n)));
   if (map) return MapRemove(*a, *b);
-  if (op == ExprKind::kAdd) return SetAdd(*a, b);
+  if (op == ExprKind::kAdd) return Limited(OpName(op), SetAdd(*a, b));
   return SetRemove(*a, *b);
 }
 
@@ -439,6 +450,7 @@ absl::StatusOr<ExprPtr> Interpolate(const ParPtr& pa, const ParPtr& pb,
     return size;
   };
   size_t size = scan(nullptr);
+  RETURN_IF_ERROR(CheckTextSize(OpName(op), size));
   RETURN_IF_ERROR(Charge(ctx, Times(cost::kPerByte, size)));
   std::string out;
   out.reserve(size);
@@ -455,6 +467,8 @@ absl::StatusOr<ExprPtr> Concat(const ParPtr& pa, const ParPtr& pb,
   switch (same ? a->kind : ExprKind::kBool) {
     case ExprKind::kString:
     case ExprKind::kByteArray: {
+      RETURN_IF_ERROR(
+          CheckTextSize(OpName(op), a->text.size() + b->text.size()));
       RETURN_IF_ERROR(Charge(
           ctx, cost::kOpCall +
                    Times(cost::kPerByte, a->text.size() + b->text.size())));
@@ -463,6 +477,8 @@ absl::StatusOr<ExprPtr> Concat(const ParPtr& pa, const ParPtr& pb,
       return ir::Expr::ByteArray(AsBytes(s));
     }
     case ExprKind::kList: {
+      RETURN_IF_ERROR(CheckCollectionSize(
+          OpName(op), a->operands.size() + b->operands.size()));
       RETURN_IF_ERROR(Charge(
           ctx, cost::kOpCall + Times(cost::kPerElement,
                                      a->operands.size() + b->operands.size())));
@@ -474,12 +490,12 @@ absl::StatusOr<ExprPtr> Concat(const ParPtr& pa, const ParPtr& pb,
       RETURN_IF_ERROR(Charge(
           ctx, cost::kOpCall + Times(cost::kPerElement,
                                      a->operands.size() + b->operands.size())));
-      return SetUnion(*a, *b);
+      return Limited(OpName(op), SetUnion(*a, *b));
     case ExprKind::kMap:
       RETURN_IF_ERROR(Charge(
           ctx,
           cost::kOpCall + Times(cost::kPerElement, MapSize(*a) + MapSize(*b))));
-      return MapUnion(*a, *b);
+      return Limited(OpName(op), MapUnion(*a, *b));
     default:
       return TypeError2(op, "two Strings, ByteArrays, Lists, Sets or Maps",
                         *ir::ParOf(a), *ir::ParOf(b));
@@ -500,12 +516,43 @@ absl::StatusOr<ExprPtr> Difference(const ParPtr& pa, const ParPtr& pb,
   return SetDiff(*a, *b);
 }
 
+struct HashKey {
+  size_t operator()(const Hash32& h) const {
+    size_t v = 0;
+    std::memcpy(&v, h.data(), sizeof(v));
+    return v;
+  }
+};
+using ValueSet = std::unordered_set<Hash32, HashKey>;
+
+// Hashes of the Pars found to be values (evaluating them returned them
+// unchanged and charged nothing) during the outermost Collection call on
+// this thread. Evaluation is pure, so such a Par evaluates to itself for
+// free every time: skipping it changes neither a result nor a charge, and a
+// value that shares subterms (`[l, l]` nested n times) is walked once per
+// distinct subterm instead of 2^n times.
+thread_local ValueSet* t_values = nullptr;
+
 absl::StatusOr<ExprPtr> Collection(const ExprPtr& e, ExprContext& ctx) {
+  ValueSet own;
+  struct Scope {
+    bool outermost;
+    ~Scope() {
+      if (outermost) t_values = nullptr;
+    }
+  } scope{t_values == nullptr};
+  if (scope.outermost) t_values = &own;
   bool changed = false;
   std::vector<ParPtr> ps;
   ps.reserve(e->operands.size());
   for (const ParPtr& p : e->operands) {
+    if (t_values->count(p->hash) != 0) {
+      ps.push_back(p);
+      continue;
+    }
+    int64_t before = ctx.meter->spent();
     ASSIGN_OR_RETURN(ParPtr v, EvalPar(p, ctx));
+    if (v == p && ctx.meter->spent() == before) t_values->insert(p->hash);
     changed = changed || v != p;
     ps.push_back(std::move(v));
   }
@@ -620,7 +667,10 @@ absl::StatusOr<ExprPtr> EvalToExpr(const ExprPtr& e, ExprContext& ctx) {
 }  // namespace expr_internal
 
 absl::StatusOr<ir::ParPtr> EvalPar(const ir::ParPtr& term, ExprContext& ctx) {
-  if (term->exprs.empty()) return term;
+  if (term->exprs.empty()) {
+    RETURN_IF_ERROR(CheckTermSize("expression value", *term));
+    return term;
+  }
   bool changed = false;
   ir::ParBuilder out;
   for (const ir::ExprPtr& e : term->exprs) {
@@ -638,7 +688,10 @@ absl::StatusOr<ir::ParPtr> EvalPar(const ir::ParPtr& term, ExprContext& ctx) {
     changed = changed || v != e;
     out.Add(std::move(v));
   }
-  if (!changed) return term;
+  if (!changed) {
+    RETURN_IF_ERROR(CheckTermSize("expression value", *term));
+    return term;
+  }
   for (const auto& s : term->sends) out.Add(s);
   for (const auto& r : term->receives) out.Add(r);
   for (const auto& n : term->news) out.Add(n);
@@ -647,7 +700,9 @@ absl::StatusOr<ir::ParPtr> EvalPar(const ir::ParPtr& term, ExprContext& ctx) {
   for (const auto& b : term->bundles) out.Add(b);
   for (const auto& c : term->connectives) out.Add(c);
   for (const auto& i : term->conditionals) out.Add(i);
-  return expr_internal::CheckDepth(out.Build());
+  ir::ParPtr result = out.Build();
+  RETURN_IF_ERROR(CheckTermSize("expression value", *result));
+  return expr_internal::CheckDepth(std::move(result));
 }
 
 absl::StatusOr<ir::ExprPtr> EvalSingleExpr(const ir::ParPtr& term,

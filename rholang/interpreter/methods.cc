@@ -2,6 +2,7 @@
 // with the collection operators. Costs: docs/costs.md.
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/eval_internal.h"
+#include "rholang/interpreter/limits.h"
 #include "rholang/ir_encoding.h"
+#include "rholang/public_par.h"
 #include "util/bytes.h"
 #include "util/status_macros.h"
 
@@ -64,9 +67,24 @@ int64_t FindKey(const ir::Expr& map, const ir::Par& key) {
                       [&](size_t i) { return map.operands[2 * i].get(); });
 }
 
+namespace {
+
+// SetAdd and SetUnion keep the elements in canonical order so that Expr::Set
+// need not sort them again.
+bool ParLess(const ParPtr& a, const ParPtr& b) {
+  return ir::ComparePars(*a, *b) < 0;
+}
+
+}  // namespace
+
 ExprPtr SetAdd(const ir::Expr& set, const ParPtr& x) {
-  std::vector<ParPtr> ps = set.operands;
+  std::vector<ParPtr> ps;
+  ps.reserve(set.operands.size() + 1);
+  auto at =
+      std::lower_bound(set.operands.begin(), set.operands.end(), x, ParLess);
+  ps.insert(ps.end(), set.operands.begin(), at);
   ps.push_back(x);
+  ps.insert(ps.end(), at, set.operands.end());
   return ir::Expr::Set(std::move(ps), std::nullopt);
 }
 
@@ -80,8 +98,10 @@ ExprPtr SetRemove(const ir::Expr& set, const ir::Par& x) {
 }
 
 ExprPtr SetUnion(const ir::Expr& a, const ir::Expr& b) {
-  std::vector<ParPtr> ps = a.operands;
-  ps.insert(ps.end(), b.operands.begin(), b.operands.end());
+  std::vector<ParPtr> ps;
+  ps.reserve(a.operands.size() + b.operands.size());
+  std::merge(a.operands.begin(), a.operands.end(), b.operands.begin(),
+             b.operands.end(), std::back_inserter(ps), ParLess);
   return ir::Expr::Set(std::move(ps), std::nullopt);
 }
 
@@ -273,7 +293,9 @@ absl::StatusOr<ParPtr> Set(const Call& c) {
       c.Charge(cost::kInsert + Times(cost::kPerElement, MapSize(*c.t))));
   std::vector<std::pair<ParPtr, ParPtr>> kvs = Pairs(*c.t);
   kvs.emplace_back(c.args[0], c.args[1]);
-  return Value(ir::Expr::Map(std::move(kvs), std::nullopt));
+  ExprPtr map = ir::Expr::Map(std::move(kvs), std::nullopt);
+  RETURN_IF_ERROR(CheckCollectionSize(c.what, MapSize(*map)));
+  return Value(std::move(map));
 }
 
 absl::StatusOr<ParPtr> Keys(const Call& c) {
@@ -303,7 +325,9 @@ absl::StatusOr<ParPtr> Add(const Call& c) {
   if (!c.Is(ExprKind::kSet)) return c.NotDefined();
   RETURN_IF_ERROR(
       c.Charge(cost::kInsert + Times(cost::kPerElement, c.t->operands.size())));
-  return Value(SetAdd(*c.t, c.args[0]));
+  ExprPtr set = SetAdd(*c.t, c.args[0]);
+  RETURN_IF_ERROR(CheckCollectionSize(c.what, set->operands.size()));
+  return Value(std::move(set));
 }
 
 absl::StatusOr<ParPtr> Delete(const Call& c) {
@@ -325,13 +349,17 @@ absl::StatusOr<ParPtr> UnionOrDiff(const Call& c, bool is_union) {
     ASSIGN_OR_RETURN(const ir::Expr* o, c.CollectionArg(0, ExprKind::kSet));
     RETURN_IF_ERROR(c.Charge(
         Times(cost::kPerElement, c.t->operands.size() + o->operands.size())));
-    return Value(is_union ? SetUnion(*c.t, *o) : SetDiff(*c.t, *o));
+    ExprPtr set = is_union ? SetUnion(*c.t, *o) : SetDiff(*c.t, *o);
+    RETURN_IF_ERROR(CheckCollectionSize(c.what, set->operands.size()));
+    return Value(std::move(set));
   }
   if (c.Is(ExprKind::kMap)) {
     ASSIGN_OR_RETURN(const ir::Expr* o, c.CollectionArg(0, ExprKind::kMap));
     RETURN_IF_ERROR(
         c.Charge(Times(cost::kPerElement, MapSize(*c.t) + MapSize(*o))));
-    return Value(is_union ? MapUnion(*c.t, *o) : MapDiff(*c.t, *o));
+    ExprPtr map = is_union ? MapUnion(*c.t, *o) : MapDiff(*c.t, *o);
+    RETURN_IF_ERROR(CheckCollectionSize(c.what, MapSize(*map)));
+    return Value(std::move(map));
   }
   return c.NotDefined();
 }
@@ -392,11 +420,17 @@ absl::StatusOr<ParPtr> ToMap(const Call& c) {
   return Value(ir::Expr::Map(std::move(kvs), std::nullopt));
 }
 
-// toByteArray: our canonical IR encoding (ir_encoding.h EncodePar) of the
-// evaluated receiver, version byte included.
+// toByteArray: the public node's bytes for the evaluated receiver (the
+// protobuf encoding of its rhoapi Par, rholang/public_par.h), so that
+// signatures computed by clients over `toByteArray` (registry insertSigned)
+// verify here. Charged per encoded byte. A receiver over kMaxTermNodes (one
+// that shares subterms: `[l, l]` nested n times encodes 2^n copies) fails
+// before anything is encoded, so the encoding is O(kMaxTermNodes) work.
 absl::StatusOr<ParPtr> ToByteArray(const Call& c) {
-  ASSIGN_OR_RETURN(Bytes bytes, ir::EncodePar(*c.target));
+  RETURN_IF_ERROR(CheckTermSize(c.what, *c.target));
+  ASSIGN_OR_RETURN(Bytes bytes, EncodePublicPar(*c.target));
   RETURN_IF_ERROR(c.Charge(Times(cost::kPerByte, bytes.size())));
+  RETURN_IF_ERROR(CheckTextSize(c.what, bytes.size()));
   return Value(ir::Expr::ByteArray(bytes));
 }
 
@@ -410,6 +444,7 @@ absl::StatusOr<ParPtr> HexToBytes(const Call& c) {
 
 absl::StatusOr<ParPtr> BytesToHex(const Call& c) {
   if (!c.Is(ExprKind::kByteArray)) return c.NotDefined();
+  RETURN_IF_ERROR(CheckTextSize(c.what, 2 * c.t->text.size()));
   RETURN_IF_ERROR(c.Charge(Times(cost::kPerByte, 2 * c.t->text.size())));
   return Value(ir::Expr::String(HexEncode(AsBytes(c.t->text))));
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "rholang/interpreter/limits.h"
 #include "rholang/limits.h"
 #include "util/status_macros.h"
 
@@ -316,6 +317,7 @@ absl::StatusOr<ParPtr> Run(const ParPtr& term, const Env& env, uint32_t keep,
     return absl::ResourceExhaustedError(
         absl::StrCat("substituted term deeper than ", kMaxIrDepth, " levels"));
   }
+  RETURN_IF_ERROR(CheckTermSize("substituted term", *out));
   return out;
 }
 

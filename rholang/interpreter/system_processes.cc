@@ -12,6 +12,7 @@
 #include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
+#include "rholang/interpreter/limits.h"
 #include "rholang/interpreter/registry_semver.h"
 #include "rholang/interpreter/registry_uri.h"
 #include "rholang/printer.h"
@@ -278,6 +279,8 @@ ProcessHandler PrintHandler(const char* uri, Stream stream, bool ack) {
   return [uri, stream, ack](Args args, ProcessContext& ctx) -> Replies {
     RETURN_IF_ERROR(CheckArity(uri, args, ack ? 2 : 1));
     RETURN_IF_ERROR(Charge(ctx, kCallCost));
+    // A term over kMaxTermNodes would print for ever: it fails the deploy.
+    RETURN_IF_ERROR(CheckTermSize(uri, *args[0]));
     ASSIGN_OR_RETURN(std::string text, Render(*args[0], ctx));
     Emit(ctx, stream, text);
     if (!ack) return std::vector<Reply>{};

@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "rholang/interpreter/limits.h"
 #include "rholang/ir_encoding.h"
 #include "rholang/matcher.h"
 #include "util/status_macros.h"
@@ -33,7 +34,11 @@ void PutRng(const StoredRng& rng, Bytes& out) {
   }
 }
 
+// Fails (kResourceExhausted) before encoding a term over kMaxTermNodes:
+// evaluation and substitution reject such terms, this keeps any that slip
+// through from an encoding exponential in the term's memory size.
 absl::Status PutPar(const ir::Par& par, Bytes& out) {
+  RETURN_IF_ERROR(CheckTermSize("stored term", par));
   ASSIGN_OR_RETURN(Bytes enc, ir::EncodePar(par));
   PutVarint(enc.size(), out);
   out.insert(out.end(), enc.begin(), enc.end());
@@ -95,6 +100,7 @@ absl::StatusOr<Bytes> Encode(const StoredValue& value) {
   Bytes out;
   if (const auto* chan = std::get_if<ir::ParPtr>(&value)) {
     out.push_back(static_cast<uint8_t>(TermKind::kChannel));
+    RETURN_IF_ERROR(CheckTermSize("stored channel", **chan));
     ASSIGN_OR_RETURN(Bytes enc, ir::EncodePar(**chan));
     out.insert(out.end(), enc.begin(), enc.end());
   } else if (const auto* data = std::get_if<DataValue>(&value)) {

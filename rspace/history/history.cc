@@ -156,8 +156,7 @@ absl::StatusOr<Hash32> History::CommitOwned(const Hash32& base,
 }
 
 absl::StatusOr<Hash32> History::CommitChanges(
-    const Hash32& base, std::span<const TrieChange> changes,
-    WriteBatch batch) {
+    const Hash32& base, std::span<const TrieChange> changes, WriteBatch batch) {
   ASSIGN_OR_RETURN(Hash32 root, trie_.Apply(base, changes, &batch));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kTrieBuilt);
   uint64_t number;

@@ -255,7 +255,8 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
 Hash32 MerkleTrie::Store(TrieNode node, Ctx& ctx) {
   Bytes bytes = EncodeTrieNode(node);
   Hash32 h = crypto::Blake2b256(bytes);
-  ctx.created.emplace_back(h, std::make_shared<const TrieNode>(std::move(node)));
+  ctx.created.emplace_back(h,
+                           std::make_shared<const TrieNode>(std::move(node)));
   ctx.batch->Put(column_, Bytes(h.begin(), h.end()), std::move(bytes));
   return h;
 }

@@ -51,7 +51,8 @@ template <typename DataRange, typename ContRange, typename JoinRange>
 Bytes Encode(const DataRange& data, const ContRange& conts,
              const JoinRange& joins) {
   size_t size = 1 + 4 + 4 + 4;
-  for (const auto& x : data) size += 1 + 32 + 4 + Deref(x).value->bytes().size();
+  for (const auto& x : data)
+    size += 1 + 32 + 4 + Deref(x).value->bytes().size();
   for (const auto& x : conts) {
     const WaitingContinuation& k = Deref(x);
     size += 1 + 32 + 4 + 4 + k.continuation->bytes().size();

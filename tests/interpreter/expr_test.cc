@@ -5,16 +5,20 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/env.h"
+#include "rholang/interpreter/limits.h"
 #include "rholang/interpreter/substitute.h"
 #include "rholang/ir_encoding.h"
 #include "rholang/normalizer.h"
 #include "rholang/printer.h"
+#include "rholang/public_par.h"
+#include "util/status_macros.h"
 
 namespace rnode::rholang::interp {
 namespace {
@@ -514,7 +518,7 @@ TEST(ExprCostTest, ToByteArrayChargesPerEncodedByte) {
   PhloMeter meter(-1);
   absl::StatusOr<ParPtr> got = Eval("[1, 2].toByteArray()", meter);
   ASSERT_TRUE(got.ok()) << got.status();
-  absl::StatusOr<Bytes> enc = ir::EncodePar(*Datum("[1, 2]"));
+  absl::StatusOr<Bytes> enc = EncodePublicPar(*Datum("[1, 2]"));
   ASSERT_TRUE(enc.ok());
   EXPECT_EQ(
       meter.spent(),
@@ -608,16 +612,16 @@ TEST(EvalParTest, MethodResultProcessIsMerged) {
   EXPECT_TRUE(ir::Equal(*got, *want)) << Show(*got);
 }
 
-TEST(EvalParTest, ToByteArrayIsOurCanonicalEncoding) {
+TEST(EvalParTest, ToByteArrayIsThePublicProtobufEncoding) {
   absl::StatusOr<ParPtr> got = Eval("(1 + 1).toByteArray()");
   ASSERT_TRUE(got.ok()) << got.status();
-  absl::StatusOr<Bytes> enc = ir::EncodePar(*Datum("2"));
-  ASSERT_TRUE(enc.ok());
   const ir::Expr* e = (*got)->SingleExpr();
   ASSERT_NE(e, nullptr);
   ASSERT_EQ(e->kind, ir::ExprKind::kByteArray);
-  EXPECT_EQ(e->text, ToString(*enc));
-  EXPECT_EQ(static_cast<uint8_t>(e->text[0]), ir::kEncodingVersion);
+  // Par{exprs (5): Expr{g_int (2): zigzag(2) = 4}}.
+  EXPECT_EQ(HexEncode(ByteView(reinterpret_cast<const uint8_t*>(e->text.data()),
+                               e->text.size())),
+            "2a021004");
 }
 
 TEST(EvalParTest, DeployIdToStringIsHex) {
@@ -750,6 +754,227 @@ TEST(EvalBoolTest, ErrorsInsideTheConditionPropagate) {
   ASSERT_FALSE(got.ok());
   EXPECT_NE(std::string(got.status().message()).find("division by zero"),
             std::string::npos);
+}
+
+// ---- Value size limits (rholang/interpreter/limits.h) ----
+
+// Evaluates the datum of `new x in { @0!(<expr>) }` with x bound to `x`.
+absl::StatusOr<ParPtr> EvalWithX(const std::string& expr, const ParPtr& x,
+                                 PhloMeter& meter) {
+  absl::StatusOr<ParPtr> prog = Compile("new x in { @0!(" + expr + ") }");
+  if (!prog.ok()) return prog.status();
+  ASSIGN_OR_RETURN(ParPtr body,
+                   Substitute((*prog)->news[0]->body, Env({x}), 0, meter));
+  ExprContext ctx{&meter};
+  return EvalPar(body->sends[0]->data[0], ctx);
+}
+
+absl::StatusOr<ParPtr> EvalWithX(const std::string& expr, const ParPtr& x) {
+  PhloMeter meter(-1);
+  return EvalWithX(expr, x, meter);
+}
+
+ParPtr IntList(size_t n, int64_t first = 0) {
+  std::vector<ParPtr> ps;
+  ps.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    ps.push_back(ir::ParOf(ir::Expr::Int(first + static_cast<int64_t>(i))));
+  }
+  return ir::ParOf(ir::Expr::List(std::move(ps), std::nullopt));
+}
+
+ParPtr IntSet(size_t n, int64_t first) {
+  const ParPtr list = IntList(n, first);
+  return ir::ParOf(ir::Expr::Set(list->exprs[0]->operands, std::nullopt));
+}
+
+// A Set of exactly kMaxCollectionElements Ints, built once (building it
+// takes seconds).
+const ParPtr& FullSet() {
+  static const ParPtr* const kSet =
+      new ParPtr(IntSet(kMaxCollectionElements, 0));
+  return *kSet;
+}
+
+ParPtr Text(size_t n) {
+  return ir::ParOf(ir::Expr::String(std::string(n, 'a')));
+}
+
+void ExpectLimitError(const absl::StatusOr<ParPtr>& got, size_t limit) {
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kResourceExhausted)
+      << got.status();
+  EXPECT_FALSE(IsOutOfPhlo(got.status())) << got.status();
+  EXPECT_NE(std::string(got.status().message())
+                .find(absl::StrCat("exceeds the limit of ", limit)),
+            std::string::npos)
+      << got.status();
+}
+
+// A deploy that doubles a list stops with the named limit, not an OOM: the
+// last doubling that fits has exactly kMaxCollectionElements elements.
+TEST(ValueLimitTest, DoublingAListStopsAtTheLimit) {
+  ParPtr l = IntList(1);
+  size_t len = 1;
+  absl::StatusOr<ParPtr> next = l;
+  while (true) {
+    next = EvalWithX("*x ++ *x", l);
+    if (!next.ok()) break;
+    l = *next;
+    len *= 2;
+    ASSERT_EQ(l->exprs[0]->operands.size(), len);
+  }
+  EXPECT_EQ(len, kMaxCollectionElements);
+  ExpectLimitError(next, kMaxCollectionElements);
+}
+
+TEST(ValueLimitTest, DoublingAStringStopsAtTheLimit) {
+  ParPtr s = Text(1);
+  size_t len = 1;
+  absl::StatusOr<ParPtr> next = s;
+  while (true) {
+    next = EvalWithX("*x ++ *x", s);
+    if (!next.ok()) break;
+    s = *next;
+    len *= 2;
+    ASSERT_EQ(s->exprs[0]->text.size(), len);
+  }
+  EXPECT_EQ(len, kMaxTextBytes);
+  // Two copies of a kMaxTextBytes string already weigh more than
+  // kMaxTermNodes, so the substituted `*x ++ *x` is refused before `++` runs.
+  ExpectLimitError(next, kMaxTermNodes);
+}
+
+struct LimitCase {
+  std::string name;
+  std::string expr;           // uses *x
+  std::function<ParPtr()> x;  // built when the test runs
+  size_t limit;
+};
+void PrintTo(const LimitCase& c, std::ostream* os) { *os << c.name; }
+
+class ValueLimitTableTest : public testing::TestWithParam<LimitCase> {};
+
+TEST_P(ValueLimitTableTest, FailsWithTheNamedLimit) {
+  const LimitCase& c = GetParam();
+  ExpectLimitError(EvalWithX(c.expr, c.x()), c.limit);
+}
+
+constexpr size_t kHalfElements = kMaxCollectionElements / 2;
+constexpr size_t kHalfText = kMaxTextBytes / 2;
+
+INSTANTIATE_TEST_SUITE_P(
+    Limits, ValueLimitTableTest,
+    testing::Values(
+        LimitCase{"ListConcat", "*x ++ *x",
+                  [] { return IntList(kHalfElements + 1); },
+                  kMaxCollectionElements},
+        LimitCase{"SetConcat", "*x ++ Set(-1)", [] { return FullSet(); },
+                  kMaxCollectionElements},
+        LimitCase{"SetUnion", "(*x).union(Set(-1))", [] { return FullSet(); },
+                  kMaxCollectionElements},
+        LimitCase{"SetAdd", "(*x).add(-1)", [] { return FullSet(); },
+                  kMaxCollectionElements},
+        LimitCase{"SetPlus", "*x + -1", [] { return FullSet(); },
+                  kMaxCollectionElements},
+        LimitCase{"StringConcat", "*x ++ *x",
+                  [] { return Text(kHalfText + 1); }, kMaxTextBytes},
+        LimitCase{"Interpolate", "\"${a}${a}\" %% {\"a\": *x}",
+                  [] { return Text(kHalfText + 1); }, kMaxTextBytes},
+        LimitCase{"BytesToHex", "(*x).toUtf8Bytes().bytesToHex()",
+                  [] { return Text(kHalfText + 1); }, kMaxTextBytes},
+        LimitCase{"ToByteArray", "(*x).toByteArray()",
+                  [] { return Text(kMaxTextBytes); }, kMaxTextBytes}),
+    [](const testing::TestParamInfo<LimitCase>& info) {
+      return info.param.name;
+    });
+
+TEST(ValueLimitTest, AtTheLimitIsAllowed) {
+  absl::StatusOr<ParPtr> list = EvalWithX("*x ++ *x", IntList(kHalfElements));
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ((*list)->exprs[0]->operands.size(), kMaxCollectionElements);
+  absl::StatusOr<ParPtr> text = EvalWithX("*x ++ *x", Text(kHalfText));
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_EQ((*text)->exprs[0]->text.size(), kMaxTextBytes);
+  absl::StatusOr<ParPtr> same = EvalWithX("(*x).add(0)", FullSet());
+  ASSERT_TRUE(same.ok()) << same.status();
+}
+
+// `[l, l]` nested n times is n small nodes in memory but 2^n copies in its
+// encoding: toByteArray must fail before encoding it.
+ParPtr SharedTower(int levels) {
+  ParPtr l = ir::ParOf(ir::Expr::Int(1));
+  for (int i = 0; i < levels; ++i) {
+    l = ir::ParOf(ir::Expr::List({l, l}, std::nullopt));
+  }
+  return l;
+}
+
+// 2^60 leaves: any walk that follows every copy never ends.
+constexpr int kTowerLevels = 60;
+// 2^20 leaves: `[*x, *x]` over it (2^23 nodes expanded) is within
+// kMaxTermNodes.
+constexpr int kFittingTowerLevels = 20;
+
+// Evaluating a value that shares subterms visits each distinct subterm once
+// and charges nothing.
+TEST(EvalParTest, SharedValueIsEvaluatedOncePerDistinctSubterm) {
+  PhloMeter meter(-1);
+  ParPtr x = SharedTower(kFittingTowerLevels);
+  absl::StatusOr<ParPtr> got = EvalWithX("[*x, *x]", x, meter);
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_TRUE(ir::Equal(*got, ir::ParOf(ir::Expr::List({x, x}, std::nullopt))));
+  // Only the substitution is charged, as for a leaf value.
+  PhloMeter leaf(-1);
+  ASSERT_TRUE(EvalWithX("[*x, *x]", ir::ParOf(ir::Expr::Int(1)), leaf).ok());
+  EXPECT_EQ(meter.spent(), leaf.spent());
+}
+
+// Skipping known values never skips a charge: equal subterms that cost
+// something are charged at each occurrence.
+TEST(EvalParTest, RepeatedExpressionsAreChargedEachTime) {
+  PhloMeter once(-1);
+  ASSERT_TRUE(Eval("[[1 + 1], 0]", once).ok());
+  PhloMeter twice(-1);
+  ASSERT_TRUE(Eval("[[1 + 1], [1 + 1]]", twice).ok());
+  EXPECT_GT(once.spent(), 0);
+  EXPECT_EQ(twice.spent(), 2 * once.spent());
+}
+
+// A value whose expansion exceeds kMaxTermNodes fails with that limit before
+// anything walks, encodes or prints the 2^60 copies, whatever the phlo left.
+TEST(ValueLimitTest, SharedTowerHitsTheNodeLimit) {
+  ExpectLimitError(EvalWithX("[*x, *x]", SharedTower(kTowerLevels)),
+                   kMaxTermNodes);
+  ExpectLimitError(EvalWithX("(*x).toByteArray()", SharedTower(kTowerLevels)),
+                   kMaxTermNodes);
+  PhloMeter meter(100000);
+  ExpectLimitError(
+      EvalWithX("(*x).toByteArray()", SharedTower(kTowerLevels), meter),
+      kMaxTermNodes);
+}
+
+TEST(ValueLimitTest, ManyCopiesOfOneLargeStringHitTheLimit) {
+  // Within the node count, but 40 copies of a 1 MiB string expand to 40 MiB
+  // of text: text bytes weigh in the limit too.
+  ParPtr big = ir::ParOf(ir::Expr::String(std::string(1u << 20, 'a')));
+  std::string list = "[*x";
+  for (int i = 1; i < 40; ++i) list += ", *x";
+  list += "]";
+  ExpectLimitError(EvalWithX(list, big), kMaxTermNodes);
+  // Eight copies (8 MiB) are fine.
+  EXPECT_TRUE(EvalWithX("[*x, *x, *x, *x, *x, *x, *x, *x]", big).ok());
+}
+
+TEST(ValueLimitTest, ToByteArrayChargesAtLeastItsSize) {
+  PhloMeter meter(-1);
+  absl::StatusOr<ParPtr> got =
+      EvalWithX("(*x).toByteArray()", SharedTower(10), meter);
+  ASSERT_TRUE(got.ok()) << got.status();
+  absl::StatusOr<Bytes> enc = EncodePublicPar(*SharedTower(10));
+  ASSERT_TRUE(enc.ok());
+  EXPECT_EQ((*got)->exprs[0]->text.size(), enc->size());
+  EXPECT_GE(meter.spent(), static_cast<int64_t>(enc->size()));
 }
 
 }  // namespace

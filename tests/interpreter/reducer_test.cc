@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "rholang/interpreter/cost.h"
+#include "rholang/interpreter/limits.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rholang/interpreter/worker_pool.h"
@@ -160,6 +162,10 @@ TEST_P(ProgramTest, LeavesExpectedDataOnOut) {
 
 const ProgramCase kPrograms[] = {
     {"PlainSend", R"(@"out"!(1))", {"1"}},
+    {"SharedListDoubledThreeTimes",
+     R"(new c in { contract c(@l, @n) = {
+          if (n > 0) { c!([l, l], n - 1) } else { @"out"!(l) } } | c!([1], 3) })",
+     {"[[[[1], [1]], [[1], [1]]], [[[1], [1]], [[1], [1]]]]"}},
     {"SendSeveralValues", R"(@"out"!(1, "a", true))", {"1;\"a\";true"}},
     {"SendEvaluatesArithmetic", R"(@"out"!(1 + 2 * 3))", {"7"}},
     {"SendEvaluatesStrings", R"(@"out"!("ab" ++ "cd"))", {"\"abcd\""}},
@@ -474,6 +480,51 @@ TEST(RuntimeTest, CommChargesEventCost) {
   ASSERT_TRUE(comm.error.ok());
   // Same sizes (channel names of equal length), plus one COMM event.
   EXPECT_EQ(comm.cost - stored.cost, cost::kEventBase + cost::kEventPerChannel);
+}
+
+// `[l, l]` nested 40 times: 2^40 leaves in ~40 shared nodes. `tail` is
+// what the contract does with the final value.
+std::string SharedDoublingProgram(const std::string& tail) {
+  return absl::StrCat(
+      R"(@"out"!(1) | new c, stdout(`rho:io:stdout`) in {
+           contract c(@l, @n) = { if (n > 0) { c!([l, l], n - 1) } else { )",
+      tail, R"( } } | c!([1], 40) })");
+}
+
+// Without a phlo limit the deploy stops at kMaxTermNodes instead of
+// encoding, storing or printing the expansion, and leaves the space as it
+// was. (With a limit, the storage charge of the growing data runs out of
+// phlo first.)
+TEST(TermSizeLimitTest, ExponentialSharedValueFailsWithTheNodeLimit) {
+  const std::string tails[] = {
+      R"(@"out"!(l))",
+      R"(stdout!(l))",
+      R"(@"x"!(l.toByteArray()))",
+      R"(@"x"!([l, l] ++ [l, l]))",
+  };
+  for (const std::string& tail : tails) {
+    Harness h;
+    Hash32 before = h.Root();
+    EvalResult r = h.Run(SharedDoublingProgram(tail), -1);
+    ASSERT_FALSE(r.error.ok()) << tail;
+    EXPECT_EQ(r.error.code(), absl::StatusCode::kResourceExhausted) << tail;
+    EXPECT_NE(std::string(r.error.message())
+                  .find(absl::StrCat("exceeds the limit of ", kMaxTermNodes)),
+              std::string::npos)
+        << tail << ": " << r.error;
+    EXPECT_TRUE(h.Data("out").empty()) << tail;
+    EXPECT_TRUE(h.lines.out.empty()) << tail;
+    EXPECT_EQ(h.Root(), before) << tail;
+  }
+  {
+    Harness limited;
+    const std::string tail = tails[0];
+    Hash32 limited_before = limited.Root();
+    EvalResult lr = limited.Run(SharedDoublingProgram(tail));
+    ASSERT_FALSE(lr.error.ok()) << tail;
+    EXPECT_EQ(lr.error.code(), absl::StatusCode::kResourceExhausted) << tail;
+    EXPECT_EQ(limited.Root(), limited_before) << tail;
+  }
 }
 
 TEST(RuntimeTest, SuccessfulDeployKeepsChanges) {
@@ -1193,6 +1244,47 @@ TEST(TermCodecTest, DataRoundTripsWithRng) {
   EXPECT_EQ(back.rng.state, d.rng.state);
   EXPECT_EQ(back.rng.counter, 77u);
   EXPECT_EQ(back.rng.Restore(), d.rng.Restore());
+}
+
+// A term whose expansion has more than kMaxTermNodes nodes: `[l, l]` nested
+// `levels` times over `[1]`.
+ir::ParPtr SharedDoubling(int levels) {
+  ir::ParPtr l =
+      ir::ParOf(ir::Expr::List({ir::ParOf(ir::Expr::Int(1))}, std::nullopt));
+  for (int i = 0; i < levels; ++i)
+    l = ir::ParOf(ir::Expr::List({l, l}, std::nullopt));
+  return l;
+}
+
+TEST(TermCodecTest, TermsOverTheNodeLimitAreNotEncoded) {
+  ir::ParPtr big = SharedDoubling(40);
+  ASSERT_GT(big->size, kMaxTermNodes);
+  DataValue d;
+  d.pars = {big};
+  EXPECT_EQ(MakeDataTerm(d).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  ContinuationValue k;
+  k.body = ir::ParOf(ir::Expr::List({big}, std::nullopt));
+  EXPECT_EQ(MakeContinuationTerm(k).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(MakeChannelTerm(big).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // Just within the limit still encodes.
+  ir::ParPtr fits = SharedDoubling(18);
+  ASSERT_LE(fits->size, kMaxTermNodes);
+  d.pars = {fits};
+  EXPECT_TRUE(MakeDataTerm(d).ok());
+}
+
+TEST(LimitsTest, CheckTermSizeNamesTheLimit) {
+  EXPECT_TRUE(CheckTermSize("x", *SharedDoubling(3)).ok());
+  absl::Status s = CheckTermSize("what", *SharedDoubling(40));
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(std::string(s.message()).find("what: term of "), std::string::npos)
+      << s;
+  EXPECT_NE(std::string(s.message()).find(absl::StrCat("exceeds the limit of ", kMaxTermNodes)),
+            std::string::npos)
+      << s;
 }
 
 TEST(TermCodecTest, PatternRoundTrips) {

@@ -55,6 +55,78 @@ TEST(IndexSetTest, UnionWith) {
   EXPECT_EQ(a.ToVector(), (std::vector<uint32_t>{1, 100}));
 }
 
+TEST(IrSizeTest, CountsNodesOfTheExpandedTree) {
+  struct Case {
+    const char* name;
+    ParPtr par;
+    uint64_t size;
+  };
+  ParPtr one = IntPar(1);
+  const Case cases[] = {
+      {"Nil", Nil(), 1},
+      // Par(Expr)
+      {"Int", one, 2},
+      // Par(Expr list(Par(Expr)))
+      {"ListOfOne", ParOf(Expr::List({one}, std::nullopt)), 4},
+      {"ListSharingAnElement", ParOf(Expr::List({one, one}, std::nullopt)), 6},
+      {"ParOfTwoExprs",
+       ParBuilder().Add(Expr::Int(1)).Add(Expr::Int(2)).Build(), 3},
+      {"Send",
+       ParBuilder().Add(Send::Make(StrPar("c"), {one, Nil()}, false)).Build(),
+       1 + 1 + (2 + 1) + 2 + 1},
+      // Text and ids weigh one per byte.
+      {"String", StrPar("abc"), 2 + 3},
+      {"Unforgeable",
+       ParBuilder()
+           .Add(Unforgeable::Make(UnforgeableKind::kPrivate, Bytes(32, 7)))
+           .Build(),
+       2 + 32},
+      {"ListSharingAString",
+       ParOf(Expr::List({StrPar("abcd"), StrPar("abcd")}, std::nullopt)),
+       2 + 2 * (2 + 4)},
+      {"Bundle", ParBuilder().Add(Bundle::Make(one, true, false)).Build(), 4},
+      {"If",
+       ParBuilder().Add(If::Make(ParOf(Expr::Bool(true)), one, Nil())).Build(),
+       1 + 1 + 2 + 2 + 1},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.par->size, c.size) << c.name;
+  }
+}
+
+TEST(IrSizeTest, CompiledTermsCountEveryNode) {
+  // new x in { x!(1) }: Par(New(Par(Send(Par(Expr var), Par(Expr int))))).
+  EXPECT_EQ(MustCompile("new x in { x!(1) }")->size, 8u);
+}
+
+TEST(IrSizeTest, SharedSubtermsCountPerOccurrenceAndSaturate) {
+  // [l, l] nested 70 times: 2^70 leaves in 70 distinct nodes. The size is
+  // computed from the children's cached sizes, so this takes 70 steps.
+  ParPtr l = ParOf(Expr::List({IntPar(1)}, std::nullopt));
+  uint64_t expected = l->size;
+  for (int i = 0; i < 70; ++i) {
+    l = ParOf(Expr::List({l, l}, std::nullopt));
+    if (expected != UINT64_MAX) {
+      expected =
+          expected > (UINT64_MAX - 2) / 2 ? UINT64_MAX : 2 * expected + 2;
+    }
+    EXPECT_EQ(l->size, expected) << "level " << i + 1;
+  }
+  EXPECT_EQ(l->size, UINT64_MAX);
+  // Saturated sizes stay saturated.
+  EXPECT_EQ(ParOf(Expr::List({l, IntPar(1)}, std::nullopt))->size, UINT64_MAX);
+}
+
+TEST(IrSizeTest, SizeIsNotPartOfHashOrEncoding) {
+  ParPtr a = ParOf(Expr::List({IntPar(1), IntPar(2)}, std::nullopt));
+  auto enc = EncodePar(*a);
+  ASSERT_TRUE(enc.ok());
+  auto back = DecodePar(*enc);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ((*back)->hash, a->hash);
+  EXPECT_EQ((*back)->size, a->size);
+}
+
 TEST(IrTest, NilIsEmptyAndShared) {
   EXPECT_TRUE(Nil()->IsNil());
   EXPECT_EQ(Nil().get(), Nil().get());

@@ -53,7 +53,8 @@ Hash32 ApplyAll(MerkleTrie& trie, InMemoryStore& store, const Hash32& root,
 // keys that share a leaf's first byte but not the rest.
 std::vector<Hash32> MixedKeys(int n, std::mt19937_64& rng) {
   std::vector<Hash32> keys;
-  for (int i = 0; i < n; ++i) keys.push_back(K(static_cast<int>(rng() % 100000)));
+  for (int i = 0; i < n; ++i)
+    keys.push_back(K(static_cast<int>(rng() % 100000)));
   for (uint8_t t = 0; t < 8; ++t) {
     keys.push_back(KP({7, 7, 7, 7}, t));
     keys.push_back(KP({7, 7, 7, 8}, t));
@@ -163,13 +164,13 @@ TEST(TrieSingleChangeTest, OneChangeAtATimeAgreesWithModel) {
 
 struct HistoryFixture {
   InMemoryStore store{3};
-  std::unique_ptr<History> history =
-      *History::Open(&store, HistoryOptions{});
+  std::unique_ptr<History> history = *History::Open(&store, HistoryOptions{});
 };
 
 std::vector<LeafUpdate> Updates(int from, int to) {
   std::map<Hash32, Bytes> blobs;
-  for (int i = from; i < to; ++i) blobs[K(i)] = ToBytes("state" + std::to_string(i));
+  for (int i = from; i < to; ++i)
+    blobs[K(i)] = ToBytes("state" + std::to_string(i));
   std::vector<LeafUpdate> out;
   for (auto& [k, b] : blobs) {
     Hash32 h = crypto::Blake2b256(b);
@@ -214,7 +215,8 @@ TEST(HistoryBatchTest, CommitOwnedGivesTheRootAndBlobsOfCommit) {
   EXPECT_EQ(b.history->last_root(), *rb2);
   EXPECT_TRUE(b.history->VerifyRoot(*rb2).ok());
   for (int i = 0; i < 300; ++i) {
-    EXPECT_EQ(*a.history->ReadLeaf(*ra2, K(i)), *b.history->ReadLeaf(*rb2, K(i)));
+    EXPECT_EQ(*a.history->ReadLeaf(*ra2, K(i)),
+              *b.history->ReadLeaf(*rb2, K(i)));
   }
 }
 

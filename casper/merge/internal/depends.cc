@@ -30,16 +30,17 @@ std::vector<uint32_t> RelatedComponents(
   }
   // One record per (key, item, role); tag = kind * 2 + is_source, so the
   // records of one (key, kind) are adjacent after sorting.
-  std::vector<KeyRecord> records;
+  // Kept per thread between calls, like the sort's scratch space.
+  thread_local std::vector<KeyRecord> records;
+  records.clear();
   records.reserve(keys);
   for (uint32_t i = 0; i < n; ++i) {
     ForEachKey(*items[i], [&](bool produce, const Hash32& key, bool source) {
-      records.push_back(KeyRecord::Make(
-          key, i, (produce ? 0u : 2u) | (source ? 1u : 0u)));
+      records.push_back(
+          KeyRecord::Make(key, i, (produce ? 0u : 2u) | (source ? 1u : 0u)));
     });
   }
-  std::vector<KeyRecord> scratch;
-  SortKeyRecords(records, scratch);
+  SortKeyRecords(records);
   // depends(t, s) holds for every source s and target t with s != t; when a
   // key has a source, a target and two distinct items, every item naming it
   // is connected to every other (docs/merge.md §3), so joining each item to

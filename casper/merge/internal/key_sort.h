@@ -85,9 +85,10 @@ void SortBucket(It first, It last) {
   }
 }
 
-// Sorts `records` by KeyRecordLess. `scratch` is reused storage.
-inline void SortKeyRecords(std::vector<KeyRecord>& records,
-                           std::vector<KeyRecord>& scratch) {
+// Sorts `records` by KeyRecordLess. The scratch space is kept per thread
+// between calls (at most the largest call's records and 2^20 counters), so
+// repeated merges do not fault its pages in again.
+inline void SortKeyRecords(std::vector<KeyRecord>& records) {
   const size_t n = records.size();
   if (n < kKeySortBucketMin) {
     std::sort(records.begin(), records.end(),
@@ -96,17 +97,17 @@ inline void SortKeyRecords(std::vector<KeyRecord>& records,
               });
     return;
   }
-  const int bits = std::min(kKeySortMaxBucketBits,
-                            static_cast<int>(std::bit_width(n - 1)));
+  thread_local std::vector<KeyRecord> scratch;
+  thread_local std::vector<uint32_t> start, fill;
+  const int bits =
+      std::min(kKeySortMaxBucketBits, static_cast<int>(std::bit_width(n - 1)));
   const int shift = 64 - bits;
-  std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
+  start.assign((size_t{1} << bits) + 1, 0);
   for (const KeyRecord& r : records) ++start[(r.w[0] >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   scratch.resize(n);
-  {
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (const KeyRecord& r : records) scratch[fill[r.w[0] >> shift]++] = r;
-  }
+  fill.assign(start.begin(), start.end() - 1);
+  for (const KeyRecord& r : records) scratch[fill[r.w[0] >> shift]++] = r;
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) {
       SortBucket(scratch.begin() + start[b], scratch.begin() + start[b + 1]);

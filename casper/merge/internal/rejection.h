@@ -4,12 +4,34 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "casper/merge/merger.h"
 
 namespace rnode::casper::merge::internal {
+
+// Per-branch lists of (number channel index, diff) in one flat array.
+class BranchDiffs {
+ public:
+  using Entry = std::pair<uint32_t, __int128>;
+
+  // Appends the list of the next branch.
+  void Append(std::span<const Entry> entries) {
+    items_.insert(items_.end(), entries.begin(), entries.end());
+    end_.push_back(static_cast<uint32_t>(items_.size()));
+  }
+  std::span<const Entry> operator[](size_t branch) const {
+    const uint32_t begin = branch == 0 ? 0 : end_[branch - 1];
+    return {items_.data() + begin, end_[branch] - begin};
+  }
+  size_t size() const { return end_.size(); }
+
+ private:
+  std::vector<Entry> items_;
+  std::vector<uint32_t> end_;  // Per branch, one past its last entry.
+};
 
 struct RejectionProblem {
   std::vector<uint64_t> cost;                            // Per branch.
@@ -18,7 +40,7 @@ struct RejectionProblem {
   std::vector<ConflictGroup> groups;                     // Groups with an edge.
   std::vector<__int128> base_values;                     // Per number channel.
   // Per branch: (number channel index, diff), ascending channel index.
-  std::vector<std::vector<std::pair<uint32_t, __int128>>> diffs;
+  BranchDiffs diffs;
 };
 
 struct RejectionSolution {

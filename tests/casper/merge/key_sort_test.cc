@@ -56,8 +56,7 @@ TEST_P(KeySortTest, MatchesPlainSort) {
             [](const KeyRecord& x, const KeyRecord& y) {
               return KeyRecordLess(x, y);
             });
-  std::vector<KeyRecord> scratch;
-  SortKeyRecords(records, scratch);
+  SortKeyRecords(records);
   ASSERT_EQ(records.size(), expected.size());
   for (size_t i = 0; i < records.size(); ++i) {
     ASSERT_TRUE(SameRecord(records[i], expected[i])) << "at " << i;
@@ -78,9 +77,12 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(KeyRecordTest, OrderIsKeyBytesThenTagThenItem) {
   Hash32 a{}, b{};
   b[31] = 1;
-  EXPECT_TRUE(KeyRecordLess(KeyRecord::Make(a, 9, 9), KeyRecord::Make(b, 0, 0)));
-  EXPECT_TRUE(KeyRecordLess(KeyRecord::Make(a, 9, 0), KeyRecord::Make(a, 0, 1)));
-  EXPECT_TRUE(KeyRecordLess(KeyRecord::Make(a, 0, 1), KeyRecord::Make(a, 1, 1)));
+  EXPECT_TRUE(
+      KeyRecordLess(KeyRecord::Make(a, 9, 9), KeyRecord::Make(b, 0, 0)));
+  EXPECT_TRUE(
+      KeyRecordLess(KeyRecord::Make(a, 9, 0), KeyRecord::Make(a, 0, 1)));
+  EXPECT_TRUE(
+      KeyRecordLess(KeyRecord::Make(a, 0, 1), KeyRecord::Make(a, 1, 1)));
   EXPECT_TRUE(SameKey(KeyRecord::Make(b, 0, 0), KeyRecord::Make(b, 5, 3)));
   EXPECT_FALSE(SameKey(KeyRecord::Make(a, 0, 0), KeyRecord::Make(b, 0, 0)));
 }
