@@ -752,4 +752,8 @@ absl::StatusOr<bool> EvalBool(const ir::ParPtr& term, ExprContext& ctx) {
   return b->bool_value;
 }
 
+std::string ValueTypeName(const ir::Par& value) {
+  return expr_internal::TypeName(value);
+}
+
 }  // namespace rnode::rholang::interp

@@ -3,6 +3,8 @@
 #ifndef RNODE_RHOLANG_INTERPRETER_EVAL_EXPR_H_
 #define RNODE_RHOLANG_INTERPRETER_EVAL_EXPR_H_
 
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/ir.h"
@@ -41,6 +43,11 @@ absl::StatusOr<ir::ExprPtr> EvalSingleExpr(const ir::ParPtr& term,
 // Evaluates `term` to a Bool (the condition of `if`): InvalidArgument
 // "condition is not a Bool" for anything else.
 absl::StatusOr<bool> EvalBool(const ir::ParPtr& term, ExprContext& ctx);
+
+// A readable name of the type of a value, for error messages anywhere in
+// the interpreter: "Nil", "Bool", "Int", "String", "Uri", "ByteArray",
+// "List", "Tuple", "Set", "Map", "unforgeable name", "bundle" or "process".
+std::string ValueTypeName(const ir::Par& value);
 
 }  // namespace rnode::rholang::interp
 

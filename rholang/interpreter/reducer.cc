@@ -1,7 +1,9 @@
 // The round-based reducer and the runtime (scheduling in reducer.h).
 #include "rholang/interpreter/reducer.h"
 
+#include <cstdint>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -17,6 +19,14 @@
 
 namespace rnode::rholang::interp {
 namespace {
+
+// total += amount (amount >= 0), saturating at INT64_MAX: an unlimited
+// deploy's spent phlo is summed without overflow.
+void AddSaturating(int64_t& total, int64_t amount) {
+  total = amount > std::numeric_limits<int64_t>::max() - total
+              ? std::numeric_limits<int64_t>::max()
+              : total + amount;
+}
 
 using crypto::SplittableRng;
 using rspace::TermPtr;
@@ -368,7 +378,7 @@ class Runtime::Impl {
       } else {
         for (size_t i = 0; i < current.size(); ++i) body(i);
       }
-      for (const TaskResult& r : results) total += r.spent;
+      for (const TaskResult& r : results) AddSaturating(total, r.spent);
       if (limit >= 0 && total > limit) return OutOfPhloError();
       for (const TaskResult& r : results) {
         if (!r.status.ok()) return r.status;
@@ -390,7 +400,7 @@ class Runtime::Impl {
 
  private:
   absl::Status Charge(int64_t amount, int64_t limit, int64_t& total) {
-    total += amount;
+    AddSaturating(total, amount);
     if (limit >= 0 && total > limit) return OutOfPhloError();
     return absl::OkStatus();
   }

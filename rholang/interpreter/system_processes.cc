@@ -12,6 +12,7 @@
 #include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
+#include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/limits.h"
 #include "rholang/interpreter/registry_semver.h"
 #include "rholang/interpreter/registry_uri.h"
@@ -109,43 +110,11 @@ std::string Quoted(std::string_view s) {
   return absl::StrCat("\"", Sv(s.substr(0, kMaxQuotedBytes)), "\"...");
 }
 
-const char* KindName(const Par& p) {
-  if (p.IsNil()) return "Nil";
-  if (p.ComponentCount() != 1) return "a parallel composition";
-  if (const Expr* e = p.SingleExpr()) {
-    switch (e->kind) {
-      case ExprKind::kBool:
-        return "Bool";
-      case ExprKind::kInt:
-        return "Int";
-      case ExprKind::kString:
-        return "String";
-      case ExprKind::kUri:
-        return "Uri";
-      case ExprKind::kByteArray:
-        return "ByteArray";
-      case ExprKind::kList:
-        return "List";
-      case ExprKind::kTuple:
-        return "Tuple";
-      case ExprKind::kSet:
-        return "Set";
-      case ExprKind::kMap:
-        return "Map";
-      default:
-        return "an expression";
-    }
-  }
-  if (!p.unforgeables.empty()) return "an unforgeable name";
-  if (!p.bundles.empty()) return "a bundle";
-  return "a process";
-}
-
 absl::Status ArgError(std::string_view uri, size_t index, std::string_view name,
                       std::string_view expected, const Par& got) {
   return absl::InvalidArgumentError(
       absl::StrCat(Sv(uri), ": argument ", index + 1, " (", Sv(name),
-                   ") must be ", Sv(expected), ", got ", KindName(got)));
+                   ") must be ", Sv(expected), ", got ", ValueTypeName(got)));
 }
 
 absl::Status CheckArity(std::string_view uri, Args args, size_t arity) {

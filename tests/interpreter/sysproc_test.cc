@@ -420,8 +420,7 @@ TEST_F(SysprocTest, HashIgnoresNamesInParallelWithTheBytesAsThePublicNode) {
                          .Add(Expr::ByteArray(ToBytes("abc")))
                          .Add(Expr::Int(1))
                          .Build();
-  ExpectInvalid("rho:crypto:sha256Hash", {two_exprs, Ack()},
-                "a parallel composition");
+  ExpectInvalid("rho:crypto:sha256Hash", {two_exprs, Ack()}, "got process");
 }
 
 TEST_F(SysprocTest, HashCostGrowsWithInput) {
