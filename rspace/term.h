@@ -39,15 +39,9 @@ class Term {
   std::shared_ptr<const void> decoded_;
 };
 
-// Hash functor for Hash32 keys: the first 8 bytes of a Blake2b digest are
-// already uniformly distributed.
-struct Hash32Hasher {
-  size_t operator()(const Hash32& h) const {
-    size_t x;
-    std::memcpy(&x, h.data(), sizeof(x));
-    return x;
-  }
-};
+// The shared Hash32 hash functor (util/bytes.h), under the name RSpace code
+// uses.
+using Hash32Hasher = ::rnode::Hash32Hasher;
 
 }  // namespace rnode::rspace
 

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,16 @@ using ByteView = std::span<const uint8_t>;
 
 // A 32-byte digest or key, compared and hashed by value.
 using Hash32 = std::array<uint8_t, 32>;
+
+// Hash functor for Hash32 keys in hash containers: the first 8 bytes of a
+// Blake2b digest are already uniformly distributed.
+struct Hash32Hasher {
+  size_t operator()(const Hash32& h) const {
+    size_t x;
+    std::memcpy(&x, h.data(), sizeof(x));
+    return x;
+  }
+};
 
 inline ByteView AsBytes(std::string_view s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};

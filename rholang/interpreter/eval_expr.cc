@@ -516,14 +516,7 @@ absl::StatusOr<ExprPtr> Difference(const ParPtr& pa, const ParPtr& pb,
   return SetDiff(*a, *b);
 }
 
-struct HashKey {
-  size_t operator()(const Hash32& h) const {
-    size_t v = 0;
-    std::memcpy(&v, h.data(), sizeof(v));
-    return v;
-  }
-};
-using ValueSet = std::unordered_set<Hash32, HashKey>;
+using ValueSet = std::unordered_set<Hash32, Hash32Hasher>;
 
 // Hashes of the Pars found to be values (evaluating them returned them
 // unchanged and charged nothing) during the outermost Collection call on
