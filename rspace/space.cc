@@ -236,8 +236,16 @@ void Space::Touch(Entry& e) {
   e.before = e.state;
   e.journal_epoch = epoch;
   Shard& s = ShardFor(e.hash);
-  internal::MutexLock lock(&s.mu);
-  s.journal.push_back(&e);
+  bool first = false;
+  {
+    internal::MutexLock lock(&s.mu);
+    s.journal.push_back(&e);
+    first = s.journal.size() == 1;
+  }
+  if (first) {
+    internal::MutexLock lock(&journal_mu_);
+    journal_shards_.push_back(static_cast<size_t>(&s - shards_.get()));
+  }
 }
 
 absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
@@ -656,7 +664,16 @@ void Space::DropOverlay() {
     s.journal.clear();
     s.map.clear();
   }
+  {
+    internal::MutexLock lock(&journal_mu_);
+    journal_shards_.clear();
+  }
   epoch_.fetch_add(1);
+}
+
+std::vector<size_t> Space::JournalShards() {
+  internal::MutexLock lock(&journal_mu_);
+  return journal_shards_;
 }
 
 absl::StatusOr<Hash32> Space::CreateCheckpoint() {
@@ -706,7 +723,12 @@ absl::Status Space::Clear() { return Reset(kEmptyRoot); }
 Hash32 Space::root() const { return root_; }
 
 SoftCheckpoint Space::CreateSoftCheckpoint() {
-  for (size_t i = 0; i < kOverlayShards; ++i) {
+  std::vector<size_t> shards = JournalShards();
+  {
+    internal::MutexLock lock(&journal_mu_);
+    journal_shards_.clear();
+  }
+  for (size_t i : shards) {
     Shard& s = shards_[i];
     internal::MutexLock lock(&s.mu);
     for (Entry* e : s.journal) e->before = ChannelState();
@@ -720,7 +742,7 @@ absl::Status Space::RevertToSoftCheckpoint(const SoftCheckpoint& checkpoint) {
     return absl::FailedPreconditionError(
         "revert: only the latest soft checkpoint can be restored");
   }
-  for (size_t i = 0; i < kOverlayShards; ++i) {
+  for (size_t i : JournalShards()) {
     Shard& s = shards_[i];
     internal::MutexLock lock(&s.mu);
     for (Entry* e : s.journal) e->state = e->before;
@@ -730,7 +752,7 @@ absl::Status Space::RevertToSoftCheckpoint(const SoftCheckpoint& checkpoint) {
 
 StateChanges Space::ChangesSinceSoftCheckpoint() {
   std::vector<Entry*> touched;
-  for (size_t i = 0; i < kOverlayShards; ++i) {
+  for (size_t i : JournalShards()) {
     Shard& s = shards_[i];
     internal::MutexLock lock(&s.mu);
     touched.insert(touched.end(), s.journal.begin(), s.journal.end());

@@ -134,6 +134,8 @@ class Space {
   absl::Status EnsureLoaded(Entry& e);
   void Touch(Entry& e);
   void DropOverlay();
+  // The shards whose journal is not empty (the soft checkpoint's scope).
+  std::vector<size_t> JournalShards();
 
   absl::StatusOr<std::optional<std::vector<Chosen>>> TryMatch(
       const OpContext& ctx, const WaitingContinuation& k, LockedSet& locks,
@@ -154,6 +156,10 @@ class Space {
     std::vector<WaitingContinuation> continuations;  // group[0] == channel
     std::vector<JoinGroup> joins;
   };
+  // Indexes of the shards with a non-empty journal, each once: soft
+  // checkpoints visit only these instead of all kOverlayShards.
+  internal::Mutex journal_mu_;
+  std::vector<size_t> journal_shards_ ABSL_GUARDED_BY(journal_mu_);
   mutable internal::Mutex install_mu_;
   std::map<Hash32, Installed> installs_ ABSL_GUARDED_BY(install_mu_);
 };

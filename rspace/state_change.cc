@@ -62,6 +62,61 @@ ChannelChange DiffChannelState(const Hash32& channel,
   return c;
 }
 
+namespace {
+
+// (a1, r1) then (a2, r2) as one change: an item added then removed, or
+// removed then added back, cancels (as a multiset, by id).
+template <typename T, typename IdFn>
+void ComposeLists(const std::vector<T>& a1, const std::vector<T>& r1,
+                  const std::vector<T>& a2, const std::vector<T>& r2,
+                  std::vector<T>& added, std::vector<T>& removed, IdFn id) {
+  if (a1.empty() && r1.empty() && a2.empty() && r2.empty()) return;
+  added = Minus(a1, r2, id);
+  std::vector<T> a2_kept = Minus(a2, r1, id);
+  added.insert(added.end(), a2_kept.begin(), a2_kept.end());
+  removed = Minus(r1, a2, id);
+  std::vector<T> r2_kept = Minus(r2, a1, id);
+  removed.insert(removed.end(), r2_kept.begin(), r2_kept.end());
+}
+
+ChannelChange ComposeChannel(const ChannelChange& x, const ChannelChange& y) {
+  ChannelChange c;
+  c.channel = x.channel;
+  ComposeLists(x.added_data, x.removed_data, y.added_data, y.removed_data,
+               c.added_data, c.removed_data, IdOf);
+  auto kid = [](const WaitingContinuation& k) { return k.source; };
+  ComposeLists(x.added_continuations, x.removed_continuations,
+               y.added_continuations, y.removed_continuations,
+               c.added_continuations, c.removed_continuations, kid);
+  auto jid = [](const JoinGroup& g) { return g; };
+  ComposeLists(x.added_joins, x.removed_joins, y.added_joins, y.removed_joins,
+               c.added_joins, c.removed_joins, jid);
+  return c;
+}
+
+}  // namespace
+
+StateChanges ComposeChanges(const StateChanges& first,
+                            const StateChanges& second) {
+  StateChanges out;
+  size_t i = 0;
+  size_t j = 0;
+  const auto& a = first.channels;
+  const auto& b = second.channels;
+  while (i < a.size() || j < b.size()) {
+    ChannelChange c;
+    if (j == b.size() || (i < a.size() && a[i].channel < b[j].channel)) {
+      c = a[i++];
+    } else if (i == a.size() || b[j].channel < a[i].channel) {
+      c = b[j++];
+    } else {
+      c = ComposeChannel(a[i++], b[j++]);
+    }
+    if (!c.empty()) out.channels.push_back(std::move(c));
+  }
+  return out;
+}
+
 EventLogIndex BuildEventLogIndex(std::span<const Event> log) {
   EventLogIndex x;
   for (const Event& e : log) {

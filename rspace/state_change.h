@@ -43,6 +43,14 @@ ChannelChange DiffChannelState(const Hash32& channel,
                                const ChannelState& before,
                                const ChannelState& after);
 
+// The change of applying `first` then `second` (each ascending by channel,
+// as ChangesSinceSoftCheckpoint returns them): per channel, an item added
+// by one and removed by the other (or removed then added back) cancels;
+// channels whose composed change is empty are dropped. Used to join the
+// phases of one deploy (precharge, program, refund) into its state change.
+StateChanges ComposeChanges(const StateChanges& first,
+                            const StateChanges& second);
+
 // The per-deploy event-log index the merger's conflict rules read
 // (docs/rspace.md "State changes and the event-log index"). Sets are ordered
 // so iteration is deterministic.

@@ -73,6 +73,9 @@ struct RuntimeOptions {
   // The system processes to install and to resolve URIs with; null means
   // StandardSystemProcesses(). Not owned; must outlive the runtime.
   const std::vector<SystemProcessDef>* processes = nullptr;
+  // Native objects served by this runtime (system_processes.h); null means
+  // none. Not owned; must outlive the runtime.
+  const std::vector<NativeObjectDef>* objects = nullptr;
   // Where stdout / stderr of the programs go; null drops them. Not owned.
   OutputSink* output = nullptr;
   // Remember every channel used, for TrackedChannels() (tools, tests).
@@ -109,17 +112,21 @@ class Runtime {
   // unlimited), recording into (or replaying from) `log`. The names it
   // creates derive from SplittableRng::FromSeed(deploy.deploy_id). On
   // failure the space is reverted to its state before the call. In replay
-  // mode, log->CheckReplayDone() is checked at the end.
+  // mode, log->CheckReplayDone() is checked at the end unless
+  // `check_replay_done` is false (the caller replays more of the same log
+  // afterwards, e.g. a refund, and checks it then).
   EvalResult Evaluate(const ir::ParPtr& program, const DeployInfo& deploy,
                       int64_t phlo_limit, rspace::EventLog* log,
-                      const BlockInfo* block = nullptr);
+                      const BlockInfo* block = nullptr,
+                      bool check_replay_done = true);
 
   // Charges cost::kParsePerByte per byte, compiles (with the deploy's
   // rho:system:deployId / deployerId injections) and evaluates. A static
   // error is returned as the error with the parse cost.
   EvalResult EvaluateSource(std::string_view source, const DeployInfo& deploy,
                             int64_t phlo_limit, rspace::EventLog* log,
-                            const BlockInfo* block = nullptr);
+                            const BlockInfo* block = nullptr,
+                            bool check_replay_done = true);
 
   // The invalid-blocks map for rho:casper:invalidBlocks (null: empty map).
   void SetInvalidBlocks(ir::ParPtr blocks) { invalid_blocks_ = blocks; }

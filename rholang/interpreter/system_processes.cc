@@ -14,6 +14,7 @@
 #include "crypto/secp256k1.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/limits.h"
+#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/registry_semver.h"
 #include "rholang/interpreter/registry_uri.h"
 #include "rholang/printer.h"
@@ -95,15 +96,17 @@ constexpr size_t kSecp256k1DigestBytes = 32;
 constexpr char kBase58Alphabet[] =
     "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
-// ---------------------------------------------------------------------------
-// Argument access.
-
 // absl::StrCat takes absl::string_view, which is not std::string_view here.
 absl::string_view Sv(std::string_view s) { return {s.data(), s.size()}; }
 
 // Error messages quote at most this many bytes of a deploy's string, so a
 // deploy cannot make its error (which is logged and returned) large.
 constexpr size_t kMaxQuotedBytes = 64;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Argument access (declared in process_util.h).
 
 std::string Quoted(std::string_view s) {
   if (s.size() <= kMaxQuotedBytes) return absl::StrCat("\"", Sv(s), "\"");
@@ -213,6 +216,8 @@ std::vector<Reply> ReplyWith(const ParPtr& ack, std::vector<ParPtr> data) {
   out.push_back(Reply{ack, std::move(data)});
   return out;
 }
+
+namespace {
 
 // Prints `p` as the stdout processes do and charges per byte printed. The
 // text is produced and charged whether or not a sink is attached, so the
@@ -361,6 +366,8 @@ Replies DeployData(Args args, ProcessContext& ctx) {
        UnforgeablePar(UnforgeableKind::kDeployId, d.deploy_id)});
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // REV ("vault") addresses.
 
@@ -423,6 +430,8 @@ std::optional<std::string> AddressError(std::string_view text) {
   }
   return std::nullopt;
 }
+
+namespace {
 
 ParPtr AddressOrNil(const std::optional<std::string>& address) {
   return address ? StringPar(*address) : ir::Nil();
@@ -793,6 +802,34 @@ std::vector<SystemProcessDef> MakeTest() {
 ir::ParPtr FixedChannel(uint8_t byte) {
   const uint8_t id[1] = {byte};
   return UnforgeablePar(UnforgeableKind::kPrivate, id);
+}
+
+namespace {
+// First byte of an object name's id (system_processes.h).
+constexpr uint8_t kObjectIdTag = 0xFE;
+// The length of the ids `new` creates; object ids never have it.
+constexpr size_t kNewIdBytes = 32;
+}  // namespace
+
+ir::ParPtr ObjectName(uint8_t kind, ByteView key) {
+  Bytes id;
+  id.reserve(key.size() + 3);
+  id.push_back(kObjectIdTag);
+  id.push_back(kind);
+  id.insert(id.end(), key.begin(), key.end());
+  if (id.size() == kNewIdBytes) id.push_back(0);
+  return UnforgeablePar(UnforgeableKind::kPrivate, id);
+}
+
+bool AsObjectName(const Par& p, uint8_t& kind, ByteView& key) {
+  const ir::Unforgeable* u = SingleUnforgeable(p, UnforgeableKind::kPrivate);
+  if (u == nullptr || u->id.size() < 2 || u->id.size() == kNewIdBytes ||
+      u->id[0] != kObjectIdTag) {
+    return false;
+  }
+  kind = u->id[1];
+  key = ByteView(u->id).subspan(2);
+  return true;
 }
 
 const std::vector<SystemProcessDef>& StandardSystemProcesses() {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "crypto/rng.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/ir.h"
 #include "util/bytes.h"
@@ -48,6 +49,32 @@ class OutputSink {
   virtual void Stderr(std::string_view line) = 0;
 };
 
+// Synchronous tuple-space access for native contracts: handlers running in
+// the reducer's sequential phase, and Casper's precharge and refund. Each
+// operation is an ordinary RSpace operation recorded in the deploy's event
+// log (so replay checks it and the merger sees it) and is undone with the
+// deploy's soft checkpoint. Meant for channels only native code can name
+// (unforgeable ids no program can create); not thread-safe.
+class NativeSpace {
+ public:
+  virtual ~NativeSpace() = default;
+  // The values of the first datum on `channel` (it stays), recorded as a
+  // peek COMM; nullopt when the channel holds no datum (nothing recorded).
+  virtual absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> Peek(
+      const ir::ParPtr& channel) = 0;
+  // As Peek, but nothing is recorded: for number channels (REV balances),
+  // whose reads the merger tracks through their diffs, never their events.
+  virtual absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> ReadUnrecorded(
+      const ir::ParPtr& channel) = 0;
+  // As Peek, but the datum is consumed.
+  virtual absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> Take(
+      const ir::ParPtr& channel) = 0;
+  // Stores the datum `values` on `channel`. FailedPrecondition if a
+  // continuation was waiting there (native channels never have one).
+  virtual absl::Status Put(const ir::ParPtr& channel,
+                           std::vector<ir::ParPtr> values) = 0;
+};
+
 // Everything a handler may read. Pointers may be null when absent (e.g. no
 // block outside block processing: block data then replies with zeros and an
 // empty key).
@@ -59,7 +86,17 @@ struct ProcessContext {
   ir::ParPtr invalid_blocks;
   OutputSink* output = nullptr;
   PhloMeter* meter = nullptr;  // required
+  // Space access for native contracts; null for the pure processes'
+  // callers (tools and unit tests that run handlers directly).
+  NativeSpace* space = nullptr;
+  // A generator for the names a native contract creates (set by the
+  // reducer: the COMM's generator split at kHandlerRngIndex); null outside
+  // a deploy.
+  crypto::SplittableRng* rng = nullptr;
 };
+
+// The split index of ProcessContext::rng (replies use indexes 0..n-1).
+inline constexpr uint64_t kHandlerRngIndex = uint64_t{1} << 32;
 
 // A send a handler asks for: `channel!(data...)`, produced by the reducer
 // with the COMM's random generator (a reply to an ack channel).
@@ -97,6 +134,35 @@ const std::vector<SystemProcessDef>& TestSystemProcesses();
 // bundle+{FixedChannel} (write only), or nullopt if `uri` is not in it.
 std::optional<ir::ParPtr> SystemUriValue(
     std::string_view uri, std::span<const SystemProcessDef> table);
+
+// ---------------------------------------------------------------------------
+// Native objects: names whose sends are served by C++ for any arity (a
+// contract that answers several method shapes, one name per vault, ...).
+//
+// An object name is Unforgeable(GPrivate, 0xFE || kind || key), plus one
+// 0x00 byte when that id would be 32 bytes long: ids made by `new` are always
+// 32 bytes and fixed channels 1 byte, so no program can create or guess one;
+// programs only receive them (write-only bundles) from native contracts. A
+// send on an object name whose kind is in RuntimeOptions::objects does not
+// reach the space: the reducer calls the handler in its sequential phase (in
+// task order, like a system process) with the send's data, and produces the
+// replies in the next round. A persistent send to an object is an error.
+
+// The object name of (kind, key), without a bundle.
+ir::ParPtr ObjectName(uint8_t kind, ByteView key);
+// Whether `p` is exactly one object name; sets kind and key (key includes
+// the pad byte if one was added).
+bool AsObjectName(const ir::Par& p, uint8_t& kind, ByteView& key);
+
+// Runs one call on object (kind, key) with the send's data.
+using ObjectHandler = std::function<absl::StatusOr<std::vector<Reply>>(
+    ByteView key, std::span<const ir::ParPtr> args, ProcessContext& ctx)>;
+
+struct NativeObjectDef {
+  uint8_t kind = 0;
+  std::string name;  // for errors and docs, e.g. "rev vault"
+  ObjectHandler handler;
+};
 
 }  // namespace rnode::rholang::interp
 

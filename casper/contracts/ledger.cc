@@ -1,0 +1,178 @@
+#include "casper/contracts/ledger.h"
+
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "crypto/hash.h"
+#include "rholang/interpreter/process_util.h"
+#include "rholang/interpreter/term_codec.h"
+#include "rspace/event_log.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::contracts {
+namespace {
+
+namespace ir = rholang::ir;
+namespace interp = rholang::interp;
+
+constexpr std::string_view kBalanceDomain = "rnode/rev-balance/";
+
+// The value of a balance datum: exactly one Int >= 0.
+absl::StatusOr<int64_t> BalanceOf(const std::vector<ir::ParPtr>& values) {
+  if (values.size() == 1) {
+    const ir::Expr* e = interp::SingleOfKind(*values[0], ir::ExprKind::kInt);
+    if (e != nullptr && e->int_value >= 0 &&
+        values[0]->ComponentCount() == 1) {
+      return e->int_value;
+    }
+  }
+  return absl::FailedPreconditionError("malformed balance datum");
+}
+
+}  // namespace
+
+ir::ParPtr BalanceChannel(std::string_view address) {
+  Bytes pre(kBalanceDomain.begin(), kBalanceDomain.end());
+  pre.insert(pre.end(), address.begin(), address.end());
+  Hash32 id = crypto::Blake2b256(pre);
+  return interp::UnforgeablePar(ir::UnforgeableKind::kPrivate, id);
+}
+
+absl::StatusOr<Hash32> BalanceChannelHash(std::string_view address) {
+  ASSIGN_OR_RETURN(rspace::TermPtr t,
+                   interp::MakeChannelTerm(BalanceChannel(address)));
+  return t->hash();
+}
+
+std::string_view TransferErrorText(TransferError e) {
+  switch (e) {
+    case TransferError::kNone:
+      return "";
+    case TransferError::kInsufficientFunds:
+      return "Insufficient funds";
+    case TransferError::kNonPositiveAmount:
+      return "Amount must be positive value";
+    case TransferError::kOverflow:
+      return "Balance overflow";
+  }
+  return "";
+}
+
+absl::StatusOr<Ledger::Channel> Ledger::ChannelOf(std::string_view address) {
+  auto it = channels_.find(std::string(address));
+  if (it != channels_.end()) return it->second;
+  Channel c;
+  c.par = BalanceChannel(address);
+  ASSIGN_OR_RETURN(rspace::TermPtr t, interp::MakeChannelTerm(c.par));
+  c.hash = t->hash();
+  if (channels_.size() >= kMaxCachedChannels) channels_.clear();
+  channels_.emplace(std::string(address), c);
+  return c;
+}
+
+absl::StatusOr<int64_t> Ledger::Read(interp::NativeSpace& space,
+                                     const Channel& channel, bool take) {
+  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> datum,
+                   take ? space.Take(channel.par)
+                        : space.ReadUnrecorded(channel.par));
+  int64_t value = 0;
+  if (datum.has_value()) {
+    ASSIGN_OR_RETURN(value, BalanceOf(*datum));
+  }
+  touched_.try_emplace(channel.hash, value, value);
+  return value;
+}
+
+absl::Status Ledger::Write(interp::NativeSpace& space, const Channel& channel,
+                           int64_t value) {
+  RETURN_IF_ERROR(space.Put(channel.par, {interp::IntPar(value)}));
+  touched_[channel.hash].second = value;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Ledger::Balance(interp::NativeSpace& space,
+                                        std::string_view address) {
+  ASSIGN_OR_RETURN(Channel c, ChannelOf(address));
+  ASSIGN_OR_RETURN(int64_t raw, Read(space, c, /*take=*/false));
+  return raw - HeldFrom(address);
+}
+
+void Ledger::Hold(std::string_view address, int64_t amount) {
+  hold_address_ = std::string(address);
+  hold_amount_ = amount;
+}
+
+absl::StatusOr<TransferError> Ledger::Transfer(interp::NativeSpace& space,
+                                               std::string_view from,
+                                               std::string_view to,
+                                               int64_t amount) {
+  if (amount <= 0) return TransferError::kNonPositiveAmount;
+  ASSIGN_OR_RETURN(Channel from_ch, ChannelOf(from));
+  ASSIGN_OR_RETURN(int64_t from_balance, Read(space, from_ch, false));
+  if (from_balance - HeldFrom(from) < amount) {
+    return TransferError::kInsufficientFunds;
+  }
+  if (from == to) return TransferError::kNone;
+  ASSIGN_OR_RETURN(Channel to_ch, ChannelOf(to));
+  ASSIGN_OR_RETURN(int64_t to_balance, Read(space, to_ch, false));
+  if (to_balance > std::numeric_limits<int64_t>::max() - amount) {
+    return TransferError::kOverflow;
+  }
+  ASSIGN_OR_RETURN(int64_t taken, Read(space, from_ch, true));
+  RETURN_IF_ERROR(Write(space, from_ch, taken - amount));
+  ASSIGN_OR_RETURN(int64_t got, Read(space, to_ch, true));
+  RETURN_IF_ERROR(Write(space, to_ch, got + amount));
+  return TransferError::kNone;
+}
+
+absl::Status Ledger::Mint(interp::NativeSpace& space, std::string_view address,
+                          int64_t amount) {
+  if (amount < 0) return absl::InvalidArgumentError("mint: negative amount");
+  ASSIGN_OR_RETURN(Channel c, ChannelOf(address));
+  ASSIGN_OR_RETURN(int64_t balance, Read(space, c, /*take=*/true));
+  if (balance > std::numeric_limits<int64_t>::max() - amount) {
+    return absl::InvalidArgumentError("mint: balance overflow");
+  }
+  return Write(space, c, balance + amount);
+}
+
+std::vector<NumberDiff> Ledger::Diffs() const {
+  std::vector<NumberDiff> out;
+  out.reserve(touched_.size());
+  for (const auto& [channel, values] : touched_) {
+    out.push_back(NumberDiff{channel, values.second - values.first});
+  }
+  return out;
+}
+
+absl::StatusOr<int64_t> BalanceCodec::Read(
+    const rspace::ChannelState& state) const {
+  if (state.empty()) return 0;
+  if (state.data.size() != 1 || state.data[0].persist ||
+      !state.continuations.empty()) {
+    return absl::FailedPreconditionError("balance channel: not one datum");
+  }
+  std::shared_ptr<const interp::StoredValue> holder;
+  ASSIGN_OR_RETURN(const interp::DataValue* d,
+                   interp::DataOf(*state.data[0].value, holder));
+  return BalanceOf(d->pars);
+}
+
+absl::StatusOr<rspace::ChannelState> BalanceCodec::Write(const Hash32& channel,
+                                                         int64_t value) const {
+  if (value < 0) {
+    return absl::InvalidArgumentError("balance codec: negative value");
+  }
+  interp::DataValue data;
+  data.pars.push_back(interp::IntPar(value));
+  ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeDataTerm(std::move(data)));
+  rspace::ChannelState state;
+  rspace::Datum d;
+  d.source = rspace::HashProduce(channel, term->hash(), false, 0);
+  d.value = std::move(term);
+  state.data.push_back(std::move(d));
+  return state;
+}
+
+}  // namespace rnode::casper::contracts

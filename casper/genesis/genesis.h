@@ -1,0 +1,56 @@
+// The genesis block and state (docs/contracts.md "Genesis"): from the
+// parsed bonds.txt and wallets.txt, a shard name and the PoS parameters,
+// a deterministic state root and the block that names it.
+#ifndef RNODE_CASPER_GENESIS_GENESIS_H_
+#define RNODE_CASPER_GENESIS_GENESIS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "casper/contracts/pos.h"
+#include "casper/contracts/system_contracts.h"
+#include "casper/genesis/genesis_files.h"
+#include "rholang/interpreter/reducer.h"
+#include "rspace/space.h"
+#include "util/bytes.h"
+
+namespace rnode::casper::genesis {
+
+struct GenesisParams {
+  std::string shard_id = "root";
+  int64_t timestamp = 0;  // block time, ms
+  contracts::PosParams pos;
+  std::vector<Bond> bonds;      // ParseBonds
+  std::vector<Wallet> wallets;  // ParseWallets
+};
+
+struct GenesisBlock {
+  std::string shard_id;
+  int64_t timestamp = 0;
+  int64_t block_number = 0;
+  Hash32 pre_state{};   // the empty state
+  Hash32 post_state{};  // after wallets and bonds
+  std::vector<contracts::Bond> bonds;  // ascending by key
+  int64_t total_supply = 0;  // wallets + stakes, in dust
+  // blake2b256 of the encoding in docs/contracts.md "Genesis".
+  Hash32 hash{};
+};
+
+// Builds the genesis state on `space` (reset to the empty root first) and
+// checkpoints it. `contracts` and the runtime's options must come from the
+// same SystemContracts. InvalidArgument for no bonds, an invalid stake
+// (out of the PoS bounds) or a total supply above INT64_MAX; the space's
+// errors otherwise. The result depends only on `params`.
+absl::StatusOr<GenesisBlock> CreateGenesis(
+    const GenesisParams& params, rspace::Space* space,
+    contracts::SystemContracts* contracts,
+    rholang::interp::Runtime* runtime);
+
+// The block hash preimage (docs/contracts.md): exposed for tests.
+Bytes GenesisBlockPreimage(const GenesisBlock& block);
+
+}  // namespace rnode::casper::genesis
+
+#endif  // RNODE_CASPER_GENESIS_GENESIS_H_

@@ -1,0 +1,125 @@
+// The genesis block and state from bonds.txt / wallets.txt.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "casper/contracts/names.h"
+#include "casper/genesis/genesis.h"
+#include "gtest/gtest.h"
+#include "tests/casper/contract_env.h"
+#include "util/bytes.h"
+
+namespace rnode::casper {
+namespace {
+
+using testing::ContractEnv;
+using testing::MakeTestKey;
+
+genesis::GenesisParams Params() {
+  std::string bonds;
+  std::string wallets;
+  for (uint8_t i = 1; i <= 3; ++i) {
+    auto k = MakeTestKey(i);
+    absl::StrAppend(&bonds, HexEncode(ByteView(k.pk)), " ", 1000 * i, "\n");
+    absl::StrAppend(&wallets, k.address, ",", 50'000'000'000 + i, "\n");
+  }
+  absl::StrAppend(&wallets, MakeTestKey(9).address, ",0\n");
+  genesis::GenesisParams p;
+  p.shard_id = "root";
+  p.timestamp = 1'700'000'000'000;
+  p.bonds = *genesis::ParseBonds(bonds, "bonds.txt");
+  p.wallets = *genesis::ParseWallets(wallets, "wallets.txt");
+  return p;
+}
+
+absl::StatusOr<genesis::GenesisBlock> Build(ContractEnv& env,
+                                            const genesis::GenesisParams& p) {
+  return genesis::CreateGenesis(p, env.space.get(), env.contracts.get(),
+                                env.runtime.get());
+}
+
+TEST(GenesisTest, SameFilesGiveTheSameBlockOnEveryRunAndThreadCount) {
+  std::vector<genesis::GenesisBlock> blocks;
+  for (int threads : {1, 1, 2, 4}) {
+    ContractEnv env(threads);
+    auto b = Build(env, Params());
+    ASSERT_TRUE(b.ok()) << b.status();
+    blocks.push_back(*b);
+  }
+  for (const auto& b : blocks) {
+    EXPECT_EQ(b.post_state, blocks[0].post_state);
+    EXPECT_EQ(b.hash, blocks[0].hash);
+  }
+  EXPECT_NE(blocks[0].post_state, blocks[0].pre_state);
+}
+
+TEST(GenesisTest, StateHoldsTheWalletsAndTheStakes) {
+  ContractEnv env;
+  auto b = Build(env, Params());
+  ASSERT_TRUE(b.ok()) << b.status();
+  for (uint8_t i = 1; i <= 3; ++i) {
+    EXPECT_EQ(env.Balance(MakeTestKey(i).address), 50'000'000'000 + i);
+  }
+  EXPECT_EQ(env.Balance(MakeTestKey(9).address), 0);
+  EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), 6000);
+  EXPECT_EQ(b->total_supply, 150'000'000'006 + 6000);
+  ASSERT_EQ(b->bonds.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(
+      b->bonds.begin(), b->bonds.end(),
+      [](const auto& x, const auto& y) { return x.validator < y.validator; }));
+}
+
+TEST(GenesisTest, BondsAreReadNativelyFromTheStateRoot) {
+  ContractEnv env;
+  auto b = Build(env, Params());
+  ASSERT_TRUE(b.ok()) << b.status();
+  contracts::ValidatorsCache cache(&env.space->history());
+  auto v = cache.Get(b->post_state);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ((*v)->bonds, b->bonds);
+  EXPECT_EQ((*v)->active.size(), 3u);
+  EXPECT_FALSE(cache.Get(b->pre_state).ok());
+}
+
+TEST(GenesisTest, FileContentChangesTheRoot) {
+  ContractEnv a;
+  ContractEnv b;
+  genesis::GenesisParams p = Params();
+  auto x = Build(a, p);
+  p.wallets[0].balance += 1;
+  auto y = Build(b, p);
+  ASSERT_TRUE(x.ok() && y.ok());
+  EXPECT_NE(x->post_state, y->post_state);
+  EXPECT_NE(x->hash, y->hash);
+}
+
+TEST(GenesisTest, RefusesNoBondsAndOverflowingSupply) {
+  ContractEnv env;
+  genesis::GenesisParams p = Params();
+  p.bonds.clear();
+  EXPECT_EQ(Build(env, p).status().code(), absl::StatusCode::kInvalidArgument);
+  p = Params();
+  p.wallets[0].balance = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(Build(env, p).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(GenesisTest, ATransferRunsOnTheGenesisState) {
+  ContractEnv env;
+  ASSERT_TRUE(Build(env, Params()).ok());
+  auto a = MakeTestKey(1);
+  auto out = env.Deploy(a, absl::StrCat(R"(
+new rl(`rho:registry:lookup`), deployerId(`rho:system:deployerId`), v, f, k, r in {
+  rl!(`rho:vault:system`, *v) |
+  for (@(_, V) <- v) {
+    @V!("findOrCreate", ")", a.address, R"(", *f) |
+    @V!("deployerAuthKey", *deployerId, *k) |
+    for (@(true, from) <- f; key <- k) {
+      @from!("transfer", ")", MakeTestKey(9).address, R"(", 123, *key, *r)
+    }
+  }
+})"));
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  EXPECT_EQ(env.Balance(MakeTestKey(9).address), 123);
+}
+
+}  // namespace
+}  // namespace rnode::casper

@@ -1,0 +1,239 @@
+// The REV vault and native cost accounting, driven by signed deploys
+// through the DeployExecutor (the acceptance checks of issue #6).
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "casper/contracts/ledger.h"
+#include "casper/contracts/names.h"
+#include "gtest/gtest.h"
+#include "tests/casper/contract_env.h"
+
+namespace rnode::casper {
+namespace {
+
+using testing::ContractEnv;
+using testing::MakeTestKey;
+using testing::TestKey;
+
+// A wallet's transfer deploy in the shape current clients send: the vault
+// contract from the registry under rho:vault:system, both vaults and the
+// deployer's auth key joined, the result printed and sent to the deploy id.
+constexpr char kTransferTemplate[] = R"(
+new deployId(`rho:rchain:deployId`), deployerId(`rho:system:deployerId`),
+    rl(`rho:registry:lookup`), stdout(`rho:io:stdout`),
+    vaultsCh, fromCh, toCh, keyCh, resultCh in {
+  rl!(`$URI`, *vaultsCh) |
+  for (@(_, Vaults) <- vaultsCh) {
+    @Vaults!("findOrCreate", "$FROM", *fromCh) |
+    @Vaults!("findOrCreate", "$TO", *toCh) |
+    @Vaults!("deployerAuthKey", *deployerId, *keyCh) |
+    for (@(true, from) <- fromCh; key <- keyCh; @(true, to) <- toCh) {
+      @from!("transfer", "$TO", $AMOUNT, *key, *resultCh) |
+      for (@result <- resultCh) {
+        stdout!(("transfer", result)) | deployId!(result)
+      }
+    }
+  }
+}
+)";
+
+std::string Transfer(const std::string& from, const std::string& to,
+                     const std::string& amount,
+                     const std::string& uri = "rho:vault:system") {
+  return absl::StrReplaceAll(kTransferTemplate, {{"$URI", uri},
+                                                 {"$FROM", from},
+                                                 {"$TO", to},
+                                                 {"$AMOUNT", amount}});
+}
+
+constexpr char kBalanceTemplate[] = R"(
+new rl(`rho:registry:lookup`), stdout(`rho:io:stdout`), vaultsCh, vaultCh,
+    balanceCh in {
+  rl!(`rho:vault:system`, *vaultsCh) |
+  for (@(_, Vaults) <- vaultsCh) {
+    @Vaults!("findOrCreate", "$ADDR", *vaultCh) |
+    for (@(true, vault) <- vaultCh) {
+      @vault!("balance", *balanceCh) |
+      for (@balance <- balanceCh) { stdout!(("balance", balance)) }
+    }
+  }
+}
+)";
+
+constexpr int64_t kFunds = 100'000'000'000;  // 1,000 REV in dust
+constexpr int64_t kLimit = 1'000'000;
+
+class VaultTest : public ::testing::Test {
+ protected:
+  VaultTest() : alice(MakeTestKey(1)), bob(MakeTestKey(2)) {
+    env.Fund(alice.address, kFunds);
+  }
+  ContractEnv env;
+  TestKey alice;
+  TestKey bob;
+};
+
+TEST_F(VaultTest, StandardTransferMovesExactAmountsWithPrechargeAndRefund) {
+  auto out = env.Deploy(alice, Transfer(alice.address, bob.address, "2500"),
+                        kLimit, /*phlo_price=*/3);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->error.ok()) << out->error;
+  EXPECT_EQ(out->system_error, "");
+  ASSERT_GT(out->cost, 0);
+  EXPECT_EQ(out->charged, kLimit * 3);
+  EXPECT_EQ(out->refunded, (kLimit - out->cost) * 3);
+  ASSERT_EQ(env.lines.out.size(), 1u);
+  EXPECT_EQ(env.lines.out[0], "(\"transfer\", (true, Nil))");
+  EXPECT_EQ(env.Balance(bob.address), 2500);
+  EXPECT_EQ(env.Balance(alice.address), kFunds - 2500 - out->cost * 3);
+  EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), out->cost * 3);
+}
+
+TEST_F(VaultTest, OlderRegistryNameWorksToo) {
+  auto out = env.Deploy(
+      alice, Transfer(alice.address, bob.address, "7", "rho:rchain:revVault"));
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  EXPECT_EQ(env.Balance(bob.address), 7);
+}
+
+TEST_F(VaultTest, BalanceQueryReadsTheVault) {
+  auto out = env.Deploy(
+      bob, absl::StrReplaceAll(kBalanceTemplate, {{"$ADDR", alice.address}}),
+      kLimit, /*phlo_price=*/0);
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_EQ(env.lines.out.size(), 1u);
+  EXPECT_EQ(env.lines.out[0], absl::StrCat("(\"balance\", ", kFunds, ")"));
+}
+
+struct Refusal {
+  std::string name;
+  std::string amount;
+  std::string reply;
+};
+
+class VaultRefusalTest : public VaultTest,
+                         public ::testing::WithParamInterface<Refusal> {};
+
+TEST_P(VaultRefusalTest, RefusedTransferMovesNothingButFees) {
+  const Refusal& r = GetParam();
+  auto out = env.Deploy(alice, Transfer(alice.address, bob.address, r.amount),
+                        kLimit, 1);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->error.ok()) << out->error;
+  ASSERT_EQ(env.lines.out.size(), 1u);
+  EXPECT_EQ(env.lines.out[0], "(\"transfer\", (false, \"" + r.reply + "\"))");
+  EXPECT_EQ(env.Balance(bob.address), 0);
+  EXPECT_EQ(env.Balance(alice.address), kFunds - out->cost);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, VaultRefusalTest,
+    ::testing::Values(
+        Refusal{"InsufficientFunds", "100000000001", "Insufficient funds"},
+        Refusal{"NegativeAmount", "-5", "Amount must be positive value"},
+        Refusal{"ZeroAmount", "0", "Amount must be positive value"},
+        Refusal{"NotAnInt", "\"10\"", "Amount must be an Int"}),
+    [](const auto& info) { return info.param.name; });
+
+TEST_F(VaultTest, WrongAuthKeyIsRefused) {
+  // Bob asks for his own key and tries to spend Alice's vault with it.
+  auto out = env.Deploy(bob, Transfer(alice.address, bob.address, "10"),
+                        kLimit, 0);
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_EQ(env.lines.out.size(), 1u);
+  EXPECT_EQ(env.lines.out[0], "(\"transfer\", (false, \"Invalid AuthKey\"))");
+  EXPECT_EQ(env.Balance(alice.address), kFunds);
+  EXPECT_EQ(env.Balance(bob.address), 0);
+}
+
+TEST_F(VaultTest, InvalidTargetAddressIsRefusedFirst) {
+  auto out = env.Deploy(alice, Transfer(alice.address, "1111notAnAddress", "-1"),
+                        kLimit, 0);
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  // findOrCreate of the target already fails: the join never fires.
+  EXPECT_TRUE(env.lines.out.empty());
+  EXPECT_EQ(env.Balance(alice.address), kFunds);
+}
+
+TEST_F(VaultTest, DeployerWithoutFundsGetsPaymentErrorAndNothingMoves) {
+  Hash32 before = env.Checkpoint();
+  auto out = env.Deploy(bob, Transfer(bob.address, alice.address, "1"), kLimit,
+                        1);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_EQ(out->system_error, "Deploy payment failed: Insufficient funds");
+  EXPECT_EQ(out->cost, 0);
+  EXPECT_EQ(out->charged, 0);
+  EXPECT_TRUE(out->changes.channels.empty());
+  EXPECT_TRUE(env.lines.out.empty());
+  EXPECT_EQ(env.Checkpoint(), before);
+}
+
+TEST_F(VaultTest, FailedProgramKeepsPrechargeAndRefundsNothingWhenOutOfPhlo) {
+  // A loop that runs out of phlo: the whole limit is paid.
+  auto out = env.Deploy(alice, "new loop in { contract loop(_) = { loop!(0) } | loop!(0) }",
+                        50'000, 2);
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_FALSE(out->error.ok());
+  EXPECT_EQ(out->cost, 50'000);
+  EXPECT_EQ(out->refunded, 0);
+  EXPECT_EQ(env.Balance(alice.address), kFunds - 100'000);
+  EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), 100'000);
+}
+
+TEST_F(VaultTest, NumberDiffsAreTheExactBalanceChanges) {
+  auto out = env.Deploy(alice, Transfer(alice.address, bob.address, "40"),
+                        kLimit, 1);
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  auto alice_ch = *contracts::BalanceChannelHash(alice.address);
+  auto bob_ch = *contracts::BalanceChannelHash(bob.address);
+  auto pos_ch = *contracts::BalanceChannelHash(contracts::PosVaultAddress());
+  std::map<Hash32, int64_t> diffs;
+  for (const auto& d : out->number_diffs) diffs[d.channel] = d.delta;
+  EXPECT_EQ(diffs.size(), 3u);
+  EXPECT_EQ(diffs[alice_ch], -40 - out->cost);
+  EXPECT_EQ(diffs[bob_ch], 40);
+  EXPECT_EQ(diffs[pos_ch], out->cost);
+}
+
+TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
+  Hash32 start = env.Checkpoint();
+  auto out = env.Deploy(alice, Transfer(alice.address, bob.address, "99"),
+                        kLimit, 1);
+  ASSERT_TRUE(out.ok() && out->error.ok());
+  Hash32 played = env.Checkpoint();
+
+  ASSERT_TRUE(env.space->Reset(start).ok());
+  DeployData d;
+  d.term = Transfer(alice.address, bob.address, "99");
+  d.timestamp = 1'700'000'000'000;
+  d.phlo_limit = kLimit;
+  d.phlo_price = 1;
+  d.shard_id = "root";
+  auto sd = SignedDeploy::Sign(d, alice.sk);
+  ASSERT_TRUE(sd.ok());
+  auto replayed = env.executor->Replay(*sd, env.block, out->events);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->cost, out->cost);
+  EXPECT_EQ(env.Checkpoint(), played);
+}
+
+TEST(VaultThreadsTest, SameDeploysGiveTheSameRootOnAnyThreadCount) {
+  std::vector<Hash32> roots;
+  for (int threads : {1, 4}) {
+    ContractEnv env(threads);
+    TestKey a = MakeTestKey(1);
+    TestKey b = MakeTestKey(2);
+    env.Fund(a.address, kFunds);
+    for (int i = 0; i < 3; ++i) {
+      auto out = env.Deploy(a, Transfer(a.address, b.address, "5"), kLimit, 1,
+                            1'700'000'000'000 + i);
+      ASSERT_TRUE(out.ok() && out->error.ok());
+    }
+    roots.push_back(env.Checkpoint());
+  }
+  EXPECT_EQ(roots[0], roots[1]);
+}
+
+}  // namespace
+}  // namespace rnode::casper
