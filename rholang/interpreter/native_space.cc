@@ -70,9 +70,7 @@ absl::StatusOr<rspace::TermPtr> SpaceNative::ChannelTerm(
 }
 
 absl::StatusOr<std::optional<std::vector<ir::ParPtr>>>
-SpaceNative::ReadUnrecorded(const ir::ParPtr& channel) {
-  RETURN_IF_ERROR(Charge(cost::kReceive));
-  ASSIGN_OR_RETURN(rspace::TermPtr chan, ChannelTerm(channel));
+SpaceNative::FirstDatum(const rspace::TermPtr& chan) {
   ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
                    space_->GetData(chan->hash()));
   if (data.empty()) return std::nullopt;
@@ -81,17 +79,22 @@ SpaceNative::ReadUnrecorded(const ir::ParPtr& channel) {
   return first->pars;
 }
 
+absl::StatusOr<std::optional<std::vector<ir::ParPtr>>>
+SpaceNative::ReadUnrecorded(const ir::ParPtr& channel) {
+  RETURN_IF_ERROR(Charge(cost::kReceive));
+  ASSIGN_OR_RETURN(rspace::TermPtr chan, ChannelTerm(channel));
+  return FirstDatum(chan);
+}
+
 absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> SpaceNative::Read(
     const ir::ParPtr& channel, bool peek) {
   RETURN_IF_ERROR(
       Charge(cost::kReceive + cost::kEventBase + cost::kEventPerChannel));
   ASSIGN_OR_RETURN(rspace::TermPtr chan, ChannelTerm(channel));
-  ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
-                   space_->GetData(chan->hash()));
-  if (data.empty()) return std::nullopt;
-  std::shared_ptr<const StoredValue> holder;
-  ASSIGN_OR_RETURN(const DataValue* first, DataOf(*data.front().value, holder));
-  ASSIGN_OR_RETURN(rspace::TermPtr pat, ReadPattern(first->pars.size()));
+  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> first,
+                   FirstDatum(chan));
+  if (!first.has_value()) return std::nullopt;
+  ASSIGN_OR_RETURN(rspace::TermPtr pat, ReadPattern(first->size()));
   const rspace::TermPtr& kt = ReadContinuation();
   ASSIGN_OR_RETURN(std::optional<rspace::Comm> comm,
                    space_->Consume(ctx_, {chan}, {pat}, kt, /*persist=*/false,

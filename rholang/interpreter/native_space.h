@@ -48,6 +48,9 @@ class SpaceNative final : public NativeSpace {
   absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> Read(
       const ir::ParPtr& channel, bool peek);
   absl::Status Charge(int64_t amount);
+  // The values of the first datum on `chan`, nullopt if none (unrecorded).
+  absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> FirstDatum(
+      const rspace::TermPtr& chan);
   // The channel's term, remembered process-wide (keyed by the IR hash;
   // native code uses few channels per deploy, a balance each for the
   // deployer and the PoS vault being the hot ones). At most

@@ -47,6 +47,23 @@ std::string Transfer(const std::string& from, const std::string& to,
                                                  {"$AMOUNT", amount}});
 }
 
+// The shape of a Python client's transfer: only the sender's vault and key
+// are joined, the receiver's vault is not looked up first, the result goes
+// nowhere but the deploy id.
+constexpr char kMinimalTransferTemplate[] = R"(
+new rl(`rho:registry:lookup`), deployerId(`rho:rchain:deployerId`),
+    deployId(`rho:rchain:deployId`), vaultCh, authKeyCh, ret in {
+  rl!(`rho:vault:system`, *ret) |
+  for (@(_, vaults) <- ret) {
+    @vaults!("findOrCreate", "$FROM", *vaultCh) |
+    @vaults!("deployerAuthKey", *deployerId, *authKeyCh) |
+    for (@(true, vault) <- vaultCh; key <- authKeyCh) {
+      @vault!("transfer", "$TO", $AMOUNT, *key, *deployId)
+    }
+  }
+}
+)";
+
 constexpr char kBalanceTemplate[] = R"(
 new rl(`rho:registry:lookup`), stdout(`rho:io:stdout`), vaultsCh, vaultCh,
     balanceCh in {
@@ -88,6 +105,19 @@ TEST_F(VaultTest, StandardTransferMovesExactAmountsWithPrechargeAndRefund) {
   EXPECT_EQ(env.Balance(bob.address), 2500);
   EXPECT_EQ(env.Balance(alice.address), kFunds - 2500 - out->cost * 3);
   EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), out->cost * 3);
+}
+
+TEST_F(VaultTest, MinimalClientTransferToAnUnusedAddressCompletes) {
+  auto out = env.Deploy(
+      alice, absl::StrReplaceAll(kMinimalTransferTemplate,
+                                 {{"$FROM", alice.address},
+                                  {"$TO", bob.address},
+                                  {"$AMOUNT", "31415"}}),
+      kLimit, 2);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->error.ok()) << out->error;
+  EXPECT_EQ(env.Balance(bob.address), 31415);
+  EXPECT_EQ(env.Balance(alice.address), kFunds - 31415 - 2 * out->cost);
 }
 
 TEST_F(VaultTest, OlderRegistryNameWorksToo) {
