@@ -3,6 +3,7 @@
 
 #include <sys/random.h>
 
+#include <fstream>
 #include <istream>
 #include <iterator>
 #include <ostream>
@@ -96,17 +97,39 @@ int RunSignDeploy(const casper::DeployData& data,
   return 0;
 }
 
-int RunVerifyDeploy(std::istream& in, std::ostream& out, std::ostream& err) {
+namespace {
+
+// All of `in`, at most kMaxDeployJsonBytes.
+absl::StatusOr<std::string> ReadBounded(std::istream& in) {
   std::string text;
   char buf[1 << 16];
   while (in.read(buf, sizeof buf) || in.gcount() > 0) {
     text.append(buf, static_cast<size_t>(in.gcount()));
     if (text.size() > kMaxDeployJsonBytes) {
-      err << "invalid: input exceeds " << kMaxDeployJsonBytes << " bytes\n";
-      return 1;
+      return absl::ResourceExhaustedError(
+          "input exceeds " + std::to_string(kMaxDeployJsonBytes) + " bytes");
     }
   }
-  absl::StatusOr<casper::SignedDeploy> deploy = DeployFromJson(text);
+  return text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> ReadDeployJson(const std::string& path,
+                                           std::istream& stdin_stream) {
+  if (path == "-") return ReadBounded(stdin_stream);
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError("cannot open " + path);
+  return ReadBounded(file);
+}
+
+int RunVerifyDeploy(std::istream& in, std::ostream& out, std::ostream& err) {
+  absl::StatusOr<std::string> text = ReadBounded(in);
+  if (!text.ok()) {
+    err << "invalid: " << text.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<casper::SignedDeploy> deploy = DeployFromJson(*text);
   if (!deploy.ok()) {
     err << "invalid: " << deploy.status().message() << "\n";
     return 1;

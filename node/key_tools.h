@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "casper/deploy.h"
 
 namespace rnode::node {
@@ -30,6 +31,12 @@ int RunSignDeploy(const casper::DeployData& data,
 // Reads a JSON deploy from `in` (at most kMaxDeployJsonBytes), prints
 // "valid" (exit 0) or "invalid: <reason>" to `err` (exit 1).
 int RunVerifyDeploy(std::istream& in, std::ostream& out, std::ostream& err);
+
+// The JSON deploy text of `path` ("-": all of `stdin_stream`), at most
+// kMaxDeployJsonBytes. NotFound / the OS error for a file that cannot be
+// read, ResourceExhausted when larger.
+absl::StatusOr<std::string> ReadDeployJson(const std::string& path,
+                                           std::istream& stdin_stream);
 
 // Largest JSON deploy read by verify-deploy: the term limit, doubled for
 // JSON escapes, plus room for the other fields.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "node/genesis_tool.h"
 #include "node/key_tools.h"
 #include "util/logging.h"
 
@@ -45,6 +46,31 @@ int main(int argc, char** argv) {
   CLI::App* verify = app.add_subcommand(
       "verify-deploy", "Verify a JSON deploy read from standard input");
 
+  rnode::node::GenesisToolOptions genesis_options;
+  auto add_genesis_options = [&genesis_options](CLI::App* cmd) {
+    cmd->add_option("--bonds", genesis_options.bonds_path,
+                    "bonds.txt: <public key hex> <stake> per line")
+        ->required();
+    cmd->add_option("--wallets", genesis_options.wallets_path,
+                    "wallets.txt: <REV address>,<balance> per line")
+        ->required();
+    cmd->add_option("--shard-id", genesis_options.shard_id, "shard name");
+    cmd->add_option("--genesis-timestamp", genesis_options.timestamp,
+                    "genesis block time, ms");
+    cmd->add_option("--threads", genesis_options.threads,
+                    "interpreter threads");
+  };
+  CLI::App* genesis = app.add_subcommand(
+      "genesis", "Build the genesis block from bonds and wallets and print it");
+  add_genesis_options(genesis);
+  CLI::App* eval = app.add_subcommand(
+      "eval-deploy",
+      "Run one signed JSON deploy (file or - for stdin) on the genesis state");
+  add_genesis_options(eval);
+  std::string deploy_path;
+  eval->add_option("deploy", deploy_path, "JSON deploy file, or -")
+      ->required();
+
   CLI11_PARSE(app, argc, argv);
   if (absl::Status s = rnode::SetLogLevel(log_level); !s.ok()) {
     std::cerr << "error: " << s.message() << "\n";
@@ -60,5 +86,18 @@ int main(int argc, char** argv) {
                                       std::cerr);
   }
   if (*verify) return rnode::node::RunVerifyDeploy(std::cin, std::cout, std::cerr);
+  if (*genesis) {
+    return rnode::node::RunGenesis(genesis_options, std::cout, std::cerr);
+  }
+  if (*eval) {
+    absl::StatusOr<std::string> json =
+        rnode::node::ReadDeployJson(deploy_path, std::cin);
+    if (!json.ok()) {
+      std::cerr << "error: " << json.status().message() << "\n";
+      return 1;
+    }
+    return rnode::node::RunEvalDeploy(genesis_options, *json, std::cout,
+                                      std::cerr);
+  }
   return 2;
 }

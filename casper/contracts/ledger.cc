@@ -137,6 +137,13 @@ absl::Status Ledger::Mint(interp::NativeSpace& space, std::string_view address,
   return Write(space, c, balance + amount);
 }
 
+std::optional<std::string> Ledger::KnownAddress(const Hash32& channel) const {
+  for (const auto& [address, c] : channels_) {
+    if (c.hash == channel) return address;
+  }
+  return std::nullopt;
+}
+
 std::vector<NumberDiff> Ledger::Diffs() const {
   std::vector<NumberDiff> out;
   out.reserve(touched_.size());

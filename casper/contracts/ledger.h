@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <string_view>
@@ -82,6 +83,11 @@ class Ledger {
   // Adds `amount` (>= 0) to `address` out of nothing: genesis only.
   absl::Status Mint(rholang::interp::NativeSpace& space,
                     std::string_view address, int64_t amount);
+
+  // The address of a balance channel this ledger has used recently (its
+  // memory of channels), for reports; nullopt if not remembered. Linear in
+  // the memory's size: not for hot paths.
+  std::optional<std::string> KnownAddress(const Hash32& channel) const;
 
   // --- Number-channel tracking (merge input) ---
   // Starts a deploy: forgets what was touched.

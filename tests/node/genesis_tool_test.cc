@@ -1,0 +1,132 @@
+// `rnode genesis` and `rnode eval-deploy`.
+#include "node/genesis_tool.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "casper/deploy.h"
+#include "crypto/secp256k1.h"
+#include "gtest/gtest.h"
+#include "node/deploy_json.h"
+#include "rholang/interpreter/process_util.h"
+#include "util/bytes.h"
+
+namespace rnode::node {
+namespace {
+
+struct Key {
+  crypto::Secp256k1PrivateKey sk{};
+  crypto::Secp256k1PublicKey pk{};
+  std::string address;
+};
+
+Key MakeKey(uint8_t seed) {
+  Key k;
+  k.sk.fill(seed);
+  k.pk = crypto::Secp256k1PublicKeyOf(k.sk);
+  k.address = *rholang::interp::AddressOfKey(ByteView(k.pk));
+  return k;
+}
+
+class GenesisToolTest : public ::testing::Test {
+ protected:
+  GenesisToolTest() : alice(MakeKey(1)), bob(MakeKey(2)) {
+    const std::string dir = ::testing::TempDir();
+    options.bonds_path = dir + "/genesis_tool_bonds.txt";
+    options.wallets_path = dir + "/genesis_tool_wallets.txt";
+    Write(options.bonds_path, HexEncode(ByteView(alice.pk)) + " 1000\n");
+    Write(options.wallets_path, alice.address + ",5000000\n");
+  }
+  ~GenesisToolTest() override {
+    std::remove(options.bonds_path.c_str());
+    std::remove(options.wallets_path.c_str());
+  }
+  static void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+
+  GenesisToolOptions options;
+  Key alice;
+  Key bob;
+};
+
+TEST_F(GenesisToolTest, PrintsTheBlockAndIsDeterministic) {
+  std::ostringstream out1, out2, err;
+  ASSERT_EQ(RunGenesis(options, out1, err), 0) << err.str();
+  options.threads = 3;
+  ASSERT_EQ(RunGenesis(options, out2, err), 0) << err.str();
+  EXPECT_EQ(out1.str(), out2.str());
+  EXPECT_NE(out1.str().find("validators: 1\nwallets: 1\ntotal supply: 5001000\n"),
+            std::string::npos)
+      << out1.str();
+  EXPECT_NE(out1.str().find("block hash: "), std::string::npos);
+}
+
+TEST_F(GenesisToolTest, BadLineIsReportedWithFileAndLine) {
+  Write(options.wallets_path, alice.address + ",5\nnot-an-address,7\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunGenesis(options, out, err), 1);
+  EXPECT_NE(err.str().find(options.wallets_path + ":2:"), std::string::npos)
+      << err.str();
+  EXPECT_TRUE(out.str().empty());
+}
+
+TEST_F(GenesisToolTest, MissingFileIsAnError) {
+  options.bonds_path += ".missing";
+  std::ostringstream out, err;
+  EXPECT_EQ(RunGenesis(options, out, err), 1);
+  EXPECT_NE(err.str().find(options.bonds_path), std::string::npos);
+}
+
+TEST_F(GenesisToolTest, EvalDeployRunsATransferWithCostAccounting) {
+  casper::DeployData d;
+  d.term = absl::StrCat(R"(
+new rl(`rho:registry:lookup`), deployerId(`rho:rchain:deployerId`),
+    stdout(`rho:io:stdout`), v, f, k, r in {
+  rl!(`rho:vault:system`, *v) |
+  for (@(_, vaults) <- v) {
+    @vaults!("findOrCreate", ")", alice.address, R"(", *f) |
+    @vaults!("deployerAuthKey", *deployerId, *k) |
+    for (@(true, from) <- f; key <- k) {
+      @from!("transfer", ")", bob.address, R"(", 1234, *key, *r) |
+      for (@result <- r) { stdout!(result) }
+    }
+  }
+})");
+  d.timestamp = 1'700'000'000'000;
+  d.phlo_limit = 100'000;
+  d.phlo_price = 1;
+  d.shard_id = "root";
+  auto signed_deploy = casper::SignedDeploy::Sign(d, alice.sk);
+  ASSERT_TRUE(signed_deploy.ok());
+  std::ostringstream out, err;
+  ASSERT_EQ(RunEvalDeploy(options, DeployToJson(*signed_deploy), out, err), 0)
+      << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("stdout: (true, Nil)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("charged: 100000\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(absl::StrCat("balance ", bob.address, ": 0 -> 1234\n")),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("error:"), std::string::npos) << text;
+}
+
+TEST_F(GenesisToolTest, EvalDeployRefusesAnotherShard) {
+  casper::DeployData d;
+  d.term = "Nil";
+  d.timestamp = 1;
+  d.phlo_limit = 1000;
+  d.phlo_price = 1;
+  d.shard_id = "other";
+  auto signed_deploy = casper::SignedDeploy::Sign(d, alice.sk);
+  ASSERT_TRUE(signed_deploy.ok());
+  std::ostringstream out, err;
+  EXPECT_EQ(RunEvalDeploy(options, DeployToJson(*signed_deploy), out, err), 1);
+  EXPECT_NE(err.str().find("shardId 'other'"), std::string::npos) << err.str();
+}
+
+}  // namespace
+}  // namespace rnode::node
