@@ -39,6 +39,8 @@ class Collect final : public interp::OutputSink {
 
 // A genesis state in memory with the runtime over it.
 struct World {
+  explicit World(const casper::contracts::PosParams& pos)
+      : contracts(casper::contracts::ContractsOptions{.pos = pos}) {}
   rspace::InMemoryStore store{kStoreColumns};
   std::unique_ptr<rspace::Space> space;
   casper::contracts::SystemContracts contracts;
@@ -81,6 +83,7 @@ int Build(const GenesisToolOptions& o, World& w, std::ostream& err) {
   }
   w.params.shard_id = o.shard_id;
   w.params.timestamp = o.timestamp;
+  w.params.pos = o.pos;
   w.params.bonds = *std::move(bonds);
   w.params.wallets = *std::move(wallets);
   rspace::SpaceOptions so;
@@ -113,7 +116,7 @@ int Build(const GenesisToolOptions& o, World& w, std::ostream& err) {
 
 int RunGenesis(const GenesisToolOptions& options, std::ostream& out,
                std::ostream& err) {
-  World w;
+  World w(options.pos);
   if (int rc = Build(options, w, err); rc != 0) return rc;
   out << "shard: " << w.block.shard_id << "\n"
       << "validators: " << w.block.bonds.size() << "\n"
@@ -137,7 +140,7 @@ int RunEvalDeploy(const GenesisToolOptions& options,
         << "' is not the shard '" << options.shard_id << "'\n";
     return 1;
   }
-  World w;
+  World w(options.pos);
   if (int rc = Build(options, w, err); rc != 0) return rc;
 
   casper::DeployExecutor executor(w.space.get(), &w.contracts,

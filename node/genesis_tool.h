@@ -10,6 +10,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "casper/contracts/pos.h"
+
 namespace rnode::node {
 
 struct GenesisToolOptions {
@@ -18,6 +20,7 @@ struct GenesisToolOptions {
   std::string shard_id = "root";
   int64_t timestamp = 0;  // genesis block time, ms
   int threads = 1;        // interpreter threads (results do not depend on it)
+  casper::contracts::PosParams pos;  // bond bounds, epoch, quarantine, ...
 };
 
 // Prints "shard: ", "validators: ", "wallets: ", "total supply: ",

@@ -59,6 +59,15 @@ int main(int argc, char** argv) {
                     "genesis block time, ms");
     cmd->add_option("--threads", genesis_options.threads,
                     "interpreter threads");
+    auto& pos = genesis_options.pos;
+    cmd->add_option("--bond-minimum", pos.minimum_bond, "smallest stake");
+    cmd->add_option("--bond-maximum", pos.maximum_bond, "largest stake");
+    cmd->add_option("--epoch-length", pos.epoch_length, "blocks per epoch");
+    cmd->add_option("--quarantine-length", pos.quarantine_length,
+                    "blocks a withdrawal waits after its epoch");
+    cmd->add_option("--number-of-active-validators",
+                    pos.number_of_active_validators,
+                    "size of the active validator set");
   };
   CLI::App* genesis = app.add_subcommand(
       "genesis", "Build the genesis block from bonds and wallets and print it");

@@ -38,6 +38,7 @@ struct PosParams {
   int64_t number_of_active_validators = 100;
   // Fault tolerance threshold in parts per million (getFaultToleranceThresholdPpm).
   int64_t fault_tolerance_threshold_ppm = 100'000;
+  bool operator==(const PosParams&) const = default;
 };
 
 // A validator's stake; public keys are 65-byte uncompressed secp256k1.
@@ -73,6 +74,8 @@ class ProofOfStake {
   // blockHash, sysAuthToken); replies and error strings as the public node
   // (docs/contracts.md).
   rholang::interp::NativeObjectDef Object();
+
+  const PosParams& params() const { return params_; }
 
   // Genesis: writes the initial state (bonds active at once) and mints the
   // sum of the stakes into the PoS vault. InvalidArgument for a stake out of

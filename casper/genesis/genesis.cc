@@ -47,6 +47,11 @@ absl::StatusOr<GenesisBlock> CreateGenesis(
   if (params.bonds.empty()) {
     return absl::InvalidArgumentError("genesis: no bonded validators");
   }
+  if (!(params.pos == contracts->pos().params())) {
+    return absl::InvalidArgumentError(
+        "genesis: the PoS parameters differ from the contracts' (the node "
+        "must run with its genesis parameters)");
+  }
   GenesisBlock block;
   block.shard_id = params.shard_id;
   block.timestamp = params.timestamp;

@@ -21,6 +21,7 @@ namespace rnode::casper::genesis {
 struct GenesisParams {
   std::string shard_id = "root";
   int64_t timestamp = 0;  // block time, ms
+  // Must equal the PoS parameters `contracts` was made with.
   contracts::PosParams pos;
   std::vector<Bond> bonds;      // ParseBonds
   std::vector<Wallet> wallets;  // ParseWallets
@@ -40,9 +41,9 @@ struct GenesisBlock {
 
 // Builds the genesis state on `space` (reset to the empty root first) and
 // checkpoints it. `contracts` and the runtime's options must come from the
-// same SystemContracts. InvalidArgument for no bonds, an invalid stake
-// (out of the PoS bounds) or a total supply above INT64_MAX; the space's
-// errors otherwise. The result depends only on `params`.
+// same SystemContracts. InvalidArgument for no bonds, PoS parameters other
+// than the contracts', an invalid stake (out of the PoS bounds) or a total
+// supply above INT64_MAX; the space's errors otherwise. The result depends only on `params`.
 absl::StatusOr<GenesisBlock> CreateGenesis(
     const GenesisParams& params, rspace::Space* space,
     contracts::SystemContracts* contracts,

@@ -102,6 +102,18 @@ TEST(GenesisTest, RefusesNoBondsAndOverflowingSupply) {
   EXPECT_EQ(Build(env, p).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(GenesisTest, PosParametersMustBeTheContracts) {
+  ContractEnv env;
+  genesis::GenesisParams p = Params();
+  p.pos.epoch_length = 7;
+  auto b = Build(env, p);
+  EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
+  contracts::ContractsOptions o;
+  o.pos.epoch_length = 7;
+  ContractEnv matching(1, o);
+  EXPECT_TRUE(Build(matching, p).ok());
+}
+
 TEST(GenesisTest, ATransferRunsOnTheGenesisState) {
   ContractEnv env;
   ASSERT_TRUE(Build(env, Params()).ok());
