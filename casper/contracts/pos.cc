@@ -348,11 +348,21 @@ std::map<Bytes, int64_t> Shares(const State& s, int64_t pot) {
 }
 
 absl::Status CheckParams(const PosParams& p) {
-  if (p.minimum_bond < 1 || p.maximum_bond < p.minimum_bond ||
-      p.epoch_length < 1 || p.quarantine_length < 0 ||
-      p.number_of_active_validators < 1 ||
-      p.fault_tolerance_threshold_ppm < 0) {
-    return absl::InvalidArgumentError("PoS: invalid parameters");
+  auto bad = [](const char* what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("PoS: invalid parameters: ", what));
+  };
+  if (p.minimum_bond < 1) return bad("minimum bond must be at least 1");
+  if (p.maximum_bond < p.minimum_bond) {
+    return bad("maximum bond is below the minimum bond");
+  }
+  if (p.epoch_length < 1) return bad("epoch length must be at least 1");
+  if (p.quarantine_length < 0) return bad("quarantine length is negative");
+  if (p.number_of_active_validators < 1) {
+    return bad("number of active validators must be at least 1");
+  }
+  if (p.fault_tolerance_threshold_ppm < 0) {
+    return bad("fault tolerance threshold is negative");
   }
   return absl::OkStatus();
 }

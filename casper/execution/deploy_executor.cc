@@ -41,6 +41,56 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Replay(
   return out;
 }
 
+absl::StatusOr<DeployOutcome> DeployExecutor::PlaySystem(
+    const SystemDeploy& deploy, const interp::BlockInfo& block) {
+  rspace::EventLog log;
+  return RunSystem(deploy, block, log);
+}
+
+absl::StatusOr<DeployOutcome> DeployExecutor::ReplaySystem(
+    const SystemDeploy& deploy, const interp::BlockInfo& block,
+    std::span<const rspace::Event> recorded) {
+  ASSIGN_OR_RETURN(std::unique_ptr<rspace::EventLog> log,
+                   rspace::EventLog::ForReplay(recorded));
+  ASSIGN_OR_RETURN(DeployOutcome out, RunSystem(deploy, block, *log));
+  RETURN_IF_ERROR(log->CheckReplayDone());
+  return out;
+}
+
+absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
+    const SystemDeploy& deploy, const interp::BlockInfo& block,
+    rspace::EventLog& log) {
+  DeployOutcome out;
+  contracts::Ledger& ledger = contracts_->ledger();
+  ledger.BeginDeploy();
+  interp::SpaceNative native(
+      space_, rspace::OpContext{&log, &runtime_->matcher()}, nullptr);
+  rspace::SoftCheckpoint cp = space_->CreateSoftCheckpoint();
+  absl::Status st;
+  switch (deploy.kind) {
+    case SystemDeploy::Kind::kCloseBlock:
+      st = contracts_->pos().CloseBlock(native, block);
+      break;
+    case SystemDeploy::Kind::kSlash:
+      st = contracts_->pos().Slash(native, deploy.validator);
+      break;
+  }
+  if (!st.ok()) {
+    if (log.replay() && st.code() == absl::StatusCode::kFailedPrecondition) {
+      return st;  // replay divergence
+    }
+    RETURN_IF_ERROR(space_->RevertToSoftCheckpoint(cp));
+    ledger.BeginDeploy();
+    out.error = st;
+    out.events = log.Take();
+    return out;
+  }
+  out.changes = space_->ChangesSinceSoftCheckpoint();
+  out.number_diffs = ledger.Diffs();
+  out.events = log.Take();
+  return out;
+}
+
 std::optional<std::string> DeployExecutor::DeployerAddress(
     const SignedDeploy& deploy) {
   std::string key(deploy.deployer().begin(), deploy.deployer().end());

@@ -57,6 +57,14 @@ struct DeployOutcome {
   std::vector<contracts::NumberDiff> number_diffs;
 };
 
+// The system deploys Casper runs after a block's user deploys
+// (docs/contracts-pos.md "Epochs", "Slashing").
+struct SystemDeploy {
+  enum class Kind { kCloseBlock, kSlash };
+  Kind kind = Kind::kCloseBlock;
+  Bytes validator;  // kSlash: the 65-byte key to slash
+};
+
 // Not thread-safe: one deploy at a time on the space (the runtime's rule).
 class DeployExecutor {
  public:
@@ -77,10 +85,23 @@ class DeployExecutor {
       const SignedDeploy& deploy, const rholang::interp::BlockInfo& block,
       std::span<const rspace::Event> recorded);
 
+  // Runs a system deploy natively (no Rholang, no phlo: cost 0). A failure
+  // of the operation itself (e.g. malformed PoS state) is the outcome's
+  // error, with its effects undone; errors returned are internal.
+  absl::StatusOr<DeployOutcome> PlaySystem(
+      const SystemDeploy& deploy, const rholang::interp::BlockInfo& block);
+  // As PlaySystem, checking every event against `recorded`.
+  absl::StatusOr<DeployOutcome> ReplaySystem(
+      const SystemDeploy& deploy, const rholang::interp::BlockInfo& block,
+      std::span<const rspace::Event> recorded);
+
  private:
   absl::StatusOr<DeployOutcome> Run(const SignedDeploy& deploy,
                                     const rholang::interp::BlockInfo& block,
                                     rspace::EventLog& log);
+  absl::StatusOr<DeployOutcome> RunSystem(
+      const SystemDeploy& deploy, const rholang::interp::BlockInfo& block,
+      rspace::EventLog& log);
   // The REV address of a deployer key, remembered (at most
   // kMaxCachedAddresses keys, then the memory is cleared).
   std::optional<std::string> DeployerAddress(const SignedDeploy& deploy);
