@@ -29,14 +29,6 @@ namespace interp = rholang::interp;
 // Column families of the in-memory store the history needs.
 constexpr size_t kStoreColumns = 3;
 
-class Collect final : public interp::OutputSink {
- public:
-  void Stdout(std::string_view line) override { out.emplace_back(line); }
-  void Stderr(std::string_view line) override { err.emplace_back(line); }
-  std::vector<std::string> out;
-  std::vector<std::string> err;
-};
-
 // A genesis state in memory with the runtime over it.
 struct World {
   explicit World(const casper::contracts::PosParams& pos)
@@ -45,7 +37,7 @@ struct World {
   std::unique_ptr<rspace::Space> space;
   casper::contracts::SystemContracts contracts;
   std::unique_ptr<interp::Runtime> runtime;
-  Collect output;
+  interp::CollectingSink output;
   casper::genesis::GenesisParams params;
   casper::genesis::GenesisBlock block;
 };

@@ -75,6 +75,15 @@ class NativeSpace {
                            std::vector<ir::ParPtr> values) = 0;
 };
 
+// An OutputSink that keeps every line, in order (tools and tests).
+class CollectingSink final : public OutputSink {
+ public:
+  void Stdout(std::string_view line) override { out.emplace_back(line); }
+  void Stderr(std::string_view line) override { err.emplace_back(line); }
+  std::vector<std::string> out;
+  std::vector<std::string> err;
+};
+
 // Everything a handler may read. Pointers may be null when absent (e.g. no
 // block outside block processing: block data then replies with zeros and an
 // empty key).

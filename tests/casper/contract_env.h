@@ -22,13 +22,7 @@
 namespace rnode::casper::testing {
 
 // Collects stdout / stderr lines of the programs.
-class Lines final : public rholang::interp::OutputSink {
- public:
-  void Stdout(std::string_view line) override { out.emplace_back(line); }
-  void Stderr(std::string_view line) override { err.emplace_back(line); }
-  std::vector<std::string> out;
-  std::vector<std::string> err;
-};
+using Lines = rholang::interp::CollectingSink;
 
 // A deterministic test key: private key bytes all `seed` (1..255).
 struct TestKey {

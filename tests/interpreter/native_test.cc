@@ -24,13 +24,7 @@ namespace {
 constexpr size_t kStoreColumns = 3;
 constexpr uint8_t kEchoKind = 9;
 
-class Lines final : public OutputSink {
- public:
-  void Stdout(std::string_view line) override { out.emplace_back(line); }
-  void Stderr(std::string_view line) override { err.emplace_back(line); }
-  std::vector<std::string> out;
-  std::vector<std::string> err;
-};
+using Lines = CollectingSink;
 
 // An object that replies (key, number of arguments) on its last argument.
 std::vector<NativeObjectDef> EchoObjects() {

@@ -27,13 +27,7 @@ namespace rnode::rholang::interp {
 namespace {
 
 // Lines printed by the programs.
-class Lines final : public OutputSink {
- public:
-  void Stdout(std::string_view line) override { out.emplace_back(line); }
-  void Stderr(std::string_view line) override { err.emplace_back(line); }
-  std::vector<std::string> out;
-  std::vector<std::string> err;
-};
+using Lines = CollectingSink;
 
 DeployInfo TestDeploy(uint8_t seed = 1) {
   DeployInfo d;
