@@ -7,6 +7,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -78,12 +79,12 @@ uint64_t PrefixKey(const uint8_t* data, size_t size) {
 
 // One task on a helper thread whose status is collected by Join (also run
 // by the destructor, so an early return never leaves the thread running).
-class BackgroundRead {
+class BackgroundTask {
  public:
-  BackgroundRead() = default;
-  BackgroundRead(const BackgroundRead&) = delete;
-  BackgroundRead& operator=(const BackgroundRead&) = delete;
-  ~BackgroundRead() {
+  BackgroundTask() = default;
+  BackgroundTask(const BackgroundTask&) = delete;
+  BackgroundTask& operator=(const BackgroundTask&) = delete;
+  ~BackgroundTask() {
     if (thread_.joinable()) thread_.join();
   }
 
@@ -104,9 +105,20 @@ class BackgroundRead {
 // Base channel states read once per merge.
 class BaseReader {
  public:
+  // A null `factory` builds terms with Term::Make and datum values from
+  // their stored hashes (no hashing: the merger only compares and
+  // re-encodes base data).
   BaseReader(rspace::History& history, const Hash32& root,
              rspace::TermFactory factory)
-      : history_(history), root_(root), factory_(std::move(factory)) {}
+      : history_(history),
+        root_(root),
+        value_hashes_(factory ? rspace::internal::ValueHashes::kVerify
+                              : rspace::internal::ValueHashes::kTrust),
+        factory_(factory ? std::move(factory)
+                         : rspace::TermFactory([](Bytes b) {
+                             return absl::StatusOr<rspace::TermPtr>(
+                                 rspace::Term::Make(std::move(b)));
+                           })) {}
 
   void Reserve(size_t channels) { cache_.reserve(channels); }
 
@@ -136,8 +148,7 @@ class BaseReader {
         cache_.try_emplace(channel, static_cast<uint32_t>(leaves_.size()));
     if (inserted) {
       leaves_.emplace_back();
-      wanted_.push_back(
-          Wanted{PrefixKey(channel.data(), 8), channel, it->second});
+      wanted_.push_back(internal::KeyRecord::Make(channel, it->second, 0));
     }
     return it->second;
   }
@@ -152,28 +163,27 @@ class BaseReader {
   absl::Status ReadWanted() {
     // A noted leaf that Get has read meanwhile keeps its state (pointers to
     // its items may be held).
-    wanted_.erase(
-        std::remove_if(wanted_.begin(), wanted_.end(),
-                       [&](const Wanted& w) { return leaves_[w.leaf].loaded; }),
-        wanted_.end());
+    wanted_.erase(std::remove_if(wanted_.begin(), wanted_.end(),
+                                 [&](const internal::KeyRecord& w) {
+                                   return leaves_[w.item].loaded;
+                                 }),
+                  wanted_.end());
     if (wanted_.empty()) return absl::OkStatus();
     const auto t0 = Clock::now();
-    std::sort(wanted_.begin(), wanted_.end(),
-              [](const Wanted& x, const Wanted& y) {
-                if (x.prefix != y.prefix) return x.prefix < y.prefix;
-                return internal::Hash32Less()(x.channel, y.channel);
-              });
+    // Each channel is noted once, so the records are sorted by channel.
+    internal::SortKeyRecords(wanted_);
     std::vector<Hash32> keys;
     keys.reserve(wanted_.size());
-    for (const Wanted& w : wanted_) keys.push_back(w.channel);
+    for (const internal::KeyRecord& w : wanted_)
+      keys.push_back(internal::KeyOf(w));
     ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs,
                      history_.ReadLeaves(root_, keys));
     for (size_t i = 0; i < wanted_.size(); ++i) {
-      BaseLeaf& leaf = leaves_[wanted_[i].leaf];
+      BaseLeaf& leaf = leaves_[wanted_[i].item];
       leaf.blob = std::move(blobs[i]);
       if (leaf.blob.has_value()) {
         ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
-                                         *leaf.blob, factory_));
+                                         *leaf.blob, factory_, value_hashes_));
       }
       leaf.loaded = true;
     }
@@ -190,7 +200,7 @@ class BaseReader {
     ASSIGN_OR_RETURN(leaf.blob, history_.ReadLeaf(root_, channel));
     if (leaf.blob.has_value()) {
       ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
-                                       *leaf.blob, factory_));
+                                       *leaf.blob, factory_, value_hashes_));
     }
     return leaf;
   }
@@ -200,15 +210,12 @@ class BaseReader {
  private:
   rspace::History& history_;
   const Hash32 root_;
+  const rspace::internal::ValueHashes value_hashes_;
   const rspace::TermFactory factory_;
-  struct Wanted {
-    uint64_t prefix;
-    Hash32 channel;
-    uint32_t leaf;
-  };
   internal::Hash32Map<uint32_t> cache_;
   std::deque<BaseLeaf> leaves_;  // Stable addresses.
-  std::vector<Wanted> wanted_;   // Noted, not read yet.
+  // Noted, not read yet: (channel, leaf index) as key records.
+  std::vector<internal::KeyRecord> wanted_;
   int64_t read_ns_ = 0;
 };
 
@@ -600,13 +607,7 @@ absl::StatusOr<MergeResult> Merge(
   // superset of what the branches need) are noted now. With more than one
   // thread they are read on a helper thread while the branch step runs;
   // nothing else touches `base` until the read is joined.
-  BaseReader base(history, base_root,
-                  options.term_factory
-                      ? options.term_factory
-                      : rspace::TermFactory([](Bytes b) {
-                          return absl::StatusOr<rspace::TermPtr>(
-                              rspace::Term::Make(std::move(b)));
-                        }));
+  BaseReader base(history, base_root, options.term_factory);
   base.Reserve(2 * chains.size());
   const size_t threads = std::max<size_t>(options.threads, 1);
   // Leaf indices per chain, in the order the conflict step visits them
@@ -631,7 +632,7 @@ absl::StatusOr<MergeResult> Merge(
     }
     chain_produce_end[c] = static_cast<uint32_t>(chain_produce_leaf.size());
   }
-  BackgroundRead background;
+  BackgroundTask background;
   if (threads > 1 && base.pending() >= kParallelGrain) {
     background.Start([&base] { return base.ReadWanted(); });
   }
@@ -740,11 +741,13 @@ absl::StatusOr<MergeResult> Merge(
       i = j;
     }
   }
-  // Two passes over the branches. The first notes the conflict keys and the
-  // base leaves to read (channels of removed items, channels produced on,
-  // number channels), keeping their leaf indices in visiting order; after
-  // one batched read the second checks availability and base joins and
-  // collects the conflict groups.
+  // The conflict keys need no base state: they are noted, sorted and
+  // grouped before the batched base read is joined (with more than one
+  // thread that read is still running on the helper thread). Then one pass
+  // notes the base leaves of the branches of several chains (the leaves of
+  // one-chain branches were noted per chain in the index step), keeping the
+  // leaf indices in visiting order; after one batched read a second pass
+  // checks availability and base joins.
   std::vector<bool> base_join(nb, false);
   // Kept per thread between merges (see SortKeyRecords).
   thread_local std::vector<internal::KeyRecord> key_records;
@@ -778,10 +781,25 @@ absl::StatusOr<MergeResult> Merge(
     }
     key_records.reserve(keys);
   }
+  for (uint32_t b = 0; b < nb; ++b) note_keys(b);
+  internal::SortKeyRecords(key_records);
+  CollectGroups(key_records, groups);
   // Item nets per branch: the chain's own, or the sum over the chains.
   std::vector<const std::vector<std::pair<ItemKey, int64_t>>*> branch_nets(
       nb, nullptr);
   std::deque<std::vector<std::pair<ItemKey, int64_t>>> merged_nets;
+  for (uint32_t b = 0; b < nb; ++b) {
+    if (prerejected[b].has_value()) continue;
+    if (chains_of(b).size() == 1) {
+      branch_nets[b] = &chains[chains_of(b).front()]->item_nets;
+      continue;
+    }
+    std::map<ItemKey, int64_t> merged;
+    for (uint32_t c : chains_of(b)) {
+      for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
+    }
+    branch_nets[b] = &merged_nets.emplace_back(merged.begin(), merged.end());
+  }
   std::vector<uint32_t> removed_leaf;  // Per negative net, branch order.
   std::vector<uint32_t> produce_leaf;  // Per produced-on channel.
   std::vector<uint32_t> produce_begin(nb + 1, 0);
@@ -792,8 +810,7 @@ absl::StatusOr<MergeResult> Merge(
     if (chains_of(b).size() == 1) {
       // The branch's facts and nets are its chain's: reuse its indices.
       const uint32_t c = chains_of(b).front();
-      if (!prerejected[b].has_value()) {
-        branch_nets[b] = &chains[c]->item_nets;
+      if (branch_nets[b] != nullptr) {
         removed_leaf.insert(removed_leaf.end(),
                             chain_removed_leaf.begin() +
                                 (c == 0 ? 0 : chain_removed_end[c - 1]),
@@ -804,15 +821,9 @@ absl::StatusOr<MergeResult> Merge(
           chain_produce_leaf.begin() + (c == 0 ? 0 : chain_produce_end[c - 1]),
           chain_produce_leaf.begin() + chain_produce_end[c]);
       produce_begin[b + 1] = static_cast<uint32_t>(produce_leaf.size());
-      note_keys(b);
       continue;
     }
-    if (!prerejected[b].has_value()) {
-      std::map<ItemKey, int64_t> merged;
-      for (uint32_t c : chains_of(b)) {
-        for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
-      }
-      branch_nets[b] = &merged_nets.emplace_back(merged.begin(), merged.end());
+    if (branch_nets[b] != nullptr) {
       for (const auto& [item, net] : *branch_nets[b]) {
         if (net < 0) removed_leaf.push_back(base.Want(item.channel));
       }
@@ -824,13 +835,8 @@ absl::StatusOr<MergeResult> Merge(
       produce_leaf.push_back(base.Want(p.channel));
     }
     produce_begin[b + 1] = static_cast<uint32_t>(produce_leaf.size());
-    note_keys(b);
   }
   RETURN_IF_ERROR(base.ReadWanted());
-  {
-    internal::SortKeyRecords(key_records);
-    CollectGroups(key_records, groups);
-  }
   size_t removed_pos = 0;
   for (uint32_t b = 0; b < nb; ++b) {
     if (branch_nets[b] != nullptr) {
@@ -938,14 +944,14 @@ absl::StatusOr<MergeResult> Merge(
 
   // --- combine ---
   t0 = Clock::now();
-  // The channel is copied in so that sorting never follows the pointer.
-  struct Touch {
-    uint64_t prefix;
-    Hash32 channel;
-    const rspace::ChannelChange* change;
-  };
-  std::vector<Touch> touches;
-  touches.reserve(3 * m.deploys);
+  // The kept channel changes, grouped by channel in channel order by the
+  // key sort (the key records of the conflict step are no longer needed:
+  // their buffer is reused). The order of the changes of one channel does
+  // not matter (ApplyAcc and Canonicalize depend only on the multisets).
+  std::vector<const rspace::ChannelChange*> changes;
+  changes.reserve(3 * m.deploys);
+  std::vector<internal::KeyRecord>& touches = key_records;
+  touches.clear();
   std::set<JoinGroup> touched_groups;
   std::map<uint32_t, __int128> number_sums;
   for (uint32_t b = 0; b < nb; ++b) {
@@ -956,8 +962,9 @@ absl::StatusOr<MergeResult> Merge(
         const DeployInput& dep = chain_block[c]->deploys[d];
         for (const rspace::ChannelChange& cc : dep.changes.channels) {
           if (ListsChannel(dep.number_diffs, cc.channel)) continue;
-          touches.push_back(
-              Touch{PrefixKey(cc.channel.data(), 8), cc.channel, &cc});
+          touches.push_back(internal::KeyRecord::Make(
+              cc.channel, static_cast<uint32_t>(changes.size()), 0));
+          changes.push_back(&cc);
           for (const auto& k : cc.added_continuations)
             touched_groups.insert(k.group);
           for (const auto& k : cc.removed_continuations)
@@ -966,15 +973,12 @@ absl::StatusOr<MergeResult> Merge(
       }
     }
   }
-  std::sort(touches.begin(), touches.end(), [](const Touch& x, const Touch& y) {
-    if (x.prefix != y.prefix) return x.prefix < y.prefix;
-    return internal::Hash32Less()(x.channel, y.channel);
-  });
+  internal::SortKeyRecords(touches);
   std::vector<uint32_t> touch_leaf;  // Per distinct touched channel.
   {
     for (size_t i = 0; i < touches.size(); ++i) {
-      if (i == 0 || touches[i].channel != touches[i - 1].channel)
-        touch_leaf.push_back(base.Want(touches[i].channel));
+      if (i == 0 || !internal::SameKey(touches[i], touches[i - 1]))
+        touch_leaf.push_back(base.Want(changes[touches[i].item]->channel));
     }
     for (const JoinGroup& g : touched_groups) {
       for (const Hash32& ch : g) base.Want(ch);
@@ -1010,11 +1014,12 @@ absl::StatusOr<MergeResult> Merge(
   };
   ChannelAcc a;
   for (size_t i = 0; i < touches.size();) {
-    const Hash32& ch = touches[i].channel;
+    const Hash32& ch = changes[touches[i].item]->channel;
     a.Clear();
     size_t j = i;
-    for (; j < touches.size() && touches[j].channel == ch; ++j) {
-      const rspace::ChannelChange& cc = *touches[j].change;
+    for (; j < touches.size() && internal::SameKey(touches[j], touches[i]);
+         ++j) {
+      const rspace::ChannelChange& cc = *changes[touches[j].item];
       for (const auto& x : cc.added_data) a.added_data.push_back(&x);
       for (const auto& x : cc.removed_data) a.removed_data.push_back(&x);
       for (const auto& k : cc.added_continuations) a.added_k.push_back(&k);

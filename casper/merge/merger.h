@@ -107,7 +107,9 @@ struct MergeResult {
 struct MergeOptions {
   // Required when a deploy in scope has number diffs; not owned.
   const NumberChannelCodec* number_codec = nullptr;
-  // Builds terms of base states read from history; default Term::Make.
+  // Builds terms of base states read from history. Default (null):
+  // Term::Make, and datum values take the value hash stored in the blob
+  // instead of being hashed again (docs/formats/rspace.md).
   rspace::TermFactory term_factory;
   // Threads for independent work, combined in a fixed order; 0 counts as 1.
   // The result does not depend on it. With more than one thread the batched

@@ -209,7 +209,7 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
       continue;
     }
     const size_t p = depth + 1;
-    const Bytes& prefix = it->prefix;
+    const TriePrefix& prefix = it->prefix;
     auto matches = [&](const Hash32& key) {
       return p + prefix.size() <= kKeyBytes &&
              std::equal(prefix.begin(), prefix.end(), key.begin() + p);
@@ -299,14 +299,14 @@ std::optional<TrieItem> MerkleTrie::Normalize(Bytes path, TrieNode node,
   if (node.items.size() == 1) {
     TrieItem& only = node.items.front();
     out.is_ptr = only.is_ptr;
-    out.prefix = std::move(path);
+    out.prefix.assign(path.begin(), path.end());
     out.prefix.push_back(only.index);
     out.prefix.insert(out.prefix.end(), only.prefix.begin(), only.prefix.end());
     out.hash = only.hash;
     return out;
   }
   out.is_ptr = true;
-  out.prefix = std::move(path);
+  out.prefix.assign(path.begin(), path.end());
   out.hash = Store(std::move(node), ctx);
   return out;
 }
@@ -372,10 +372,11 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
     }
     return std::optional<TrieItem>(Build(set, p, ctx));
   }
-  const Bytes& path = existing->prefix;
+  const TriePrefix& path = existing->prefix;
   size_t k = path.size();
   for (const auto& c : changes) {
-    k = std::min(k, CommonPrefix(path, KeyFrom(c.key, p, kKeyBytes - p)));
+    k = std::min(k,
+                 CommonPrefix(path.view(), KeyFrom(c.key, p, kKeyBytes - p)));
   }
   TrieNode node;
   std::shared_ptr<const TrieNode> original;

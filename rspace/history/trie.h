@@ -3,9 +3,11 @@
 #ifndef RNODE_RSPACE_HISTORY_TRIE_H_
 #define RNODE_RSPACE_HISTORY_TRIE_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <list>
 #include <memory>
 #include <optional>
@@ -35,10 +37,55 @@ inline constexpr size_t kDefaultTrieNodeCacheEntries = 32768;
 // One item of a node: the key byte it sits under, whether it points to a
 // child node (else it is a leaf), the key bytes that follow the index byte
 // (compressed path), and the value (leaf) or child node hash (pointer).
+// The key bytes of an item after its index byte, stored inline: a prefix
+// is at most 31 bytes (a key is 32 and the index byte is not part of it),
+// so a node copy allocates nothing per item. REQUIRES: size() <= capacity.
+class TriePrefix {
+ public:
+  static constexpr size_t kCapacity = 32;
+
+  TriePrefix() = default;
+  TriePrefix(std::initializer_list<uint8_t> bytes) {
+    assign(bytes.begin(), bytes.end());
+  }
+  TriePrefix(const Bytes& bytes) {  // NOLINT: implicit, as Bytes was.
+    assign(bytes.begin(), bytes.end());
+  }
+
+  template <typename It>
+  void assign(It first, It last) {
+    size_ = 0;
+    for (; first != last; ++first) bytes_[size_++] = *first;
+  }
+  void push_back(uint8_t b) { bytes_[size_++] = b; }
+  template <typename It>
+  void insert(const uint8_t* at, It first, It last) {
+    // Appends only (the one use); `at` must be end().
+    (void)at;
+    for (; first != last; ++first) bytes_[size_++] = *first;
+  }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const uint8_t* data() const { return bytes_; }
+  const uint8_t* begin() const { return bytes_; }
+  const uint8_t* end() const { return bytes_ + size_; }
+  uint8_t operator[](size_t i) const { return bytes_[i]; }
+  ByteView view() const { return ByteView(bytes_, size_); }
+
+  friend bool operator==(const TriePrefix& a, const TriePrefix& b) {
+    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  uint8_t size_ = 0;
+  uint8_t bytes_[kCapacity] = {};
+};
+
 struct TrieItem {
   uint8_t index = 0;
   bool is_ptr = false;
-  Bytes prefix;
+  TriePrefix prefix;
   Hash32 hash{};
 };
 

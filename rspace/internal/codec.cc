@@ -12,7 +12,8 @@
 namespace rnode::rspace::internal {
 namespace {
 
-constexpr uint8_t kVersion = 1;
+// Version 2 stores each datum's value hash (version 1 did not).
+constexpr uint8_t kVersion = 2;
 
 // Appends into a buffer sized up front (one allocation per blob).
 class Writer {
@@ -52,7 +53,7 @@ Bytes Encode(const DataRange& data, const ContRange& conts,
              const JoinRange& joins) {
   size_t size = 1 + 4 + 4 + 4;
   for (const auto& x : data)
-    size += 1 + 32 + 4 + Deref(x).value->bytes().size();
+    size += 1 + 32 + 32 + 4 + Deref(x).value->bytes().size();
   for (const auto& x : conts) {
     const WaitingContinuation& k = Deref(x);
     size += 1 + 32 + 4 + 4 + k.continuation->bytes().size();
@@ -68,6 +69,7 @@ Bytes Encode(const DataRange& data, const ContRange& conts,
     const Datum& d = Deref(x);
     w.U8(d.persist ? 1 : 0);
     w.Hash(d.source);
+    w.Hash(d.value->hash());
     w.Blob(d.value->bytes());
   }
   w.U32(static_cast<uint32_t>(std::size(conts)));
@@ -148,26 +150,36 @@ Bytes EncodeChannelState(std::span<const Datum* const> data,
 }
 
 absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
-                                                const TermFactory& make_term) {
+                                                const TermFactory& make_term,
+                                                ValueHashes value_hashes) {
   Reader r(bytes);
   ChannelState st;
   uint8_t version;
   if (!r.U8(version) || version != kVersion) return Corrupt("bad version");
   uint32_t n;
-  if (!r.Count(n, 1 + 32 + 4)) return Corrupt("bad data count");
+  if (!r.Count(n, 1 + 32 + 32 + 4)) return Corrupt("bad data count");
   st.data.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     Datum d;
     uint8_t persist;
+    Hash32 value_hash;
     Bytes value;
-    if (!r.U8(persist) || persist > 1 || !r.Hash(d.source) || !r.Blob(value)) {
+    if (!r.U8(persist) || persist > 1 || !r.Hash(d.source) ||
+        !r.Hash(value_hash) || !r.Blob(value)) {
       return Corrupt("bad datum");
     }
     d.persist = persist == 1;
     if (!st.data.empty() && d.source < st.data.back().source) {
       return Corrupt("data out of order");
     }
-    ASSIGN_OR_RETURN(d.value, make_term(std::move(value)));
+    if (value_hashes == ValueHashes::kTrust) {
+      d.value = Term::MakeWithHash(std::move(value), value_hash);
+    } else {
+      ASSIGN_OR_RETURN(d.value, make_term(std::move(value)));
+      if (d.value->hash() != value_hash) {
+        return Corrupt("datum value does not match its hash");
+      }
+    }
     st.data.push_back(std::move(d));
   }
   if (!r.Count(n, 1 + 32 + 4 + 4)) return Corrupt("bad continuation count");

@@ -19,10 +19,21 @@ Bytes EncodeChannelState(std::span<const Datum* const> data,
                          std::span<const WaitingContinuation* const> conts,
                          std::span<const JoinGroup* const> joins);
 
+// How DecodeChannelState builds datum values from the stored value hashes.
+enum class ValueHashes {
+  // Through `make_term`; DataLoss if the term's hash is not the stored one.
+  kVerify,
+  // Term::MakeWithHash with the stored hash: no hashing and no call of
+  // `make_term` (so no decoded form is attached to datum values). For
+  // readers that only compare and re-encode data (the merger).
+  kTrust,
+};
+
 // DataLoss on malformed bytes; `make_term` builds each stored term (it may
 // attach the interpreter's decoded form) and its error is returned as is.
-absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
-                                                const TermFactory& make_term);
+absl::StatusOr<ChannelState> DecodeChannelState(
+    ByteView bytes, const TermFactory& make_term,
+    ValueHashes value_hashes = ValueHashes::kVerify);
 
 }  // namespace rnode::rspace::internal
 

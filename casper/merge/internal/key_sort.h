@@ -33,6 +33,15 @@ struct KeyRecord {
   }
 };
 
+// The key a record was made from.
+inline Hash32 KeyOf(const KeyRecord& r) {
+  uint64_t w[4];
+  for (int i = 0; i < 4; ++i) w[i] = __builtin_bswap64(r.w[i]);
+  Hash32 key;
+  std::memcpy(key.data(), w, 32);
+  return key;
+}
+
 inline bool SameKey(const KeyRecord& x, const KeyRecord& y) {
   return ((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) |
           (x.w[3] ^ y.w[3])) == 0;
