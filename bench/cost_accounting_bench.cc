@@ -45,10 +45,10 @@ struct Setup {
     rspace::SpaceOptions so;
     so.term_factory = rholang::interp::StoredTermFactory();
     space = *rspace::Space::Open(&store, so);
-    runtime = *rholang::interp::Runtime::Create(
-        space.get(), contracts.RuntimeOptionsFor(1));
-    executor = std::make_unique<rc::DeployExecutor>(
-        space.get(), &contracts, runtime.get());
+    runtime = *rholang::interp::Runtime::Create(space.get(),
+                                                contracts.RuntimeOptionsFor(1));
+    executor = std::make_unique<rc::DeployExecutor>(space.get(), &contracts,
+                                                    runtime.get());
     crypto::Secp256k1PrivateKey sk;
     sk.fill(3);
     crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(sk);
@@ -64,8 +64,7 @@ struct Setup {
     d.phlo_limit = kPhloLimit;
     d.phlo_price = kPhloPrice;
     d.shard_id = "root";
-    deploy = std::make_unique<rc::SignedDeploy>(
-        *rc::SignedDeploy::Sign(d, sk));
+    deploy = std::make_unique<rc::SignedDeploy>(*rc::SignedDeploy::Sign(d, sk));
     block.block_number = 1;
   }
 };
@@ -81,8 +80,7 @@ void BM_TrivialDeployWithoutAccounting(benchmark::State& state) {
     if (!s.space->Reset(s.root).ok()) state.SkipWithError("reset");
     rspace::EventLog log;
     s.space->CreateSoftCheckpoint();
-    auto r = s.runtime->EvaluateSource(kTerm, info, kPhloLimit, &log,
-                                       &s.block);
+    auto r = s.runtime->EvaluateSource(kTerm, info, kPhloLimit, &log, &s.block);
     auto changes = s.space->ChangesSinceSoftCheckpoint();
     auto events = log.Take();
     benchmark::DoNotOptimize(r.cost);

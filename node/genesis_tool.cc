@@ -97,8 +97,7 @@ int Build(const GenesisToolOptions& o, World& w, std::ostream& err) {
                                               &w.contracts, w.runtime.get());
   if (!block.ok()) {
     err << "error: " << block.status().message() << "\n";
-    return block.status().code() == absl::StatusCode::kInvalidArgument ? 1
-                                                                        : 2;
+    return block.status().code() == absl::StatusCode::kInvalidArgument ? 1 : 2;
   }
   w.block = *std::move(block);
   return 0;
@@ -135,27 +134,26 @@ int RunEvalDeploy(const GenesisToolOptions& options,
   World w(options.pos);
   if (int rc = Build(options, w, err); rc != 0) return rc;
 
-  casper::DeployExecutor executor(w.space.get(), &w.contracts,
-                                  w.runtime.get());
+  casper::DeployExecutor executor(w.space.get(), &w.contracts, w.runtime.get());
   interp::BlockInfo block;
   block.block_number = 1;
   block.timestamp = deploy->data().timestamp;
   auto balance_now = [&](const std::string& address) -> int64_t {
     rspace::EventLog log;
-    interp::SpaceNative native(w.space.get(),
-                               rspace::OpContext{&log, &w.runtime->matcher()},
-                               nullptr);
+    interp::SpaceNative native(
+        w.space.get(), rspace::OpContext{&log, &w.runtime->matcher()}, nullptr);
     absl::StatusOr<int64_t> b = w.contracts.ledger().Balance(native, address);
     return b.ok() ? *b : -1;
   };
-  absl::StatusOr<casper::DeployOutcome> outcome =
-      executor.Play(*deploy, block);
+  absl::StatusOr<casper::DeployOutcome> outcome = executor.Play(*deploy, block);
   if (!outcome.ok()) {
     err << "internal error: " << outcome.status().message() << "\n";
     return 2;
   }
-  for (const std::string& line : w.output.out) out << "stdout: " << line << "\n";
-  for (const std::string& line : w.output.err) out << "stderr: " << line << "\n";
+  for (const std::string& line : w.output.out)
+    out << "stdout: " << line << "\n";
+  for (const std::string& line : w.output.err)
+    out << "stderr: " << line << "\n";
   out << "cost: " << outcome->cost << "\n"
       << "charged: " << outcome->charged << "\n"
       << "refunded: " << outcome->refunded << "\n";

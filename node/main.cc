@@ -17,14 +17,14 @@ int main(int argc, char** argv) {
 
   CLI::App* keygen = app.add_subcommand("keygen", "Make a secp256k1 key pair");
 
-  CLI::App* address =
-      app.add_subcommand("rev-address", "REV address of a key");
+  CLI::App* address = app.add_subcommand("rev-address", "REV address of a key");
   std::string public_key, private_key;
   address->add_option("--public-key", public_key, "65-byte public key (hex)");
-  address->add_option("--private-key", private_key, "32-byte private key (hex)");
+  address->add_option("--private-key", private_key,
+                      "32-byte private key (hex)");
 
-  CLI::App* sign = app.add_subcommand("sign-deploy",
-                                      "Sign a deploy and print it as JSON");
+  CLI::App* sign =
+      app.add_subcommand("sign-deploy", "Sign a deploy and print it as JSON");
   rnode::casper::DeployData data;
   std::string sign_key, sig_algorithm = "secp256k1";
   sign->add_option("--private-key", sign_key, "32-byte private key (hex)")
@@ -34,8 +34,7 @@ int main(int argc, char** argv) {
       ->required();
   sign->add_option("--phlo-price", data.phlo_price)->required();
   sign->add_option("--phlo-limit", data.phlo_limit)->required();
-  sign->add_option("--valid-after-block-number",
-                   data.valid_after_block_number)
+  sign->add_option("--valid-after-block-number", data.valid_after_block_number)
       ->required();
   sign->add_option("--shard-id", data.shard_id)->required();
   sign->add_option("--expiration-timestamp", data.expiration_timestamp,
@@ -77,8 +76,7 @@ int main(int argc, char** argv) {
       "Run one signed JSON deploy (file or - for stdin) on the genesis state");
   add_genesis_options(eval);
   std::string deploy_path;
-  eval->add_option("deploy", deploy_path, "JSON deploy file, or -")
-      ->required();
+  eval->add_option("deploy", deploy_path, "JSON deploy file, or -")->required();
 
   CLI11_PARSE(app, argc, argv);
   if (absl::Status s = rnode::SetLogLevel(log_level); !s.ok()) {
@@ -94,7 +92,8 @@ int main(int argc, char** argv) {
     return rnode::node::RunSignDeploy(data, sign_key, sig_algorithm, std::cout,
                                       std::cerr);
   }
-  if (*verify) return rnode::node::RunVerifyDeploy(std::cin, std::cout, std::cerr);
+  if (*verify)
+    return rnode::node::RunVerifyDeploy(std::cin, std::cout, std::cerr);
   if (*genesis) {
     return rnode::node::RunGenesis(genesis_options, std::cout, std::cerr);
   }

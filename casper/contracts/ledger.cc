@@ -22,8 +22,7 @@ constexpr std::string_view kBalanceDomain = "rnode/rev-balance/";
 absl::StatusOr<int64_t> BalanceOf(const std::vector<ir::ParPtr>& values) {
   if (values.size() == 1) {
     const ir::Expr* e = interp::SingleOfKind(*values[0], ir::ExprKind::kInt);
-    if (e != nullptr && e->int_value >= 0 &&
-        values[0]->ComponentCount() == 1) {
+    if (e != nullptr && e->int_value >= 0 && values[0]->ComponentCount() == 1) {
       return e->int_value;
     }
   }
@@ -73,9 +72,9 @@ absl::StatusOr<Ledger::Channel> Ledger::ChannelOf(std::string_view address) {
 
 absl::StatusOr<int64_t> Ledger::Read(interp::NativeSpace& space,
                                      const Channel& channel, bool take) {
-  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> datum,
-                   take ? space.Take(channel.par)
-                        : space.ReadUnrecorded(channel.par));
+  ASSIGN_OR_RETURN(
+      std::optional<std::vector<ir::ParPtr>> datum,
+      take ? space.Take(channel.par) : space.ReadUnrecorded(channel.par));
   int64_t value = 0;
   if (datum.has_value()) {
     ASSIGN_OR_RETURN(value, BalanceOf(*datum));

@@ -15,9 +15,9 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -78,7 +78,10 @@ class Ledger {
   // had been moved out; the executor settles the hold after the program
   // with one transfer of the fee. One hold at a time.
   void Hold(std::string_view address, int64_t amount);
-  void ReleaseHold() { hold_amount_ = 0; hold_address_.clear(); }
+  void ReleaseHold() {
+    hold_amount_ = 0;
+    hold_address_.clear();
+  }
 
   // Adds `amount` (>= 0) to `address` out of nothing: genesis only.
   absl::Status Mint(rholang::interp::NativeSpace& space,
@@ -136,7 +139,8 @@ class Ledger {
 // all-zero generator state and the produce hash of a first produce.
 class BalanceCodec final : public merge::NumberChannelCodec {
  public:
-  absl::StatusOr<int64_t> Read(const rspace::ChannelState& state) const override;
+  absl::StatusOr<int64_t> Read(
+      const rspace::ChannelState& state) const override;
   absl::StatusOr<rspace::ChannelState> Write(const Hash32& channel,
                                              int64_t value) const override;
 };

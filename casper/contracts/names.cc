@@ -20,8 +20,9 @@ ir::ParPtr WriteOnlyObject(ObjectKind kind, std::string_view key) {
 
 ir::ParPtr AuthKeyOf(std::string_view address) {
   return ir::ParBuilder()
-      .Add(ir::Bundle::Make(interp::ObjectName(kAuthKeyObject, AsBytes(address)),
-                            /*write_flag=*/false, /*read_flag=*/false))
+      .Add(
+          ir::Bundle::Make(interp::ObjectName(kAuthKeyObject, AsBytes(address)),
+                           /*write_flag=*/false, /*read_flag=*/false))
       .Build();
 }
 

@@ -36,7 +36,8 @@ struct PosParams {
   int64_t epoch_length = 10'000;
   int64_t quarantine_length = 50'000;
   int64_t number_of_active_validators = 100;
-  // Fault tolerance threshold in parts per million (getFaultToleranceThresholdPpm).
+  // Fault tolerance threshold in parts per million
+  // (getFaultToleranceThresholdPpm).
   int64_t fault_tolerance_threshold_ppm = 100'000;
   bool operator==(const PosParams&) const = default;
 };
@@ -50,8 +51,8 @@ struct Bond {
 
 // What the state says about validators (ascending by key).
 struct Validators {
-  std::vector<Bond> bonds;        // allBonds (slashed ones with stake 0)
-  std::vector<Bytes> active;      // activeValidators
+  std::vector<Bond> bonds;    // allBonds (slashed ones with stake 0)
+  std::vector<Bytes> active;  // activeValidators
   int64_t epoch_length = 0;
   int64_t quarantine_length = 0;
   int64_t fault_tolerance_threshold_ppm = 0;

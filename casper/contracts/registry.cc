@@ -122,8 +122,7 @@ Replies InsertArbitrary(Args args, interp::ProcessContext& ctx) {
   Hash32 seed = ctx.rng->Next();
   ir::ParPtr name = interp::UnforgeablePar(ir::UnforgeableKind::kPrivate, seed);
   ASSIGN_OR_RETURN(Bytes name_bytes, rholang::EncodePublicPar(*name));
-  std::string uri =
-      interp::RegistryUriFromHash(crypto::Blake2b256(name_bytes));
+  std::string uri = interp::RegistryUriFromHash(crypto::Blake2b256(name_bytes));
   RETURN_IF_ERROR(ctx.space->Put(RegistryEntryChannel(uri), {args[0]}));
   return interp::ReplyWith(args[1], {UriPar(std::move(uri))});
 }
@@ -136,9 +135,11 @@ Replies InsertSigned(Args args, interp::ProcessContext& ctx) {
   RETURN_IF_ERROR(interp::Charge(ctx, kCallCost));
   RETURN_IF_ERROR(NeedSpace(ctx, kInsertSigned));
   const ir::ParPtr& ret = args[3];
-  const ir::Expr* key = interp::SingleOfKind(*args[0], ir::ExprKind::kByteArray);
+  const ir::Expr* key =
+      interp::SingleOfKind(*args[0], ir::ExprKind::kByteArray);
   const ir::Expr* pair = interp::SingleOfKind(*args[1], ir::ExprKind::kTuple);
-  const ir::Expr* sig = interp::SingleOfKind(*args[2], ir::ExprKind::kByteArray);
+  const ir::Expr* sig =
+      interp::SingleOfKind(*args[2], ir::ExprKind::kByteArray);
   const ir::Expr* nonce = nullptr;
   if (pair != nullptr && pair->operands.size() == 2) {
     nonce = interp::SingleOfKind(*pair->operands[0], ir::ExprKind::kInt);
@@ -155,8 +156,8 @@ Replies InsertSigned(Args args, interp::ProcessContext& ctx) {
       ctx, kSignatureVerify + kHashCost +
                interp::cost::kPerByte * static_cast<int64_t>(encoded.size())));
   Hash32 digest = crypto::Blake2b256(encoded);
-  absl::StatusOr<bool> valid =
-      crypto::Secp256k1VerifyDer(digest, AsBytes(sig->text), AsBytes(key->text));
+  absl::StatusOr<bool> valid = crypto::Secp256k1VerifyDer(
+      digest, AsBytes(sig->text), AsBytes(key->text));
   if (!valid.ok() || !*valid) return interp::ReplyWith(ret, {ir::Nil()});
   RETURN_IF_ERROR(interp::Charge(ctx, 2 * kHashCost));
   std::string uri = interp::RegistryUriFromKey(AsBytes(key->text));
@@ -200,10 +201,10 @@ ir::ParPtr RegistryEntryChannel(std::string_view uri) {
 std::vector<interp::SystemProcessDef> RegistryProcesses() {
   std::vector<interp::SystemProcessDef> out;
   out.push_back({kLookup, kLookupByte, kLookupRef, 2, &Lookup});
-  out.push_back({kInsertArbitrary, kInsertArbitraryByte, kInsertArbitraryRef,
-                 2, &InsertArbitrary});
-  out.push_back({kInsertSigned, kInsertSignedByte, kInsertSignedRef, 4,
-                 &InsertSigned});
+  out.push_back({kInsertArbitrary, kInsertArbitraryByte, kInsertArbitraryRef, 2,
+                 &InsertArbitrary});
+  out.push_back(
+      {kInsertSigned, kInsertSignedByte, kInsertSignedRef, 4, &InsertSigned});
   return out;
 }
 

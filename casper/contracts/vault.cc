@@ -32,7 +32,8 @@ ir::ParPtr Either(bool ok, ir::ParPtr value) {
 }
 
 Replies Fail(const ir::ParPtr& ret, std::string_view message) {
-  return interp::ReplyWith(ret, {Either(false, interp::StringPar(std::string(message)))});
+  return interp::ReplyWith(
+      ret, {Either(false, interp::StringPar(std::string(message)))});
 }
 
 // The address a String argument names, or the reason it is not one.
@@ -45,8 +46,8 @@ absl::StatusOr<std::string> AddressArg(const ir::Par& arg,
     return std::string();
   }
   RETURN_IF_ERROR(interp::Charge(
-      ctx, kAddressCheck + interp::cost::kPerByte *
-                               static_cast<int64_t>(s->text.size())));
+      ctx, kAddressCheck +
+               interp::cost::kPerByte * static_cast<int64_t>(s->text.size())));
   std::optional<std::string> bad = interp::AddressError(s->text);
   if (bad.has_value()) {
     error = *bad;
@@ -58,7 +59,8 @@ absl::StatusOr<std::string> AddressArg(const ir::Par& arg,
 absl::Status UnknownMethod(std::string_view uri, Args args) {
   std::string name = "?";
   if (!args.empty()) {
-    if (const ir::Expr* s = interp::SingleOfKind(*args[0], ir::ExprKind::kString)) {
+    if (const ir::Expr* s =
+            interp::SingleOfKind(*args[0], ir::ExprKind::kString)) {
       name = interp::Quoted(s->text);
     }
   }
@@ -83,8 +85,8 @@ Replies RevVaultCall(Ledger* ledger, Args args, interp::ProcessContext& ctx) {
         args[2], {Either(true, WriteOnlyObject(kVaultObject, address))});
   }
   if (IsMethod(args, "deployerAuthKey", 2)) {
-    const ir::Unforgeable* id = interp::SingleUnforgeable(
-        *args[1], ir::UnforgeableKind::kDeployerId);
+    const ir::Unforgeable* id =
+        interp::SingleUnforgeable(*args[1], ir::UnforgeableKind::kDeployerId);
     std::optional<std::string> address;
     if (id != nullptr) address = interp::AddressOfKey(id->id);
     if (!address.has_value()) {
@@ -102,8 +104,8 @@ Replies RevVaultCall(Ledger* ledger, Args args, interp::ProcessContext& ctx) {
                               *args[1]);
     }
     RETURN_IF_ERROR(interp::Charge(ctx, kAddressDerivation));
-    return interp::ReplyWith(
-        args[2], {AuthKeyOf(interp::AddressOfPrivateName(u->id))});
+    return interp::ReplyWith(args[2],
+                             {AuthKeyOf(interp::AddressOfPrivateName(u->id))});
   }
   return UnknownMethod(kVaultUri, args);
 }

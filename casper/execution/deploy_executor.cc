@@ -117,8 +117,8 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   }
   // Native operations cost no phlo: the deploy pays the same whatever the
   // accounting costs.
-  interp::SpaceNative native(space_, rspace::OpContext{&log, &runtime_->matcher()},
-                             nullptr);
+  interp::SpaceNative native(
+      space_, rspace::OpContext{&log, &runtime_->matcher()}, nullptr);
 
   // 1. Precharge: a hold on the deployer's balance (Ledger::Hold); the
   // deployer sees the charge gone while the program runs.
@@ -131,10 +131,9 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   if (*charge > 0) {
     ASSIGN_OR_RETURN(int64_t balance, ledger.Balance(native, *deployer));
     if (balance < *charge) {
-      out.system_error =
-          "Deploy payment failed: " +
-          std::string(contracts::TransferErrorText(
-              contracts::TransferError::kInsufficientFunds));
+      out.system_error = "Deploy payment failed: " +
+                         std::string(contracts::TransferErrorText(
+                             contracts::TransferError::kInsufficientFunds));
       out.events = log.Take();
       out.number_diffs = ledger.Diffs();
       return out;
@@ -168,12 +167,12 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   // 3. Settlement: the fee (cost x price) moves to the PoS vault; the rest
   // of the hold is the refund. The hold guaranteed the funds.
   space_->CreateSoftCheckpoint();
-  std::optional<int64_t> fee = Product(std::min(out.cost, data.phlo_limit),
-                                       data.phlo_price);
+  std::optional<int64_t> fee =
+      Product(std::min(out.cost, data.phlo_limit), data.phlo_price);
   if (fee.has_value() && *fee > 0) {
-    ASSIGN_OR_RETURN(contracts::TransferError refused,
-                     ledger.Transfer(native, *deployer,
-                                     contracts::PosVaultAddress(), *fee));
+    ASSIGN_OR_RETURN(
+        contracts::TransferError refused,
+        ledger.Transfer(native, *deployer, contracts::PosVaultAddress(), *fee));
     if (refused != contracts::TransferError::kNone) {
       return absl::InternalError(
           "deploy fee settlement failed: " +

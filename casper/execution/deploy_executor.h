@@ -81,9 +81,9 @@ class DeployExecutor {
 
   // Replays `deploy` against its recorded events: the same phases, with
   // every event checked. FailedPrecondition when the replay diverges.
-  absl::StatusOr<DeployOutcome> Replay(
-      const SignedDeploy& deploy, const rholang::interp::BlockInfo& block,
-      std::span<const rspace::Event> recorded);
+  absl::StatusOr<DeployOutcome> Replay(const SignedDeploy& deploy,
+                                       const rholang::interp::BlockInfo& block,
+                                       std::span<const rspace::Event> recorded);
 
   // Runs a system deploy natively (no Rholang, no phlo: cost 0). A failure
   // of the operation itself (e.g. malformed PoS state) is the outcome's

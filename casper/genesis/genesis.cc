@@ -14,7 +14,8 @@ namespace {
 constexpr std::string_view kDomain = "rnode-genesis-v1";
 
 void PutU64(Bytes& out, uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  for (int i = 7; i >= 0; --i)
+    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
 void PutBytes(Bytes& out, ByteView b) {
@@ -42,8 +43,7 @@ Bytes GenesisBlockPreimage(const GenesisBlock& block) {
 
 absl::StatusOr<GenesisBlock> CreateGenesis(
     const GenesisParams& params, rspace::Space* space,
-    contracts::SystemContracts* contracts,
-    rholang::interp::Runtime* runtime) {
+    contracts::SystemContracts* contracts, rholang::interp::Runtime* runtime) {
   if (params.bonds.empty()) {
     return absl::InvalidArgumentError("genesis: no bonded validators");
   }

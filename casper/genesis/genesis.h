@@ -31,10 +31,10 @@ struct GenesisBlock {
   std::string shard_id;
   int64_t timestamp = 0;
   int64_t block_number = 0;
-  Hash32 pre_state{};   // the empty state
-  Hash32 post_state{};  // after wallets and bonds
+  Hash32 pre_state{};                  // the empty state
+  Hash32 post_state{};                 // after wallets and bonds
   std::vector<contracts::Bond> bonds;  // ascending by key
-  int64_t total_supply = 0;  // wallets + stakes, in dust
+  int64_t total_supply = 0;            // wallets + stakes, in dust
   // blake2b256 of the encoding in docs/contracts.md "Genesis".
   Hash32 hash{};
 };
@@ -43,11 +43,11 @@ struct GenesisBlock {
 // checkpoints it. `contracts` and the runtime's options must come from the
 // same SystemContracts. InvalidArgument for no bonds, PoS parameters other
 // than the contracts', an invalid stake (out of the PoS bounds) or a total
-// supply above INT64_MAX; the space's errors otherwise. The result depends only on `params`.
+// supply above INT64_MAX; the space's errors otherwise. The result depends only
+// on `params`.
 absl::StatusOr<GenesisBlock> CreateGenesis(
     const GenesisParams& params, rspace::Space* space,
-    contracts::SystemContracts* contracts,
-    rholang::interp::Runtime* runtime);
+    contracts::SystemContracts* contracts, rholang::interp::Runtime* runtime);
 
 // The block hash preimage (docs/contracts.md): exposed for tests.
 Bytes GenesisBlockPreimage(const GenesisBlock& block);

@@ -69,8 +69,8 @@ absl::StatusOr<rspace::TermPtr> SpaceNative::ChannelTerm(
   return t;
 }
 
-absl::StatusOr<std::optional<std::vector<ir::ParPtr>>>
-SpaceNative::FirstDatum(const rspace::TermPtr& chan) {
+absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> SpaceNative::FirstDatum(
+    const rspace::TermPtr& chan) {
   ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
                    space_->GetData(chan->hash()));
   if (data.empty()) return std::nullopt;
@@ -96,9 +96,9 @@ absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> SpaceNative::Read(
   if (!first.has_value()) return std::nullopt;
   ASSIGN_OR_RETURN(rspace::TermPtr pat, ReadPattern(first->size()));
   const rspace::TermPtr& kt = ReadContinuation();
-  ASSIGN_OR_RETURN(std::optional<rspace::Comm> comm,
-                   space_->Consume(ctx_, {chan}, {pat}, kt, /*persist=*/false,
-                                   peek));
+  ASSIGN_OR_RETURN(
+      std::optional<rspace::Comm> comm,
+      space_->Consume(ctx_, {chan}, {pat}, kt, /*persist=*/false, peek));
   if (!comm.has_value() || comm->binds.size() != 1) {
     // The first datum matches the pattern by construction; anything else
     // means the space changed under us (a concurrent writer).

@@ -63,7 +63,8 @@ ir::ParPtr BytesPar(ByteView v);
 ir::ParPtr UnforgeablePar(ir::UnforgeableKind kind, ByteView id);
 ir::ParPtr EmptyMapPar();
 // One reply: ack!(data...).
-std::vector<Reply> ReplyWith(const ir::ParPtr& ack, std::vector<ir::ParPtr> data);
+std::vector<Reply> ReplyWith(const ir::ParPtr& ack,
+                             std::vector<ir::ParPtr> data);
 
 // The REV address of a 65-byte public key (only the length is checked, as
 // in the public node); nullopt for another length.

@@ -709,9 +709,9 @@ EvalResult Runtime::EvaluateSource(std::string_view source,
     result.static_error = true;
     return result;
   }
-  result = Evaluate(*program, deploy,
-                    phlo_limit < 0 ? -1 : phlo_limit - parse_cost, log, block,
-                    check_replay_done);
+  result =
+      Evaluate(*program, deploy, phlo_limit < 0 ? -1 : phlo_limit - parse_cost,
+               log, block, check_replay_done);
   if (IsOutOfPhlo(result.error) && phlo_limit >= 0) {
     result.cost = phlo_limit;
   } else {

@@ -35,8 +35,8 @@ TestKey MakeTestKey(uint8_t seed);
 
 class ContractEnv {
  public:
-  explicit ContractEnv(int threads = 1, contracts::ContractsOptions options =
-                                            {.pos = {}, .test_processes = true});
+  explicit ContractEnv(int threads = 1, contracts::ContractsOptions options = {
+                                            .pos = {}, .test_processes = true});
 
   // Mints `amount` into `address` and checkpoints.
   void Fund(std::string_view address, int64_t amount);

@@ -118,14 +118,17 @@ TEST(GenesisTest, ATransferRunsOnTheGenesisState) {
   ContractEnv env;
   ASSERT_TRUE(Build(env, Params()).ok());
   auto a = MakeTestKey(1);
-  auto out = env.Deploy(a, absl::StrCat(R"(
+  auto out =
+      env.Deploy(a, absl::StrCat(R"(
 new rl(`rho:registry:lookup`), deployerId(`rho:system:deployerId`), v, f, k, r in {
   rl!(`rho:vault:system`, *v) |
   for (@(_, V) <- v) {
-    @V!("findOrCreate", ")", a.address, R"(", *f) |
+    @V!("findOrCreate", ")",
+                                 a.address, R"(", *f) |
     @V!("deployerAuthKey", *deployerId, *k) |
     for (@(true, from) <- f; key <- k) {
-      @from!("transfer", ")", MakeTestKey(9).address, R"(", 123, *key, *r)
+      @from!("transfer", ")",
+                                 MakeTestKey(9).address, R"(", 123, *key, *r)
     }
   }
 })"));

@@ -40,7 +40,8 @@ std::string InsertSigned(const TestKey& key, int64_t nonce,
   return absl::StrCat(R"(
 new ins(`rho:registry:insertSigned:secp256k1`), rl(`rho:registry:lookup`),
     stdout(`rho:io:stdout`), uriCh, valueCh in {
-  ins!(")", HexEncode(ByteView(key.pk)), R"(".hexToBytes(), ()",
+  ins!(")",
+                      HexEncode(ByteView(key.pk)), R"(".hexToBytes(), ()",
                       nonce, ", ", value, R"(), ")", sig,
                       R"(".hexToBytes(), *uriCh) |
   for (@uri <- uriCh) {
@@ -59,7 +60,8 @@ TEST(RegistryTest, SystemContractsResolveUnderEveryName) {
     ContractEnv env;
     auto r = env.Run(MakeTestKey(1), absl::StrCat(R"(
 new rl(`rho:registry:lookup`), stdout(`rho:io:stdout`), ch in {
-  rl!(`)", uri, R"(`, *ch) |
+  rl!(`)",
+                                                  uri, R"(`, *ch) |
   for (@(nonce, _) <- ch) { stdout!(nonce) }
 })"));
     ASSERT_TRUE(r.error.ok()) << r.error;
@@ -112,8 +114,8 @@ TEST(RegistryTest, InsertSignedStoresNonceAndValueAtTheKeysUri) {
 TEST(RegistryTest, InsertSignedNeedsAValidSignatureAndAHigherNonce) {
   ContractEnv env;
   TestKey key = MakeTestKey(7);
-  ASSERT_TRUE(env.Run(MakeTestKey(1), InsertSigned(key, 5, "\"v5\"",
-                                                   SignedInsertSig(key, 5)))
+  ASSERT_TRUE(env.Run(MakeTestKey(1),
+                      InsertSigned(key, 5, "\"v5\"", SignedInsertSig(key, 5)))
                   .error.ok());
   env.lines.out.clear();
   // The same nonce again: refused, the old value stays.
@@ -124,15 +126,15 @@ TEST(RegistryTest, InsertSignedNeedsAValidSignatureAndAHigherNonce) {
   EXPECT_EQ(env.lines.out[0], "(\"uri\", Nil)");
   env.lines.out.clear();
   // A signature for another nonce: refused.
-  auto bad = env.Run(MakeTestKey(1), InsertSigned(key, 9, "\"bad\"",
-                                                  SignedInsertSig(key, 8)));
+  auto bad = env.Run(MakeTestKey(1),
+                     InsertSigned(key, 9, "\"bad\"", SignedInsertSig(key, 8)));
   ASSERT_TRUE(bad.error.ok());
   ASSERT_GE(env.lines.out.size(), 1u);
   EXPECT_EQ(env.lines.out[0], "(\"uri\", Nil)");
   env.lines.out.clear();
   // A higher nonce replaces the value.
-  auto up = env.Run(MakeTestKey(1), InsertSigned(key, 6, "\"v6\"",
-                                                 SignedInsertSig(key, 6)));
+  auto up = env.Run(MakeTestKey(1),
+                    InsertSigned(key, 6, "\"v6\"", SignedInsertSig(key, 6)));
   ASSERT_TRUE(up.error.ok());
   ASSERT_EQ(env.lines.out.size(), 2u);
   EXPECT_EQ(env.lines.out[1], "(\"value\", (6, \"v6\"))");

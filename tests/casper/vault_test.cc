@@ -41,10 +41,9 @@ new deployId(`rho:rchain:deployId`), deployerId(`rho:system:deployerId`),
 std::string Transfer(const std::string& from, const std::string& to,
                      const std::string& amount,
                      const std::string& uri = "rho:vault:system") {
-  return absl::StrReplaceAll(kTransferTemplate, {{"$URI", uri},
-                                                 {"$FROM", from},
-                                                 {"$TO", to},
-                                                 {"$AMOUNT", amount}});
+  return absl::StrReplaceAll(
+      kTransferTemplate,
+      {{"$URI", uri}, {"$FROM", from}, {"$TO", to}, {"$AMOUNT", amount}});
 }
 
 // The shape of a Python client's transfer: only the sender's vault and key
@@ -109,10 +108,10 @@ TEST_F(VaultTest, StandardTransferMovesExactAmountsWithPrechargeAndRefund) {
 
 TEST_F(VaultTest, MinimalClientTransferToAnUnusedAddressCompletes) {
   auto out = env.Deploy(
-      alice, absl::StrReplaceAll(kMinimalTransferTemplate,
-                                 {{"$FROM", alice.address},
-                                  {"$TO", bob.address},
-                                  {"$AMOUNT", "31415"}}),
+      alice,
+      absl::StrReplaceAll(kMinimalTransferTemplate, {{"$FROM", alice.address},
+                                                     {"$TO", bob.address},
+                                                     {"$AMOUNT", "31415"}}),
       kLimit, 2);
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_TRUE(out->error.ok()) << out->error;
@@ -168,8 +167,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(VaultTest, WrongAuthKeyIsRefused) {
   // Bob asks for his own key and tries to spend Alice's vault with it.
-  auto out = env.Deploy(bob, Transfer(alice.address, bob.address, "10"),
-                        kLimit, 0);
+  auto out =
+      env.Deploy(bob, Transfer(alice.address, bob.address, "10"), kLimit, 0);
   ASSERT_TRUE(out.ok() && out->error.ok());
   ASSERT_EQ(env.lines.out.size(), 1u);
   EXPECT_EQ(env.lines.out[0], "(\"transfer\", (false, \"Invalid AuthKey\"))");
@@ -178,8 +177,8 @@ TEST_F(VaultTest, WrongAuthKeyIsRefused) {
 }
 
 TEST_F(VaultTest, InvalidTargetAddressIsRefusedFirst) {
-  auto out = env.Deploy(alice, Transfer(alice.address, "1111notAnAddress", "-1"),
-                        kLimit, 0);
+  auto out = env.Deploy(
+      alice, Transfer(alice.address, "1111notAnAddress", "-1"), kLimit, 0);
   ASSERT_TRUE(out.ok() && out->error.ok());
   // findOrCreate of the target already fails: the join never fires.
   EXPECT_TRUE(env.lines.out.empty());
@@ -188,8 +187,8 @@ TEST_F(VaultTest, InvalidTargetAddressIsRefusedFirst) {
 
 TEST_F(VaultTest, DeployerWithoutFundsGetsPaymentErrorAndNothingMoves) {
   Hash32 before = env.Checkpoint();
-  auto out = env.Deploy(bob, Transfer(bob.address, alice.address, "1"), kLimit,
-                        1);
+  auto out =
+      env.Deploy(bob, Transfer(bob.address, alice.address, "1"), kLimit, 1);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->system_error, "Deploy payment failed: Insufficient funds");
   EXPECT_EQ(out->cost, 0);
@@ -201,8 +200,9 @@ TEST_F(VaultTest, DeployerWithoutFundsGetsPaymentErrorAndNothingMoves) {
 
 TEST_F(VaultTest, FailedProgramKeepsPrechargeAndRefundsNothingWhenOutOfPhlo) {
   // A loop that runs out of phlo: the whole limit is paid.
-  auto out = env.Deploy(alice, "new loop in { contract loop(_) = { loop!(0) } | loop!(0) }",
-                        50'000, 2);
+  auto out = env.Deploy(
+      alice, "new loop in { contract loop(_) = { loop!(0) } | loop!(0) }",
+      50'000, 2);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_FALSE(out->error.ok());
   EXPECT_EQ(out->cost, 50'000);
@@ -212,8 +212,8 @@ TEST_F(VaultTest, FailedProgramKeepsPrechargeAndRefundsNothingWhenOutOfPhlo) {
 }
 
 TEST_F(VaultTest, NumberDiffsAreTheExactBalanceChanges) {
-  auto out = env.Deploy(alice, Transfer(alice.address, bob.address, "40"),
-                        kLimit, 1);
+  auto out =
+      env.Deploy(alice, Transfer(alice.address, bob.address, "40"), kLimit, 1);
   ASSERT_TRUE(out.ok() && out->error.ok());
   auto alice_ch = *contracts::BalanceChannelHash(alice.address);
   auto bob_ch = *contracts::BalanceChannelHash(bob.address);
@@ -228,8 +228,8 @@ TEST_F(VaultTest, NumberDiffsAreTheExactBalanceChanges) {
 
 TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
   Hash32 start = env.Checkpoint();
-  auto out = env.Deploy(alice, Transfer(alice.address, bob.address, "99"),
-                        kLimit, 1);
+  auto out =
+      env.Deploy(alice, Transfer(alice.address, bob.address, "99"), kLimit, 1);
   ASSERT_TRUE(out.ok() && out->error.ok());
   Hash32 played = env.Checkpoint();
 

@@ -35,10 +35,9 @@ std::vector<NativeObjectDef> EchoObjects() {
          ProcessContext& ctx) -> absl::StatusOr<std::vector<Reply>> {
         RETURN_IF_ERROR(Charge(ctx, 5));
         if (args.empty()) return absl::InvalidArgumentError("echo: no reply");
-        return ReplyWith(
-            args.back(),
-            {StringPar(std::string(key.begin(), key.end())),
-             IntPar(static_cast<int64_t>(args.size()))});
+        return ReplyWith(args.back(),
+                         {StringPar(std::string(key.begin(), key.end())),
+                          IntPar(static_cast<int64_t>(args.size()))});
       }});
   return v;
 }
@@ -185,13 +184,14 @@ struct NativeFixture {
   PhloMeter meter{1'000'000};
   SpaceNative native{w.space.get(), rspace::OpContext{&log, &w.rt->matcher()},
                      &meter};
-  ir::ParPtr chan = UnforgeablePar(ir::UnforgeableKind::kPrivate,
-                                   Bytes(32, 0x42));
+  ir::ParPtr chan =
+      UnforgeablePar(ir::UnforgeableKind::kPrivate, Bytes(32, 0x42));
 };
 
 size_t CommCount(const std::vector<rspace::Event>& events) {
   size_t n = 0;
-  for (const auto& e : events) n += std::holds_alternative<rspace::CommEvent>(e);
+  for (const auto& e : events)
+    n += std::holds_alternative<rspace::CommEvent>(e);
   return n;
 }
 
@@ -219,8 +219,8 @@ TEST(SpaceNativeTest, ChargesTheDocumentedCosts) {
   ASSERT_TRUE(f.native.ReadUnrecorded(f.chan).ok());
   EXPECT_EQ(f.meter.spent(), cost::kReceive);
   ASSERT_TRUE(f.native.Peek(f.chan).ok());
-  EXPECT_EQ(f.meter.spent(), 2 * cost::kReceive + cost::kEventBase +
-                                 cost::kEventPerChannel);
+  EXPECT_EQ(f.meter.spent(),
+            2 * cost::kReceive + cost::kEventBase + cost::kEventPerChannel);
 }
 
 TEST(SpaceNativeTest, PutMeetingAWaitingContinuationFails) {
@@ -248,20 +248,21 @@ TEST(SpaceNativeTest, RecordedOperationsReplay) {
   ASSERT_TRUE(log.ok());
   SpaceNative native(w.space.get(),
                      rspace::OpContext{log->get(), &w.rt->matcher()}, nullptr);
-  ASSERT_TRUE(native.Put(ir::ParPtr(UnforgeablePar(
-                             ir::UnforgeableKind::kPrivate, Bytes(32, 0x42))),
-                         {IntPar(5)})
-                  .ok());
   ASSERT_TRUE(native
-                  .Take(UnforgeablePar(ir::UnforgeableKind::kPrivate,
-                                       Bytes(32, 0x42)))
+                  .Put(ir::ParPtr(UnforgeablePar(ir::UnforgeableKind::kPrivate,
+                                                 Bytes(32, 0x42))),
+                       {IntPar(5)})
                   .ok());
+  ASSERT_TRUE(
+      native
+          .Take(UnforgeablePar(ir::UnforgeableKind::kPrivate, Bytes(32, 0x42)))
+          .ok());
   // A different value than recorded diverges.
-  EXPECT_FALSE(native
-                   .Put(UnforgeablePar(ir::UnforgeableKind::kPrivate,
-                                       Bytes(32, 0x42)),
-                        {IntPar(7)})
-                   .ok());
+  EXPECT_FALSE(
+      native
+          .Put(UnforgeablePar(ir::UnforgeableKind::kPrivate, Bytes(32, 0x42)),
+               {IntPar(7)})
+          .ok());
 }
 
 }  // namespace

@@ -1276,7 +1276,8 @@ TEST(LimitsTest, CheckTermSizeNamesTheLimit) {
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(std::string(s.message()).find("what: term of "), std::string::npos)
       << s;
-  EXPECT_NE(std::string(s.message()).find(absl::StrCat("exceeds the limit of ", kMaxTermNodes)),
+  EXPECT_NE(std::string(s.message())
+                .find(absl::StrCat("exceeds the limit of ", kMaxTermNodes)),
             std::string::npos)
       << s;
 }

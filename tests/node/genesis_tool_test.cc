@@ -59,8 +59,9 @@ TEST_F(GenesisToolTest, PrintsTheBlockAndIsDeterministic) {
   options.threads = 3;
   ASSERT_EQ(RunGenesis(options, out2, err), 0) << err.str();
   EXPECT_EQ(out1.str(), out2.str());
-  EXPECT_NE(out1.str().find("validators: 1\nwallets: 1\ntotal supply: 5001000\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out1.str().find("validators: 1\nwallets: 1\ntotal supply: 5001000\n"),
+      std::string::npos)
       << out1.str();
   EXPECT_NE(out1.str().find("block hash: "), std::string::npos);
 }
@@ -88,10 +89,12 @@ new rl(`rho:registry:lookup`), deployerId(`rho:rchain:deployerId`),
     stdout(`rho:io:stdout`), v, f, k, r in {
   rl!(`rho:vault:system`, *v) |
   for (@(_, vaults) <- v) {
-    @vaults!("findOrCreate", ")", alice.address, R"(", *f) |
+    @vaults!("findOrCreate", ")",
+                        alice.address, R"(", *f) |
     @vaults!("deployerAuthKey", *deployerId, *k) |
     for (@(true, from) <- f; key <- k) {
-      @from!("transfer", ")", bob.address, R"(", 1234, *key, *r) |
+      @from!("transfer", ")",
+                        bob.address, R"(", 1234, *key, *r) |
       for (@result <- r) { stdout!(result) }
     }
   }
