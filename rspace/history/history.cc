@@ -167,7 +167,7 @@ absl::StatusOr<Hash32> History::CommitChanges(
   batch.Put(options_.columns.roots, root, EncodeU64(number));
   batch.Put(options_.columns.roots, AsBytes(kLastRootKey), root);
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kBeforeWrite);
-  RETURN_IF_ERROR(store_->Write(batch));
+  RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kWritten);
   trie_.Committed();
   internal::MutexLock lock(&mu_);

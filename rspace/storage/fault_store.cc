@@ -53,6 +53,15 @@ absl::StatusOr<std::optional<Bytes>> FaultInjectingStore::Get(ColumnId column,
 }
 
 absl::Status FaultInjectingStore::Write(const WriteBatch& batch) {
+  return WriteThrough([&] { return base_->Write(batch); });
+}
+
+absl::Status FaultInjectingStore::WriteOwned(WriteBatch&& batch) {
+  return WriteThrough([&] { return base_->WriteOwned(std::move(batch)); });
+}
+
+absl::Status FaultInjectingStore::WriteThrough(
+    const std::function<absl::Status()>& apply) {
   std::function<void()> hook;
   {
     internal::MutexLock lock(&mu_);
@@ -65,7 +74,7 @@ absl::Status FaultInjectingStore::Write(const WriteBatch& batch) {
       return absl::UnavailableError("injected write fault");
     }
   }
-  absl::Status status = base_->Write(batch);
+  absl::Status status = apply();
   if (status.ok()) {
     internal::MutexLock lock(&mu_);
     ++writes_;

@@ -36,12 +36,18 @@ class FaultInjectingStore final : public KeyValueStore {
   absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
                                            ByteView key) override;
   absl::Status Write(const WriteBatch& batch) override;
+  // Same faults and counting as Write; forwards by base->WriteOwned.
+  absl::Status WriteOwned(WriteBatch&& batch) override;
   absl::Status ForEach(
       ColumnId column,
       const std::function<absl::Status(ByteView key, ByteView value)>& fn)
       override;
 
  private:
+  // Runs the crash hook due at this write and returns the injected fault,
+  // if any; then `apply` forwards the write, and a success is counted.
+  absl::Status WriteThrough(const std::function<absl::Status()>& apply);
+
   KeyValueStore* const base_;
   mutable internal::Mutex mu_;
   uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,8 +1,12 @@
 // WriteBatch and the in-memory KeyValueStore.
 #include "rspace/storage/kv_store.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "util/status_macros.h"
 
 namespace rnode::rspace {
 
@@ -31,24 +35,43 @@ absl::StatusOr<std::optional<Bytes>> InMemoryStore::Get(ColumnId column,
   }
   internal::MutexLock lock(&mu_);
   const auto& map = columns_[column];
-  auto it = map.find(Bytes(key.begin(), key.end()));
+  auto it = map.find(key);
   if (it == map.end()) return std::optional<Bytes>();
   return std::optional<Bytes>(it->second);
 }
 
-absl::Status InMemoryStore::Write(const WriteBatch& batch) {
+absl::Status InMemoryStore::CheckColumns(const WriteBatch& batch) const {
   for (const auto& op : batch.ops()) {
     if (op.column >= column_count_) {
       return absl::InvalidArgumentError("unknown column " +
                                         std::to_string(op.column));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryStore::Write(const WriteBatch& batch) {
+  RETURN_IF_ERROR(CheckColumns(batch));
   internal::MutexLock lock(&mu_);
   for (const auto& op : batch.ops()) {
     if (op.value.has_value()) {
-      columns_[op.column][op.key] = *op.value;
+      columns_[op.column].insert_or_assign(op.key, *op.value);
     } else {
-      columns_[op.column].erase(op.key);
+      columns_[op.column].erase(ByteView(op.key));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InMemoryStore::WriteOwned(WriteBatch&& batch) {
+  RETURN_IF_ERROR(CheckColumns(batch));
+  internal::MutexLock lock(&mu_);
+  for (auto& op : batch.mutable_ops()) {
+    Column& map = columns_[op.column];
+    if (op.value.has_value()) {
+      map.insert_or_assign(std::move(op.key), std::move(*op.value));
+    } else {
+      map.erase(ByteView(op.key));
     }
   }
   return absl::OkStatus();
@@ -61,11 +84,13 @@ absl::Status InMemoryStore::ForEach(
     return absl::InvalidArgumentError("unknown column " +
                                       std::to_string(column));
   }
-  std::map<Bytes, Bytes> copy;
+  std::vector<std::pair<Bytes, Bytes>> copy;
   {
     internal::MutexLock lock(&mu_);
-    copy = columns_[column];
+    copy.assign(columns_[column].begin(), columns_[column].end());
   }
+  std::sort(copy.begin(), copy.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [k, v] : copy) {
     absl::Status s = fn(k, v);
     if (!s.ok()) return s;

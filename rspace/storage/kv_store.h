@@ -5,15 +5,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "rspace/internal/mutex.h"
 #include "util/bytes.h"
 
@@ -37,6 +40,8 @@ class WriteBatch {
   void Delete(ColumnId column, ByteView key);
 
   const std::vector<Op>& ops() const { return ops_; }
+  // For stores taking the batch by KeyValueStore::WriteOwned.
+  std::vector<Op>& mutable_ops() { return ops_; }
   size_t size() const { return ops_.size(); }
   bool empty() const { return ops_.empty(); }
   // Sum of key and value sizes, for metrics and limits.
@@ -65,6 +70,11 @@ class KeyValueStore {
   // Applies every op of `batch` atomically. On error nothing was applied.
   virtual absl::Status Write(const WriteBatch& batch) = 0;
 
+  // As Write, but the store may take the batch's keys and values instead of
+  // copying them; `batch` is left valid but unspecified, also on error. The
+  // default copies through Write.
+  virtual absl::Status WriteOwned(WriteBatch&& batch) { return Write(batch); }
+
   // Calls `fn` for every key and value of `column` in ascending key order.
   // For tests and tools; not for hot paths. Stops early on a non-OK from fn.
   virtual absl::Status ForEach(
@@ -72,7 +82,7 @@ class KeyValueStore {
       const std::function<absl::Status(ByteView key, ByteView value)>& fn) = 0;
 };
 
-// In-memory store: ordered maps behind one mutex. Thread-safe.
+// In-memory store: hash maps behind one mutex. Thread-safe.
 class InMemoryStore final : public KeyValueStore {
  public:
   explicit InMemoryStore(size_t column_count);
@@ -81,6 +91,8 @@ class InMemoryStore final : public KeyValueStore {
   absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
                                            ByteView key) override;
   absl::Status Write(const WriteBatch& batch) override;
+  // Moves the batch's keys and values into the maps.
+  absl::Status WriteOwned(WriteBatch&& batch) override;
   absl::Status ForEach(
       ColumnId column,
       const std::function<absl::Status(ByteView key, ByteView value)>& fn)
@@ -90,9 +102,31 @@ class InMemoryStore final : public KeyValueStore {
   size_t KeyCount(ColumnId column) const;
 
  private:
+  // Hash and equality of keys; transparent so lookups by ByteView allocate
+  // nothing.
+  struct KeyHash {
+    using is_transparent = void;
+    size_t operator()(ByteView k) const {
+      return absl::Hash<absl::string_view>()(
+          absl::string_view(reinterpret_cast<const char*>(k.data()), k.size()));
+    }
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    bool operator()(ByteView a, ByteView b) const {
+      return a.size() == b.size() &&
+             (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+    }
+  };
+  // Unordered: ForEach sorts a snapshot (tests and tools only).
+  using Column = absl::flat_hash_map<Bytes, Bytes, KeyHash, KeyEq>;
+
+  // InvalidArgument if an op names a column this store does not have.
+  absl::Status CheckColumns(const WriteBatch& batch) const;
+
   const size_t column_count_;
   mutable internal::Mutex mu_;
-  std::vector<std::map<Bytes, Bytes>> columns_ ABSL_GUARDED_BY(mu_);
+  std::vector<Column> columns_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rnode::rspace

@@ -1,7 +1,11 @@
 // KeyValueStore implementations: in-memory, RocksDB and fault injection.
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "rspace/history/history.h"
@@ -23,25 +27,42 @@ std::string TempDir(const std::string& name) {
   return dir.string();
 }
 
-enum class Kind { kMemory, kRocks };
+enum class Kind { kMemory, kRocks, kFaultOverMemory };
+// How a batch reaches the store: Write (copies) or WriteOwned (may move).
+enum class Path { kCopy, kOwned };
 
-class KvStoreTest : public ::testing::TestWithParam<Kind> {
+class KvStoreTest : public ::testing::TestWithParam<std::tuple<Kind, Path>> {
  protected:
   void SetUp() override {
-    if (GetParam() == Kind::kMemory) {
-      store_ = std::make_unique<InMemoryStore>(2);
-    } else {
-      RNODE_SKIP_ROCKSDB_UNDER_TSAN();
-      dir_ = TempDir("kv");
-      auto s = RocksDbStore::Open(dir_, {"a", "b"});
-      ASSERT_TRUE(s.ok()) << s.status();
-      store_ = *std::move(s);
+    switch (std::get<0>(GetParam())) {
+      case Kind::kMemory:
+        store_ = std::make_unique<InMemoryStore>(2);
+        break;
+      case Kind::kRocks: {
+        RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+        dir_ = TempDir("kv");
+        auto s = RocksDbStore::Open(dir_, {"a", "b"});
+        ASSERT_TRUE(s.ok()) << s.status();
+        store_ = *std::move(s);
+        break;
+      }
+      case Kind::kFaultOverMemory:
+        base_ = std::make_unique<InMemoryStore>(2);
+        store_ = std::make_unique<FaultInjectingStore>(base_.get());
+        break;
     }
   }
   void TearDown() override {
     store_.reset();
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
+  // Writes `batch` by the path under test.
+  absl::Status Write(WriteBatch batch) {
+    return std::get<1>(GetParam()) == Path::kOwned
+               ? store_->WriteOwned(std::move(batch))
+               : store_->Write(batch);
+  }
+  std::unique_ptr<InMemoryStore> base_;
   std::unique_ptr<KeyValueStore> store_;
   std::string dir_;
 };
@@ -55,7 +76,7 @@ TEST_P(KvStoreTest, MissingKeyIsNullopt) {
 TEST_P(KvStoreTest, PutThenGet) {
   WriteBatch b;
   b.Put(0, AsBytes("k"), AsBytes("v"));
-  ASSERT_TRUE(store_->Write(b).ok());
+  ASSERT_TRUE(Write(b).ok());
   EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "v");
 }
 
@@ -63,7 +84,7 @@ TEST_P(KvStoreTest, ColumnsAreSeparate) {
   WriteBatch b;
   b.Put(0, AsBytes("k"), AsBytes("zero"));
   b.Put(1, AsBytes("k"), AsBytes("one"));
-  ASSERT_TRUE(store_->Write(b).ok());
+  ASSERT_TRUE(Write(b).ok());
   EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "zero");
   EXPECT_EQ(ToString(**store_->Get(1, AsBytes("k"))), "one");
 }
@@ -71,10 +92,10 @@ TEST_P(KvStoreTest, ColumnsAreSeparate) {
 TEST_P(KvStoreTest, DeleteRemoves) {
   WriteBatch b;
   b.Put(0, AsBytes("k"), AsBytes("v"));
-  ASSERT_TRUE(store_->Write(b).ok());
+  ASSERT_TRUE(Write(b).ok());
   WriteBatch d;
   d.Delete(0, AsBytes("k"));
-  ASSERT_TRUE(store_->Write(d).ok());
+  ASSERT_TRUE(Write(d).ok());
   EXPECT_FALSE(store_->Get(0, AsBytes("k"))->has_value());
 }
 
@@ -82,7 +103,7 @@ TEST_P(KvStoreTest, LaterOpInBatchWins) {
   WriteBatch b;
   b.Put(0, AsBytes("k"), AsBytes("1"));
   b.Put(0, AsBytes("k"), AsBytes("2"));
-  ASSERT_TRUE(store_->Write(b).ok());
+  ASSERT_TRUE(Write(b).ok());
   EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "2");
 }
 
@@ -90,7 +111,7 @@ TEST_P(KvStoreTest, UnknownColumnIsInvalidAndWritesNothing) {
   WriteBatch b;
   b.Put(0, AsBytes("k"), AsBytes("v"));
   b.Put(7, AsBytes("k"), AsBytes("v"));
-  EXPECT_EQ(store_->Write(b).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Write(b).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(store_->Get(0, AsBytes("k"))->has_value());
   EXPECT_EQ(store_->Get(7, AsBytes("k")).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -99,7 +120,7 @@ TEST_P(KvStoreTest, UnknownColumnIsInvalidAndWritesNothing) {
 TEST_P(KvStoreTest, ForEachIsOrderedByKey) {
   WriteBatch b;
   for (const char* k : {"c", "a", "b"}) b.Put(1, AsBytes(k), AsBytes(k));
-  ASSERT_TRUE(store_->Write(b).ok());
+  ASSERT_TRUE(Write(b).ok());
   std::string keys;
   ASSERT_TRUE(store_
                   ->ForEach(1,
@@ -113,12 +134,60 @@ TEST_P(KvStoreTest, ForEachIsOrderedByKey) {
 
 TEST_P(KvStoreTest, ColumnCount) { EXPECT_EQ(store_->ColumnCount(), 2u); }
 
-INSTANTIATE_TEST_SUITE_P(Stores, KvStoreTest,
-                         ::testing::Values(Kind::kMemory, Kind::kRocks),
-                         [](const auto& info) {
-                           return info.param == Kind::kMemory ? "Memory"
-                                                              : "RocksDb";
-                         });
+TEST_P(KvStoreTest, OverwriteReplacesTheValue) {
+  WriteBatch a;
+  a.Put(0, AsBytes("k"), AsBytes("old"));
+  ASSERT_TRUE(Write(std::move(a)).ok());
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("new"));
+  b.Delete(0, AsBytes("absent"));
+  ASSERT_TRUE(Write(std::move(b)).ok());
+  EXPECT_EQ(ToString(**store_->Get(0, AsBytes("k"))), "new");
+  EXPECT_FALSE(store_->Get(0, AsBytes("absent"))->has_value());
+}
+
+TEST_P(KvStoreTest, PutThenDeleteInOneBatchLeavesNothing) {
+  WriteBatch b;
+  b.Put(0, AsBytes("k"), AsBytes("v"));
+  b.Delete(0, AsBytes("k"));
+  ASSERT_TRUE(Write(std::move(b)).ok());
+  EXPECT_FALSE(store_->Get(0, AsBytes("k"))->has_value());
+}
+
+TEST_P(KvStoreTest, KeysCompareBytewiseWithPrefixesFirst) {
+  // Keys with high bytes and prefixes of each other: unsigned byte order.
+  const std::vector<Bytes> keys = {{0xff},       {0x00, 0x01},       {0x00},
+                                   {0x80, 0x00}, {0x7f, 0xff, 0xff}, {}};
+  WriteBatch b;
+  for (const Bytes& k : keys) b.Put(0, k, AsBytes("v"));
+  ASSERT_TRUE(Write(std::move(b)).ok());
+  std::vector<Bytes> seen;
+  ASSERT_TRUE(store_
+                  ->ForEach(0,
+                            [&](ByteView k, ByteView) {
+                              seen.emplace_back(k.begin(), k.end());
+                              return absl::OkStatus();
+                            })
+                  .ok());
+  std::vector<Bytes> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(seen, sorted);
+  for (const Bytes& k : keys) EXPECT_TRUE(store_->Get(0, k)->has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Stores, KvStoreTest,
+    ::testing::Combine(::testing::Values(Kind::kMemory, Kind::kRocks,
+                                         Kind::kFaultOverMemory),
+                       ::testing::Values(Path::kCopy, Path::kOwned)),
+    [](const auto& info) {
+      const Kind kind = std::get<0>(info.param);
+      std::string name = kind == Kind::kMemory  ? "Memory"
+                         : kind == Kind::kRocks ? "RocksDb"
+                                                : "FaultOverMemory";
+      return name +
+             (std::get<1>(info.param) == Path::kOwned ? "Owned" : "Copied");
+    });
 
 TEST(RocksDbStoreTest, DataSurvivesReopen) {
   RNODE_SKIP_ROCKSDB_UNDER_TSAN();
@@ -209,6 +278,25 @@ TEST(FaultInjectingStoreTest, CrashPointRunsBeforeTheChosenWrite) {
   EXPECT_EQ(fired_at, -1);
   ASSERT_TRUE(s.Write(b).ok());
   EXPECT_EQ(fired_at, 1);
+}
+
+TEST(FaultInjectingStoreTest, OwnedWritesFaultAndCountLikeCopiedOnes) {
+  InMemoryStore base(1);
+  FaultInjectingStore s(&base);
+  int fired_at = -1;
+  s.SetCrashPoint(1, [&] { fired_at = static_cast<int>(base.KeyCount(0)); });
+  s.FailWritesAfter(2);
+  WriteBatch a, b, c;
+  a.Put(0, AsBytes("a"), AsBytes("1"));
+  b.Put(0, AsBytes("b"), AsBytes("1"));
+  c.Put(0, AsBytes("c"), AsBytes("1"));
+  ASSERT_TRUE(s.WriteOwned(std::move(a)).ok());
+  EXPECT_EQ(fired_at, -1);
+  ASSERT_TRUE(s.WriteOwned(std::move(b)).ok());
+  EXPECT_EQ(fired_at, 1);
+  EXPECT_EQ(s.WriteOwned(std::move(c)).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(s.writes(), 2u);
+  EXPECT_EQ(base.KeyCount(0), 2u);
 }
 
 TEST(HistoryTest, OpenRecordsEmptyRoot) {

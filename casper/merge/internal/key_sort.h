@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -67,11 +68,30 @@ inline constexpr int kKeySortMaxBucketBits = 20;
 // order, so its bucket is a few runs (the hot key and the odd other key).
 inline constexpr size_t kKeySortMaxMergedRuns = 8;
 
+// Buckets of at most this many records are insertion-sorted in place: keys
+// are hashes, so most buckets hold one to three records, and merging runs
+// (std::inplace_merge takes a temporary buffer from the heap) or an
+// introsort costs more than a few moves there.
+inline constexpr ptrdiff_t kKeySortInsertionMax = 16;
+
 template <typename It>
 void SortBucket(It first, It last) {
   auto less = [](const KeyRecord& x, const KeyRecord& y) {
     return KeyRecordLess(x, y);
   };
+  if (last - first <= kKeySortInsertionMax) {
+    for (It it = first + 1; it < last; ++it) {
+      if (!less(*it, *(it - 1))) continue;
+      KeyRecord r = *it;
+      It hole = it;
+      do {
+        *hole = *(hole - 1);
+        --hole;
+      } while (hole != first && less(r, *(hole - 1)));
+      *hole = r;
+    }
+    return;
+  }
   size_t runs = 1;
   for (It it = first + 1; it != last && runs <= kKeySortMaxMergedRuns; ++it) {
     runs += less(*it, *(it - 1));

@@ -4,6 +4,7 @@
 #include "casper/merge/internal/key_sort.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -68,11 +69,48 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(SortCase{"Small", 100, 1, 3},
                       SortCase{"AtCutoff", kKeySortBucketMin, 0, 0},
                       SortCase{"Large", 50000, 0, 20},
+
                       SortCase{"OneHotKey", 30000, 1, 0},
                       SortCase{"ThreeHotKeys", 30000, 3, 5}),
     [](const ::testing::TestParamInfo<SortCase>& info) {
       return std::string(info.param.name);
     });
+
+TEST(SortBucketTest, EverySizeAroundTheInsertionLimitMatchesPlainSort) {
+  const uint64_t seed = 7300;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (ptrdiff_t n = 1; n <= 2 * kKeySortInsertionMax + 2; ++n) {
+    for (int round = 0; round < 50; ++round) {
+      // Few distinct keys, tags and items: equal keys and equal records.
+      std::vector<KeyRecord> records;
+      for (ptrdiff_t i = 0; i < n; ++i) {
+        Hash32 key{};
+        key[31] = static_cast<uint8_t>(rng() % 4);
+        key[0] = static_cast<uint8_t>(rng() % 2);
+        records.push_back(KeyRecord::Make(key, static_cast<uint32_t>(rng() % 5),
+                                          static_cast<uint32_t>(rng() % 3)));
+      }
+      // Some inputs already ascending or in a few runs.
+      if (round % 5 == 0) {
+        std::sort(records.begin(), records.end(),
+                  [](const KeyRecord& x, const KeyRecord& y) {
+                    return KeyRecordLess(x, y);
+                  });
+      }
+      std::vector<KeyRecord> expected = records;
+      std::sort(expected.begin(), expected.end(),
+                [](const KeyRecord& x, const KeyRecord& y) {
+                  return KeyRecordLess(x, y);
+                });
+      SortBucket(records.begin(), records.end());
+      for (ptrdiff_t i = 0; i < n; ++i) {
+        ASSERT_TRUE(SameRecord(records[i], expected[i]))
+            << "size " << n << " round " << round << " at " << i;
+      }
+    }
+  }
+}
 
 TEST(KeyRecordTest, OrderIsKeyBytesThenTagThenItem) {
   Hash32 a{}, b{};
