@@ -7,6 +7,7 @@
 // first deploy of a block, and both variants pay the same reset.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <memory>
 
 #include "casper/contracts/system_contracts.h"
@@ -103,6 +104,57 @@ void BM_TrivialDeployWithPrechargeAndRefund(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_TrivialDeployWithPrechargeAndRefund);
+
+// Both variants back to back in every iteration, so that drifts of the
+// machine's speed (frequent on shared machines) hit them alike; reports
+// the mean of each and their ratio (the bound is 2).
+void BM_AccountingOverheadPaired(benchmark::State& state) {
+  Setup plain;
+  Setup accounted;
+  rholang::interp::DeployInfo info;
+  info.timestamp = plain.deploy->data().timestamp;
+  info.deployer_public_key.assign(plain.deploy->deployer().begin(),
+                                  plain.deploy->deployer().end());
+  info.deploy_id = plain.deploy->id();
+  using Clock = std::chrono::steady_clock;
+  Clock::duration without{};
+  Clock::duration with{};
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    if (!plain.space->Reset(plain.root).ok()) state.SkipWithError("reset");
+    rspace::EventLog log;
+    plain.space->CreateSoftCheckpoint();
+    auto r = plain.runtime->EvaluateSource(kTerm, info, kPhloLimit, &log,
+                                           &plain.block);
+    auto changes = plain.space->ChangesSinceSoftCheckpoint();
+    auto events = log.Take();
+    benchmark::DoNotOptimize(r.cost);
+    benchmark::DoNotOptimize(changes);
+    benchmark::DoNotOptimize(events);
+    auto t1 = Clock::now();
+    if (!accounted.space->Reset(accounted.root).ok()) {
+      state.SkipWithError("reset");
+    }
+    auto out = accounted.executor->Play(*accounted.deploy, accounted.block);
+    if (!out.ok() || !out->error.ok() || out->charged == 0) {
+      state.SkipWithError("deploy failed");
+      break;
+    }
+    benchmark::DoNotOptimize(out);
+    auto t2 = Clock::now();
+    without += t1 - t0;
+    with += t2 - t1;
+  }
+  const double n = static_cast<double>(state.iterations());
+  if (n > 0) {
+    const double a = std::chrono::duration<double, std::nano>(without).count();
+    const double b = std::chrono::duration<double, std::nano>(with).count();
+    state.counters["without_ns"] = a / n;
+    state.counters["with_ns"] = b / n;
+    state.counters["ratio"] = a > 0 ? b / a : 0;
+  }
+}
+BENCHMARK(BM_AccountingOverheadPaired);
 
 // The replay of the same deploy from its recorded events.
 void BM_TrivialDeployReplayWithAccounting(benchmark::State& state) {
