@@ -13,7 +13,6 @@
 #include "casper/genesis/genesis.h"
 #include "casper/genesis/genesis_files.h"
 #include "node/deploy_json.h"
-#include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
@@ -139,10 +138,8 @@ int RunEvalDeploy(const GenesisToolOptions& options,
   block.block_number = 1;
   block.timestamp = deploy->data().timestamp;
   auto balance_now = [&](const std::string& address) -> int64_t {
-    rspace::EventLog log;
-    interp::SpaceNative native(
-        w.space.get(), rspace::OpContext{&log, &w.runtime->matcher()}, nullptr);
-    absl::StatusOr<int64_t> b = w.contracts.ledger().Balance(native, address);
+    absl::StatusOr<int64_t> b =
+        casper::contracts::ReadBalance(*w.space, address);
     return b.ok() ? *b : -1;
   };
   absl::StatusOr<casper::DeployOutcome> outcome = executor.Play(*deploy, block);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "casper/contracts/names.h"
 #include "crypto/hash.h"
 #include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/term_codec.h"
@@ -21,8 +22,8 @@ constexpr std::string_view kBalanceDomain = "rnode/rev-balance/";
 // The value of a balance datum: exactly one Int >= 0.
 absl::StatusOr<int64_t> BalanceOf(const std::vector<ir::ParPtr>& values) {
   if (values.size() == 1) {
-    const ir::Expr* e = interp::SingleOfKind(*values[0], ir::ExprKind::kInt);
-    if (e != nullptr && e->int_value >= 0 && values[0]->ComponentCount() == 1) {
+    const ir::Expr* e = values[0]->SingleExpr();
+    if (e != nullptr && e->kind == ir::ExprKind::kInt && e->int_value >= 0) {
       return e->int_value;
     }
   }
@@ -42,6 +43,17 @@ absl::StatusOr<Hash32> BalanceChannelHash(std::string_view address) {
   ASSIGN_OR_RETURN(rspace::TermPtr t,
                    interp::MakeChannelTerm(BalanceChannel(address)));
   return t->hash();
+}
+
+absl::StatusOr<int64_t> ReadBalance(rspace::Space& space,
+                                    std::string_view address) {
+  ASSIGN_OR_RETURN(Hash32 channel, BalanceChannelHash(address));
+  ASSIGN_OR_RETURN(std::vector<rspace::Datum> data, space.GetData(channel));
+  if (data.empty()) return 0;
+  std::shared_ptr<const interp::StoredValue> holder;
+  ASSIGN_OR_RETURN(const interp::DataValue* d,
+                   interp::DataOf(*data.front().value, holder));
+  return BalanceOf(d->pars);
 }
 
 std::string_view TransferErrorText(TransferError e) {
@@ -155,14 +167,8 @@ std::vector<NumberDiff> Ledger::Diffs() const {
 absl::StatusOr<int64_t> BalanceCodec::Read(
     const rspace::ChannelState& state) const {
   if (state.empty()) return 0;
-  if (state.data.size() != 1 || state.data[0].persist ||
-      !state.continuations.empty()) {
-    return absl::FailedPreconditionError("balance channel: not one datum");
-  }
-  std::shared_ptr<const interp::StoredValue> holder;
-  ASSIGN_OR_RETURN(const interp::DataValue* d,
-                   interp::DataOf(*state.data[0].value, holder));
-  return BalanceOf(d->pars);
+  ASSIGN_OR_RETURN(std::vector<ir::ParPtr> values, OnlyDatum(state));
+  return BalanceOf(values);
 }
 
 absl::StatusOr<rspace::ChannelState> BalanceCodec::Write(const Hash32& channel,

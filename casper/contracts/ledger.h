@@ -25,6 +25,7 @@
 #include "casper/merge/number_channel.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/ir.h"
+#include "rspace/space.h"
 #include "util/bytes.h"
 
 namespace rnode::casper::contracts {
@@ -33,6 +34,12 @@ namespace rnode::casper::contracts {
 rholang::ir::ParPtr BalanceChannel(std::string_view address);
 // Its hash as RSpace keys it (the channel term's hash).
 absl::StatusOr<Hash32> BalanceChannelHash(std::string_view address);
+
+// The balance of `address` in `space`'s current state (overlay included):
+// an unrecorded read for tools and tests, outside any deploy and its
+// tracking.
+absl::StatusOr<int64_t> ReadBalance(rspace::Space& space,
+                                    std::string_view address);
 
 // One number channel's change during a deploy (merge input).
 struct NumberDiff {

@@ -2,6 +2,8 @@
 
 #include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/system_processes.h"
+#include "rholang/interpreter/term_codec.h"
+#include "util/status_macros.h"
 
 namespace rnode::casper::contracts {
 namespace {
@@ -10,6 +12,23 @@ namespace ir = rholang::ir;
 namespace interp = rholang::interp;
 
 }  // namespace
+
+ir::ParPtr EitherPar(bool ok, ir::ParPtr value) {
+  return ir::ParOf(ir::Expr::Tuple({interp::BoolPar(ok), std::move(value)}));
+}
+
+absl::StatusOr<std::vector<ir::ParPtr>> OnlyDatum(
+    const rspace::ChannelState& state) {
+  if (state.data.size() != 1 || state.data[0].persist ||
+      !state.continuations.empty()) {
+    return absl::FailedPreconditionError(
+        "the channel does not hold exactly one datum");
+  }
+  std::shared_ptr<const interp::StoredValue> holder;
+  ASSIGN_OR_RETURN(const interp::DataValue* d,
+                   interp::DataOf(*state.data[0].value, holder));
+  return d->pars;
+}
 
 ir::ParPtr WriteOnlyObject(ObjectKind kind, std::string_view key) {
   return ir::ParBuilder()

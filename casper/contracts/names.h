@@ -7,7 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "rholang/ir.h"
+#include "rspace/types.h"
 
 namespace rnode::casper::contracts {
 
@@ -24,6 +26,16 @@ enum ObjectKind : uint8_t {
 // the (nonce, contract) shape the public registry returns for them.
 inline constexpr int64_t kSystemContractNonce =
     std::numeric_limits<int64_t>::max();
+
+// (ok, value): the Either reply of the public contracts, e.g. (true, Nil)
+// or (false, "Insufficient funds").
+rholang::ir::ParPtr EitherPar(bool ok, rholang::ir::ParPtr value);
+
+// The values of the one datum of a channel state that holds exactly one
+// non-persistent datum and nothing else (a balance, the PoS state);
+// FailedPrecondition otherwise.
+absl::StatusOr<std::vector<rholang::ir::ParPtr>> OnlyDatum(
+    const rspace::ChannelState& state);
 
 // bundle+{ObjectName(kind, key)}: what programs get for an object.
 rholang::ir::ParPtr WriteOnlyObject(ObjectKind kind, std::string_view key);

@@ -143,9 +143,8 @@ ir::ParPtr EncodeState(const State& s) {
 
 // The expression `p` is exactly, if it has `kind`.
 const ir::Expr* Exactly(const ir::Par& p, ir::ExprKind kind) {
-  if (p.ComponentCount() != 1 || p.exprs.size() != 1) return nullptr;
-  const ir::Expr* e = p.exprs[0].get();
-  return e->kind == kind ? e : nullptr;
+  const ir::Expr* e = p.SingleExpr();
+  return e != nullptr && e->kind == kind ? e : nullptr;
 }
 
 absl::StatusOr<Bytes> KeyOf(const ir::Par& p) {
@@ -289,9 +288,14 @@ absl::Status PutState(interp::NativeSpace& space, const State& s) {
   return space.Put(PosStateChannel(), {EncodeState(s)});
 }
 
-// Replaces the state datum with `s`.
+// Replaces the state datum (already read and decoded by the caller) with
+// `s`.
 absl::Status WriteState(interp::NativeSpace& space, const State& s) {
-  RETURN_IF_ERROR(TakeState(space).status());
+  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> old,
+                   space.Take(PosStateChannel()));
+  if (!old.has_value()) {
+    return absl::FailedPreconditionError("PoS state missing (no genesis)");
+  }
   return PutState(space, s);
 }
 
@@ -369,9 +373,9 @@ absl::Status CheckParams(const PosParams& p) {
 
 // The reply (false, message) / (true, Nil).
 ir::ParPtr Failure(std::string_view message) {
-  return Tuple({interp::BoolPar(false), Str(message)});
+  return EitherPar(false, Str(message));
 }
-ir::ParPtr Success() { return Tuple({interp::BoolPar(true), ir::Nil()}); }
+ir::ParPtr Success() { return EitherPar(true, ir::Nil()); }
 
 std::string MethodUri(std::string_view method) {
   return absl::StrCat(std::string(kUri), ".", std::string(method));
@@ -705,14 +709,9 @@ absl::Status ProofOfStake::Slash(interp::NativeSpace& space,
 // --- Native decoding ---
 
 absl::StatusOr<Validators> DecodeValidators(const rspace::ChannelState& state) {
-  if (state.data.size() != 1 || state.data[0].persist ||
-      !state.continuations.empty()) {
-    return Malformed("the channel does not hold one datum");
-  }
-  std::shared_ptr<const interp::StoredValue> holder;
-  ASSIGN_OR_RETURN(const interp::DataValue* d,
-                   interp::DataOf(*state.data[0].value, holder));
-  ASSIGN_OR_RETURN(State s, StateOfDatum(d->pars));
+  absl::StatusOr<std::vector<ir::ParPtr>> values = OnlyDatum(state);
+  if (!values.ok()) return Malformed(std::string(values.status().message()));
+  ASSIGN_OR_RETURN(State s, StateOfDatum(*values));
   Validators v;
   v.bonds.reserve(s.bonds.size());
   for (const auto& [k, stake] : s.bonds) v.bonds.push_back({k, stake});

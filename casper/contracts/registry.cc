@@ -74,14 +74,21 @@ constexpr std::array<Shorthand, 13> kShorthands = {{
      "rho:id:b9s6j3xeobgset4ndn64hje64grfcj7a43eekb3fh43yso5ujiecfn"},
 }};
 
-// The value a system contract's URI resolves to, or null.
-ir::ParPtr SystemContract(std::string_view id) {
-  std::optional<ObjectKind> kind;
-  if (id == kVaultId) kind = kRevVaultObject;
-  if (id == kPosId) kind = kPosObject;
-  if (!kind.has_value()) return nullptr;
+ir::ParPtr SystemContractValue(ObjectKind kind) {
   return ir::ParOf(ir::Expr::Tuple(
-      {interp::IntPar(kSystemContractNonce), WriteOnlyObject(*kind, "")}));
+      {interp::IntPar(kSystemContractNonce), WriteOnlyObject(kind, "")}));
+}
+
+// The value a system contract's URI resolves to, or null. Built once: every
+// wallet deploy looks the vault up.
+ir::ParPtr SystemContract(std::string_view id) {
+  static const ir::ParPtr* const vault =
+      new ir::ParPtr(SystemContractValue(kRevVaultObject));
+  static const ir::ParPtr* const pos =
+      new ir::ParPtr(SystemContractValue(kPosObject));
+  if (id == kVaultId) return *vault;
+  if (id == kPosId) return *pos;
+  return nullptr;
 }
 
 ir::ParPtr UriPar(std::string uri) {

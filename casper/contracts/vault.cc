@@ -27,13 +27,9 @@ constexpr int64_t kAddressCheck = 10 + 60;
 // Deriving an address from a key or a name (as rho:vault:address).
 constexpr int64_t kAddressDerivation = 130;
 
-ir::ParPtr Either(bool ok, ir::ParPtr value) {
-  return ir::ParOf(ir::Expr::Tuple({interp::BoolPar(ok), std::move(value)}));
-}
-
 Replies Fail(const ir::ParPtr& ret, std::string_view message) {
   return interp::ReplyWith(
-      ret, {Either(false, interp::StringPar(std::string(message)))});
+      ret, {EitherPar(false, interp::StringPar(std::string(message)))});
 }
 
 // The address a String argument names, or the reason it is not one.
@@ -82,7 +78,7 @@ Replies RevVaultCall(Ledger* ledger, Args args, interp::ProcessContext& ctx) {
     ASSIGN_OR_RETURN(std::string address, AddressArg(*args[1], ctx, error));
     if (!error.empty()) return Fail(args[2], error);
     return interp::ReplyWith(
-        args[2], {Either(true, WriteOnlyObject(kVaultObject, address))});
+        args[2], {EitherPar(true, WriteOnlyObject(kVaultObject, address))});
   }
   if (IsMethod(args, "deployerAuthKey", 2)) {
     const ir::Unforgeable* id =
@@ -140,7 +136,7 @@ Replies VaultCall(Ledger* ledger, ByteView key, Args args,
     if (refused != TransferError::kNone) {
       return Fail(ret, TransferErrorText(refused));
     }
-    return interp::ReplyWith(ret, {Either(true, ir::Nil())});
+    return interp::ReplyWith(ret, {EitherPar(true, ir::Nil())});
   }
   return UnknownMethod(kVault, args);
 }

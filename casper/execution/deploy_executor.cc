@@ -23,6 +23,18 @@ std::optional<int64_t> Product(int64_t a, int64_t b) {
   return a * b;
 }
 
+// `run` on a log rigged with `recorded`; then every recorded COMM must have
+// been used.
+template <typename RunFn>
+absl::StatusOr<DeployOutcome> Replayed(std::span<const rspace::Event> recorded,
+                                       RunFn run) {
+  ASSIGN_OR_RETURN(std::unique_ptr<rspace::EventLog> log,
+                   rspace::EventLog::ForReplay(recorded));
+  ASSIGN_OR_RETURN(DeployOutcome out, run(*log));
+  RETURN_IF_ERROR(log->CheckReplayDone());
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<DeployOutcome> DeployExecutor::Play(
@@ -34,11 +46,8 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Play(
 absl::StatusOr<DeployOutcome> DeployExecutor::Replay(
     const SignedDeploy& deploy, const interp::BlockInfo& block,
     std::span<const rspace::Event> recorded) {
-  ASSIGN_OR_RETURN(std::unique_ptr<rspace::EventLog> log,
-                   rspace::EventLog::ForReplay(recorded));
-  ASSIGN_OR_RETURN(DeployOutcome out, Run(deploy, block, *log));
-  RETURN_IF_ERROR(log->CheckReplayDone());
-  return out;
+  return Replayed(
+      recorded, [&](rspace::EventLog& log) { return Run(deploy, block, log); });
 }
 
 absl::StatusOr<DeployOutcome> DeployExecutor::PlaySystem(
@@ -50,11 +59,9 @@ absl::StatusOr<DeployOutcome> DeployExecutor::PlaySystem(
 absl::StatusOr<DeployOutcome> DeployExecutor::ReplaySystem(
     const SystemDeploy& deploy, const interp::BlockInfo& block,
     std::span<const rspace::Event> recorded) {
-  ASSIGN_OR_RETURN(std::unique_ptr<rspace::EventLog> log,
-                   rspace::EventLog::ForReplay(recorded));
-  ASSIGN_OR_RETURN(DeployOutcome out, RunSystem(deploy, block, *log));
-  RETURN_IF_ERROR(log->CheckReplayDone());
-  return out;
+  return Replayed(recorded, [&](rspace::EventLog& log) {
+    return RunSystem(deploy, block, log);
+  });
 }
 
 absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(

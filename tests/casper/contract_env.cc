@@ -45,10 +45,7 @@ void ContractEnv::Fund(std::string_view address, int64_t amount) {
 }
 
 int64_t ContractEnv::Balance(std::string_view address) {
-  rspace::EventLog log;
-  rholang::interp::SpaceNative native(
-      space.get(), rspace::OpContext{&log, &runtime->matcher()}, nullptr);
-  absl::StatusOr<int64_t> b = contracts->ledger().Balance(native, address);
+  absl::StatusOr<int64_t> b = contracts::ReadBalance(*space, address);
   EXPECT_TRUE(b.ok()) << b.status();
   return b.ok() ? *b : -1;
 }
