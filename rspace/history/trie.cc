@@ -301,7 +301,7 @@ std::optional<TrieItem> MerkleTrie::Normalize(Bytes path, TrieNode node,
     out.is_ptr = only.is_ptr;
     out.prefix.assign(path.begin(), path.end());
     out.prefix.push_back(only.index);
-    out.prefix.insert(out.prefix.end(), only.prefix.begin(), only.prefix.end());
+    out.prefix.append(only.prefix.begin(), only.prefix.end());
     out.hash = only.hash;
     return out;
   }

@@ -59,9 +59,7 @@ class TriePrefix {
   }
   void push_back(uint8_t b) { bytes_[size_++] = b; }
   template <typename It>
-  void insert(const uint8_t* at, It first, It last) {
-    // Appends only (the one use); `at` must be end().
-    (void)at;
+  void append(It first, It last) {
     for (; first != last; ++first) bytes_[size_++] = *first;
   }
 
