@@ -12,6 +12,12 @@ find_package(spdlog CONFIG REQUIRED)
 pkg_check_modules(SECP256K1 REQUIRED IMPORTED_TARGET libsecp256k1)
 pkg_check_modules(LIBB2 REQUIRED IMPORTED_TARGET libb2)
 pkg_check_modules(CRYPTOPP REQUIRED IMPORTED_TARGET libcrypto++)
+# The process allocator of our executables (docs/adr/0007-jemalloc.md).
+# Sanitizer builds keep the system allocator: they replace malloc themselves.
+option(RNODE_JEMALLOC "Link executables with jemalloc" ON)
+if(RNODE_JEMALLOC)
+  pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+endif()
 if(RNODE_BUILD_TESTS)
   find_package(GTest CONFIG REQUIRED)
   include(GoogleTest)

@@ -8,6 +8,15 @@ function(rnode_target_flags target)
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
 endfunction()
 
+# The process allocator (docs/adr/0007-jemalloc.md) for an executable of
+# ours: jemalloc unless RNODE_JEMALLOC is off (sanitizer presets).
+function(rnode_link_allocator target)
+  if(RNODE_JEMALLOC)
+    target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
+    target_compile_definitions(${target} PRIVATE RNODE_JEMALLOC=1)
+  endif()
+endfunction()
+
 # rnode_library(NAME SOURCES ... DEPS ... PRIVATE_DEPS ...)
 function(rnode_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
@@ -24,6 +33,7 @@ function(rnode_test name)
   rnode_target_flags(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gmock
                         GTest::gtest_main)
+  rnode_link_allocator(${name})
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
@@ -43,4 +53,5 @@ function(rnode_benchmark name)
   rnode_target_flags(${name})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} benchmark::benchmark
                         benchmark::benchmark_main)
+  rnode_link_allocator(${name})
 endfunction()

@@ -2,6 +2,7 @@
 #include "casper/merge/block_index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <string>
 
@@ -64,6 +65,54 @@ void Normalize(EventFacts& f) {
 
 bool CheckedAdd(uint64_t a, uint64_t b, uint64_t& out) {
   return !__builtin_add_overflow(a, b, &out);
+}
+
+// The flat per-chain arrays of a built index (BlockFlat).
+void BuildFlat(BlockIndex& index) {
+  BlockFlat& f = index.flat;
+  for (const DeployInput& d : index.deploys) {
+    uint64_t w = 0;
+    std::memcpy(&w, d.id.data(), std::min<size_t>(d.id.size(), 8));
+    f.id_prefix.push_back(__builtin_bswap64(w));
+  }
+  for (uint32_t i = 0; i < index.chains.size(); ++i) {
+    const ChainIndex& c = index.chains[i];
+    f.first_deploy.push_back(c.first_deploy);
+    f.cost.push_back(c.cost);
+    f.deploys.items().insert(f.deploys.items().end(), c.deploys.begin(),
+                             c.deploys.end());
+    f.deploys.Close();
+    internal::AppendDependRecords(c.facts, i, f.depend_keys.items());
+    f.depend_keys.Close();
+    internal::AppendConflictRecords(c.facts, i, f.conflict_keys.items());
+    f.conflict_keys.Close();
+    for (const auto& entry : c.item_nets) {
+      if (entry.second < 0) f.removed.items().push_back(entry);
+    }
+    f.removed.Close();
+    const Hash32* last = nullptr;
+    for (const auto& p : c.facts.created_produces) {
+      if (last != nullptr && *last == p.channel) continue;
+      last = &p.channel;
+      f.produced_on.items().push_back(
+          internal::KeyRecord::Make(p.channel, 0, 0));
+    }
+    f.produced_on.Close();
+    for (const auto& [ch, diff] : c.number_diffs)
+      f.number_diffs.items().push_back(NumberDiff{ch, diff});
+    f.number_diffs.Close();
+    for (uint32_t d : c.deploys) {
+      const DeployInput& dep = index.deploys[d];
+      for (const rspace::ChannelChange& cc : dep.changes.channels) {
+        if (dep.number_diffs.count(cc.channel) > 0) continue;
+        f.raw_changes.items().push_back(
+            RawChange{internal::KeyRecord::Make(cc.channel, 0, 0), &cc,
+                      !cc.added_continuations.empty() ||
+                          !cc.removed_continuations.empty()});
+      }
+    }
+    f.raw_changes.Close();
+  }
 }
 
 }  // namespace
@@ -208,6 +257,7 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
     }
     c.raw_channels.assign(raw.begin(), raw.end());
   }
+  BuildFlat(*index);
   return std::shared_ptr<const BlockIndex>(std::move(index));
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "casper/merge/internal/key_sort.h"
 #include "rspace/event_log.h"
 #include "rspace/state_change.h"
 #include "util/bytes.h"
@@ -109,13 +110,76 @@ struct ChainIndex {
   std::map<Hash32, __int128> number_diffs;
 };
 
+// Lists of a block's chains stored back to back in one array, so the
+// merger streams over a block instead of following pointers per chain.
+template <typename T>
+class ChainLists {
+ public:
+  // The list of chain `c`. REQUIRES: c < chains().
+  std::span<const T> of(size_t c) const {
+    const uint32_t begin = c == 0 ? 0 : end_[c - 1];
+    return {items_.data() + begin, end_[c] - begin};
+  }
+  // Every chain's list, in chain order.
+  std::span<const T> all() const { return items_; }
+  size_t chains() const { return end_.size(); }
+
+  // Building: append the current chain's items, then close its list.
+  std::vector<T>& items() { return items_; }
+  void Close() { end_.push_back(static_cast<uint32_t>(items_.size())); }
+
+ private:
+  std::vector<T> items_;
+  std::vector<uint32_t> end_;  // Per chain, one past its last item.
+};
+
+// A number channel's summed diff in a chain.
+struct NumberDiff {
+  Hash32 channel{};
+  __int128 diff = 0;
+};
+
+// A state change the merge applies as it is (its channel is not a number
+// channel of its deploy). Points into BlockIndex::deploys.
+struct RawChange {
+  internal::KeyRecord key;  // The channel (item and tag 0).
+  const rspace::ChannelChange* change = nullptr;
+  bool has_continuations = false;  // Adds or removes a continuation.
+};
+
+// What the merger reads of each chain, flattened over the block at
+// admission (docs/merge.md §8). Derived from ChainIndex; record items are
+// chain numbers within the block.
+struct BlockFlat {
+  std::vector<uint32_t> first_deploy;  // Per chain.
+  std::vector<uint64_t> cost;          // Per chain.
+  ChainLists<uint32_t> deploys;        // ChainIndex::deploys.
+  // Per deploy (block order): its id's first 8 bytes, big-endian, zero-padded.
+  std::vector<uint64_t> id_prefix;
+  // internal::AppendDependRecords and AppendConflictRecords of the facts.
+  ChainLists<internal::KeyRecord> depend_keys;
+  ChainLists<internal::KeyRecord> conflict_keys;
+  // ChainIndex::item_nets with a negative net, ascending.
+  ChainLists<std::pair<ItemKey, int64_t>> removed;
+  // Channels of the created produces, consecutive repeats dropped (item and
+  // tag 0).
+  ChainLists<internal::KeyRecord> produced_on;
+  ChainLists<NumberDiff> number_diffs;  // ChainIndex::number_diffs.
+  ChainLists<RawChange> raw_changes;    // Deploy order, then channel order.
+};
+
 // Immutable once built; share it as shared_ptr<const BlockIndex>. Thread-safe
-// for concurrent reads.
+// for concurrent reads. Not copyable: `flat` points into `deploys`.
 struct BlockIndex {
+  BlockIndex() = default;
+  BlockIndex(const BlockIndex&) = delete;
+  BlockIndex& operator=(const BlockIndex&) = delete;
+
   Hash32 hash{};
   uint64_t number = 0;
   std::vector<DeployInput> deploys;
   std::vector<ChainIndex> chains;  // Ascending first_deploy.
+  BlockFlat flat;
 };
 
 // Facts of one deploy from its event log; `number_channels` are the deploy's

@@ -102,7 +102,17 @@ class BackgroundTask {
   absl::Status status_;
 };
 
-// Base channel states read once per merge.
+// Orders records by their key only.
+bool KeyWordsLess(const internal::KeyRecord& x, const internal::KeyRecord& y) {
+  for (int i = 0; i < 4; ++i) {
+    if (x.w[i] != y.w[i]) return x.w[i] < y.w[i];
+  }
+  return false;
+}
+
+// Base channel states read once per merge. Channels are noted in batches of
+// sorted key records (no hash table: the batches are sorted anyway for the
+// trie walk) and read with one trie walk per batch.
 class BaseReader {
  public:
   // A null `factory` builds terms with Term::Make and datum values from
@@ -120,66 +130,83 @@ class BaseReader {
                                  rspace::Term::Make(std::move(b)));
                            })) {}
 
-  void Reserve(size_t channels) { cache_.reserve(channels); }
-
-  absl::StatusOr<const BaseLeaf*> Get(const Hash32& channel) {
-    auto it = cache_.find(channel);
-    if (it != cache_.end()) {
-      BaseLeaf& leaf = leaves_[it->second];
-      if (!leaf.loaded) {
-        const auto t0 = Clock::now();
-        ASSIGN_OR_RETURN(leaf, Read(channel));
-        read_ns_ += SinceNs(t0);
+  // Notes the channels of `records` (sorted here unless `sorted`; items and
+  // tags are the caller's) and calls set(record, leaf index) for each, in
+  // key order. New channels are read by ReadPending.
+  template <typename Fn>
+  void Resolve(std::vector<internal::KeyRecord>& records, bool sorted,
+               Fn&& set) {
+    if (!sorted) internal::SortKeyRecords(records);
+    thread_local std::vector<internal::KeyRecord> added;
+    added.clear();
+    size_t k = 0;  // Position in known_.
+    for (size_t i = 0; i < records.size();) {
+      const internal::KeyRecord& first = records[i];
+      while (k < known_.size() && KeyWordsLess(known_[k], first)) ++k;
+      uint32_t leaf;
+      if (k < known_.size() && internal::SameKey(known_[k], first)) {
+        leaf = known_[k].item;
+      } else if (auto it = singles_.find(internal::KeyOf(first));
+                 !singles_.empty() && it != singles_.end()) {
+        leaf = it->second;
+      } else {
+        leaf = NewLeaf();
+        internal::KeyRecord r = first;
+        r.item = leaf;
+        r.tag = 0;
+        added.push_back(r);
+        pending_.push_back(r);
       }
-      return &leaf;
+      for (; i < records.size() && internal::SameKey(records[i], first); ++i)
+        set(records[i], leaf);
     }
-    const auto t0 = Clock::now();
-    ASSIGN_OR_RETURN(BaseLeaf leaf, Read(channel));
-    read_ns_ += SinceNs(t0);
-    cache_.emplace(channel, static_cast<uint32_t>(leaves_.size()));
-    leaves_.push_back(std::move(leaf));
-    return &leaves_.back();
+    if (added.empty()) return;
+    if (known_.empty()) {
+      known_.swap(added);
+      return;
+    }
+    std::vector<internal::KeyRecord> merged(known_.size() + added.size());
+    std::merge(known_.begin(), known_.end(), added.begin(), added.end(),
+               merged.begin(), KeyWordsLess);
+    known_.swap(merged);
   }
 
-  // Notes a channel whose leaf ReadWanted reads (if not cached yet); returns
-  // its index for At.
+  // Notes one channel (read by ReadPending if new); returns its leaf index.
   uint32_t Want(const Hash32& channel) {
-    auto [it, inserted] =
-        cache_.try_emplace(channel, static_cast<uint32_t>(leaves_.size()));
+    const internal::KeyRecord key = internal::KeyRecord::Make(channel, 0, 0);
+    auto it = std::lower_bound(known_.begin(), known_.end(), key, KeyWordsLess);
+    if (it != known_.end() && internal::SameKey(*it, key)) return it->item;
+    auto [s, inserted] = singles_.try_emplace(channel, 0);
     if (inserted) {
-      leaves_.emplace_back();
-      wanted_.push_back(internal::KeyRecord::Make(channel, it->second, 0));
+      s->second = NewLeaf();
+      internal::KeyRecord r = key;
+      r.item = s->second;
+      pending_.push_back(r);
     }
-    return it->second;
+    return s->second;
   }
 
   // Number of noted leaves not read yet.
-  size_t pending() const { return wanted_.size(); }
+  size_t pending() const { return pending_.size(); }
 
-  // The leaf of a Want index. REQUIRES: ReadWanted ran after that Want.
+  // The leaf of a noted channel. REQUIRES: ReadPending ran after the note.
   const BaseLeaf& At(uint32_t index) const { return leaves_[index]; }
 
-  // Reads every wanted leaf with one trie walk over the sorted channels.
-  absl::Status ReadWanted() {
-    // A noted leaf that Get has read meanwhile keeps its state (pointers to
-    // its items may be held).
-    wanted_.erase(std::remove_if(wanted_.begin(), wanted_.end(),
-                                 [&](const internal::KeyRecord& w) {
-                                   return leaves_[w.item].loaded;
-                                 }),
-                  wanted_.end());
-    if (wanted_.empty()) return absl::OkStatus();
+  // Reads every noted leaf not read yet with one trie walk over the sorted
+  // channels. Touches only the pending leaves (runs on a helper thread).
+  absl::Status ReadPending() {
+    if (pending_.empty()) return absl::OkStatus();
     const auto t0 = Clock::now();
-    // Each channel is noted once, so the records are sorted by channel.
-    internal::SortKeyRecords(wanted_);
+    if (!std::is_sorted(pending_.begin(), pending_.end(), KeyWordsLess))
+      internal::SortKeyRecords(pending_);
     std::vector<Hash32> keys;
-    keys.reserve(wanted_.size());
-    for (const internal::KeyRecord& w : wanted_)
+    keys.reserve(pending_.size());
+    for (const internal::KeyRecord& w : pending_)
       keys.push_back(internal::KeyOf(w));
     ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs,
                      history_.ReadLeaves(root_, keys));
-    for (size_t i = 0; i < wanted_.size(); ++i) {
-      BaseLeaf& leaf = leaves_[wanted_[i].item];
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      BaseLeaf& leaf = leaves_[pending_[i].item];
       leaf.blob = std::move(blobs[i]);
       if (leaf.blob.has_value()) {
         ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
@@ -187,35 +214,38 @@ class BaseReader {
       }
       leaf.loaded = true;
     }
-    wanted_.clear();
+    pending_.clear();
     read_ns_ += SinceNs(t0);
     return absl::OkStatus();
   }
 
-  size_t reads() const { return leaves_.size(); }
-
-  absl::StatusOr<BaseLeaf> Read(const Hash32& channel) const {
-    BaseLeaf leaf;
-    leaf.loaded = true;
-    ASSIGN_OR_RETURN(leaf.blob, history_.ReadLeaf(root_, channel));
-    if (leaf.blob.has_value()) {
-      ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
-                                       *leaf.blob, factory_, value_hashes_));
-    }
-    return leaf;
+  // The leaf of `channel`, read now if needed.
+  absl::StatusOr<const BaseLeaf*> Get(const Hash32& channel) {
+    const uint32_t index = Want(channel);
+    if (!leaves_[index].loaded) RETURN_IF_ERROR(ReadPending());
+    return &leaves_[index];
   }
 
+  size_t reads() const { return leaves_.size(); }
   int64_t read_ns() const { return read_ns_; }
 
  private:
+  uint32_t NewLeaf() {
+    leaves_.emplace_back();
+    return static_cast<uint32_t>(leaves_.size() - 1);
+  }
+
   rspace::History& history_;
   const Hash32 root_;
   const rspace::internal::ValueHashes value_hashes_;
   const rspace::TermFactory factory_;
-  internal::Hash32Map<uint32_t> cache_;
+  // Channels noted by Resolve, by key; item = leaf index.
+  std::vector<internal::KeyRecord> known_;
+  // Channels noted by Want and absent from known_ then.
+  internal::Hash32Map<uint32_t> singles_;
   std::deque<BaseLeaf> leaves_;  // Stable addresses.
-  // Noted, not read yet: (channel, leaf index) as key records.
-  std::vector<internal::KeyRecord> wanted_;
+  // Noted, not read yet; item = leaf index.
+  std::vector<internal::KeyRecord> pending_;
   int64_t read_ns_ = 0;
 };
 
@@ -247,18 +277,6 @@ int64_t BaseCount(const ChannelState& s, const ItemKey& item) {
     }
   }
   return n;
-}
-
-// Whether `channel` is a key of `diffs` (a deploy lists a few number
-// channels at most: word compares beat the tree's memcmp calls).
-bool ListsChannel(const std::map<Hash32, int64_t>& diffs,
-                  const Hash32& channel) {
-  constexpr size_t kLinearScanMax = 8;
-  if (diffs.size() > kLinearScanMax) return diffs.count(channel) != 0;
-  for (const auto& [ch, d] : diffs) {
-    if (internal::Hash32Eq()(ch, channel)) return true;
-  }
-  return false;
 }
 
 bool HasMultiJoin(const ChannelState& s) {
@@ -563,92 +581,123 @@ absl::StatusOr<MergeResult> Merge(
           "merge: block " + HexEncode(blocks[i]->hash) + " twice in scope");
     }
   }
-  std::vector<const ChainIndex*> chains;
-  std::vector<const BlockIndex*> chain_block;
+  // Chain g of the scope is chain g - chain_offset[b] of blocks[b]; the
+  // merge reads a chain through its block's flat arrays (BlockFlat).
+  std::vector<uint32_t> chain_offset(blocks.size() + 1, 0);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    m.deploys += blocks[b]->deploys.size();
+    chain_offset[b + 1] =
+        chain_offset[b] + static_cast<uint32_t>(blocks[b]->chains.size());
+  }
+  const uint32_t nc = chain_offset.back();
+  std::vector<uint32_t> chain_block(nc);  // Index into `blocks`.
+  for (uint32_t b = 0; b < blocks.size(); ++b) {
+    std::fill(chain_block.begin() + chain_offset[b],
+              chain_block.begin() + chain_offset[b + 1], b);
+  }
+  auto flat_of = [&](uint32_t g) -> const BlockFlat& {
+    return blocks[chain_block[g]]->flat;
+  };
+  auto local_of = [&](uint32_t g) { return g - chain_offset[chain_block[g]]; };
   // Every number channel of the scope, ascending, unique.
   std::vector<Hash32> numbers;
   {
     // Few distinct channels (vaults) named by many chains.
     absl::flat_hash_set<Hash32, rspace::Hash32Hasher, internal::Hash32Eq> seen;
     for (const BlockIndex* b : blocks) {
-      m.deploys += b->deploys.size();
-      for (const ChainIndex& c : b->chains) {
-        chains.push_back(&c);
-        chain_block.push_back(b);
-        for (const auto& [ch, d] : c.number_diffs) {
-          if (seen.insert(ch).second) numbers.push_back(ch);
-        }
+      for (const NumberDiff& n : b->flat.number_diffs.all()) {
+        if (seen.insert(n.channel).second) numbers.push_back(n.channel);
       }
     }
     std::sort(numbers.begin(), numbers.end(), internal::Hash32Less());
   }
-  auto is_number = [&](const Hash32& ch) {
-    return std::binary_search(numbers.begin(), numbers.end(), ch,
-                              internal::Hash32Less());
-  };
-  for (const ChainIndex* c : chains) {
-    if (numbers.empty()) break;
-    for (const Hash32& ch : c->raw_channels) {
-      if (is_number(ch)) {
-        return absl::InvalidArgumentError(
-            "merge: number channel " + HexEncode(ch) +
-            " has raw changes in a deploy that does not list it");
+  if (!numbers.empty()) {
+    std::vector<internal::KeyRecord> number_keys;
+    for (const Hash32& ch : numbers)
+      number_keys.push_back(internal::KeyRecord::Make(ch, 0, 0));
+    for (const BlockIndex* b : blocks) {
+      for (const RawChange& r : b->flat.raw_changes.all()) {
+        if (std::binary_search(number_keys.begin(), number_keys.end(), r.key,
+                               KeyWordsLess)) {
+          return absl::InvalidArgumentError(
+              "merge: number channel " + HexEncode(r.change->channel) +
+              " has raw changes in a deploy that does not list it");
+        }
       }
     }
-  }
-  if (!numbers.empty() && options.number_codec == nullptr) {
-    return absl::InvalidArgumentError("merge: number diffs without a codec");
+    if (options.number_codec == nullptr) {
+      return absl::InvalidArgumentError("merge: number diffs without a codec");
+    }
   }
   m.blocks = blocks.size();
-  m.chains = chains.size();
+  m.chains = nc;
 
   // The base leaves the conflict and rejection steps read (channels of
   // removed items, channels produced on, number channels; per chain, a
-  // superset of what the branches need) are noted now. With more than one
-  // thread they are read on a helper thread while the branch step runs;
-  // nothing else touches `base` until the read is joined.
+  // superset of what the branches need) are noted now in one batch. With
+  // more than one thread they are read on a helper thread while the branch
+  // step runs; nothing else touches `base` until the read is joined.
   BaseReader base(history, base_root, options.term_factory);
-  base.Reserve(2 * chains.size());
   const size_t threads = std::max<size_t>(options.threads, 1);
-  // Leaf indices per chain, in the order the conflict step visits them
-  // (negative nets; produced-on channels without consecutive repeats), so
-  // a branch of one chain needs no second lookup.
-  std::vector<uint32_t> chain_removed_leaf, chain_produce_leaf;
-  std::vector<uint32_t> chain_removed_end(chains.size()),
-      chain_produce_end(chains.size());
-  chain_removed_leaf.reserve(chains.size());
-  chain_produce_leaf.reserve(2 * chains.size());
-  for (const Hash32& ch : numbers) base.Want(ch);
-  for (size_t c = 0; c < chains.size(); ++c) {
-    for (const auto& [item, net] : chains[c]->item_nets) {
-      if (net < 0) chain_removed_leaf.push_back(base.Want(item.channel));
+  // Leaf per removed item (BlockFlat::removed, scope order) and per
+  // produced-on channel (BlockFlat::produced_on, scope order).
+  std::vector<uint32_t> removed_leaf, produce_leaf, number_leaf(numbers.size());
+  {
+    // Kept per thread between merges (see SortKeyRecords).
+    thread_local std::vector<internal::KeyRecord> wants;
+    wants.clear();
+    enum : uint32_t { kRemoved = 0, kProduce = 1, kNumber = 2 };
+    uint32_t removed = 0, produce = 0;
+    for (const BlockIndex* b : blocks) {
+      for (const auto& [item, net] : b->flat.removed.all()) {
+        wants.push_back(
+            internal::KeyRecord::Make(item.channel, removed++, kRemoved));
+      }
+      for (internal::KeyRecord r : b->flat.produced_on.all()) {
+        r.item = produce++;
+        r.tag = kProduce;
+        wants.push_back(r);
+      }
     }
-    chain_removed_end[c] = static_cast<uint32_t>(chain_removed_leaf.size());
-    const Hash32* last = nullptr;
-    for (const auto& p : chains[c]->facts.created_produces) {
-      if (last != nullptr && *last == p.channel) continue;
-      last = &p.channel;
-      chain_produce_leaf.push_back(base.Want(p.channel));
-    }
-    chain_produce_end[c] = static_cast<uint32_t>(chain_produce_leaf.size());
+    for (uint32_t i = 0; i < numbers.size(); ++i)
+      wants.push_back(internal::KeyRecord::Make(numbers[i], i, kNumber));
+    removed_leaf.resize(removed);
+    produce_leaf.resize(produce);
+    base.Resolve(wants, /*sorted=*/false,
+                 [&](const internal::KeyRecord& r, uint32_t leaf) {
+                   (r.tag == kRemoved   ? removed_leaf
+                    : r.tag == kProduce ? produce_leaf
+                                        : number_leaf)[r.item] = leaf;
+                 });
   }
   BackgroundTask background;
   if (threads > 1 && base.pending() >= kParallelGrain) {
-    background.Start([&base] { return base.ReadWanted(); });
+    background.Start([&base] { return base.ReadPending(); });
   }
   m.index_ns = SinceNs(t0);
 
   // --- branches ---
   t0 = Clock::now();
-  std::vector<const EventFacts*> chain_facts;
-  chain_facts.reserve(chains.size());
-  for (const ChainIndex* c : chains) chain_facts.push_back(&c->facts);
-  std::vector<uint32_t> labels = internal::RelatedComponents(chain_facts);
-  std::vector<uint32_t> branch_of_label(chains.size(), UINT32_MAX);
+  std::vector<uint32_t> labels;
+  {
+    thread_local std::vector<internal::KeyRecord> records;
+    records.clear();
+    size_t keys = 0;
+    for (const BlockIndex* b : blocks) keys += b->flat.depend_keys.all().size();
+    records.reserve(keys);
+    for (uint32_t b = 0; b < blocks.size(); ++b) {
+      for (internal::KeyRecord r : blocks[b]->flat.depend_keys.all()) {
+        r.item += chain_offset[b];
+        records.push_back(r);
+      }
+    }
+    labels = internal::ComponentsOfRecords(nc, records);
+  }
+  std::vector<uint32_t> branch_of_label(nc, UINT32_MAX);
   // Chains of each branch, ascending, as one flat list with offsets.
-  std::vector<uint32_t> chain_branch(chains.size());
+  std::vector<uint32_t> chain_branch(nc);
   uint32_t nb = 0;
-  for (uint32_t i = 0; i < chains.size(); ++i) {
+  for (uint32_t i = 0; i < nc; ++i) {
     uint32_t& b = branch_of_label[labels[i]];
     if (b == UINT32_MAX) b = nb++;
     chain_branch[i] = b;
@@ -656,10 +705,10 @@ absl::StatusOr<MergeResult> Merge(
   std::vector<uint32_t> branch_offset(nb + 1, 0);
   for (uint32_t b : chain_branch) ++branch_offset[b + 1];
   for (uint32_t b = 0; b < nb; ++b) branch_offset[b + 1] += branch_offset[b];
-  std::vector<uint32_t> branch_chain_list(chains.size());
+  std::vector<uint32_t> branch_chain_list(nc);
   {
     std::vector<uint32_t> fill(branch_offset.begin(), branch_offset.end() - 1);
-    for (uint32_t i = 0; i < chains.size(); ++i) {
+    for (uint32_t i = 0; i < nc; ++i) {
       branch_chain_list[fill[chain_branch[i]]++] = i;
     }
   }
@@ -668,30 +717,37 @@ absl::StatusOr<MergeResult> Merge(
         branch_chain_list.data() + branch_offset[b],
         branch_offset[b + 1] - branch_offset[b]);
   };
+  auto single = [&](uint32_t b) {
+    return branch_offset[b + 1] - branch_offset[b] == 1;
+  };
   m.branches = nb;
+  // Facts of the branches of several chains (the others use their chain's
+  // flat records).
   std::vector<EventFacts> owned_facts;
-  owned_facts.reserve(nb);
-  std::vector<const EventFacts*> branch_facts(nb);
+  std::vector<uint32_t> multi_branches;
   result.branches.resize(nb);
   std::vector<const EventFacts*> parts;
   for (uint32_t b = 0; b < nb; ++b) {
     BranchInfo& info = result.branches[b];
-    parts.clear();
     info.chains.reserve(chains_of(b).size());
-    for (uint32_t c : chains_of(b)) {
+    for (uint32_t g : chains_of(b)) {
+      const BlockFlat& f = flat_of(g);
+      const uint32_t c = local_of(g);
       info.chains.push_back(
-          ChainKey{chains[c]->block, chains[c]->first_deploy});
-      if (__builtin_add_overflow(info.cost, chains[c]->cost, &info.cost)) {
+          ChainKey{blocks[chain_block[g]]->hash, f.first_deploy[c]});
+      if (__builtin_add_overflow(info.cost, f.cost[c], &info.cost)) {
         return absl::InvalidArgumentError("merge: branch cost overflows");
       }
-      parts.push_back(&chains[c]->facts);
     }
-    if (parts.size() == 1) {
-      branch_facts[b] = parts.front();
-    } else {
-      owned_facts.push_back(UnionFacts(parts));
-      branch_facts[b] = &owned_facts.back();
+    if (!single(b)) multi_branches.push_back(b);
+  }
+  owned_facts.reserve(multi_branches.size());
+  for (uint32_t b : multi_branches) {
+    parts.clear();
+    for (uint32_t g : chains_of(b)) {
+      parts.push_back(&blocks[chain_block[g]]->chains[local_of(g)].facts);
     }
+    owned_facts.push_back(UnionFacts(parts));
   }
   m.branches_ns = SinceNs(t0);
 
@@ -708,11 +764,13 @@ absl::StatusOr<MergeResult> Merge(
   std::vector<IdRef> ids;
   {
     ids.reserve(m.deploys);
-    for (uint32_t b = 0; b < nb; ++b) {
-      for (uint32_t c : chains_of(b)) {
-        for (uint32_t d : chains[c]->deploys) {
-          const Bytes& id = chain_block[c]->deploys[d].id;
-          ids.push_back(IdRef{PrefixKey(id.data(), id.size()), &id, b});
+    for (uint32_t bl = 0; bl < blocks.size(); ++bl) {
+      const BlockIndex& block = *blocks[bl];
+      for (uint32_t c = 0; c < block.chains.size(); ++c) {
+        const uint32_t b = chain_branch[chain_offset[bl] + c];
+        for (uint32_t d : block.flat.deploys.of(c)) {
+          ids.push_back(
+              IdRef{block.flat.id_prefix[d], &block.deploys[d].id, b});
         }
       }
     }
@@ -741,116 +799,115 @@ absl::StatusOr<MergeResult> Merge(
       i = j;
     }
   }
-  // The conflict keys need no base state: they are noted, sorted and
+  // The conflict keys need no base state: they are collected, sorted and
   // grouped before the batched base read is joined (with more than one
-  // thread that read is still running on the helper thread). Then one pass
-  // notes the base leaves of the branches of several chains (the leaves of
-  // one-chain branches were noted per chain in the index step), keeping the
-  // leaf indices in visiting order; after one batched read a second pass
-  // checks availability and base joins.
+  // thread that read is still running on the helper thread). Then the base
+  // leaves of the branches of several chains are noted (the index step
+  // noted every chain's) and read, and one pass checks availability and
+  // base joins.
   std::vector<bool> base_join(nb, false);
   // Kept per thread between merges (see SortKeyRecords).
   thread_local std::vector<internal::KeyRecord> key_records;
   key_records.clear();
-  auto note_keys = [&](uint32_t b) {
-    auto add = [&](const Hash32& key, KeyKind kind, Side side) {
-      key_records.push_back(internal::KeyRecord::Make(
-          key, b,
-          static_cast<uint32_t>(kind) * 2 + (side == Side::kB ? 1u : 0u)));
-    };
-    const EventFacts& f = *branch_facts[b];
-    for (const auto& p : f.consumed_produces) {
-      if (!p.persist)
-        add(p.hash, KeyKind::kProduceRace, p.mergeable ? Side::kB : Side::kA);
-    }
-    for (const auto& k : f.fired_consumes) {
-      if (!k.persist)
-        add(k.hash, KeyKind::kConsumeRace, k.mergeable ? Side::kB : Side::kA);
-    }
-    for (const auto& p : f.pcnd) add(p.channel, KeyKind::kChannel, Side::kA);
-    for (const auto& k : f.ccnd) {
-      for (const Hash32& ch : k.channels) add(ch, KeyKind::kChannel, Side::kB);
-    }
-  };
   {
     size_t keys = 0;
-    for (uint32_t b = 0; b < nb; ++b) {
-      const EventFacts& f = *branch_facts[b];
+    for (const BlockIndex* b : blocks)
+      keys += b->flat.conflict_keys.all().size();
+    for (const EventFacts& f : owned_facts) {
       keys += f.consumed_produces.size() + f.fired_consumes.size() +
               f.pcnd.size() + f.ccnd.size();
     }
     key_records.reserve(keys);
   }
-  for (uint32_t b = 0; b < nb; ++b) note_keys(b);
+  for (uint32_t bl = 0; bl < blocks.size(); ++bl) {
+    const uint32_t* branch = chain_branch.data() + chain_offset[bl];
+    for (internal::KeyRecord r : blocks[bl]->flat.conflict_keys.all()) {
+      const uint32_t b = branch[r.item];
+      if (!single(b)) continue;
+      r.item = b;
+      key_records.push_back(r);
+    }
+  }
+  for (size_t i = 0; i < multi_branches.size(); ++i) {
+    internal::AppendConflictRecords(owned_facts[i], multi_branches[i],
+                                    key_records);
+  }
   internal::SortKeyRecords(key_records);
   CollectGroups(key_records, groups);
-  // Item nets per branch: the chain's own, or the sum over the chains.
-  std::vector<const std::vector<std::pair<ItemKey, int64_t>>*> branch_nets(
-      nb, nullptr);
-  std::deque<std::vector<std::pair<ItemKey, int64_t>>> merged_nets;
-  for (uint32_t b = 0; b < nb; ++b) {
-    if (prerejected[b].has_value()) continue;
-    if (chains_of(b).size() == 1) {
-      branch_nets[b] = &chains[chains_of(b).front()]->item_nets;
-      continue;
-    }
-    std::map<ItemKey, int64_t> merged;
-    for (uint32_t c : chains_of(b)) {
-      for (const auto& [k, n] : chains[c]->item_nets) merged[k] += n;
-    }
-    branch_nets[b] = &merged_nets.emplace_back(merged.begin(), merged.end());
-  }
-  std::vector<uint32_t> removed_leaf;  // Per negative net, branch order.
-  std::vector<uint32_t> produce_leaf;  // Per produced-on channel.
-  std::vector<uint32_t> produce_begin(nb + 1, 0);
-  removed_leaf.reserve(chains.size());
-  produce_leaf.reserve(2 * chains.size());
+  // Item nets and noted leaves of the branches of several chains.
+  struct MultiNeeds {
+    std::vector<std::pair<ItemKey, int64_t>> removed;  // Negative nets.
+    std::vector<uint32_t> removed_leaf;
+    std::vector<uint32_t> produce_leaf;
+  };
+  std::vector<MultiNeeds> multi_needs(multi_branches.size());
   RETURN_IF_ERROR(background.Join());
-  for (uint32_t b = 0; b < nb; ++b) {
-    if (chains_of(b).size() == 1) {
-      // The branch's facts and nets are its chain's: reuse its indices.
-      const uint32_t c = chains_of(b).front();
-      if (branch_nets[b] != nullptr) {
-        removed_leaf.insert(removed_leaf.end(),
-                            chain_removed_leaf.begin() +
-                                (c == 0 ? 0 : chain_removed_end[c - 1]),
-                            chain_removed_leaf.begin() + chain_removed_end[c]);
+  for (size_t i = 0; i < multi_branches.size(); ++i) {
+    const uint32_t b = multi_branches[i];
+    MultiNeeds& needs = multi_needs[i];
+    if (!prerejected[b].has_value()) {
+      std::map<ItemKey, int64_t> merged;
+      for (uint32_t g : chains_of(b)) {
+        for (const auto& [k, n] :
+             blocks[chain_block[g]]->chains[local_of(g)].item_nets)
+          merged[k] += n;
       }
-      produce_leaf.insert(
-          produce_leaf.end(),
-          chain_produce_leaf.begin() + (c == 0 ? 0 : chain_produce_end[c - 1]),
-          chain_produce_leaf.begin() + chain_produce_end[c]);
-      produce_begin[b + 1] = static_cast<uint32_t>(produce_leaf.size());
-      continue;
-    }
-    if (branch_nets[b] != nullptr) {
-      for (const auto& [item, net] : *branch_nets[b]) {
-        if (net < 0) removed_leaf.push_back(base.Want(item.channel));
+      for (const auto& [item, net] : merged) {
+        if (net >= 0) continue;
+        needs.removed.emplace_back(item, net);
+        needs.removed_leaf.push_back(base.Want(item.channel));
       }
     }
     const Hash32* last = nullptr;
-    for (const auto& p : branch_facts[b]->created_produces) {
+    for (const auto& p : owned_facts[i].created_produces) {
       if (last != nullptr && *last == p.channel) continue;
       last = &p.channel;
-      produce_leaf.push_back(base.Want(p.channel));
+      needs.produce_leaf.push_back(base.Want(p.channel));
     }
-    produce_begin[b + 1] = static_cast<uint32_t>(produce_leaf.size());
   }
-  RETURN_IF_ERROR(base.ReadWanted());
-  size_t removed_pos = 0;
-  for (uint32_t b = 0; b < nb; ++b) {
-    if (branch_nets[b] != nullptr) {
-      for (const auto& [item, net] : *branch_nets[b]) {
-        if (net >= 0) continue;
-        const BaseLeaf& leaf = base.At(removed_leaf[removed_pos++]);
-        if (!prerejected[b].has_value() &&
-            BaseCount(leaf.state, item) + net < 0) {
-          prerejected[b] = RejectReason::kUnavailable;
+  RETURN_IF_ERROR(base.ReadPending());
+  {
+    // Chains of one-chain branches, in scope order over the flat arrays.
+    uint32_t removed_pos = 0, produce_pos = 0;
+    for (uint32_t bl = 0; bl < blocks.size(); ++bl) {
+      const BlockFlat& f = blocks[bl]->flat;
+      for (uint32_t c = 0; c < f.first_deploy.size(); ++c) {
+        const uint32_t b = chain_branch[chain_offset[bl] + c];
+        const auto removed = f.removed.of(c);
+        const uint32_t produced =
+            static_cast<uint32_t>(f.produced_on.of(c).size());
+        if (single(b)) {
+          for (size_t k = 0; k < removed.size(); ++k) {
+            if (prerejected[b].has_value()) break;
+            const BaseLeaf& leaf = base.At(removed_leaf[removed_pos + k]);
+            if (BaseCount(leaf.state, removed[k].first) + removed[k].second < 0)
+              prerejected[b] = RejectReason::kUnavailable;
+          }
+          for (uint32_t k = 0; k < produced; ++k) {
+            if (HasMultiJoin(base.At(produce_leaf[produce_pos + k]).state)) {
+              base_join[b] = true;
+              break;
+            }
+          }
         }
+        removed_pos += static_cast<uint32_t>(removed.size());
+        produce_pos += produced;
       }
     }
-    for (uint32_t i = produce_begin[b]; i < produce_begin[b + 1]; ++i) {
-      if (HasMultiJoin(base.At(produce_leaf[i]).state)) {
+  }
+  for (size_t i = 0; i < multi_branches.size(); ++i) {
+    const uint32_t b = multi_branches[i];
+    const MultiNeeds& needs = multi_needs[i];
+    for (size_t k = 0; k < needs.removed.size(); ++k) {
+      if (prerejected[b].has_value()) break;
+      const BaseLeaf& leaf = base.At(needs.removed_leaf[k]);
+      if (BaseCount(leaf.state, needs.removed[k].first) +
+              needs.removed[k].second <
+          0)
+        prerejected[b] = RejectReason::kUnavailable;
+    }
+    for (uint32_t leaf : needs.produce_leaf) {
+      if (HasMultiJoin(base.At(leaf).state)) {
         base_join[b] = true;
         break;
       }
@@ -886,8 +943,8 @@ absl::StatusOr<MergeResult> Merge(
   std::vector<internal::BranchDiffs::Entry> sums;
   for (uint32_t b = 0; b < nb; ++b) {
     sums.clear();
-    for (uint32_t c : chains_of(b)) {
-      for (const auto& [ch, d] : chains[c]->number_diffs) {
+    for (uint32_t g : chains_of(b)) {
+      for (const auto& [ch, d] : flat_of(g).number_diffs.of(local_of(g))) {
         uint32_t idx = static_cast<uint32_t>(
             std::lower_bound(numbers.begin(), numbers.end(), ch,
                              internal::Hash32Less()) -
@@ -957,33 +1014,39 @@ absl::StatusOr<MergeResult> Merge(
   for (uint32_t b = 0; b < nb; ++b) {
     if (result.branches[b].rejected) continue;
     for (const auto& [idx, d] : problem.diffs[b]) number_sums[idx] += d;
-    for (uint32_t c : chains_of(b)) {
-      for (uint32_t d : chains[c]->deploys) {
-        const DeployInput& dep = chain_block[c]->deploys[d];
-        for (const rspace::ChannelChange& cc : dep.changes.channels) {
-          if (ListsChannel(dep.number_diffs, cc.channel)) continue;
-          touches.push_back(internal::KeyRecord::Make(
-              cc.channel, static_cast<uint32_t>(changes.size()), 0));
-          changes.push_back(&cc);
-          for (const auto& k : cc.added_continuations)
-            touched_groups.insert(k.group);
-          for (const auto& k : cc.removed_continuations)
-            touched_groups.insert(k.group);
-        }
+  }
+  for (uint32_t bl = 0; bl < blocks.size(); ++bl) {
+    const BlockFlat& f = blocks[bl]->flat;
+    for (uint32_t c = 0; c < f.first_deploy.size(); ++c) {
+      if (result.branches[chain_branch[chain_offset[bl] + c]].rejected)
+        continue;
+      for (const RawChange& r : f.raw_changes.of(c)) {
+        internal::KeyRecord key = r.key;
+        key.item = static_cast<uint32_t>(changes.size());
+        touches.push_back(key);
+        changes.push_back(r.change);
+        if (!r.has_continuations) continue;
+        for (const auto& k : r.change->added_continuations)
+          touched_groups.insert(k.group);
+        for (const auto& k : r.change->removed_continuations)
+          touched_groups.insert(k.group);
       }
     }
   }
   internal::SortKeyRecords(touches);
   std::vector<uint32_t> touch_leaf;  // Per distinct touched channel.
   {
-    for (size_t i = 0; i < touches.size(); ++i) {
-      if (i == 0 || !internal::SameKey(touches[i], touches[i - 1]))
-        touch_leaf.push_back(base.Want(changes[touches[i].item]->channel));
-    }
+    // Distinct channels get distinct leaves, and Resolve reports in key
+    // order: a new leaf starts the next channel.
+    base.Resolve(touches, /*sorted=*/true,
+                 [&](const internal::KeyRecord&, uint32_t leaf) {
+                   if (touch_leaf.empty() || touch_leaf.back() != leaf)
+                     touch_leaf.push_back(leaf);
+                 });
     for (const JoinGroup& g : touched_groups) {
       for (const Hash32& ch : g) base.Want(ch);
     }
-    RETURN_IF_ERROR(base.ReadWanted());
+    RETURN_IF_ERROR(base.ReadPending());
   }
   // New states: the sorted run of touched channels first, then the states
   // added by join derivation and number channels (indexed by channel).

@@ -1,45 +1,47 @@
-// Related components by shared event keys.
+// Related components by shared event keys; the key records of fact sets.
 #include "casper/merge/internal/depends.h"
 
-#include "casper/merge/internal/key_sort.h"
 #include "casper/merge/internal/union_find.h"
 #include "rspace/term.h"
 
 namespace rnode::casper::merge::internal {
-namespace {
 
-template <typename Fn>
-void ForEachKey(const EventFacts& f, Fn&& fn) {
+void AppendDependRecords(const EventFacts& f, uint32_t item,
+                         std::vector<KeyRecord>& out) {
+  constexpr uint32_t kProduce = 0, kConsume = 2, kSource = 1;
   for (const auto& p : f.pcnd) {
-    if (!p.mergeable) fn(/*produce=*/true, p.hash, /*source=*/true);
+    if (!p.mergeable)
+      out.push_back(KeyRecord::Make(p.hash, item, kProduce | kSource));
   }
-  for (const auto& p : f.consumed_produces) fn(true, p.hash, false);
-  for (const auto& k : f.ccnd) fn(false, k.hash, true);
-  for (const auto& k : f.fired_consumes) fn(false, k.hash, false);
+  for (const auto& p : f.consumed_produces)
+    out.push_back(KeyRecord::Make(p.hash, item, kProduce));
+  for (const auto& k : f.ccnd)
+    out.push_back(KeyRecord::Make(k.hash, item, kConsume | kSource));
+  for (const auto& k : f.fired_consumes)
+    out.push_back(KeyRecord::Make(k.hash, item, kConsume));
 }
 
-}  // namespace
+void AppendConflictRecords(const EventFacts& f, uint32_t item,
+                           std::vector<KeyRecord>& out) {
+  auto add = [&](const Hash32& key, ConflictKeyKind kind, bool side_b) {
+    out.push_back(KeyRecord::Make(
+        key, item, static_cast<uint32_t>(kind) * 2 + (side_b ? 1u : 0u)));
+  };
+  for (const auto& p : f.consumed_produces) {
+    if (!p.persist) add(p.hash, ConflictKeyKind::kProduceRace, p.mergeable);
+  }
+  for (const auto& k : f.fired_consumes) {
+    if (!k.persist) add(k.hash, ConflictKeyKind::kConsumeRace, k.mergeable);
+  }
+  for (const auto& p : f.pcnd) add(p.channel, ConflictKeyKind::kChannel, false);
+  for (const auto& k : f.ccnd) {
+    for (const Hash32& ch : k.channels)
+      add(ch, ConflictKeyKind::kChannel, true);
+  }
+}
 
-std::vector<uint32_t> RelatedComponents(
-    std::span<const EventFacts* const> items) {
-  const uint32_t n = static_cast<uint32_t>(items.size());
-  size_t keys = 0;
-  for (const EventFacts* f : items) {
-    keys += f->pcnd.size() + f->consumed_produces.size() + f->ccnd.size() +
-            f->fired_consumes.size();
-  }
-  // One record per (key, item, role); tag = kind * 2 + is_source, so the
-  // records of one (key, kind) are adjacent after sorting.
-  // Kept per thread between calls, like the sort's scratch space.
-  thread_local std::vector<KeyRecord> records;
-  records.clear();
-  records.reserve(keys);
-  for (uint32_t i = 0; i < n; ++i) {
-    ForEachKey(*items[i], [&](bool produce, const Hash32& key, bool source) {
-      records.push_back(
-          KeyRecord::Make(key, i, (produce ? 0u : 2u) | (source ? 1u : 0u)));
-    });
-  }
+std::vector<uint32_t> ComponentsOfRecords(uint32_t n,
+                                          std::vector<KeyRecord>& records) {
   SortKeyRecords(records);
   // depends(t, s) holds for every source s and target t with s != t; when a
   // key has a source, a target and two distinct items, every item naming it
@@ -62,6 +64,22 @@ std::vector<uint32_t> RelatedComponents(
     i = j;
   }
   return uf.Labels();
+}
+
+std::vector<uint32_t> RelatedComponents(
+    std::span<const EventFacts* const> items) {
+  // Kept per thread between calls, like the sort's scratch space.
+  thread_local std::vector<KeyRecord> records;
+  records.clear();
+  size_t keys = 0;
+  for (const EventFacts* f : items) {
+    keys += f->pcnd.size() + f->consumed_produces.size() + f->ccnd.size() +
+            f->fired_consumes.size();
+  }
+  records.reserve(keys);
+  for (uint32_t i = 0; i < items.size(); ++i)
+    AppendDependRecords(*items[i], i, records);
+  return ComponentsOfRecords(static_cast<uint32_t>(items.size()), records);
 }
 
 }  // namespace rnode::casper::merge::internal
