@@ -111,11 +111,13 @@ struct MergeOptions {
   // Term::Make, and datum values take the value hash stored in the blob
   // instead of being hashed again (docs/formats/rspace.md).
   rspace::TermFactory term_factory;
-  // Threads for independent work, combined in a fixed order; 0 counts as 1.
-  // The result does not depend on it. With more than one thread the batched
-  // read of base leaves (history reads and term_factory calls, never two at
-  // once) runs on a helper thread while the branch step runs, and the new
-  // states are canonicalised, encoded and hashed in parallel.
+  // Threads for independent work, combined in a fixed order; 0 counts as 1,
+  // more than 64 as 64. The result does not depend on it. With more than
+  // one thread the batched read of base leaves (history reads and
+  // term_factory calls, never two at once) runs on a process-wide helper
+  // thread while the branch and conflict-key steps run, and the new states
+  // are canonicalised, encoded and hashed on a process-wide worker pool
+  // (concurrent merges take turns on both).
   size_t threads = 1;
 };
 

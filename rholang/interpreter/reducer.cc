@@ -13,10 +13,10 @@
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/substitute.h"
-#include "rholang/interpreter/worker_pool.h"
 #include "rholang/matcher.h"
 #include "rholang/normalizer.h"
 #include "util/status_macros.h"
+#include "util/worker_pool.h"
 
 namespace rnode::rholang::interp {
 namespace {

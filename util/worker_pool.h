@@ -1,10 +1,11 @@
-// A fixed pool of worker threads for the reducer's parallel phase.
+// A fixed pool of worker threads: the reducer's parallel phase and the
+// merger's per-channel work.
 //
 // Plain std::thread + std::mutex rather than TBB: the system libtbb is not
 // built with ThreadSanitizer, whose reports on its task handoff hide real
 // races in the tsan build; std::mutex goes through pthread, which TSAN sees.
-#ifndef RNODE_RHOLANG_INTERPRETER_WORKER_POOL_H_
-#define RNODE_RHOLANG_INTERPRETER_WORKER_POOL_H_
+#ifndef RNODE_UTIL_WORKER_POOL_H_
+#define RNODE_UTIL_WORKER_POOL_H_
 
 #include <condition_variable>
 #include <cstddef>
@@ -15,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-namespace rnode::rholang::interp {
+namespace rnode {
 
 // Thread-safe for one ParallelFor caller at a time (the reducer runs one
-// deploy at a time per runtime).
+// deploy at a time per runtime; the merger serialises its callers).
 class WorkerPool {
  public:
   // Starts `threads` - 1 workers; the caller of ParallelFor is the last one.
@@ -46,6 +47,6 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace rnode::rholang::interp
+}  // namespace rnode
 
-#endif  // RNODE_RHOLANG_INTERPRETER_WORKER_POOL_H_
+#endif  // RNODE_UTIL_WORKER_POOL_H_

@@ -1,9 +1,9 @@
 // Worker pool (see worker_pool.h).
-#include "rholang/interpreter/worker_pool.h"
+#include "util/worker_pool.h"
 
 #include <atomic>
 
-namespace rnode::rholang::interp {
+namespace rnode {
 
 struct WorkerPool::Job {
   const std::function<void(size_t)>* fn = nullptr;
@@ -29,8 +29,7 @@ WorkerPool::~WorkerPool() {
 
 void WorkerPool::Drain(Job& job) {
   size_t count = 0;
-  for (size_t i = job.next.fetch_add(1); i < job.n;
-       i = job.next.fetch_add(1)) {
+  for (size_t i = job.next.fetch_add(1); i < job.n; i = job.next.fetch_add(1)) {
     (*job.fn)(i);
     ++count;
   }
@@ -74,4 +73,4 @@ void WorkerPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   job_.reset();
 }
 
-}  // namespace rnode::rholang::interp
+}  // namespace rnode
