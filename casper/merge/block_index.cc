@@ -105,10 +105,9 @@ void BuildFlat(BlockIndex& index) {
       const DeployInput& dep = index.deploys[d];
       for (const rspace::ChannelChange& cc : dep.changes.channels) {
         if (dep.number_diffs.count(cc.channel) > 0) continue;
-        f.raw_changes.items().push_back(
-            RawChange{internal::KeyRecord::Make(cc.channel, 0, 0), &cc,
-                      !cc.added_continuations.empty() ||
-                          !cc.removed_continuations.empty()});
+        f.raw_changes.items().push_back(RawChange{
+            internal::KeyRecord::Make(cc.channel, 0, 0), cc.added_data,
+            cc.removed_data, cc.added_continuations, cc.removed_continuations});
       }
     }
     f.raw_changes.Close();

@@ -140,11 +140,14 @@ struct NumberDiff {
 };
 
 // A state change the merge applies as it is (its channel is not a number
-// channel of its deploy). Points into BlockIndex::deploys.
+// channel of its deploy), with its item lists as spans so the merge never
+// loads the ChannelChange itself. Points into BlockIndex::deploys.
 struct RawChange {
   internal::KeyRecord key;  // The channel (item and tag 0).
-  const rspace::ChannelChange* change = nullptr;
-  bool has_continuations = false;  // Adds or removes a continuation.
+  std::span<const rspace::Datum> added_data;
+  std::span<const rspace::Datum> removed_data;
+  std::span<const rspace::WaitingContinuation> added_k;
+  std::span<const rspace::WaitingContinuation> removed_k;
 };
 
 // What the merger reads of each chain, flattened over the block at

@@ -170,6 +170,12 @@ class BackgroundTask {
   absl::Status status_;
 };
 
+// Appends `records` to `out` in one bulk copy.
+void AppendRecords(std::span<const internal::KeyRecord> records,
+                   std::vector<internal::KeyRecord>& out) {
+  out.insert(out.end(), records.begin(), records.end());
+}
+
 // Orders records by their key only.
 bool KeyWordsLess(const internal::KeyRecord& x, const internal::KeyRecord& y) {
   for (int i = 0; i < 4; ++i) {
@@ -688,7 +694,7 @@ absl::StatusOr<MergeResult> Merge(
         if (std::binary_search(number_keys.begin(), number_keys.end(), r.key,
                                KeyWordsLess)) {
           return absl::InvalidArgumentError(
-              "merge: number channel " + HexEncode(r.change->channel) +
+              "merge: number channel " + HexEncode(internal::KeyOf(r.key)) +
               " has raw changes in a deploy that does not list it");
         }
       }
@@ -705,7 +711,9 @@ absl::StatusOr<MergeResult> Merge(
   // superset of what the branches need) are noted now in one batch. With
   // more than one thread they are read on a helper thread while the branch
   // step runs; nothing else touches `base` until the read is joined.
-  BaseReader base(history, base_root, options.term_factory);
+  auto base_owner =
+      std::make_unique<BaseReader>(history, base_root, options.term_factory);
+  BaseReader& base = *base_owner;
   const size_t threads = std::max<size_t>(options.threads, 1);
   // Leaf per removed item (BlockFlat::removed, scope order) and per
   // produced-on channel (BlockFlat::produced_on, scope order).
@@ -721,10 +729,11 @@ absl::StatusOr<MergeResult> Merge(
         wants.push_back(
             internal::KeyRecord::Make(item.channel, removed++, kRemoved));
       }
-      for (internal::KeyRecord r : b->flat.produced_on.all()) {
-        r.item = produce++;
-        r.tag = kProduce;
-        wants.push_back(r);
+      const size_t first = wants.size();
+      AppendRecords(b->flat.produced_on.all(), wants);
+      for (size_t i = first; i < wants.size(); ++i) {
+        wants[i].item = produce++;
+        wants[i].tag = kProduce;
       }
     }
     for (uint32_t i = 0; i < numbers.size(); ++i)
@@ -754,10 +763,10 @@ absl::StatusOr<MergeResult> Merge(
     for (const BlockIndex* b : blocks) keys += b->flat.depend_keys.all().size();
     records.reserve(keys);
     for (uint32_t b = 0; b < blocks.size(); ++b) {
-      for (internal::KeyRecord r : blocks[b]->flat.depend_keys.all()) {
-        r.item += chain_offset[b];
-        records.push_back(r);
-      }
+      const size_t first = records.size();
+      AppendRecords(blocks[b]->flat.depend_keys.all(), records);
+      for (size_t i = first; i < records.size(); ++i)
+        records[i].item += chain_offset[b];
     }
     labels = internal::ComponentsOfRecords(nc, records);
   }
@@ -888,13 +897,17 @@ absl::StatusOr<MergeResult> Merge(
     key_records.reserve(keys);
   }
   for (uint32_t bl = 0; bl < blocks.size(); ++bl) {
+    // Copied in bulk; records of branches of several chains are dropped.
     const uint32_t* branch = chain_branch.data() + chain_offset[bl];
-    for (internal::KeyRecord r : blocks[bl]->flat.conflict_keys.all()) {
-      const uint32_t b = branch[r.item];
+    size_t out = key_records.size();
+    AppendRecords(blocks[bl]->flat.conflict_keys.all(), key_records);
+    for (size_t i = out; i < key_records.size(); ++i) {
+      const uint32_t b = branch[key_records[i].item];
       if (!single(b)) continue;
-      r.item = b;
-      key_records.push_back(r);
+      key_records[out] = key_records[i];
+      key_records[out++].item = b;
     }
+    key_records.resize(out);
   }
   for (size_t i = 0; i < multi_branches.size(); ++i) {
     internal::AppendConflictRecords(owned_facts[i], multi_branches[i],
@@ -1073,7 +1086,7 @@ absl::StatusOr<MergeResult> Merge(
   // key sort (the key records of the conflict step are no longer needed:
   // their buffer is reused). The order of the changes of one channel does
   // not matter (ApplyAcc and Canonicalize depend only on the multisets).
-  std::vector<const rspace::ChannelChange*> changes;
+  std::vector<const RawChange*> changes;
   changes.reserve(3 * m.deploys);
   std::vector<internal::KeyRecord>& touches = key_records;
   touches.clear();
@@ -1092,12 +1105,9 @@ absl::StatusOr<MergeResult> Merge(
         internal::KeyRecord key = r.key;
         key.item = static_cast<uint32_t>(changes.size());
         touches.push_back(key);
-        changes.push_back(r.change);
-        if (!r.has_continuations) continue;
-        for (const auto& k : r.change->added_continuations)
-          touched_groups.insert(k.group);
-        for (const auto& k : r.change->removed_continuations)
-          touched_groups.insert(k.group);
+        changes.push_back(&r);
+        for (const auto& k : r.added_k) touched_groups.insert(k.group);
+        for (const auto& k : r.removed_k) touched_groups.insert(k.group);
       }
     }
   }
@@ -1150,11 +1160,11 @@ absl::StatusOr<MergeResult> Merge(
     size_t j = i;
     for (; j < touches.size() && internal::SameKey(touches[j], touches[i]);
          ++j) {
-      const rspace::ChannelChange& cc = *changes[touches[j].item];
-      for (const auto& x : cc.added_data) a.added_data.push_back(&x);
-      for (const auto& x : cc.removed_data) a.removed_data.push_back(&x);
-      for (const auto& k : cc.added_continuations) a.added_k.push_back(&k);
-      for (const auto& k : cc.removed_continuations) a.removed_k.push_back(&k);
+      const RawChange& r = *changes[touches[j].item];
+      for (const auto& x : r.added_data) a.added_data.push_back(&x);
+      for (const auto& x : r.removed_data) a.removed_data.push_back(&x);
+      for (const auto& k : r.added_k) a.added_k.push_back(&k);
+      for (const auto& k : r.removed_k) a.removed_k.push_back(&k);
     }
     const BaseLeaf* leaf = &base.At(touch_leaf[next.size()]);
     NewState& ns = next.emplace_back();
@@ -1256,6 +1266,11 @@ absl::StatusOr<MergeResult> Merge(
   }
   m.apply_ns = SinceNs(t0);
   result.conflicts = std::move(problem.groups);
+  if (threads > 1) {
+    // Freeing the decoded base states is the bulk of the merge's teardown;
+    // with a second thread it overlaps the caller's next steps.
+    HelperThread::Get().Post([p = base_owner.release()] { delete p; });
+  }
   return result;
 }
 

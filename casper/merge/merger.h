@@ -117,7 +117,9 @@ struct MergeOptions {
   // term_factory calls, never two at once) runs on a process-wide helper
   // thread while the branch and conflict-key steps run, and the new states
   // are canonicalised, encoded and hashed on a process-wide worker pool
-  // (concurrent merges take turns on both).
+  // (concurrent merges take turns on both). The decoded base states, with
+  // the merge's copy of term_factory, are then freed on the helper thread,
+  // possibly after Merge has returned.
   size_t threads = 1;
 };
 
