@@ -243,6 +243,7 @@ class BaseReader {
     std::merge(known_.begin(), known_.end(), added.begin(), added.end(),
                merged.begin(), KeyWordsLess);
     known_.swap(merged);
+    internal::TrimScratch(added);
   }
 
   // Notes one channel (read by ReadPending if new); returns its leaf index.
@@ -746,6 +747,7 @@ absl::StatusOr<MergeResult> Merge(
                     : r.tag == kProduce ? produce_leaf
                                         : number_leaf)[r.item] = leaf;
                  });
+    internal::TrimScratch(wants);
   }
   BackgroundTask background;
   if (threads > 1 && base.pending() >= kParallelGrain) {
@@ -769,6 +771,7 @@ absl::StatusOr<MergeResult> Merge(
         records[i].item += chain_offset[b];
     }
     labels = internal::ComponentsOfRecords(nc, records);
+    internal::TrimScratch(records);
   }
   std::vector<uint32_t> branch_of_label(nc, UINT32_MAX);
   // Chains of each branch, ascending, as one flat list with offsets.
@@ -1266,6 +1269,7 @@ absl::StatusOr<MergeResult> Merge(
   }
   m.apply_ns = SinceNs(t0);
   result.conflicts = std::move(problem.groups);
+  internal::TrimScratch(key_records);
   if (threads > 1) {
     // Freeing the decoded base states is the bulk of the merge's teardown;
     // with a second thread it overlaps the caller's next steps.

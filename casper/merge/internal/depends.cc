@@ -79,7 +79,10 @@ std::vector<uint32_t> RelatedComponents(
   records.reserve(keys);
   for (uint32_t i = 0; i < items.size(); ++i)
     AppendDependRecords(*items[i], i, records);
-  return ComponentsOfRecords(static_cast<uint32_t>(items.size()), records);
+  std::vector<uint32_t> labels =
+      ComponentsOfRecords(static_cast<uint32_t>(items.size()), records);
+  TrimScratch(records);
+  return labels;
 }
 
 }  // namespace rnode::casper::merge::internal

@@ -114,9 +114,33 @@ void SortBucket(It first, It last) {
   }
 }
 
+// Scratch vectors kept per thread between merges keep at most this much
+// capacity after a use; a larger one (left by an unusually large merge) is
+// released, so one big merge does not pin its memory for the thread's life.
+// 16 MiB of records is about 400,000 keys: several times a 10,000-chain
+// merge.
+inline constexpr size_t kMaxKeptScratchBytes = size_t{16} << 20;
+
+template <typename T>
+void TrimScratch(std::vector<T>& v) {
+  if (v.capacity() * sizeof(T) > kMaxKeptScratchBytes) std::vector<T>().swap(v);
+}
+
+namespace key_sort_detail {
+inline std::vector<KeyRecord>& Scratch() {
+  thread_local std::vector<KeyRecord> scratch;
+  return scratch;
+}
+}  // namespace key_sort_detail
+
+// Capacity in bytes of this thread's sort scratch (for tests).
+inline size_t SortScratchCapacityBytes() {
+  return key_sort_detail::Scratch().capacity() * sizeof(KeyRecord);
+}
+
 // Sorts `records` by KeyRecordLess. The scratch space is kept per thread
-// between calls (at most the largest call's records and 2^20 counters), so
-// repeated merges do not fault its pages in again.
+// between calls (up to kMaxKeptScratchBytes of records, and up to 2^20
+// counters), so repeated merges do not fault its pages in again.
 inline void SortKeyRecords(std::vector<KeyRecord>& records) {
   const size_t n = records.size();
   if (n < kKeySortBucketMin) {
@@ -126,7 +150,7 @@ inline void SortKeyRecords(std::vector<KeyRecord>& records) {
               });
     return;
   }
-  thread_local std::vector<KeyRecord> scratch;
+  std::vector<KeyRecord>& scratch = key_sort_detail::Scratch();
   thread_local std::vector<uint32_t> start, fill;
   const int bits =
       std::min(kKeySortMaxBucketBits, static_cast<int>(std::bit_width(n - 1)));
@@ -143,6 +167,7 @@ inline void SortKeyRecords(std::vector<KeyRecord>& records) {
     }
   }
   records.swap(scratch);
+  TrimScratch(scratch);
 }
 
 }  // namespace rnode::casper::merge::internal

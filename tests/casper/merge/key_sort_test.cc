@@ -127,3 +127,42 @@ TEST(KeyRecordTest, OrderIsKeyBytesThenTagThenItem) {
 
 }  // namespace
 }  // namespace rnode::casper::merge::internal
+
+namespace rnode::casper::merge::internal {
+namespace {
+
+std::vector<KeyRecord> RandomRecords(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<KeyRecord> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (uint64_t& w : v[i].w) w = rng();
+    v[i].item = static_cast<uint32_t>(i);
+  }
+  return v;
+}
+
+TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndReleasesHugeOnes) {
+  // An ordinary sort keeps its scratch for the next call...
+  std::vector<KeyRecord> small = RandomRecords(10000, 1);
+  SortKeyRecords(small);
+  EXPECT_TRUE(std::is_sorted(small.begin(), small.end(), KeyRecordLess));
+  EXPECT_GE(SortScratchCapacityBytes(), 10000 * sizeof(KeyRecord));
+  // ...one far above kMaxKeptScratchBytes does not keep it.
+  const size_t huge = 2 * kMaxKeptScratchBytes / sizeof(KeyRecord);
+  std::vector<KeyRecord> big = RandomRecords(huge, 2);
+  SortKeyRecords(big);
+  EXPECT_TRUE(std::is_sorted(big.begin(), big.end(), KeyRecordLess));
+  EXPECT_LE(SortScratchCapacityBytes(), kMaxKeptScratchBytes);
+}
+
+TEST(KeySortScratchTest, TrimScratchReleasesOnlyAboveTheBound) {
+  std::vector<KeyRecord> kept(kMaxKeptScratchBytes / sizeof(KeyRecord));
+  TrimScratch(kept);
+  EXPECT_EQ(kept.size(), kMaxKeptScratchBytes / sizeof(KeyRecord));
+  std::vector<KeyRecord> dropped(kept.size() + 1);
+  TrimScratch(dropped);
+  EXPECT_EQ(dropped.capacity(), 0u);
+}
+
+}  // namespace
+}  // namespace rnode::casper::merge::internal
