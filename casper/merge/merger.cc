@@ -97,7 +97,9 @@ uint64_t PrefixKey(const uint8_t* data, size_t size) {
 // never waits for it). It persists between merges so its allocator caches
 // stay warm: on a fresh std::thread per merge the background read took
 // 8.6-9.0 ms against 3.1-5.0 ms here. Tasks of concurrent merges run one
-// after the other.
+// after the other. The queue holds at most two tasks per running merge (its
+// read, which the merge waits for, and the freeing of an earlier merge's
+// base states), so it is bounded by the number of concurrent merges.
 class HelperThread {
  public:
   static HelperThread& Get() {
@@ -217,13 +219,14 @@ class BaseReader {
     for (size_t i = 0; i < records.size();) {
       const internal::KeyRecord& first = records[i];
       while (k < known_.size() && KeyWordsLess(known_[k], first)) ++k;
-      uint32_t leaf;
+      uint32_t leaf = UINT32_MAX;
       if (k < known_.size() && internal::SameKey(known_[k], first)) {
         leaf = known_[k].item;
-      } else if (auto it = singles_.find(internal::KeyOf(first));
-                 !singles_.empty() && it != singles_.end()) {
-        leaf = it->second;
-      } else {
+      } else if (!singles_.empty()) {
+        auto it = singles_.find(internal::KeyOf(first));
+        if (it != singles_.end()) leaf = it->second;
+      }
+      if (leaf == UINT32_MAX) {
         leaf = NewLeaf();
         internal::KeyRecord r = first;
         r.item = leaf;
@@ -563,17 +566,8 @@ int CompareBytes(const Bytes& x, const Bytes& y) {
   return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
 }
 
-enum class Side { kA, kB };
-
-// Kinds of conflict keys (docs/merge.md §4), in KeyRecord tags as
-// kind * 2 + side.
-enum class KeyKind : uint32_t {
-  kProduceRace = 0,
-  kConsumeRace = 1,
-  kChannel = 2
-};
-
-// The conflict groups of sorted key records: per (key, kind), side A and
+// The conflict groups of sorted key records (internal::AppendConflictRecords
+// tags: kind * 2 + side): per (key, kind), side A and
 // side B branches ascending; a group has an edge with two in `a` (races are
 // cliques), or one in `a` and one in `b` that are distinct branches.
 void CollectGroups(const std::vector<internal::KeyRecord>& records,
@@ -581,7 +575,8 @@ void CollectGroups(const std::vector<internal::KeyRecord>& records,
   for (size_t i = 0; i < records.size();) {
     const internal::KeyRecord& first = records[i];
     const uint32_t kind = first.tag >> 1;
-    const bool clique = kind != static_cast<uint32_t>(KeyKind::kChannel);
+    const bool clique =
+        kind != static_cast<uint32_t>(internal::ConflictKeyKind::kChannel);
     // Records are ordered by side, then branch: count distinct branches per
     // side without building lists (nearly every key has no edge).
     size_t j = i;
