@@ -7,6 +7,22 @@
 #include "crypto/hash.h"
 
 namespace rnode::rspace {
+
+namespace {
+constexpr char kReplayDivergenceUrl[] = "rnode/rspace/replay-divergence";
+}  // namespace
+
+absl::Status ReplayDivergenceError(std::string message) {
+  absl::Status status = absl::FailedPreconditionError(std::move(message));
+  status.SetPayload(kReplayDivergenceUrl, absl::Cord("1"));
+  return status;
+}
+
+bool IsReplayDivergence(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kFailedPrecondition &&
+         status.GetPayload(kReplayDivergenceUrl).has_value();
+}
+
 namespace {
 
 enum : uint8_t {
@@ -205,9 +221,9 @@ absl::StatusOr<ProduceEvent> EventLog::RecordProduce(const Hash32& channel,
         p.repeat == 0 ? first : HashProduce(channel, data, persist, p.repeat);
     if (replay_ != nullptr && !replay_->produces.contains(p.hash)) {
       --s.counters[first];
-      return absl::FailedPreconditionError("replay: produce " + Hex(p.hash) +
-                                           " on channel " + Hex(channel) +
-                                           " is not in the recorded log");
+      return ReplayDivergenceError("replay: produce " + Hex(p.hash) +
+                                   " on channel " + Hex(channel) +
+                                   " is not in the recorded log");
     }
     s.events.push_back(p);
   }
@@ -234,8 +250,8 @@ absl::StatusOr<ConsumeEvent> EventLog::RecordConsume(
   c.hash = HashConsume(base, c.repeat);
   if (replay_ != nullptr && !replay_->consumes.contains(c.hash)) {
     --s.counters[base];
-    return absl::FailedPreconditionError("replay: consume " + Hex(c.hash) +
-                                         " is not in the recorded log");
+    return ReplayDivergenceError("replay: consume " + Hex(c.hash) +
+                                 " is not in the recorded log");
   }
   s.events.push_back(c);
   return c;
@@ -299,10 +315,10 @@ absl::Status EventLog::CheckReplayDone() const {
     }
   }
   if (unused == 0) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      "replay: unused COMM " + Hex(first->hash) + " (consume " +
-      Hex(first->consume) + "); " + std::to_string(unused) +
-      " recorded COMM(s) not reproduced");
+  return ReplayDivergenceError("replay: unused COMM " + Hex(first->hash) +
+                               " (consume " + Hex(first->consume) + "); " +
+                               std::to_string(unused) +
+                               " recorded COMM(s) not reproduced");
 }
 
 std::vector<const CommEvent*> EventLog::RecordedCommsForProduce(
@@ -337,8 +353,7 @@ absl::Status EventLog::UseComm(const CommEvent& comm) {
   if (replay_ == nullptr) return absl::OkStatus();
   auto it = replay_->comm_index.find(comm.hash);
   if (it == replay_->comm_index.end()) {
-    return absl::FailedPreconditionError("replay: unexpected COMM " +
-                                         Hex(comm.hash));
+    return ReplayDivergenceError("replay: unexpected COMM " + Hex(comm.hash));
   }
   std::atomic<uint32_t>& left = replay_->remaining[it->second];
   uint32_t cur = left.load(std::memory_order_acquire);
@@ -346,8 +361,8 @@ absl::Status EventLog::UseComm(const CommEvent& comm) {
          !left.compare_exchange_weak(cur, cur - 1, std::memory_order_acq_rel)) {
   }
   if (cur == 0) {
-    return absl::FailedPreconditionError("replay: COMM " + Hex(comm.hash) +
-                                         " fired more often than recorded");
+    return ReplayDivergenceError("replay: COMM " + Hex(comm.hash) +
+                                 " fired more often than recorded");
   }
   return absl::OkStatus();
 }

@@ -25,6 +25,15 @@
 
 namespace rnode::rspace {
 
+// Replay divergence: a replayed execution did not reproduce the recorded
+// log (an event not in it, a recorded COMM that does not match or is never
+// reproduced). A validator rejects the block that claimed the log. It is a
+// FailedPrecondition carrying a marker payload, so callers can tell it from
+// every other precondition failure (a malformed contract state, a misuse of
+// the space), which must not be mistaken for a bad block.
+absl::Status ReplayDivergenceError(std::string message);
+bool IsReplayDivergence(const absl::Status& status);
+
 // Formats and hash preimages: docs/formats/rspace.md.
 struct ProduceEvent {
   Hash32 hash{};

@@ -275,7 +275,7 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
                        ctx.matcher->Match(pattern, d.value));
       if (!m.has_value()) {
         if (want != nullptr) {
-          return absl::FailedPreconditionError(
+          return ReplayDivergenceError(
               "replay: recorded COMM " + Hex(recorded->hash) +
               " does not match: produce " + Hex(*want) + " on channel " +
               Hex(ch) + " rejected by the pattern of consume " +
@@ -292,9 +292,9 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
     }
     if (!found) {
       const auto& data = entry->state.data;
-      auto [first, last] = want != nullptr ? SourceRange(data, *want)
-                                           : std::pair<size_t, size_t>(
-                                                 0, data.size());
+      auto [first, last] = want != nullptr
+                               ? SourceRange(data, *want)
+                               : std::pair<size_t, size_t>(0, data.size());
       for (size_t j = first; j < last && !found; ++j) {
         bool taken = false;
         for (const Chosen& c : chosen) {
@@ -532,9 +532,8 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
       WaitingContinuation kc = *k;
       Hash32 h = CommHashOf(kc, *chosen, get);
       if (h != rec->hash) {
-        return absl::FailedPreconditionError("replay: unexpected COMM " +
-                                             Hex(h) + " instead of recorded " +
-                                             Hex(rec->hash));
+        return ReplayDivergenceError("replay: unexpected COMM " + Hex(h) +
+                                     " instead of recorded " + Hex(rec->hash));
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
       return std::optional<Comm>(
@@ -591,9 +590,8 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
       if (!chosen.has_value()) continue;
       Hash32 h = CommHashOf(k, *chosen, get);
       if (h != rec->hash) {
-        return absl::FailedPreconditionError("replay: unexpected COMM " +
-                                             Hex(h) + " instead of recorded " +
-                                             Hex(rec->hash));
+        return ReplayDivergenceError("replay: unexpected COMM " + Hex(h) +
+                                     " instead of recorded " + Hex(rec->hash));
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
       return std::optional<Comm>(
@@ -630,10 +628,9 @@ absl::Status Space::Install(const Matcher& matcher,
   k.continuation = continuation;
   k.persist = true;
   k.peek = false;
-  k.source = HashConsume(
-      HashConsumeBase(binds.channels, binds.patterns, continuation->hash(),
-                      true, false),
-      0);
+  k.source = HashConsume(HashConsumeBase(binds.channels, binds.patterns,
+                                         continuation->hash(), true, false),
+                         0);
   k.group = MakeJoinGroup(channels);
   EventLog scratch;
   OpContext ctx{&scratch, &matcher};

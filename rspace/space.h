@@ -54,7 +54,8 @@ struct SoftCheckpoint {
 // deploy/block scheduler guarantees it); they are not on the hot path.
 //
 // Operation errors: InvalidArgument for malformed arguments, the matcher's
-// error, FailedPrecondition for replay divergence (naming the event hash),
+// error, ReplayDivergenceError for replay divergence (naming the event hash;
+// IsReplayDivergence in event_log.h),
 // DataLoss/the store's error when history cannot be read. After an error the
 // deploy is expected to be reverted to its soft checkpoint.
 class Space {

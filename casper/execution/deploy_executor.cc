@@ -83,9 +83,7 @@ absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
       break;
   }
   if (!st.ok()) {
-    if (log.replay() && st.code() == absl::StatusCode::kFailedPrecondition) {
-      return st;  // replay divergence
-    }
+    if (log.replay() && rspace::IsReplayDivergence(st)) return st;
     RETURN_IF_ERROR(space_->RevertToSoftCheckpoint(cp));
     ledger.BeginDeploy();
     out.error = st;
@@ -161,8 +159,7 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
                                /*check_replay_done=*/false);
   ledger.ReleaseHold();
   if (result.failed()) {
-    if (result.error.code() == absl::StatusCode::kFailedPrecondition &&
-        log.replay()) {
+    if (log.replay() && rspace::IsReplayDivergence(result.error)) {
       return result.error;  // replay divergence is not a deploy error
     }
     ledger.Restore(std::move(before_program));

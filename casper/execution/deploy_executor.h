@@ -80,7 +80,9 @@ class DeployExecutor {
                                      const rholang::interp::BlockInfo& block);
 
   // Replays `deploy` against its recorded events: the same phases, with
-  // every event checked. FailedPrecondition when the replay diverges.
+  // every event checked. A ReplayDivergenceError (rspace::IsReplayDivergence)
+  // when the replay diverges; any other failure of the deploy, including a
+  // contract's FailedPrecondition, is the outcome's error as in Play.
   absl::StatusOr<DeployOutcome> Replay(const SignedDeploy& deploy,
                                        const rholang::interp::BlockInfo& block,
                                        std::span<const rspace::Event> recorded);

@@ -56,8 +56,8 @@ inline constexpr int64_t kEventPerChannel = 32;
 //    method argument, overflow, division by zero, unknown method, ...);
 //  * kResourceExhausted (other messages): a named limit (depth, term size,
 //    match steps);
-//  * anything else (kFailedPrecondition from replay, kInternal, storage
-//    errors) is not the program's fault.
+//  * anything else (a replay divergence, rspace::IsReplayDivergence;
+//    kInternal, storage errors) is not the program's fault.
 absl::Status OutOfPhloError();
 bool IsOutOfPhlo(const absl::Status& s);
 absl::Status UserAbortError();

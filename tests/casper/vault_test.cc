@@ -7,6 +7,7 @@
 #include "casper/contracts/ledger.h"
 #include "casper/contracts/names.h"
 #include "gtest/gtest.h"
+#include "rspace/event_log.h"
 #include "tests/casper/contract_env.h"
 
 namespace rnode::casper {
@@ -244,6 +245,60 @@ TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
   ASSERT_TRUE(sd.ok());
   auto replayed = env.executor->Replay(*sd, env.block, out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->cost, out->cost);
+  EXPECT_EQ(env.Checkpoint(), played);
+}
+
+TEST_F(VaultTest, ReplayOfAnotherProgramAgainstTheRecordIsADivergence) {
+  Hash32 start = env.Checkpoint();
+  auto out =
+      env.Deploy(alice, Transfer(alice.address, bob.address, "99"), kLimit, 1);
+  ASSERT_TRUE(out.ok() && out->error.ok());
+
+  ASSERT_TRUE(env.space->Reset(start).ok());
+  DeployData d;
+  d.term = Transfer(alice.address, bob.address, "98");  // not what ran
+  d.timestamp = 1'700'000'000'000;
+  d.phlo_limit = kLimit;
+  d.phlo_price = 1;
+  d.shard_id = "root";
+  auto sd = SignedDeploy::Sign(d, alice.sk);
+  ASSERT_TRUE(sd.ok());
+  auto replayed = env.executor->Replay(*sd, env.block, out->events);
+  ASSERT_FALSE(replayed.ok());
+  EXPECT_TRUE(rspace::IsReplayDivergence(replayed.status()))
+      << replayed.status();
+}
+
+// A contract's own precondition failure (here: proof of stake before its
+// genesis) is the deploy's error in play and in replay alike; replay must
+// not report it as a divergence, or validators would reject a valid block.
+TEST_F(VaultTest, ContractFailureReplaysAsTheDeploysErrorNotADivergence) {
+  const std::string term = R"(
+new rl(`rho:registry:lookup`), ch, ret in {
+  rl!(`rho:system:pos`, *ch) |
+  for (@(_, pos) <- ch) { @pos!("getBonds", *ret) }
+})";
+  Hash32 start = env.Checkpoint();
+  auto out = env.Deploy(alice, term, kLimit, 1);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->error.code(), absl::StatusCode::kFailedPrecondition)
+      << out->error;
+  EXPECT_FALSE(rspace::IsReplayDivergence(out->error));
+  Hash32 played = env.Checkpoint();
+
+  ASSERT_TRUE(env.space->Reset(start).ok());
+  DeployData d;
+  d.term = term;
+  d.timestamp = 1'700'000'000'000;
+  d.phlo_limit = kLimit;
+  d.phlo_price = 1;
+  d.shard_id = "root";
+  auto sd = SignedDeploy::Sign(d, alice.sk);
+  ASSERT_TRUE(sd.ok());
+  auto replayed = env.executor->Replay(*sd, env.block, out->events);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->error, out->error);
   EXPECT_EQ(replayed->cost, out->cost);
   EXPECT_EQ(env.Checkpoint(), played);
 }
