@@ -34,6 +34,11 @@ struct KeyRecord {
   }
 };
 
+// The key a record was made from. Records store the key as big-endian
+// words read with memcpy, which assumes a little-endian host.
+static_assert(std::endian::native == std::endian::little,
+              "KeyRecord assumes a little-endian host");
+
 // The key a record was made from.
 inline Hash32 KeyOf(const KeyRecord& r) {
   uint64_t w[4];
