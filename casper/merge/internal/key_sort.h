@@ -34,8 +34,8 @@ struct KeyRecord {
   }
 };
 
-// The key a record was made from. Records store the key as big-endian
-// words read with memcpy, which assumes a little-endian host.
+// Make and KeyOf turn the key into big-endian words with memcpy and a byte
+// swap, which is right on a little-endian host only.
 static_assert(std::endian::native == std::endian::little,
               "KeyRecord assumes a little-endian host");
 
