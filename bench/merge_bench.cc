@@ -1,18 +1,24 @@
 // Merger benchmark: merge time for N deploy chains (one per deploy, 10 per
 // block) at 1 % conflicting chains, with one hot channel every chain
 // produces on and one hot number channel (a fee vault) every chain adds to;
-// and the same with every chain racing for one datum.
+// and the same with every chain racing for one datum. The history is in
+// memory, except in BM_MergeRocksDb (a RocksDB store in a temporary folder,
+// as a node runs it).
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "benchmark/benchmark.h"
 #include "casper/merge/merger.h"
 #include "crypto/hash.h"
 #include "rspace/internal/codec.h"
 #include "rspace/storage/kv_store.h"
+#include "rspace/storage/rocksdb_store.h"
 
 namespace rnode::casper::merge {
 namespace {
@@ -54,16 +60,33 @@ constexpr int kDeploysPerBlock = 10;
 constexpr int kConflictEvery = 100;  // 1 % of chains race with a neighbour.
 
 struct Setup {
-  rspace::InMemoryStore store{3};
+  ~Setup() {
+    history.reset();
+    store.reset();
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+  std::string dir;  // RocksDB folder, removed at the end.
+  std::unique_ptr<rspace::KeyValueStore> store;
   std::unique_ptr<rspace::History> history;
   Hash32 base_root{};
   std::vector<std::shared_ptr<const BlockIndex>> scope;
   Codec codec;
 };
 
-std::unique_ptr<Setup> Build(int chains, bool hot_race = false) {
+std::unique_ptr<Setup> Build(int chains, bool hot_race = false,
+                             bool rocksdb = false) {
   auto s = std::make_unique<Setup>();
-  s->history = *rspace::History::Open(&s->store, rspace::HistoryOptions{});
+  if (rocksdb) {
+    s->dir = (std::filesystem::temp_directory_path() /
+              ("merge_bench_" + std::to_string(::getpid())))
+                 .string();
+    std::filesystem::remove_all(s->dir);
+    s->store = *rspace::RocksDbStore::Open(s->dir,
+                                           rspace::DefaultHistoryColumnNames());
+  } else {
+    s->store = std::make_unique<rspace::InMemoryStore>(3);
+  }
+  s->history = *rspace::History::Open(s->store.get(), rspace::HistoryOptions{});
   const Hash32 hot = H(1, 0);
   const Hash32 vault = H(2, 0);
   std::vector<Hash32> in(chains), out(chains);
@@ -134,9 +157,10 @@ std::unique_ptr<Setup> Build(int chains, bool hot_race = false) {
   return s;
 }
 
-void RunMerge(benchmark::State& state, bool hot_race, size_t threads = 1) {
+void RunMerge(benchmark::State& state, bool hot_race, size_t threads = 1,
+              bool rocksdb = false) {
   const int chains = static_cast<int>(state.range(0));
-  std::unique_ptr<Setup> s = Build(chains, hot_race);
+  std::unique_ptr<Setup> s = Build(chains, hot_race, rocksdb);
   MergeOptions options;
   options.number_codec = &s->codec;
   options.threads = threads;
@@ -193,6 +217,16 @@ BENCHMARK(BM_Merge)
     ->Arg(10000)
     ->Unit(benchmark::kMillisecond)
     ->Complexity(benchmark::oNLogN);
+
+// The same merge over a RocksDB history (arg 1: threads).
+void BM_MergeRocksDb(benchmark::State& state) {
+  RunMerge(state, false, static_cast<size_t>(state.range(1)), true);
+}
+BENCHMARK(BM_MergeRocksDb)
+    ->Args({10000, 1})
+    ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Index build per block (done once at admission, not part of a merge).
 void BM_BuildBlockIndex(benchmark::State& state) {
