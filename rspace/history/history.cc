@@ -120,15 +120,25 @@ absl::StatusOr<std::vector<std::optional<Bytes>>> History::ReadLeaves(
     const Hash32& root, std::span<const Hash32> keys) {
   std::vector<std::optional<Hash32>> leaves(keys.size());
   RETURN_IF_ERROR(trie_.GetMany(root, keys, std::span(leaves)));
-  std::vector<std::optional<Bytes>> out(keys.size());
+  // The blobs of the present leaves in one batched store read.
+  std::vector<ByteView> blob_keys;
+  std::vector<size_t> blob_of;  // Index into `keys` of each blob key.
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!leaves[i].has_value()) continue;
-    ASSIGN_OR_RETURN(out[i], store_->Get(options_.columns.values, *leaves[i]));
-    if (!out[i].has_value()) {
+    blob_keys.push_back(ByteView(*leaves[i]));
+    blob_of.push_back(i);
+  }
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs,
+                   store_->MultiGet(options_.columns.values, blob_keys));
+  std::vector<std::optional<Bytes>> out(keys.size());
+  for (size_t j = 0; j < blob_of.size(); ++j) {
+    const size_t i = blob_of[j];
+    if (!blobs[j].has_value()) {
       return absl::DataLossError("state blob " + HexEncode(*leaves[i]) +
                                  " for channel " + HexEncode(keys[i]) +
                                  " is missing");
     }
+    out[i] = std::move(blobs[j]);
   }
   return out;
 }

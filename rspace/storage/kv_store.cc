@@ -10,6 +10,15 @@
 
 namespace rnode::rspace {
 
+absl::StatusOr<std::vector<std::optional<Bytes>>> KeyValueStore::MultiGet(
+    ColumnId column, std::span<const ByteView> keys) {
+  std::vector<std::optional<Bytes>> out(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSIGN_OR_RETURN(out[i], Get(column, keys[i]));
+  }
+  return out;
+}
+
 void WriteBatch::Put(ColumnId column, ByteView key, ByteView value) {
   Put(column, Bytes(key.begin(), key.end()), Bytes(value.begin(), value.end()));
 }

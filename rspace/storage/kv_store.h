@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ class KeyValueStore {
   // column, or the backend's error (Internal/Unavailable).
   virtual absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
                                                    ByteView key) = 0;
+
+  // Get of every key of `keys` (in any order, repeats allowed); the values
+  // in the order of `keys`. One error fails the whole call. The default
+  // calls Get per key; a backend with a batched read overrides it.
+  virtual absl::StatusOr<std::vector<std::optional<Bytes>>> MultiGet(
+      ColumnId column, std::span<const ByteView> keys);
 
   // Applies every op of `batch` atomically. On error nothing was applied.
   virtual absl::Status Write(const WriteBatch& batch) = 0;

@@ -1,6 +1,7 @@
 // RocksDB adapter for KeyValueStore.
 #include "rspace/storage/rocksdb_store.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "rocksdb/cache.h"
@@ -99,9 +100,47 @@ absl::StatusOr<std::optional<Bytes>> RocksDbStore::Get(ColumnId column,
   return std::optional<Bytes>(Bytes(p, p + value.size()));
 }
 
+absl::StatusOr<std::vector<std::optional<Bytes>>> RocksDbStore::MultiGet(
+    ColumnId column, std::span<const ByteView> keys) {
+  if (column >= impl_->handles.size()) {
+    return absl::InvalidArgumentError("unknown column " +
+                                      std::to_string(column));
+  }
+  std::vector<std::optional<Bytes>> out(keys.size());
+  if (keys.empty()) return out;
+  std::vector<rocksdb::Slice> slices;
+  slices.reserve(keys.size());
+  for (ByteView k : keys) slices.push_back(ToSlice(k));
+  std::vector<rocksdb::PinnableSlice> values(keys.size());
+  std::vector<rocksdb::Status> statuses(keys.size());
+  impl_->db->MultiGet(rocksdb::ReadOptions(), impl_->handles[column],
+                      keys.size(), slices.data(), values.data(),
+                      statuses.data());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) return FromRocks(statuses[i], "multi-get");
+    const auto* p = reinterpret_cast<const uint8_t*>(values[i].data());
+    out[i] = Bytes(p, p + values[i].size());
+  }
+  return out;
+}
+
 absl::Status RocksDbStore::Write(const WriteBatch& batch) {
+  // The ops go into RocksDB's batch ordered by (column, key): the memtable
+  // is a skip list whose insert reuses the previous insert's position, so
+  // ascending keys insert in near-constant time where the hash-ordered keys
+  // of a state commit each searched the whole list. A stable sort keeps the
+  // order of ops on one key (the later still wins); the batch stays atomic.
+  const std::vector<WriteBatch::Op>& ops = batch.ops();
+  std::vector<uint32_t> order(ops.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+    if (ops[x].column != ops[y].column) return ops[x].column < ops[y].column;
+    return ops[x].key < ops[y].key;
+  });
   rocksdb::WriteBatch wb;
-  for (const auto& op : batch.ops()) {
+  for (uint32_t i : order) {
+    const WriteBatch::Op& op = ops[i];
     if (op.column >= impl_->handles.size()) {
       return absl::InvalidArgumentError("unknown column " +
                                         std::to_string(op.column));

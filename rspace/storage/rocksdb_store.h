@@ -33,6 +33,9 @@ class RocksDbStore final : public KeyValueStore {
   ~RocksDbStore() override;
 
   size_t ColumnCount() const override;
+  // One batched RocksDB MultiGet.
+  absl::StatusOr<std::vector<std::optional<Bytes>>> MultiGet(
+      ColumnId column, std::span<const ByteView> keys) override;
   absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
                                            ByteView key) override;
   absl::Status Write(const WriteBatch& batch) override;

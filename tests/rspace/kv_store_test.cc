@@ -117,6 +117,28 @@ TEST_P(KvStoreTest, UnknownColumnIsInvalidAndWritesNothing) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST_P(KvStoreTest, MultiGetReturnsValuesInKeyOrderWithAbsentAndRepeats) {
+  WriteBatch b;
+  b.Put(0, AsBytes("b"), AsBytes("2"));
+  b.Put(0, AsBytes("a"), AsBytes("1"));
+  b.Put(1, AsBytes("c"), AsBytes("other column"));
+  ASSERT_TRUE(Write(b).ok());
+  std::vector<ByteView> keys = {AsBytes("b"), AsBytes("c"), AsBytes("a"),
+                                AsBytes("b")};
+  auto values = store_->MultiGet(0, keys);
+  ASSERT_TRUE(values.ok()) << values.status();
+  ASSERT_EQ(values->size(), 4u);
+  EXPECT_EQ(ToString(*(*values)[0]), "2");
+  EXPECT_FALSE((*values)[1].has_value());  // only in column 1
+  EXPECT_EQ(ToString(*(*values)[2]), "1");
+  EXPECT_EQ(ToString(*(*values)[3]), "2");
+  auto none = store_->MultiGet(0, {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(store_->MultiGet(7, keys).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_P(KvStoreTest, ForEachIsOrderedByKey) {
   WriteBatch b;
   for (const char* k : {"c", "a", "b"}) b.Put(1, AsBytes(k), AsBytes(k));
