@@ -1,5 +1,6 @@
 // The REV vault and native cost accounting, driven by signed deploys
 // through the DeployExecutor (the acceptance checks of issue #6).
+#include <span>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,21 @@ class VaultTest : public ::testing::Test {
   VaultTest() : alice(MakeTestKey(1)), bob(MakeTestKey(2)) {
     env.Fund(alice.address, kFunds);
   }
+  // Replays `term`, signed by alice with the fields ContractEnv::Deploy
+  // uses (price 1), against `recorded`.
+  absl::StatusOr<DeployOutcome> ReplayAsAlice(
+      const std::string& term, std::span<const rspace::Event> recorded) {
+    DeployData d;
+    d.term = term;
+    d.timestamp = 1'700'000'000'000;
+    d.phlo_limit = kLimit;
+    d.phlo_price = 1;
+    d.shard_id = "root";
+    auto sd = SignedDeploy::Sign(d, alice.sk);
+    if (!sd.ok()) return sd.status();
+    return env.executor->Replay(*sd, env.block, recorded);
+  }
+
   ContractEnv env;
   TestKey alice;
   TestKey bob;
@@ -235,15 +251,8 @@ TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
   Hash32 played = env.Checkpoint();
 
   ASSERT_TRUE(env.space->Reset(start).ok());
-  DeployData d;
-  d.term = Transfer(alice.address, bob.address, "99");
-  d.timestamp = 1'700'000'000'000;
-  d.phlo_limit = kLimit;
-  d.phlo_price = 1;
-  d.shard_id = "root";
-  auto sd = SignedDeploy::Sign(d, alice.sk);
-  ASSERT_TRUE(sd.ok());
-  auto replayed = env.executor->Replay(*sd, env.block, out->events);
+  auto replayed =
+      ReplayAsAlice(Transfer(alice.address, bob.address, "99"), out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
   EXPECT_EQ(replayed->cost, out->cost);
   EXPECT_EQ(env.Checkpoint(), played);
@@ -256,15 +265,9 @@ TEST_F(VaultTest, ReplayOfAnotherProgramAgainstTheRecordIsADivergence) {
   ASSERT_TRUE(out.ok() && out->error.ok());
 
   ASSERT_TRUE(env.space->Reset(start).ok());
-  DeployData d;
-  d.term = Transfer(alice.address, bob.address, "98");  // not what ran
-  d.timestamp = 1'700'000'000'000;
-  d.phlo_limit = kLimit;
-  d.phlo_price = 1;
-  d.shard_id = "root";
-  auto sd = SignedDeploy::Sign(d, alice.sk);
-  ASSERT_TRUE(sd.ok());
-  auto replayed = env.executor->Replay(*sd, env.block, out->events);
+  // Not what ran.
+  auto replayed =
+      ReplayAsAlice(Transfer(alice.address, bob.address, "98"), out->events);
   ASSERT_FALSE(replayed.ok());
   EXPECT_TRUE(rspace::IsReplayDivergence(replayed.status()))
       << replayed.status();
@@ -288,15 +291,7 @@ new rl(`rho:registry:lookup`), ch, ret in {
   Hash32 played = env.Checkpoint();
 
   ASSERT_TRUE(env.space->Reset(start).ok());
-  DeployData d;
-  d.term = term;
-  d.timestamp = 1'700'000'000'000;
-  d.phlo_limit = kLimit;
-  d.phlo_price = 1;
-  d.shard_id = "root";
-  auto sd = SignedDeploy::Sign(d, alice.sk);
-  ASSERT_TRUE(sd.ok());
-  auto replayed = env.executor->Replay(*sd, env.block, out->events);
+  auto replayed = ReplayAsAlice(term, out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
   EXPECT_EQ(replayed->error, out->error);
   EXPECT_EQ(replayed->cost, out->cost);
