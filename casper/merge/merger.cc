@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -14,10 +13,11 @@
 #include <set>
 #include <span>
 #include <string>
-#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "casper/merge/internal/background.h"
+#include "casper/merge/internal/base_reader.h"
 #include "casper/merge/internal/depends.h"
 #include "casper/merge/internal/hash_key.h"
 #include "casper/merge/internal/key_sort.h"
@@ -31,6 +31,11 @@
 namespace rnode::casper::merge {
 namespace {
 
+using internal::BackgroundTask;
+using internal::BaseLeaf;
+using internal::BaseReader;
+using internal::HelperThread;
+using internal::KeyWordsLess;
 using rspace::ChannelState;
 using rspace::Datum;
 using rspace::JoinGroup;
@@ -41,12 +46,6 @@ int64_t SinceNs(Clock::time_point t0) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0)
       .count();
 }
-
-struct BaseLeaf {
-  ChannelState state;
-  std::optional<Bytes> blob;
-  bool loaded = false;  // Read from history (else only noted as wanted).
-};
 
 // Items per task when per-channel work is spread over threads: large enough
 // that task overhead stays small against a leaf read or a blob hash.
@@ -92,240 +91,11 @@ uint64_t PrefixKey(const uint8_t* data, size_t size) {
   return __builtin_bswap64(w);
 }
 
-// A process-wide helper thread for the merge's background work, started on
-// first use and kept for the life of the process (never destroyed, so exit
-// never waits for it). It persists between merges so its allocator caches
-// stay warm: on a fresh std::thread per merge the background read took
-// 8.6-9.0 ms against 3.1-5.0 ms here. Tasks of concurrent merges run one
-// after the other. The queue holds at most two tasks per running merge (its
-// read, which the merge waits for, and the freeing of an earlier merge's
-// base states), so it is bounded by the number of concurrent merges.
-class HelperThread {
- public:
-  static HelperThread& Get() {
-    static HelperThread* helper = new HelperThread;
-    return *helper;
-  }
-
-  void Post(std::function<void()> task) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(std::move(task));
-    }
-    cv_.notify_one();
-  }
-
- private:
-  HelperThread() : thread_([this] { Loop(); }) {}
-
-  void Loop() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !queue_.empty(); });
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  std::thread thread_;  // Last: starts after the members it uses.
-};
-
-// One task on the helper thread whose status is collected by Join (also
-// run by the destructor, so an early return never leaves it running).
-class BackgroundTask {
- public:
-  BackgroundTask() = default;
-  BackgroundTask(const BackgroundTask&) = delete;
-  BackgroundTask& operator=(const BackgroundTask&) = delete;
-  ~BackgroundTask() { Join().IgnoreError(); }
-
-  void Start(std::function<absl::Status()> task) {
-    started_ = true;
-    HelperThread::Get().Post([this, task = std::move(task)] {
-      absl::Status status = task();
-      std::lock_guard<std::mutex> lock(mu_);
-      status_ = std::move(status);
-      done_ = true;
-      cv_.notify_one();
-    });
-  }
-
-  absl::Status Join() {
-    if (!started_) return status_;
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return done_; });
-    return status_;
-  }
-
- private:
-  bool started_ = false;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  absl::Status status_;
-};
-
 // Appends `records` to `out` in one bulk copy.
 void AppendRecords(std::span<const internal::KeyRecord> records,
                    std::vector<internal::KeyRecord>& out) {
   out.insert(out.end(), records.begin(), records.end());
 }
-
-// Orders records by their key only.
-bool KeyWordsLess(const internal::KeyRecord& x, const internal::KeyRecord& y) {
-  for (int i = 0; i < 4; ++i) {
-    if (x.w[i] != y.w[i]) return x.w[i] < y.w[i];
-  }
-  return false;
-}
-
-// Base channel states read once per merge. Channels are noted in batches of
-// sorted key records (no hash table: the batches are sorted anyway for the
-// trie walk) and read with one trie walk per batch.
-class BaseReader {
- public:
-  // A null `factory` builds terms with Term::Make and datum values from
-  // their stored hashes (no hashing: the merger only compares and
-  // re-encodes base data).
-  BaseReader(rspace::History& history, const Hash32& root,
-             rspace::TermFactory factory)
-      : history_(history),
-        root_(root),
-        value_hashes_(factory ? rspace::internal::ValueHashes::kVerify
-                              : rspace::internal::ValueHashes::kTrust),
-        factory_(factory ? std::move(factory)
-                         : rspace::TermFactory([](Bytes b) {
-                             return absl::StatusOr<rspace::TermPtr>(
-                                 rspace::Term::Make(std::move(b)));
-                           })) {}
-
-  // Notes the channels of `records` (sorted here unless `sorted`; items and
-  // tags are the caller's) and calls set(record, leaf index) for each, in
-  // key order. New channels are read by ReadPending.
-  template <typename Fn>
-  void Resolve(std::vector<internal::KeyRecord>& records, bool sorted,
-               Fn&& set) {
-    if (!sorted) internal::SortKeyRecords(records);
-    thread_local std::vector<internal::KeyRecord> added;
-    added.clear();
-    size_t k = 0;  // Position in known_.
-    for (size_t i = 0; i < records.size();) {
-      const internal::KeyRecord& first = records[i];
-      while (k < known_.size() && KeyWordsLess(known_[k], first)) ++k;
-      uint32_t leaf = UINT32_MAX;
-      if (k < known_.size() && internal::SameKey(known_[k], first)) {
-        leaf = known_[k].item;
-      } else if (!singles_.empty()) {
-        auto it = singles_.find(internal::KeyOf(first));
-        if (it != singles_.end()) leaf = it->second;
-      }
-      if (leaf == UINT32_MAX) {
-        leaf = NewLeaf();
-        internal::KeyRecord r = first;
-        r.item = leaf;
-        r.tag = 0;
-        added.push_back(r);
-        pending_.push_back(r);
-      }
-      for (; i < records.size() && internal::SameKey(records[i], first); ++i)
-        set(records[i], leaf);
-    }
-    if (added.empty()) return;
-    if (known_.empty()) {
-      known_.swap(added);
-      return;
-    }
-    std::vector<internal::KeyRecord> merged(known_.size() + added.size());
-    std::merge(known_.begin(), known_.end(), added.begin(), added.end(),
-               merged.begin(), KeyWordsLess);
-    known_.swap(merged);
-    internal::TrimScratch(added);
-  }
-
-  // Notes one channel (read by ReadPending if new); returns its leaf index.
-  uint32_t Want(const Hash32& channel) {
-    const internal::KeyRecord key = internal::KeyRecord::Make(channel, 0, 0);
-    auto it = std::lower_bound(known_.begin(), known_.end(), key, KeyWordsLess);
-    if (it != known_.end() && internal::SameKey(*it, key)) return it->item;
-    auto [s, inserted] = singles_.try_emplace(channel, 0);
-    if (inserted) {
-      s->second = NewLeaf();
-      internal::KeyRecord r = key;
-      r.item = s->second;
-      pending_.push_back(r);
-    }
-    return s->second;
-  }
-
-  // Number of noted leaves not read yet.
-  size_t pending() const { return pending_.size(); }
-
-  // The leaf of a noted channel. REQUIRES: ReadPending ran after the note.
-  const BaseLeaf& At(uint32_t index) const { return leaves_[index]; }
-
-  // Reads every noted leaf not read yet with one trie walk over the sorted
-  // channels. Touches only the pending leaves (runs on a helper thread).
-  absl::Status ReadPending() {
-    if (pending_.empty()) return absl::OkStatus();
-    const auto t0 = Clock::now();
-    if (!std::is_sorted(pending_.begin(), pending_.end(), KeyWordsLess))
-      internal::SortKeyRecords(pending_);
-    std::vector<Hash32> keys;
-    keys.reserve(pending_.size());
-    for (const internal::KeyRecord& w : pending_)
-      keys.push_back(internal::KeyOf(w));
-    ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs,
-                     history_.ReadLeaves(root_, keys));
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      BaseLeaf& leaf = leaves_[pending_[i].item];
-      leaf.blob = std::move(blobs[i]);
-      if (leaf.blob.has_value()) {
-        ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
-                                         *leaf.blob, factory_, value_hashes_));
-      }
-      leaf.loaded = true;
-    }
-    pending_.clear();
-    read_ns_ += SinceNs(t0);
-    return absl::OkStatus();
-  }
-
-  // The leaf of `channel`, read now if needed.
-  absl::StatusOr<const BaseLeaf*> Get(const Hash32& channel) {
-    const uint32_t index = Want(channel);
-    if (!leaves_[index].loaded) RETURN_IF_ERROR(ReadPending());
-    return &leaves_[index];
-  }
-
-  size_t reads() const { return leaves_.size(); }
-  int64_t read_ns() const { return read_ns_; }
-
- private:
-  uint32_t NewLeaf() {
-    leaves_.emplace_back();
-    return static_cast<uint32_t>(leaves_.size() - 1);
-  }
-
-  rspace::History& history_;
-  const Hash32 root_;
-  const rspace::internal::ValueHashes value_hashes_;
-  const rspace::TermFactory factory_;
-  // Channels noted by Resolve, by key; item = leaf index.
-  std::vector<internal::KeyRecord> known_;
-  // Channels noted by Want and absent from known_ then.
-  internal::Hash32Map<uint32_t> singles_;
-  std::deque<BaseLeaf> leaves_;  // Stable addresses.
-  // Noted, not read yet; item = leaf index.
-  std::vector<internal::KeyRecord> pending_;
-  int64_t read_ns_ = 0;
-};
 
 // Datum identity (docs/merge.md §6): source, persist, value hash, compared
 // in that order with bytes in lexicographic order.
