@@ -3,7 +3,9 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "casper/contracts/ledger.h"
@@ -48,26 +50,22 @@ int Build(const GenesisToolOptions& o, World& w, std::ostream& err) {
     err << "error: --threads must be at least 1\n";
     return 1;
   }
-  absl::StatusOr<std::string> bonds_text =
-      casper::genesis::ReadGenesisFile(o.bonds_path);
-  if (!bonds_text.ok()) {
-    err << "error: " << o.bonds_path << ": " << bonds_text.status().message()
-        << "\n";
-    return 1;
+  std::string bonds_text, wallets_text;
+  for (auto [path, text] : {std::pair{&o.bonds_path, &bonds_text},
+                            std::pair{&o.wallets_path, &wallets_text}}) {
+    absl::StatusOr<std::string> read = casper::genesis::ReadGenesisFile(*path);
+    if (!read.ok()) {
+      err << "error: " << *path << ": " << read.status().message() << "\n";
+      return 1;
+    }
+    *text = *std::move(read);
   }
-  absl::StatusOr<std::string> wallets_text =
-      casper::genesis::ReadGenesisFile(o.wallets_path);
-  if (!wallets_text.ok()) {
-    err << "error: " << o.wallets_path << ": "
-        << wallets_text.status().message() << "\n";
-    return 1;
-  }
-  auto bonds = casper::genesis::ParseBonds(*bonds_text, o.bonds_path);
+  auto bonds = casper::genesis::ParseBonds(bonds_text, o.bonds_path);
   if (!bonds.ok()) {
     err << "error: " << bonds.status().message() << "\n";
     return 1;
   }
-  auto wallets = casper::genesis::ParseWallets(*wallets_text, o.wallets_path);
+  auto wallets = casper::genesis::ParseWallets(wallets_text, o.wallets_path);
   if (!wallets.ok()) {
     err << "error: " << wallets.status().message() << "\n";
     return 1;

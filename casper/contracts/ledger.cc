@@ -48,12 +48,9 @@ absl::StatusOr<Hash32> BalanceChannelHash(std::string_view address) {
 absl::StatusOr<int64_t> ReadBalance(rspace::Space& space,
                                     std::string_view address) {
   ASSIGN_OR_RETURN(Hash32 channel, BalanceChannelHash(address));
-  ASSIGN_OR_RETURN(std::vector<rspace::Datum> data, space.GetData(channel));
-  if (data.empty()) return 0;
-  std::shared_ptr<const interp::StoredValue> holder;
-  ASSIGN_OR_RETURN(const interp::DataValue* d,
-                   interp::DataOf(*data.front().value, holder));
-  return BalanceOf(d->pars);
+  rspace::ChannelState state;
+  ASSIGN_OR_RETURN(state.data, space.GetData(channel));
+  return BalanceCodec().Read(state);
 }
 
 std::string_view TransferErrorText(TransferError e) {

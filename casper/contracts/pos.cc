@@ -265,23 +265,28 @@ absl::StatusOr<State> StateOfDatum(const std::vector<ir::ParPtr>& values) {
 
 // --- State access ---
 
-absl::StatusOr<State> ReadState(interp::NativeSpace& space) {
-  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> datum,
-                   space.Peek(PosStateChannel()));
-  if (!datum.has_value()) {
+// The state datum a Peek or Take of the state channel found;
+// FailedPrecondition when there is none (no genesis yet).
+absl::StatusOr<std::vector<ir::ParPtr>> StateDatum(
+    absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> read) {
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) {
     return absl::FailedPreconditionError("PoS state missing (no genesis)");
   }
-  return StateOfDatum(*datum);
+  return std::move(**read);
+}
+
+absl::StatusOr<State> ReadState(interp::NativeSpace& space) {
+  ASSIGN_OR_RETURN(std::vector<ir::ParPtr> datum,
+                   StateDatum(space.Peek(PosStateChannel())));
+  return StateOfDatum(datum);
 }
 
 // Consumes the state datum (the caller writes the new one).
 absl::StatusOr<State> TakeState(interp::NativeSpace& space) {
-  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> datum,
-                   space.Take(PosStateChannel()));
-  if (!datum.has_value()) {
-    return absl::FailedPreconditionError("PoS state missing (no genesis)");
-  }
-  return StateOfDatum(*datum);
+  ASSIGN_OR_RETURN(std::vector<ir::ParPtr> datum,
+                   StateDatum(space.Take(PosStateChannel())));
+  return StateOfDatum(datum);
 }
 
 absl::Status PutState(interp::NativeSpace& space, const State& s) {
@@ -291,11 +296,7 @@ absl::Status PutState(interp::NativeSpace& space, const State& s) {
 // Replaces the state datum (already read and decoded by the caller) with
 // `s`.
 absl::Status WriteState(interp::NativeSpace& space, const State& s) {
-  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> old,
-                   space.Take(PosStateChannel()));
-  if (!old.has_value()) {
-    return absl::FailedPreconditionError("PoS state missing (no genesis)");
-  }
+  RETURN_IF_ERROR(StateDatum(space.Take(PosStateChannel())).status());
   return PutState(space, s);
 }
 

@@ -2,8 +2,6 @@
 #include "casper/merge/block_index.h"
 
 #include <algorithm>
-#include <cstring>
-#include <set>
 #include <string>
 
 #include "casper/merge/internal/depends.h"
@@ -71,9 +69,7 @@ bool CheckedAdd(uint64_t a, uint64_t b, uint64_t& out) {
 void BuildFlat(BlockIndex& index) {
   BlockFlat& f = index.flat;
   for (const DeployInput& d : index.deploys) {
-    uint64_t w = 0;
-    std::memcpy(&w, d.id.data(), std::min<size_t>(d.id.size(), 8));
-    f.id_prefix.push_back(__builtin_bswap64(w));
+    f.id_prefix.push_back(internal::PrefixKey(d.id.data(), d.id.size()));
   }
   for (uint32_t i = 0; i < index.chains.size(); ++i) {
     const ChainIndex& c = index.chains[i];
@@ -215,7 +211,6 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
   for (ChainIndex& c : index->chains) {
     std::vector<const EventFacts*> parts;
     std::map<ItemKey, int64_t> nets;
-    std::set<Hash32> raw;
     for (uint32_t i : c.deploys) {
       const DeployInput& d = deploys[i];
       parts.push_back(&facts[i]);
@@ -225,7 +220,6 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
       for (const auto& [ch, diff] : d.number_diffs) c.number_diffs[ch] += diff;
       for (const rspace::ChannelChange& cc : d.changes.channels) {
         if (d.number_diffs.count(cc.channel) > 0) continue;
-        raw.insert(cc.channel);
         for (const auto* list : {&cc.added_data, &cc.removed_data}) {
           for (const auto& x : *list) {
             if (x.value == nullptr) {
@@ -254,7 +248,6 @@ absl::StatusOr<std::shared_ptr<const BlockIndex>> BuildBlockIndex(
     for (const auto& [key, net] : nets) {
       if (net != 0) c.item_nets.emplace_back(key, net);
     }
-    c.raw_channels.assign(raw.begin(), raw.end());
   }
   BuildFlat(*index);
   return std::shared_ptr<const BlockIndex>(std::move(index));

@@ -103,9 +103,6 @@ struct ChainIndex {
   // Net count (added - removed) of every item the chain's state changes
   // touch on non-number channels, nonzero only, ascending.
   std::vector<std::pair<ItemKey, int64_t>> item_nets;
-  // Channels with raw state changes applied by the merge (not a number
-  // channel of the deploy that changed it), ascending, unique.
-  std::vector<Hash32> raw_channels;
   // Sum of the chain's number diffs per number channel (every listed channel).
   std::map<Hash32, __int128> number_diffs;
 };

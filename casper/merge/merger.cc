@@ -83,14 +83,6 @@ void ForEachIndex(size_t n, size_t threads, Fn&& fn) {
   });
 }
 
-// The first eight bytes of `b` as a big-endian word, zero-padded: a sort key
-// whose order agrees with the byte order of `b` where the words differ.
-uint64_t PrefixKey(const uint8_t* data, size_t size) {
-  uint64_t w = 0;
-  std::memcpy(&w, data, std::min<size_t>(size, 8));
-  return __builtin_bswap64(w);
-}
-
 // Appends `records` to `out` in one bulk copy.
 void AppendRecords(std::span<const internal::KeyRecord> records,
                    std::vector<internal::KeyRecord>& out) {
@@ -189,7 +181,7 @@ void Canonicalize(NewState& s, ItemPools& pools) {
     std::vector<Keyed> keyed;
     keyed.reserve(static_cast<size_t>(d_last - d_first));
     for (auto it = d_first; it != d_last; ++it) {
-      keyed.push_back({PrefixKey((*it)->source.data(), 8), *it});
+      keyed.push_back({internal::PrefixKey((*it)->source.data(), 8), *it});
     }
     std::sort(keyed.begin(), keyed.end(), [](const Keyed& x, const Keyed& y) {
       if (x.prefix != y.prefix) return x.prefix < y.prefix;

@@ -48,6 +48,15 @@ inline Hash32 KeyOf(const KeyRecord& r) {
   return key;
 }
 
+// The first eight bytes of `data` as a big-endian word, zero-padded: a sort
+// key whose order agrees with the byte order of `data` where the words
+// differ.
+inline uint64_t PrefixKey(const uint8_t* data, size_t size) {
+  uint64_t w = 0;
+  std::memcpy(&w, data, std::min<size_t>(size, 8));
+  return __builtin_bswap64(w);
+}
+
 inline bool SameKey(const KeyRecord& x, const KeyRecord& y) {
   return ((x.w[0] ^ y.w[0]) | (x.w[1] ^ y.w[1]) | (x.w[2] ^ y.w[2]) |
           (x.w[3] ^ y.w[3])) == 0;
