@@ -12,14 +12,6 @@ namespace {
 constexpr size_t kStoreColumns = 3;
 }  // namespace
 
-TestKey MakeTestKey(uint8_t seed) {
-  TestKey k;
-  k.sk.fill(seed);
-  k.pk = crypto::Secp256k1PublicKeyOf(k.sk);
-  k.address = *rholang::interp::AddressOfKey(ByteView(k.pk));
-  return k;
-}
-
 ContractEnv::ContractEnv(int threads, contracts::ContractsOptions options)
     : store(kStoreColumns) {
   rspace::SpaceOptions so;

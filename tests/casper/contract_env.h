@@ -18,20 +18,12 @@
 #include "rholang/interpreter/reducer.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
+#include "tests/casper/test_key.h"
 
 namespace rnode::casper::testing {
 
 // Collects stdout / stderr lines of the programs.
 using Lines = rholang::interp::CollectingSink;
-
-// A deterministic test key: private key bytes all `seed` (1..255).
-struct TestKey {
-  crypto::Secp256k1PrivateKey sk{};
-  crypto::Secp256k1PublicKey pk{};
-  std::string address;
-  Bytes pk_bytes() const { return Bytes(pk.begin(), pk.end()); }
-};
-TestKey MakeTestKey(uint8_t seed);
 
 class ContractEnv {
  public:

@@ -8,32 +8,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/deploy.h"
-#include "crypto/secp256k1.h"
 #include "gtest/gtest.h"
 #include "node/deploy_json.h"
-#include "rholang/interpreter/process_util.h"
+#include "tests/casper/test_key.h"
 #include "util/bytes.h"
 
 namespace rnode::node {
 namespace {
 
-struct Key {
-  crypto::Secp256k1PrivateKey sk{};
-  crypto::Secp256k1PublicKey pk{};
-  std::string address;
-};
-
-Key MakeKey(uint8_t seed) {
-  Key k;
-  k.sk.fill(seed);
-  k.pk = crypto::Secp256k1PublicKeyOf(k.sk);
-  k.address = *rholang::interp::AddressOfKey(ByteView(k.pk));
-  return k;
-}
+using casper::testing::MakeTestKey;
+using Key = casper::testing::TestKey;
 
 class GenesisToolTest : public ::testing::Test {
  protected:
-  GenesisToolTest() : alice(MakeKey(1)), bob(MakeKey(2)) {
+  GenesisToolTest() : alice(MakeTestKey(1)), bob(MakeTestKey(2)) {
     const std::string dir = ::testing::TempDir();
     options.bonds_path = dir + "/genesis_tool_bonds.txt";
     options.wallets_path = dir + "/genesis_tool_wallets.txt";
