@@ -9,7 +9,7 @@ struct WorkerPool::Job {
   const std::function<void(size_t)>* fn = nullptr;
   size_t n = 0;
   std::atomic<size_t> next{0};
-  size_t done = 0;  // calls returned; guarded by WorkerPool::mu_
+  size_t done = 0;  // calls returned; guarded by the pool's mu_
 };
 
 WorkerPool::WorkerPool(int threads) {
@@ -20,10 +20,10 @@ WorkerPool::WorkerPool(int threads) {
 
 WorkerPool::~WorkerPool() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    MutexLock l(&mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   for (std::thread& t : threads_) t.join();
 }
 
@@ -34,9 +34,9 @@ void WorkerPool::Drain(Job& job) {
     ++count;
   }
   if (count == 0) return;
-  std::lock_guard<std::mutex> l(mu_);
+  MutexLock l(&mu_);
   job.done += count;
-  if (job.done == job.n) done_.notify_all();
+  if (job.done == job.n) done_.SignalAll();
 }
 
 void WorkerPool::WorkerLoop() {
@@ -44,8 +44,8 @@ void WorkerPool::WorkerLoop() {
   while (true) {
     std::shared_ptr<Job> job;
     {
-      std::unique_lock<std::mutex> l(mu_);
-      wake_.wait(l, [&] { return stop_ || generation_ != seen; });
+      MutexLock l(&mu_);
+      while (!stop_ && generation_ == seen) wake_.Wait(&mu_);
       if (stop_) return;
       seen = generation_;
       job = job_;
@@ -61,15 +61,15 @@ void WorkerPool::ParallelFor(size_t n, const std::function<void(size_t)>& fn) {
   job->n = n;
   if (!threads_.empty()) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      MutexLock l(&mu_);
       job_ = job;
       ++generation_;
     }
-    wake_.notify_all();
+    wake_.SignalAll();
   }
   Drain(*job);
-  std::unique_lock<std::mutex> l(mu_);
-  done_.wait(l, [&] { return job->done == job->n; });
+  MutexLock l(&mu_);
+  while (job->done != job->n) done_.Wait(&mu_);
   job_.reset();
 }
 

@@ -1,20 +1,21 @@
 // A fixed pool of worker threads: the reducer's parallel phase and the
 // merger's per-channel work.
 //
-// Plain std::thread + std::mutex rather than TBB: the system libtbb is not
+// Plain std::thread + util::Mutex rather than TBB: the system libtbb is not
 // built with ThreadSanitizer, whose reports on its task handoff hide real
-// races in the tsan build; std::mutex goes through pthread, which TSAN sees.
+// races in the tsan build; util::Mutex goes through pthread, which TSAN sees.
 #ifndef RNODE_UTIL_WORKER_POOL_H_
 #define RNODE_UTIL_WORKER_POOL_H_
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace rnode {
 
@@ -24,6 +25,8 @@ class WorkerPool {
  public:
   // Starts `threads` - 1 workers; the caller of ParallelFor is the last one.
   explicit WorkerPool(int threads);
+  // Threads that run a ParallelFor's calls, the caller included.
+  int threads() const { return static_cast<int>(threads_.size()) + 1; }
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -38,12 +41,12 @@ class WorkerPool {
   void WorkerLoop();
   void Drain(Job& job);
 
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  std::shared_ptr<Job> job_;  // guarded by mu_
-  uint64_t generation_ = 0;   // guarded by mu_
-  bool stop_ = false;         // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  CondVar done_;
+  std::shared_ptr<Job> job_ ABSL_GUARDED_BY(mu_);
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -2,8 +2,13 @@
 #include "util/worker_pool.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -41,6 +46,33 @@ TEST_P(WorkerPoolTest, ManyConsecutiveBatchesComplete) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, WorkerPoolTest, ::testing::Values(1, 2, 4));
+
+// Each call waits (bounded) until every call of the batch has started: that
+// can only happen when `threads` calls run at once on distinct threads. A
+// pool that ran the calls one after the other would reach no rendezvous.
+TEST(WorkerPoolConcurrencyTest, CallsRunAtOnceOnDistinctThreads) {
+  for (int threads : {2, 4}) {
+    WorkerPool pool(threads);
+    ASSERT_EQ(pool.threads(), threads);
+    std::mutex mu;
+    std::condition_variable cv;
+    int started = 0;
+    int met = 0;
+    std::set<std::thread::id> ids;
+    pool.ParallelFor(static_cast<size_t>(threads), [&](size_t) {
+      std::unique_lock<std::mutex> lock(mu);
+      ids.insert(std::this_thread::get_id());
+      ++started;
+      cv.notify_all();
+      if (cv.wait_for(lock, std::chrono::seconds(30),
+                      [&] { return started == threads; })) {
+        ++met;
+      }
+    });
+    EXPECT_EQ(met, threads) << threads << " threads";
+    EXPECT_EQ(ids.size(), static_cast<size_t>(threads));
+  }
+}
 
 }  // namespace
 }  // namespace rnode
