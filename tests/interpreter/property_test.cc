@@ -5,8 +5,8 @@
 // the two plays record identical event logs. A failed deploy leaves the
 // pre-state root.
 //
-// The base seed is printed; set RNODE_PROPERTY_SEED to run other programs.
-// Program i of the run uses seed base + i.
+// The base seed is printed (tests/test_seed.h); set RNODE_TEST_SEED to run
+// other programs. Program i of shard k uses seed base + k * 500 + i.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "tests/interpreter/program_generator.h"
 #include "tests/interpreter/program_runner.h"
+#include "tests/test_seed.h"
 
 namespace rnode::rholang::interp::testing {
 namespace {
@@ -43,19 +43,6 @@ constexpr int64_t kLowPhlo = 6'000;
 // Divergent programs printed in full per shard (the rest by seed only).
 constexpr int kMaxPrintedDivergences = 3;
 constexpr uint64_t kDefaultBaseSeed = 0x5eed'2026'1130ull;
-
-uint64_t BaseSeed() {
-  static const uint64_t seed = [] {
-    uint64_t s = kDefaultBaseSeed;
-    if (const char* env = std::getenv("RNODE_PROPERTY_SEED")) {
-      if (!absl::SimpleAtoi(env, &s)) s = kDefaultBaseSeed;
-    }
-    std::cout << "property test base seed: " << s
-              << " (set RNODE_PROPERTY_SEED to change)\n";
-    return s;
-  }();
-  return seed;
-}
 
 std::string Describe(const RunResult& r) {
   std::ostringstream out;
@@ -95,7 +82,7 @@ Hash32 PropertyTest::empty_root_{};
 
 TEST_P(PropertyTest, SerialParallelAndReplayAgree) {
   const int shard = GetParam();
-  const uint64_t base = BaseSeed();
+  const uint64_t base = ::rnode::testing::TestSeed(kDefaultBaseSeed);
   int divergences = 0;
   int failed_deploys = 0;
   for (int i = 0; i < kProgramsPerShard; ++i) {

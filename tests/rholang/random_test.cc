@@ -1,5 +1,5 @@
-// Randomized tests (seeded; the seed is printed and can be set with
-// RHOLANG_TEST_SEED): arbitrary bytes and token soups never crash, and
+// Randomized tests (each prints its seed; RNODE_TEST_SEED replays it,
+// tests/test_seed.h): arbitrary bytes and token soups never crash, and
 // generated programs normalize, round-trip and are invariant under Par
 // reordering and renaming of bound variables.
 #include <gtest/gtest.h>
@@ -15,20 +15,11 @@
 #include "rholang/ir_encoding.h"
 #include "rholang/normalizer.h"
 #include "rholang/printer.h"
+#include "tests/test_seed.h"
 #include "util/bytes.h"
 
 namespace rnode::rholang {
 namespace {
-
-uint64_t Seed() {
-  static const uint64_t seed = [] {
-    const char* env = std::getenv("RHOLANG_TEST_SEED");
-    uint64_t s = env != nullptr ? std::strtoull(env, nullptr, 10) : 20261130;
-    std::cout << "RHOLANG_TEST_SEED=" << s << std::endl;
-    return s;
-  }();
-  return seed;
-}
 
 void ExpectErrorOrIr(const std::string& src) {
   auto r = Compile(src);
@@ -40,7 +31,8 @@ void ExpectErrorOrIr(const std::string& src) {
 }
 
 TEST(RandomInputTest, ArbitraryBytesNeverCrash) {
-  std::mt19937_64 rng(Seed());
+  const uint64_t seed = ::rnode::testing::TestSeed(20261130);
+  std::mt19937_64 rng(seed);
   for (int i = 0; i < 3000; ++i) {
     std::string src(rng() % 64, '\0');
     for (char& c : src) c = static_cast<char>(rng() & 0xFF);
@@ -58,7 +50,8 @@ TEST(RandomInputTest, TokenSoupNeverCrashes) {
       "++",  "%%",    "matches", "/\\",     "\\/",  "~",    "=*",   ".",
       "len", ",",     "...",     "Set",     "Int",  ":",    "not",  "and",
       "or",  "==",    "<",       "select",  "where"};
-  std::mt19937_64 rng(Seed() + 1);
+  const uint64_t seed = ::rnode::testing::TestSeed(20261131);
+  std::mt19937_64 rng(seed);
   constexpr size_t kCount = sizeof(kTokens) / sizeof(kTokens[0]);
   for (int i = 0; i < 3000; ++i) {
     std::string src;
@@ -210,7 +203,8 @@ std::string Join(const std::vector<std::string>& parts) {
 }
 
 TEST(RandomProgramTest, GeneratedProgramsNormalizeAndRoundTrip) {
-  std::mt19937_64 seeds(Seed() + 2);
+  const uint64_t seed = ::rnode::testing::TestSeed(20261132);
+  std::mt19937_64 seeds(seed);
   for (int i = 0; i < 300; ++i) {
     uint64_t seed = seeds();
     std::vector<std::string> parts = ProgramGenerator(seed, "v").Components(3);
@@ -231,7 +225,8 @@ TEST(RandomProgramTest, GeneratedProgramsNormalizeAndRoundTrip) {
 }
 
 TEST(RandomProgramTest, ParOrderDoesNotChangeTheHash) {
-  std::mt19937_64 seeds(Seed() + 3);
+  const uint64_t seed = ::rnode::testing::TestSeed(20261133);
+  std::mt19937_64 seeds(seed);
   for (int i = 0; i < 200; ++i) {
     std::vector<std::string> parts =
         ProgramGenerator(seeds(), "v").Components(4);
@@ -245,7 +240,8 @@ TEST(RandomProgramTest, ParOrderDoesNotChangeTheHash) {
 }
 
 TEST(RandomProgramTest, RenamingBoundVariablesDoesNotChangeTheHash) {
-  std::mt19937_64 seeds(Seed() + 4);
+  const uint64_t seed = ::rnode::testing::TestSeed(20261134);
+  std::mt19937_64 seeds(seed);
   for (int i = 0; i < 200; ++i) {
     uint64_t seed = seeds();
     std::string a_src = Join(ProgramGenerator(seed, "v").Components(3));
@@ -259,7 +255,8 @@ TEST(RandomProgramTest, RenamingBoundVariablesDoesNotChangeTheHash) {
 }
 
 TEST(RandomProgramTest, MutatedProgramsNeverCrash) {
-  std::mt19937_64 rng(Seed() + 5);
+  const uint64_t seed = ::rnode::testing::TestSeed(20261135);
+  std::mt19937_64 rng(seed);
   for (int i = 0; i < 300; ++i) {
     std::string src = Join(ProgramGenerator(rng(), "v").Components(2));
     for (int m = 0; m < 3 && !src.empty(); ++m) {

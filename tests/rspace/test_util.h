@@ -11,6 +11,7 @@
 #include "rspace/matcher.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
+#include "tests/test_seed.h"
 
 namespace rnode::rspace::testing {
 
@@ -95,11 +96,9 @@ inline constexpr bool kUnderTsan = false;
     }                                                     \
   } while (false)
 
-// Seed for randomized tests: RNODE_TEST_SEED if set, else `fallback`.
-inline uint64_t TestSeed(uint64_t fallback) {
-  const char* env = std::getenv("RNODE_TEST_SEED");
-  return env != nullptr ? std::strtoull(env, nullptr, 10) : fallback;
-}
+// Seed for randomized tests (tests/test_seed.h): RNODE_TEST_SEED if set, else
+// the fixed default; printed under the running test's name.
+using ::rnode::testing::TestSeed;
 
 }  // namespace rnode::rspace::testing
 
