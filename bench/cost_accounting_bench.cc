@@ -13,9 +13,9 @@
 #include "casper/contracts/system_contracts.h"
 #include "casper/deploy.h"
 #include "casper/execution/deploy_executor.h"
+#include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
 #include "rholang/interpreter/native_space.h"
-#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/space.h"
@@ -53,7 +53,7 @@ struct Setup {
     crypto::Secp256k1PrivateKey sk;
     sk.fill(3);
     crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(sk);
-    std::string address = *rholang::interp::AddressOfKey(ByteView(pk));
+    std::string address = *crypto::RevAddressFromKeyBytes(ByteView(pk));
     rspace::EventLog log;
     rholang::interp::SpaceNative native(
         space.get(), rspace::OpContext{&log, &runtime->matcher()}, nullptr);
@@ -96,7 +96,7 @@ void BM_TrivialDeployWithPrechargeAndRefund(benchmark::State& state) {
   for (auto _ : state) {
     if (!s.space->Reset(s.root).ok()) state.SkipWithError("reset");
     auto out = s.executor->Play(*s.deploy, s.block);
-    if (!out.ok() || !out->error.ok() || out->charged == 0) {
+    if (!out.ok() || !!out->failed() || out->charged == 0) {
       state.SkipWithError("deploy failed");
       break;
     }
@@ -136,7 +136,7 @@ void BM_AccountingOverheadPaired(benchmark::State& state) {
       state.SkipWithError("reset");
     }
     auto out = accounted.executor->Play(*accounted.deploy, accounted.block);
-    if (!out.ok() || !out->error.ok() || out->charged == 0) {
+    if (!out.ok() || !!out->failed() || out->charged == 0) {
       state.SkipWithError("deploy failed");
       break;
     }
@@ -166,7 +166,8 @@ void BM_TrivialDeployReplayWithAccounting(benchmark::State& state) {
   }
   for (auto _ : state) {
     if (!s.space->Reset(s.root).ok()) state.SkipWithError("reset");
-    auto out = s.executor->Replay(*s.deploy, s.block, played->events);
+    rc::ReplayVerdict out =
+        s.executor->Replay(*s.deploy, s.block, played->events);
     if (!out.ok()) {
       state.SkipWithError("replay failed");
       break;

@@ -16,7 +16,7 @@
 #include "benchmark/benchmark.h"
 #include "casper/merge/merger.h"
 #include "crypto/hash.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
 
@@ -101,7 +101,7 @@ std::unique_ptr<Setup> Build(int chains, bool hot_race = false,
   }
   base[vault] = *s->codec.Write(vault, 1000);
   for (auto& [ch, st] : base) {
-    Bytes blob = rspace::internal::EncodeChannelState(st);
+    Bytes blob = rspace::EncodeChannelState(st);
     Hash32 h = crypto::Blake2b256(blob);
     updates.push_back(rspace::LeafUpdate{ch, std::move(blob), h});
   }

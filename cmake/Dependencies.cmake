@@ -2,6 +2,8 @@
 # Nothing is vendored and nothing is downloaded at build time.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
+# scripts/check-includes, run by ctest.
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
 find_package(absl CONFIG REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)

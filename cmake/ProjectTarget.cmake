@@ -1,10 +1,19 @@
 # Helpers that give every target of ours the same flags. Third-party code is
 # never compiled with our warnings.
 
+# Clang's thread-safety analysis of every ABSL_GUARDED_BY / ABSL_*_LOCKS_*
+# annotation (preset `thread-safety`); with -Werror a violation fails the
+# build.
+option(RNODE_THREAD_SAFETY "Build with clang's -Wthread-safety" OFF)
+
 # Warnings as errors on our own code only.
 function(rnode_target_flags target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror
                          -Wno-unused-parameter)
+  if(RNODE_THREAD_SAFETY)
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY RNODE_TARGETS ${target})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
 endfunction()
 
@@ -17,12 +26,38 @@ function(rnode_link_allocator target)
   endif()
 endfunction()
 
-# rnode_library(NAME SOURCES ... DEPS ... PRIVATE_DEPS ...)
+# rnode_library(NAME SOURCES ... DEPS ... PRIVATE_DEPS ... HEADERS ...)
+# DEPS are PUBLIC: only libraries that the library's public headers include
+# (scripts/check-includes enforces it, rule R5). HEADERS names header-only
+# files of a folder that holds several libraries, so their owner is known.
 function(rnode_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS;HEADERS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   rnode_target_flags(${name})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  set_property(TARGET ${name} PROPERTY RNODE_HEADERS "${ARG_HEADERS}")
+endfunction()
+
+# Writes build/rnode_targets.tsv: one line per target of ours (name, type,
+# source folder, sources, link libraries, interface link libraries, declared
+# headers), the graph scripts/check-includes checks every include against.
+# Call after every add_subdirectory.
+function(rnode_write_target_table)
+  get_property(targets GLOBAL PROPERTY RNODE_TARGETS)
+  set(out "# name\ttype\tsource_dir\tsources\tlink\tinterface\theaders\n")
+  foreach(t IN LISTS targets)
+    set(row ${t})
+    foreach(prop TYPE SOURCE_DIR SOURCES LINK_LIBRARIES
+                 INTERFACE_LINK_LIBRARIES RNODE_HEADERS)
+      get_target_property(v ${t} ${prop})
+      if(NOT v)
+        set(v "")
+      endif()
+      string(APPEND row "\t${v}")
+    endforeach()
+    string(APPEND out "${row}\n")
+  endforeach()
+  file(WRITE ${CMAKE_BINARY_DIR}/rnode_targets.tsv "${out}")
 endfunction()
 
 # rnode_test(NAME LABELS ... SOURCES ... DEPS ...): one GoogleTest binary,

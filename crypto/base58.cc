@@ -18,6 +18,13 @@ int DigitOf(char c) {
 
 }  // namespace
 
+bool IsBase58Text(std::string_view text) {
+  for (char c : text) {
+    if (DigitOf(c) < 0) return false;
+  }
+  return true;
+}
+
 std::string Base58Encode(ByteView data) {
   size_t zeros = 0;
   while (zeros < data.size() && data[zeros] == 0) ++zeros;

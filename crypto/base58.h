@@ -17,6 +17,9 @@ std::string Base58Encode(ByteView data);
 // kMaxBase58Chars (the codec is quadratic, so its input is bounded).
 absl::StatusOr<Bytes> Base58Decode(std::string_view text);
 
+// Whether every character of `text` is a base58 digit (any length).
+bool IsBase58Text(std::string_view text);
+
 // Longest text Base58Decode accepts: far above any address (~55 chars).
 inline constexpr size_t kMaxBase58Chars = 1024;
 

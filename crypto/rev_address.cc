@@ -13,9 +13,8 @@ namespace {
 
 constexpr size_t kChecksumBytes = 4;
 constexpr size_t kPayloadBytes = kRevAddressPrefix.size() + 32;
-// base58 of 40 bytes is at most 55 characters; anything longer is not an
-// address and is refused before decoding.
-constexpr size_t kMaxAddressChars = 64;
+// An uncompressed secp256k1 key: 0x04 || X || Y.
+constexpr size_t kPublicKeyBytes = 65;
 
 }  // namespace
 
@@ -50,31 +49,64 @@ std::string RevAddressFromPublicKey(const Secp256k1PublicKey& key) {
   return RevAddressFromEthAddress(EthAddressOf(key));
 }
 
-absl::StatusOr<Hash32> ParseRevAddress(std::string_view address) {
-  if (address.size() > kMaxAddressChars) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("REV address is too long (", address.size(), " chars)"));
+std::optional<std::string> RevAddressFromKeyBytes(ByteView key) {
+  if (key.size() != kPublicKeyBytes) return std::nullopt;
+  Hash32 h = Keccak256(key.subspan(1));
+  EthAddress eth;
+  std::memcpy(eth.data(), h.data() + 12, eth.size());
+  return RevAddressFromEthAddress(eth);
+}
+
+std::string_view RevAddressErrorText(RevAddressError error) {
+  switch (error) {
+    case RevAddressError::kNone:
+      return "";
+    case RevAddressError::kInvalidBase58:
+      return "Invalid Base58 encoding";
+    case RevAddressError::kInvalidLength:
+      return "Invalid address length";
+    case RevAddressError::kInvalidChecksum:
+      return "Invalid checksum";
+    case RevAddressError::kInvalidPrefix:
+      return "Invalid prefix";
   }
-  absl::StatusOr<Bytes> raw = Base58Decode(address);
-  if (!raw.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("REV address is not base58: ", raw.status().message()));
+  return "";
+}
+
+RevAddressError CheckRevAddress(std::string_view text, Hash32* key_hash) {
+  if (text.size() > kMaxBase58Chars) {
+    // Beyond the decoder's bound; valid digits this many decode to far more
+    // than 40 bytes, so only the verdict is computed.
+    return IsBase58Text(text) ? RevAddressError::kInvalidLength
+                              : RevAddressError::kInvalidBase58;
   }
+  absl::StatusOr<Bytes> raw = Base58Decode(text);
+  if (!raw.ok()) return RevAddressError::kInvalidBase58;
   if (raw->size() != kPayloadBytes + kChecksumBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "REV address must decode to 40 bytes, got ", raw->size()));
-  }
-  if (!std::equal(kRevAddressPrefix.begin(), kRevAddressPrefix.end(),
-                  raw->begin())) {
-    return absl::InvalidArgumentError("REV address has a wrong prefix");
+    return RevAddressError::kInvalidLength;
   }
   Hash32 check = Blake2b256(ByteView(raw->data(), kPayloadBytes));
   if (std::memcmp(check.data(), raw->data() + kPayloadBytes, kChecksumBytes) !=
       0) {
-    return absl::InvalidArgumentError("REV address checksum does not match");
+    return RevAddressError::kInvalidChecksum;
   }
-  Hash32 key_hash;
-  std::memcpy(key_hash.data(), raw->data() + kRevAddressPrefix.size(), 32);
+  if (!std::equal(kRevAddressPrefix.begin(), kRevAddressPrefix.end(),
+                  raw->begin())) {
+    return RevAddressError::kInvalidPrefix;
+  }
+  if (key_hash != nullptr) {
+    std::memcpy(key_hash->data(), raw->data() + kRevAddressPrefix.size(), 32);
+  }
+  return RevAddressError::kNone;
+}
+
+absl::StatusOr<Hash32> ParseRevAddress(std::string_view address) {
+  Hash32 key_hash{};
+  RevAddressError error = CheckRevAddress(address, &key_hash);
+  if (error != RevAddressError::kNone) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("REV address: ", std::string(RevAddressErrorText(error))));
+  }
   return key_hash;
 }
 

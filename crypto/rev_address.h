@@ -12,6 +12,8 @@
 #define RNODE_CRYPTO_REV_ADDRESS_H_
 
 #include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,8 +38,32 @@ std::string RevAddressFromKeyHash(const Hash32& key_hash);
 std::string RevAddressFromEthAddress(const EthAddress& eth);
 std::string RevAddressFromPublicKey(const Secp256k1PublicKey& key);
 
-// Parses and checks a REV address (length, base58, prefix, checksum) and
-// returns its key hash. InvalidArgument with the reason otherwise.
+// The REV address of a 65-byte public key whose point is not checked, only
+// its length (the public node's rule for deployer ids and block senders);
+// nullopt for another length.
+std::optional<std::string> RevAddressFromKeyBytes(ByteView key);
+
+// Why a text is not a REV address. The checks run in the public node's order
+// (base58, length, checksum, prefix) so the first failure is the one it
+// reports.
+enum class RevAddressError : uint8_t {
+  kNone,
+  kInvalidBase58,    // a character outside the alphabet
+  kInvalidLength,    // does not decode to 40 bytes
+  kInvalidChecksum,  // the last 4 bytes are not blake2b256(payload)[0..4]
+  kInvalidPrefix,    // the first 4 bytes are not kRevAddressPrefix
+};
+// The public node's message: "Invalid Base58 encoding", "Invalid address
+// length", "Invalid checksum", "Invalid prefix" ("" for kNone).
+std::string_view RevAddressErrorText(RevAddressError error);
+
+// Checks `text`; on kNone stores its key hash in `*key_hash` if not null.
+// Any length is accepted (a long text is classified without decoding).
+RevAddressError CheckRevAddress(std::string_view text,
+                                Hash32* key_hash = nullptr);
+
+// The key hash of a REV address; InvalidArgument "REV address: <message of
+// CheckRevAddress>" otherwise.
 absl::StatusOr<Hash32> ParseRevAddress(std::string_view address);
 
 }  // namespace rnode::crypto

@@ -15,7 +15,6 @@
 #include "casper/genesis/genesis.h"
 #include "casper/genesis/genesis_files.h"
 #include "node/deploy_json.h"
-#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/space.h"
@@ -152,10 +151,9 @@ int RunEvalDeploy(const GenesisToolOptions& options,
   out << "cost: " << outcome->cost << "\n"
       << "charged: " << outcome->charged << "\n"
       << "refunded: " << outcome->refunded << "\n";
-  if (!outcome->system_error.empty()) {
-    out << "error: " << outcome->system_error << "\n";
-  } else if (!outcome->error.ok()) {
-    out << "error: " << outcome->error.message() << "\n";
+  if (outcome->failed()) {
+    out << "error (" << casper::DeployFailureName(outcome->failure)
+        << "): " << outcome->message << "\n";
   }
   for (const auto& diff : outcome->number_diffs) {
     if (diff.delta == 0) continue;

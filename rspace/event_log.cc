@@ -8,19 +8,43 @@
 
 namespace rnode::rspace {
 
-namespace {
-constexpr char kReplayDivergenceUrl[] = "rnode/rspace/replay-divergence";
-}  // namespace
-
-absl::Status ReplayDivergenceError(std::string message) {
-  absl::Status status = absl::FailedPreconditionError(std::move(message));
-  status.SetPayload(kReplayDivergenceUrl, absl::Cord("1"));
-  return status;
+std::string_view DivergenceKindName(Divergence::Kind kind) {
+  switch (kind) {
+    case Divergence::Kind::kUnrecordedProduce:
+      return "unrecorded produce";
+    case Divergence::Kind::kUnrecordedConsume:
+      return "unrecorded consume";
+    case Divergence::Kind::kCommRejected:
+      return "recorded COMM rejected";
+    case Divergence::Kind::kUnexpectedComm:
+      return "unexpected COMM";
+    case Divergence::Kind::kCommOverused:
+      return "COMM overused";
+    case Divergence::Kind::kUnusedComm:
+      return "unused COMM";
+    case Divergence::Kind::kMalformedLog:
+      return "malformed log";
+  }
+  return "unknown";
 }
 
-bool IsReplayDivergence(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kFailedPrecondition &&
-         status.GetPayload(kReplayDivergenceUrl).has_value();
+std::string Divergence::ToString() const {
+  return std::string(DivergenceKindName(kind)) + " " + HexEncode(event) +
+         ": recorded " + recorded + "; replay " + happened;
+}
+
+absl::Status EventLog::Diverge(Divergence d) {
+  std::string text = "replay diverged: " + d.ToString();
+  {
+    MutexLock lock(&divergence_mu_);
+    if (!divergence_.has_value()) divergence_ = std::move(d);
+  }
+  return absl::FailedPreconditionError(std::move(text));
+}
+
+std::optional<Divergence> EventLog::divergence() const {
+  MutexLock lock(&divergence_mu_);
+  return divergence_;
 }
 
 namespace {
@@ -198,7 +222,7 @@ absl::StatusOr<std::unique_ptr<EventLog>> EventLog::ForReplay(
 
 void EventLog::Append(const Hash32& stripe_key, Event e) {
   Stripe& s = StripeFor(stripe_key);
-  internal::MutexLock lock(&s.mu);
+  MutexLock lock(&s.mu);
   s.events.push_back(std::move(e));
 }
 
@@ -212,7 +236,7 @@ absl::StatusOr<ProduceEvent> EventLog::RecordProduce(const Hash32& channel,
   Hash32 first = HashProduce(channel, data, persist, 0);
   Stripe& s = StripeFor(channel);
   {
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     if (s.events.size() >= kMaxEventsPerLog / kEventLogStripes) {
       return absl::ResourceExhaustedError("event log stripe is full");
     }
@@ -221,9 +245,9 @@ absl::StatusOr<ProduceEvent> EventLog::RecordProduce(const Hash32& channel,
         p.repeat == 0 ? first : HashProduce(channel, data, persist, p.repeat);
     if (replay_ != nullptr && !replay_->produces.contains(p.hash)) {
       --s.counters[first];
-      return ReplayDivergenceError("replay: produce " + Hex(p.hash) +
-                                   " on channel " + Hex(channel) +
-                                   " is not in the recorded log");
+      return Diverge({Divergence::Kind::kUnrecordedProduce, p.hash,
+                      "no such produce",
+                      "produced on channel " + Hex(channel)});
     }
     s.events.push_back(p);
   }
@@ -242,7 +266,7 @@ absl::StatusOr<ConsumeEvent> EventLog::RecordConsume(
   c.persist = persist;
   c.peek = peek;
   Stripe& s = StripeFor(base);
-  internal::MutexLock lock(&s.mu);
+  MutexLock lock(&s.mu);
   if (s.events.size() >= kMaxEventsPerLog / kEventLogStripes) {
     return absl::ResourceExhaustedError("event log stripe is full");
   }
@@ -250,8 +274,9 @@ absl::StatusOr<ConsumeEvent> EventLog::RecordConsume(
   c.hash = HashConsume(base, c.repeat);
   if (replay_ != nullptr && !replay_->consumes.contains(c.hash)) {
     --s.counters[base];
-    return ReplayDivergenceError("replay: consume " + Hex(c.hash) +
-                                 " is not in the recorded log");
+    return Diverge(
+        {Divergence::Kind::kUnrecordedConsume, c.hash, "no such consume",
+         "consumed on " + std::to_string(c.channels.size()) + " channel(s)"});
   }
   s.events.push_back(c);
   return c;
@@ -267,7 +292,7 @@ std::vector<Event> EventLog::Take() {
   size_t total = 0;
   for (size_t i = 0; i < kEventLogStripes; ++i) {
     Stripe& s = stripes_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     taken[i].swap(s.events);
     s.counters.clear();
     total += taken[i].size();
@@ -296,13 +321,13 @@ std::vector<Event> EventLog::Take() {
 size_t EventLog::size() const {
   size_t n = 0;
   for (Stripe& s : stripes_) {
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     n += s.events.size();
   }
   return n;
 }
 
-absl::Status EventLog::CheckReplayDone() const {
+absl::Status EventLog::CheckReplayDone() {
   if (replay_ == nullptr) return absl::OkStatus();
   size_t unused = 0;
   const CommEvent* first = nullptr;
@@ -315,10 +340,10 @@ absl::Status EventLog::CheckReplayDone() const {
     }
   }
   if (unused == 0) return absl::OkStatus();
-  return ReplayDivergenceError("replay: unused COMM " + Hex(first->hash) +
-                               " (consume " + Hex(first->consume) + "); " +
-                               std::to_string(unused) +
-                               " recorded COMM(s) not reproduced");
+  return Diverge(
+      {Divergence::Kind::kUnusedComm, first->hash,
+       "COMM of consume " + Hex(first->consume),
+       "left " + std::to_string(unused) + " recorded COMM(s) unused"});
 }
 
 std::vector<const CommEvent*> EventLog::RecordedCommsForProduce(
@@ -353,7 +378,8 @@ absl::Status EventLog::UseComm(const CommEvent& comm) {
   if (replay_ == nullptr) return absl::OkStatus();
   auto it = replay_->comm_index.find(comm.hash);
   if (it == replay_->comm_index.end()) {
-    return ReplayDivergenceError("replay: unexpected COMM " + Hex(comm.hash));
+    return Diverge({Divergence::Kind::kUnexpectedComm, comm.hash,
+                    "no such COMM", "fired it"});
   }
   std::atomic<uint32_t>& left = replay_->remaining[it->second];
   uint32_t cur = left.load(std::memory_order_acquire);
@@ -361,8 +387,8 @@ absl::Status EventLog::UseComm(const CommEvent& comm) {
          !left.compare_exchange_weak(cur, cur - 1, std::memory_order_acq_rel)) {
   }
   if (cur == 0) {
-    return ReplayDivergenceError("replay: COMM " + Hex(comm.hash) +
-                                 " fired more often than recorded");
+    return Diverge({Divergence::Kind::kCommOverused, comm.hash, "fewer firings",
+                    "fired it once more"});
   }
   return absl::OkStatus();
 }

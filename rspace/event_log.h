@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -19,20 +21,39 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/term.h"
 #include "util/bytes.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 
 // Replay divergence: a replayed execution did not reproduce the recorded
-// log (an event not in it, a recorded COMM that does not match or is never
-// reproduced). A validator rejects the block that claimed the log. It is a
-// FailedPrecondition carrying a marker payload, so callers can tell it from
-// every other precondition failure (a malformed contract state, a misuse of
-// the space), which must not be mistaken for a bad block.
-absl::Status ReplayDivergenceError(std::string message);
-bool IsReplayDivergence(const absl::Status& status);
+// log. A validator rejects the block that claimed the log; nothing else (a
+// malformed contract state, a misuse of the space, a storage fault) is a
+// divergence. A replay log keeps the first divergence it meets
+// (EventLog::divergence()); the operation that met it fails with the status
+// EventLog::Diverge returns, which only stops the evaluation: callers decide
+// by the log, never by the status.
+struct Divergence {
+  enum class Kind : uint8_t {
+    kUnrecordedProduce,  // a produce the log does not hold
+    kUnrecordedConsume,  // a consume the log does not hold
+    kCommRejected,       // a recorded COMM whose datum the pattern rejects
+    kUnexpectedComm,     // a COMM other than the recorded one fired
+    kCommOverused,       // a COMM fired more often than recorded
+    kUnusedComm,         // recorded COMMs the replay never reproduced
+    kMalformedLog,       // the recorded log itself is malformed (a wrong
+                         // hash, an empty COMM, too many events)
+  };
+  Kind kind = Kind::kUnrecordedProduce;
+  Hash32 event{};        // the event the replay made (kUnusedComm: recorded)
+  std::string recorded;  // what the log recorded there
+  std::string happened;  // what the replay did
+  bool operator==(const Divergence&) const = default;
+  // "<kind> <event hex>: recorded ..., replay ...", for logs and errors.
+  std::string ToString() const;
+};
+std::string_view DivergenceKindName(Divergence::Kind kind);
 
 // Formats and hash preimages: docs/formats/rspace.md.
 struct ProduceEvent {
@@ -125,15 +146,26 @@ class EventLog {
   // Number of events recorded so far.
   size_t size() const;
 
-  // Replay only: OK when every recorded COMM has been used; otherwise
-  // FailedPrecondition naming the first unused COMM (by hash) and the count.
-  absl::Status CheckReplayDone() const;
+  // Replay only: OK when every recorded COMM has been used; otherwise a
+  // kUnusedComm divergence naming the first unused COMM (by hash) and the
+  // count (recorded as with Diverge).
+  absl::Status CheckReplayDone();
+
+  // Replay only: keeps `d` as this log's divergence unless one is already
+  // kept, and returns the FailedPrecondition that stops the operation.
+  // Thread-safe.
+  absl::Status Diverge(Divergence d);
+  // The first divergence this log met, if any. With several workers the
+  // first one by time is kept; whether there is one does not depend on
+  // scheduling. Thread-safe.
+  std::optional<Divergence> divergence() const;
 
   // --- Used by Space (REQUIRES: the caller holds the locks of the channels
   // involved, so the same COMM is never examined by two threads at once). ---
 
   // Returns the produce event (with its repeat count) and records it.
-  // In replay, FailedPrecondition if this produce was not recorded.
+  // In replay, a kUnrecordedProduce divergence if it was not recorded (and
+  // kUnrecordedConsume for RecordConsume).
   absl::StatusOr<ProduceEvent> RecordProduce(const Hash32& channel,
                                              const Hash32& data, bool persist);
   absl::StatusOr<ConsumeEvent> RecordConsume(std::vector<Hash32> channels,
@@ -146,12 +178,13 @@ class EventLog {
   // consume, in recorded order. Empty in play mode.
   std::vector<const CommEvent*> RecordedCommsForProduce(const Hash32& p) const;
   std::vector<const CommEvent*> RecordedCommsForConsume(const Hash32& c) const;
-  // Replay: marks one use of `comm`; FailedPrecondition if already used up.
+  // Replay: marks one use of `comm`; a kCommOverused divergence if it is
+  // used up (kUnexpectedComm if it was never recorded).
   absl::Status UseComm(const CommEvent& comm);
 
  private:
   struct Stripe {
-    internal::Mutex mu;
+    Mutex mu;
     std::deque<Event> events ABSL_GUARDED_BY(mu);  // No moves on growth.
     absl::flat_hash_map<Hash32, uint32_t, Hash32Hasher> counters
         ABSL_GUARDED_BY(mu);
@@ -165,6 +198,8 @@ class EventLog {
 
   mutable std::array<Stripe, kEventLogStripes> stripes_;
   std::unique_ptr<Rig> replay_;
+  mutable Mutex divergence_mu_;
+  std::optional<Divergence> divergence_ ABSL_GUARDED_BY(divergence_mu_);
 };
 
 }  // namespace rnode::rspace

@@ -7,7 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "crypto/hash.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "util/status_macros.h"
 
 namespace rnode::rspace {
@@ -25,7 +25,7 @@ JoinGroup MakeJoinGroup(const std::vector<TermPtr>& channels) {
 struct Space::Entry {
   explicit Entry(const Hash32& h) : hash(h) {}
   const Hash32 hash;
-  internal::Mutex mu;
+  Mutex mu;
   bool loaded = false;
   std::optional<Hash32> base_leaf;  // Blob hash in history when loaded.
   ChannelState state;
@@ -37,7 +37,7 @@ struct Space::Entry {
 };
 
 struct Space::Shard {
-  internal::Mutex mu;
+  Mutex mu;
   absl::flat_hash_map<Hash32, std::unique_ptr<Entry>, Hash32Hasher> map
       ABSL_GUARDED_BY(mu);
   std::vector<Entry*> journal ABSL_GUARDED_BY(mu);
@@ -197,11 +197,11 @@ Space::Shard& Space::ShardFor(const Hash32& channel) {
 
 Space::Entry* Space::GetEntry(const Hash32& channel) {
   Shard& s = ShardFor(channel);
-  internal::MutexLock lock(&s.mu);
+  MutexLock lock(&s.mu);
   auto& slot = s.map[channel];
   if (slot == nullptr) {
     slot = std::make_unique<Entry>(channel);
-    internal::MutexLock ilock(&install_mu_);
+    MutexLock ilock(&install_mu_);
     auto it = installs_.find(channel);
     if (it != installs_.end()) {
       slot->installed = it->second.continuations;
@@ -221,8 +221,7 @@ absl::Status Space::EnsureLoaded(Entry& e) {
       return absl::DataLossError("state blob " + Hex(*leaf) + " of channel " +
                                  Hex(e.hash) + " is missing");
     }
-    ASSIGN_OR_RETURN(
-        e.state, internal::DecodeChannelState(*blob, options_.term_factory));
+    ASSIGN_OR_RETURN(e.state, DecodeChannelState(*blob, options_.term_factory));
     e.base_leaf = *leaf;
   }
   e.loaded = true;
@@ -238,12 +237,12 @@ void Space::Touch(Entry& e) {
   Shard& s = ShardFor(e.hash);
   bool first = false;
   {
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     s.journal.push_back(&e);
     first = s.journal.size() == 1;
   }
   if (first) {
-    internal::MutexLock lock(&journal_mu_);
+    MutexLock lock(&journal_mu_);
     journal_shards_.push_back(static_cast<size_t>(&s - shards_.get()));
   }
 }
@@ -275,11 +274,11 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
                        ctx.matcher->Match(pattern, d.value));
       if (!m.has_value()) {
         if (want != nullptr) {
-          return ReplayDivergenceError(
-              "replay: recorded COMM " + Hex(recorded->hash) +
-              " does not match: produce " + Hex(*want) + " on channel " +
-              Hex(ch) + " rejected by the pattern of consume " +
-              Hex(recorded->consume));
+          return ctx.log->Diverge(
+              {Divergence::Kind::kCommRejected, recorded->hash,
+               "COMM of produce " + Hex(*want) + " with consume " +
+                   Hex(recorded->consume),
+               "pattern rejected the datum on channel " + Hex(ch)});
         }
         return false;
       }
@@ -532,8 +531,8 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
       WaitingContinuation kc = *k;
       Hash32 h = CommHashOf(kc, *chosen, get);
       if (h != rec->hash) {
-        return ReplayDivergenceError("replay: unexpected COMM " + Hex(h) +
-                                     " instead of recorded " + Hex(rec->hash));
+        return ctx.log->Diverge({Divergence::Kind::kUnexpectedComm, h,
+                                 "COMM " + Hex(rec->hash), "fired this one"});
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
       return std::optional<Comm>(
@@ -590,8 +589,8 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
       if (!chosen.has_value()) continue;
       Hash32 h = CommHashOf(k, *chosen, get);
       if (h != rec->hash) {
-        return ReplayDivergenceError("replay: unexpected COMM " + Hex(h) +
-                                     " instead of recorded " + Hex(rec->hash));
+        return ctx.log->Diverge({Divergence::Kind::kUnexpectedComm, h,
+                                 "COMM " + Hex(rec->hash), "fired this one"});
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
       return std::optional<Comm>(
@@ -642,7 +641,7 @@ absl::Status Space::Install(const Matcher& matcher,
         "at startup");
   }
   Entry* owner = locks.Find(k.group.front());
-  internal::MutexLock ilock(&install_mu_);
+  MutexLock ilock(&install_mu_);
   for (size_t j = 0; j < k.group.size(); ++j) {
     if (j > 0 && k.group[j] == k.group[j - 1]) continue;
     Entry* x = locks.Find(k.group[j]);
@@ -657,19 +656,19 @@ absl::Status Space::Install(const Matcher& matcher,
 void Space::DropOverlay() {
   for (size_t i = 0; i < kOverlayShards; ++i) {
     Shard& s = shards_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     s.journal.clear();
     s.map.clear();
   }
   {
-    internal::MutexLock lock(&journal_mu_);
+    MutexLock lock(&journal_mu_);
     journal_shards_.clear();
   }
   epoch_.fetch_add(1);
 }
 
 std::vector<size_t> Space::JournalShards() {
-  internal::MutexLock lock(&journal_mu_);
+  MutexLock lock(&journal_mu_);
   return journal_shards_;
 }
 
@@ -677,7 +676,7 @@ absl::StatusOr<Hash32> Space::CreateCheckpoint() {
   std::vector<Entry*> dirty;
   for (size_t i = 0; i < kOverlayShards; ++i) {
     Shard& s = shards_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     for (auto& [h, e] : s.map) {
       if (e->dirty) dirty.push_back(e.get());
     }
@@ -687,13 +686,13 @@ absl::StatusOr<Hash32> Space::CreateCheckpoint() {
   std::vector<LeafUpdate> updates;
   updates.reserve(dirty.size());
   for (Entry* e : dirty) {
-    internal::MutexLock lock(&e->mu);
+    MutexLock lock(&e->mu);
     if (e->state.empty()) {
       if (e->base_leaf.has_value())
         updates.push_back(LeafUpdate{e->hash, {}, {}});
       continue;
     }
-    Bytes blob = internal::EncodeChannelState(e->state);
+    Bytes blob = EncodeChannelState(e->state);
     Hash32 h = crypto::Blake2b256(blob);
     if (e->base_leaf == h) continue;
     updates.push_back(LeafUpdate{e->hash, std::move(blob), h});
@@ -722,12 +721,12 @@ Hash32 Space::root() const { return root_; }
 SoftCheckpoint Space::CreateSoftCheckpoint() {
   std::vector<size_t> shards = JournalShards();
   {
-    internal::MutexLock lock(&journal_mu_);
+    MutexLock lock(&journal_mu_);
     journal_shards_.clear();
   }
   for (size_t i : shards) {
     Shard& s = shards_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     for (Entry* e : s.journal) e->before = ChannelState();
     s.journal.clear();
   }
@@ -741,7 +740,7 @@ absl::Status Space::RevertToSoftCheckpoint(const SoftCheckpoint& checkpoint) {
   }
   for (size_t i : JournalShards()) {
     Shard& s = shards_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     for (Entry* e : s.journal) e->state = e->before;
   }
   return absl::OkStatus();
@@ -751,7 +750,7 @@ StateChanges Space::ChangesSinceSoftCheckpoint() {
   std::vector<Entry*> touched;
   for (size_t i : JournalShards()) {
     Shard& s = shards_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     touched.insert(touched.end(), s.journal.begin(), s.journal.end());
   }
   std::sort(touched.begin(), touched.end(),
@@ -766,7 +765,7 @@ StateChanges Space::ChangesSinceSoftCheckpoint() {
 
 absl::StatusOr<std::vector<Datum>> Space::GetData(const Hash32& channel) {
   Entry* e = GetEntry(channel);
-  internal::MutexLock lock(&e->mu);
+  MutexLock lock(&e->mu);
   RETURN_IF_ERROR(EnsureLoaded(*e));
   return e->state.data;
 }
@@ -776,7 +775,7 @@ absl::StatusOr<std::vector<WaitingContinuation>> Space::GetContinuations(
   if (channels.empty()) return absl::InvalidArgumentError("no channels");
   JoinGroup g = MakeJoinGroup(channels);
   Entry* e = GetEntry(g.front());
-  internal::MutexLock lock(&e->mu);
+  MutexLock lock(&e->mu);
   RETURN_IF_ERROR(EnsureLoaded(*e));
   std::vector<WaitingContinuation> out;
   for (const auto& k : e->installed) {
@@ -790,7 +789,7 @@ absl::StatusOr<std::vector<WaitingContinuation>> Space::GetContinuations(
 
 absl::StatusOr<std::vector<JoinGroup>> Space::GetJoins(const Hash32& channel) {
   Entry* e = GetEntry(channel);
-  internal::MutexLock lock(&e->mu);
+  MutexLock lock(&e->mu);
   RETURN_IF_ERROR(EnsureLoaded(*e));
   std::vector<JoinGroup> out = e->installed_joins;
   out.insert(out.end(), e->state.joins.begin(), e->state.joins.end());
@@ -801,7 +800,7 @@ size_t Space::OverlaySize() const {
   size_t n = 0;
   for (size_t i = 0; i < kOverlayShards; ++i) {
     Shard& s = shards_[i];
-    internal::MutexLock lock(&s.mu);
+    MutexLock lock(&s.mu);
     n += s.map.size();
   }
   return n;

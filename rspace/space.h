@@ -16,11 +16,11 @@
 #include "absl/status/statusor.h"
 #include "rspace/event_log.h"
 #include "rspace/history/history.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/matcher.h"
 #include "rspace/state_change.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/types.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 
@@ -54,8 +54,8 @@ struct SoftCheckpoint {
 // deploy/block scheduler guarantees it); they are not on the hot path.
 //
 // Operation errors: InvalidArgument for malformed arguments, the matcher's
-// error, ReplayDivergenceError for replay divergence (naming the event hash;
-// IsReplayDivergence in event_log.h),
+// error, in replay the status of EventLog::Diverge (the divergence itself is
+// kept in the log: EventLog::divergence()),
 // DataLoss/the store's error when history cannot be read. After an error the
 // deploy is expected to be reverted to its soft checkpoint.
 class Space {
@@ -159,9 +159,9 @@ class Space {
   };
   // Indexes of the shards with a non-empty journal, each once: soft
   // checkpoints visit only these instead of all kOverlayShards.
-  internal::Mutex journal_mu_;
+  Mutex journal_mu_;
   std::vector<size_t> journal_shards_ ABSL_GUARDED_BY(journal_mu_);
-  mutable internal::Mutex install_mu_;
+  mutable Mutex install_mu_;
   std::map<Hash32, Installed> installs_ ABSL_GUARDED_BY(install_mu_);
 };
 

@@ -62,6 +62,15 @@ class BoundedCache {
     return order_.front().second;
   }
 
+  // Calls fn(key, value) for every entry, most recently used first, with
+  // the cache locked (fn must not call back into it). Linear: for reports,
+  // not hot paths.
+  template <typename Fn>
+  void ForEach(Fn fn) const {
+    MutexLock lock(&mu_);
+    for (const auto& [key, value] : order_) fn(key, value);
+  }
+
   void Clear() {
     MutexLock lock(&mu_);
     index_.clear();

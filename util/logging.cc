@@ -12,7 +12,7 @@ namespace rnode {
 namespace {
 
 struct Registry {
-  absl::Mutex mu;
+  Mutex mu;
   spdlog::level::level_enum level ABSL_GUARDED_BY(mu) = spdlog::level::info;
   spdlog::sink_ptr sink ABSL_GUARDED_BY(mu);
   absl::flat_hash_map<std::string, std::shared_ptr<spdlog::logger>> loggers
@@ -36,7 +36,7 @@ absl::Status SetLogLevel(std::string_view level) {
                      "' (trace, debug, info, warn, error, critical, off)"));
   }
   Registry& r = GetRegistry();
-  absl::MutexLock lock(&r.mu);
+  MutexLock lock(&r.mu);
   r.level = parsed;
   for (auto& [name, logger] : r.loggers) logger->set_level(parsed);
   return absl::OkStatus();
@@ -44,7 +44,7 @@ absl::Status SetLogLevel(std::string_view level) {
 
 std::shared_ptr<spdlog::logger> Log(std::string_view category) {
   Registry& r = GetRegistry();
-  absl::MutexLock lock(&r.mu);
+  MutexLock lock(&r.mu);
   auto it = r.loggers.find(std::string(category));
   if (it != r.loggers.end()) return it->second;
   if (r.sink == nullptr) {
@@ -63,12 +63,12 @@ LogRateLimiter::LogRateLimiter(double per_second)
       last_(Clock::now()) {}
 
 bool LogRateLimiter::Allow(uint64_t* suppressed) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   Clock::time_point now = Clock::now();
   double elapsed = std::chrono::duration<double>(now - last_).count();
   last_ = now;
-  tokens_ = std::min(std::max(per_second_, 1.0),
-                     tokens_ + elapsed * per_second_);
+  tokens_ =
+      std::min(std::max(per_second_, 1.0), tokens_ + elapsed * per_second_);
   if (tokens_ < 1.0) {
     ++suppressed_;
     return false;

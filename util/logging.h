@@ -10,8 +10,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "spdlog/spdlog.h"
+#include "util/mutex.h"
 
 namespace rnode {
 
@@ -38,7 +38,7 @@ class LogRateLimiter {
  private:
   using Clock = std::chrono::steady_clock;
   const double per_second_;
-  absl::Mutex mu_;
+  Mutex mu_;
   double tokens_ ABSL_GUARDED_BY(mu_);
   Clock::time_point last_ ABSL_GUARDED_BY(mu_);
   uint64_t suppressed_ ABSL_GUARDED_BY(mu_) = 0;

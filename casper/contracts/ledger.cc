@@ -6,7 +6,7 @@
 
 #include "casper/contracts/names.h"
 #include "crypto/hash.h"
-#include "rholang/interpreter/process_util.h"
+#include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/event_log.h"
 #include "util/status_macros.h"
@@ -68,15 +68,13 @@ std::string_view TransferErrorText(TransferError e) {
 }
 
 absl::StatusOr<Ledger::Channel> Ledger::ChannelOf(std::string_view address) {
-  auto it = channels_.find(std::string(address));
-  if (it != channels_.end()) return it->second;
+  std::string key(address);
+  if (std::optional<Channel> hit = channels_.Get(key)) return *std::move(hit);
   Channel c;
   c.par = BalanceChannel(address);
   ASSIGN_OR_RETURN(rspace::TermPtr t, interp::MakeChannelTerm(c.par));
   c.hash = t->hash();
-  if (channels_.size() >= kMaxCachedChannels) channels_.clear();
-  channels_.emplace(std::string(address), c);
-  return c;
+  return channels_.Put(key, std::move(c));
 }
 
 absl::StatusOr<int64_t> Ledger::Read(interp::NativeSpace& space,
@@ -146,10 +144,11 @@ absl::Status Ledger::Mint(interp::NativeSpace& space, std::string_view address,
 }
 
 std::optional<std::string> Ledger::KnownAddress(const Hash32& channel) const {
-  for (const auto& [address, c] : channels_) {
-    if (c.hash == channel) return address;
-  }
-  return std::nullopt;
+  std::optional<std::string> found;
+  channels_.ForEach([&](const std::string& address, const Channel& c) {
+    if (!found.has_value() && c.hash == channel) found = address;
+  });
+  return found;
 }
 
 std::vector<NumberDiff> Ledger::Diffs() const {

@@ -17,7 +17,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -26,6 +25,7 @@
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/ir.h"
 #include "rspace/space.h"
+#include "util/bounded_cache.h"
 #include "util/bytes.h"
 
 namespace rnode::casper::contracts {
@@ -115,10 +115,11 @@ class Ledger {
     rholang::ir::ParPtr par;
     Hash32 hash{};  // the channel term's hash
   };
-  // The balance channel of `address`, remembered (at most
-  // kMaxCachedChannels addresses, then the memory is cleared).
+  // The balance channel of `address`, remembered in channels_.
   absl::StatusOr<Channel> ChannelOf(std::string_view address);
-  static constexpr size_t kMaxCachedChannels = size_t{1} << 14;
+  // Addresses whose balance channel is remembered: the deployers and
+  // recipients of many blocks (each costs an encoding and a hash).
+  static constexpr size_t kCachedChannels = size_t{1} << 14;
 
   // Reads the balance datum; `take` consumes it (recorded), otherwise the
   // read is unrecorded.
@@ -132,7 +133,7 @@ class Ledger {
     return hold_amount_ != 0 && address == hold_address_ ? hold_amount_ : 0;
   }
 
-  std::unordered_map<std::string, Channel> channels_;
+  BoundedCache<std::string, Channel> channels_{kCachedChannels};
   std::string hold_address_;
   int64_t hold_amount_ = 0;
 

@@ -1,6 +1,6 @@
 #include "casper/contracts/names.h"
 
-#include "rholang/interpreter/process_util.h"
+#include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
 #include "util/status_macros.h"

@@ -13,10 +13,11 @@
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/names.h"
 #include "crypto/hash.h"
+#include "crypto/rev_address.h"
 #include "rholang/interpreter/cost.h"
-#include "rholang/interpreter/process_util.h"
+#include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/term_codec.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::contracts {
@@ -437,7 +438,7 @@ Replies BondCall(Ledger& ledger, const PosParams& params,
     return interp::ReplyWith(ret, {Failure("Bond is greater than maximum!")});
   }
   RETURN_IF_ERROR(interp::Charge(ctx, kAddressCost));
-  std::optional<std::string> from = interp::AddressOfKey(pk);
+  std::optional<std::string> from = crypto::RevAddressFromKeyBytes(pk);
   if (!from.has_value()) return absl::InternalError("bond: key length");
   ASSIGN_OR_RETURN(TransferError err,
                    ledger.Transfer(space, *from, PosVaultAddress(), amount));
@@ -664,7 +665,7 @@ absl::Status ProofOfStake::CloseBlock(interp::NativeSpace& space,
       s.rewards.erase(reward);
     }
     if (amount > 0) {
-      std::optional<std::string> to = interp::AddressOfKey(it->first);
+      std::optional<std::string> to = crypto::RevAddressFromKeyBytes(it->first);
       if (!to.has_value()) return absl::InternalError("PoS: withdrawer key");
       ASSIGN_OR_RETURN(
           TransferError err,
@@ -725,13 +726,9 @@ absl::StatusOr<Validators> DecodeValidators(const rspace::ChannelState& state) {
 
 absl::StatusOr<std::shared_ptr<const Validators>> ValidatorsCache::Get(
     const Hash32& root) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = entries_.find(root);
-    if (it != entries_.end()) {
-      ++hits_;
-      return it->second;
-    }
+  if (std::optional<std::shared_ptr<const Validators>> hit =
+          entries_.Get(root)) {
+    return *std::move(hit);
   }
   static const absl::StatusOr<Hash32> kChannelHash =
       []() -> absl::StatusOr<Hash32> {
@@ -742,37 +739,14 @@ absl::StatusOr<std::shared_ptr<const Validators>> ValidatorsCache::Get(
   RETURN_IF_ERROR(kChannelHash.status());
   ASSIGN_OR_RETURN(std::optional<Bytes> blob,
                    history_->ReadLeaf(root, *kChannelHash));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++misses_;
-  }
   if (!blob.has_value()) {
     return absl::NotFoundError("no PoS state under this root");
   }
   ASSIGN_OR_RETURN(
       rspace::ChannelState state,
-      rspace::internal::DecodeChannelState(*blob, interp::StoredTermFactory()));
+      rspace::DecodeChannelState(*blob, interp::StoredTermFactory()));
   ASSIGN_OR_RETURN(Validators v, DecodeValidators(state));
-  auto value = std::make_shared<const Validators>(std::move(v));
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = entries_.emplace(root, value);
-  if (!inserted) return it->second;
-  order_.push_back(root);
-  while (order_.size() > kCapacity) {
-    entries_.erase(order_.front());
-    order_.erase(order_.begin());
-  }
-  return value;
-}
-
-size_t ValidatorsCache::hits() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return hits_;
-}
-
-size_t ValidatorsCache::misses() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return misses_;
+  return entries_.Put(root, std::make_shared<const Validators>(std::move(v)));
 }
 
 }  // namespace rnode::casper::contracts

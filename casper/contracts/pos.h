@@ -15,7 +15,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -25,6 +24,7 @@
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/ir.h"
 #include "rspace/history/history.h"
+#include "util/bounded_cache.h"
 #include "util/bytes.h"
 
 namespace rnode::casper::contracts {
@@ -103,28 +103,29 @@ class ProofOfStake {
 absl::StatusOr<Validators> DecodeValidators(const rspace::ChannelState& state);
 
 // Validators per state root, read natively from history (no interpreter)
-// and cached: at most kCapacity roots, the oldest insertion evicted first.
-// Thread-safe.
+// and cached: at most `capacity` roots, the least recently used evicted
+// first. Thread-safe.
 class ValidatorsCache {
  public:
-  static constexpr size_t kCapacity = 64;
+  // Roots kept by default: the tips and recent ancestors a node validates
+  // and proposes on (a few per validator), far fewer than 64 in practice.
+  static constexpr size_t kDefaultCapacity = 64;
 
   // `history` is not owned and must outlive the cache.
-  explicit ValidatorsCache(rspace::History* history) : history_(history) {}
+  explicit ValidatorsCache(rspace::History* history,
+                           size_t capacity = kDefaultCapacity)
+      : history_(history), entries_(capacity) {}
 
   // NotFound if the root has no PoS state.
   absl::StatusOr<std::shared_ptr<const Validators>> Get(const Hash32& root);
 
-  size_t hits() const;
-  size_t misses() const;
+  size_t hits() const { return entries_.hits(); }
+  size_t misses() const { return entries_.misses(); }
 
  private:
   rspace::History* history_;
-  mutable std::mutex mu_;
-  std::map<Hash32, std::shared_ptr<const Validators>> entries_;
-  std::vector<Hash32> order_;  // insertion order, for eviction
-  size_t hits_ = 0;
-  size_t misses_ = 0;
+  BoundedCache<Hash32, std::shared_ptr<const Validators>, Hash32Hasher>
+      entries_;
 };
 
 }  // namespace rnode::casper::contracts

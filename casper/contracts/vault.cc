@@ -5,8 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/names.h"
+#include "crypto/rev_address.h"
 #include "rholang/interpreter/cost.h"
-#include "rholang/interpreter/process_util.h"
+#include "rholang/interpreter/native_contract.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::contracts {
@@ -44,9 +45,9 @@ absl::StatusOr<std::string> AddressArg(const ir::Par& arg,
   RETURN_IF_ERROR(interp::Charge(
       ctx, kAddressCheck +
                interp::cost::kPerByte * static_cast<int64_t>(s->text.size())));
-  std::optional<std::string> bad = interp::AddressError(s->text);
-  if (bad.has_value()) {
-    error = *bad;
+  crypto::RevAddressError bad = crypto::CheckRevAddress(s->text);
+  if (bad != crypto::RevAddressError::kNone) {
+    error = std::string(crypto::RevAddressErrorText(bad));
     return std::string();
   }
   return s->text;
@@ -84,7 +85,7 @@ Replies RevVaultCall(Ledger* ledger, Args args, interp::ProcessContext& ctx) {
     const ir::Unforgeable* id =
         interp::SingleUnforgeable(*args[1], ir::UnforgeableKind::kDeployerId);
     std::optional<std::string> address;
-    if (id != nullptr) address = interp::AddressOfKey(id->id);
+    if (id != nullptr) address = crypto::RevAddressFromKeyBytes(id->id);
     if (!address.has_value()) {
       return interp::ArgError(kVaultUri, 1, "deployerId",
                               "a deployer id with a 65-byte key", *args[1]);

@@ -5,8 +5,9 @@
 #include <utility>
 
 #include "casper/contracts/names.h"
+#include "crypto/rev_address.h"
+#include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/native_space.h"
-#include "rholang/interpreter/process_util.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper {
@@ -23,19 +24,75 @@ std::optional<int64_t> Product(int64_t a, int64_t b) {
   return a * b;
 }
 
+// Whether `status` (a failed evaluation or contract call) is the deploy's
+// own failure (cost.h lists the codes) rather than a local fault.
+bool IsDeployFault(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return true;
+    default:
+      return false;
+  }
+}
+
+DeployFailure FailureOf(const absl::Status& status) {
+  return interp::IsOutOfPhlo(status) ? DeployFailure::kOutOfPhlo
+                                     : DeployFailure::kProgramError;
+}
+
 // `run` on a log rigged with `recorded`; then every recorded COMM must have
-// been used.
+// been used. The log decides divergence, whatever status carried it out.
 template <typename RunFn>
-absl::StatusOr<DeployOutcome> Replayed(std::span<const rspace::Event> recorded,
-                                       RunFn run) {
-  ASSIGN_OR_RETURN(std::unique_ptr<rspace::EventLog> log,
-                   rspace::EventLog::ForReplay(recorded));
-  ASSIGN_OR_RETURN(DeployOutcome out, run(*log));
-  RETURN_IF_ERROR(log->CheckReplayDone());
-  return out;
+ReplayVerdict Replayed(std::span<const rspace::Event> recorded, RunFn run) {
+  ReplayVerdict v;
+  absl::StatusOr<std::unique_ptr<rspace::EventLog>> log =
+      rspace::EventLog::ForReplay(recorded);
+  if (!log.ok()) {
+    // The block's log itself is malformed (a bad hash, too large).
+    v.kind = ReplayVerdict::Kind::kDiverged;
+    v.divergence = {rspace::Divergence::Kind::kMalformedLog,
+                    {},
+                    std::string(log.status().message()),
+                    "nothing"};
+    return v;
+  }
+  absl::StatusOr<DeployOutcome> out = run(**log);
+  if (out.ok()) (void)(*log)->CheckReplayDone();
+  if (std::optional<rspace::Divergence> d = (*log)->divergence()) {
+    v.kind = ReplayVerdict::Kind::kDiverged;
+    v.divergence = *std::move(d);
+    return v;
+  }
+  if (!out.ok()) {
+    v.kind = ReplayVerdict::Kind::kInternalError;
+    v.error = out.status();
+    return v;
+  }
+  v.outcome = *std::move(out);
+  return v;
 }
 
 }  // namespace
+
+std::string_view DeployFailureName(DeployFailure failure) {
+  switch (failure) {
+    case DeployFailure::kNone:
+      return "none";
+    case DeployFailure::kInsufficientFunds:
+      return "insufficient funds";
+    case DeployFailure::kPhloOverflow:
+      return "phlo overflow";
+    case DeployFailure::kOutOfPhlo:
+      return "out of phlo";
+    case DeployFailure::kProgramError:
+      return "program error";
+  }
+  return "unknown";
+}
 
 absl::StatusOr<DeployOutcome> DeployExecutor::Play(
     const SignedDeploy& deploy, const interp::BlockInfo& block) {
@@ -43,9 +100,9 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Play(
   return Run(deploy, block, log);
 }
 
-absl::StatusOr<DeployOutcome> DeployExecutor::Replay(
-    const SignedDeploy& deploy, const interp::BlockInfo& block,
-    std::span<const rspace::Event> recorded) {
+ReplayVerdict DeployExecutor::Replay(const SignedDeploy& deploy,
+                                     const interp::BlockInfo& block,
+                                     std::span<const rspace::Event> recorded) {
   return Replayed(
       recorded, [&](rspace::EventLog& log) { return Run(deploy, block, log); });
 }
@@ -56,7 +113,7 @@ absl::StatusOr<DeployOutcome> DeployExecutor::PlaySystem(
   return RunSystem(deploy, block, log);
 }
 
-absl::StatusOr<DeployOutcome> DeployExecutor::ReplaySystem(
+ReplayVerdict DeployExecutor::ReplaySystem(
     const SystemDeploy& deploy, const interp::BlockInfo& block,
     std::span<const rspace::Event> recorded) {
   return Replayed(recorded, [&](rspace::EventLog& log) {
@@ -70,8 +127,9 @@ absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
   DeployOutcome out;
   contracts::Ledger& ledger = contracts_->ledger();
   ledger.BeginDeploy();
-  interp::SpaceNative native(
-      space_, rspace::OpContext{&log, &runtime_->matcher()}, nullptr);
+  interp::SpaceNative native(space_,
+                             rspace::OpContext{&log, &runtime_->matcher()},
+                             nullptr, runtime_->channel_terms());
   rspace::SoftCheckpoint cp = space_->CreateSoftCheckpoint();
   absl::Status st;
   switch (deploy.kind) {
@@ -83,10 +141,11 @@ absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
       break;
   }
   if (!st.ok()) {
-    if (log.replay() && rspace::IsReplayDivergence(st)) return st;
+    if (log.divergence().has_value() || !IsDeployFault(st)) return st;
     RETURN_IF_ERROR(space_->RevertToSoftCheckpoint(cp));
     ledger.BeginDeploy();
-    out.error = st;
+    out.failure = DeployFailure::kProgramError;
+    out.message = std::string(st.message());
     out.events = log.Take();
     return out;
   }
@@ -99,14 +158,11 @@ absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
 std::optional<std::string> DeployExecutor::DeployerAddress(
     const SignedDeploy& deploy) {
   std::string key(deploy.deployer().begin(), deploy.deployer().end());
-  auto it = addresses_.find(key);
-  if (it != addresses_.end()) return it->second;
+  if (std::optional<std::string> hit = addresses_.Get(key)) return hit;
   std::optional<std::string> address =
-      interp::AddressOfKey(ByteView(deploy.deployer()));
+      crypto::RevAddressFromKeyBytes(ByteView(deploy.deployer()));
   if (!address.has_value()) return std::nullopt;
-  if (addresses_.size() >= kMaxCachedAddresses) addresses_.clear();
-  addresses_.emplace(std::move(key), *address);
-  return address;
+  return addresses_.Put(key, *std::move(address));
 }
 
 absl::StatusOr<DeployOutcome> DeployExecutor::Run(
@@ -122,23 +178,26 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   }
   // Native operations cost no phlo: the deploy pays the same whatever the
   // accounting costs.
-  interp::SpaceNative native(
-      space_, rspace::OpContext{&log, &runtime_->matcher()}, nullptr);
+  interp::SpaceNative native(space_,
+                             rspace::OpContext{&log, &runtime_->matcher()},
+                             nullptr, runtime_->channel_terms());
 
   // 1. Precharge: a hold on the deployer's balance (Ledger::Hold); the
   // deployer sees the charge gone while the program runs.
   std::optional<int64_t> charge = Product(data.phlo_limit, data.phlo_price);
   if (!charge.has_value()) {
-    out.system_error = "Deploy payment failed: phlo limit x price overflows";
+    out.failure = DeployFailure::kPhloOverflow;
+    out.message = "Deploy payment failed: phlo limit x price overflows";
     out.events = log.Take();
     return out;
   }
   if (*charge > 0) {
     ASSIGN_OR_RETURN(int64_t balance, ledger.Balance(native, *deployer));
     if (balance < *charge) {
-      out.system_error = "Deploy payment failed: " +
-                         std::string(contracts::TransferErrorText(
-                             contracts::TransferError::kInsufficientFunds));
+      out.failure = DeployFailure::kInsufficientFunds;
+      out.message = "Deploy payment failed: " +
+                    std::string(contracts::TransferErrorText(
+                        contracts::TransferError::kInsufficientFunds));
       out.events = log.Take();
       out.number_diffs = ledger.Diffs();
       return out;
@@ -159,13 +218,16 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
                                /*check_replay_done=*/false);
   ledger.ReleaseHold();
   if (result.failed()) {
-    if (log.replay() && rspace::IsReplayDivergence(result.error)) {
-      return result.error;  // replay divergence is not a deploy error
+    // A divergence is the block's fault and a local fault is nobody's: in
+    // neither case is there a deploy outcome to record.
+    if (log.divergence().has_value() || !IsDeployFault(result.error)) {
+      return result.error;
     }
     ledger.Restore(std::move(before_program));
+    out.failure = FailureOf(result.error);
+    out.message = std::string(result.error.message());
   }
   out.cost = result.cost;
-  out.error = result.error;
   rspace::StateChanges program = space_->ChangesSinceSoftCheckpoint();
 
   // 3. Settlement: the fee (cost x price) moves to the PoS vault; the rest

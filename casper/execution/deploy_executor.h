@@ -25,7 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -37,17 +37,39 @@
 #include "rspace/event_log.h"
 #include "rspace/space.h"
 #include "rspace/state_change.h"
+#include "util/bounded_cache.h"
 
 namespace rnode::casper {
 
+// Why a deploy failed. A failed deploy is still part of its block (its
+// charge stays paid); a validator compares the kind, never the message.
+enum class DeployFailure : uint8_t {
+  kNone,
+  // The precharge (phloLimit x phloPrice) is more than the deployer's
+  // balance: the program did not run, nothing moved, cost 0.
+  kInsufficientFunds,
+  // phloLimit x phloPrice does not fit in 64 bits (or is negative): as
+  // kInsufficientFunds, nothing ran.
+  kPhloOverflow,
+  // The program used its whole phlo limit; its effects were undone.
+  kOutOfPhlo,
+  // The program (or a system deploy's operation) failed otherwise: a parse
+  // or normalize error, a runtime error, rho:execution:abort, a contract's
+  // refusal. Its effects were undone; it paid what it used.
+  kProgramError,
+};
+std::string_view DeployFailureName(DeployFailure failure);
+
+// The result of playing (or replaying) one deploy.
 struct DeployOutcome {
-  // Phlo the program used (0 when the precharge failed).
+  // Phlo the program used (0 when it did not run).
   int64_t cost = 0;
-  // The program's error (OK when it ran to completion).
-  absl::Status error;
-  // Set when the precharge failed; the program did not run.
-  std::string system_error;
-  int64_t charged = 0;   // phloLimit x phloPrice (0 when the precharge failed)
+  DeployFailure failure = DeployFailure::kNone;
+  // Empty for kNone; otherwise what failed, for people (the public node's
+  // texts where it has one, e.g. "Deploy payment failed: Insufficient
+  // funds").
+  std::string message;
+  int64_t charged = 0;   // phloLimit x phloPrice (0 when nothing ran)
   int64_t refunded = 0;  // (phloLimit - cost) x phloPrice
   // The deploy's event log in canonical order (rspace::EventLog::Take).
   std::vector<rspace::Event> events;
@@ -55,6 +77,23 @@ struct DeployOutcome {
   // merger's input.
   rspace::StateChanges changes;
   std::vector<contracts::NumberDiff> number_diffs;
+
+  bool failed() const { return failure != DeployFailure::kNone; }
+};
+
+// The verdict of replaying a deploy against the events its block recorded.
+struct ReplayVerdict {
+  enum class Kind : uint8_t {
+    kOk,             // replayed exactly: `outcome` holds the result
+    kDiverged,       // the block's log is not what the deploy does
+    kInternalError,  // a local fault (storage, a broken invariant): never
+                     // the block's fault
+  };
+  Kind kind = Kind::kOk;
+  DeployOutcome outcome;          // kOk
+  rspace::Divergence divergence;  // kDiverged
+  absl::Status error;             // kInternalError
+  bool ok() const { return kind == Kind::kOk; }
 };
 
 // The system deploys Casper runs after a block's user deploys
@@ -75,27 +114,29 @@ class DeployExecutor {
       : space_(space), contracts_(contracts), runtime_(runtime) {}
 
   // Plays `deploy` in `block`. Errors are internal (the space or history
-  // failed); a deploy's own failures are in the outcome.
+  // failed, the deployer key is malformed); a deploy's own failures are in
+  // the outcome. On error the space is left at an undefined point of the
+  // deploy: the caller drops the block's work (Space::Reset).
   absl::StatusOr<DeployOutcome> Play(const SignedDeploy& deploy,
                                      const rholang::interp::BlockInfo& block);
 
   // Replays `deploy` against its recorded events: the same phases, with
-  // every event checked. A ReplayDivergenceError (rspace::IsReplayDivergence)
-  // when the replay diverges; any other failure of the deploy, including a
-  // contract's FailedPrecondition, is the outcome's error as in Play.
-  absl::StatusOr<DeployOutcome> Replay(const SignedDeploy& deploy,
-                                       const rholang::interp::BlockInfo& block,
-                                       std::span<const rspace::Event> recorded);
+  // every event checked and every recorded COMM required. A contract's own
+  // failure (e.g. a FailedPrecondition of PoS) is the outcome's failure as
+  // in Play, not a divergence.
+  ReplayVerdict Replay(const SignedDeploy& deploy,
+                       const rholang::interp::BlockInfo& block,
+                       std::span<const rspace::Event> recorded);
 
   // Runs a system deploy natively (no Rholang, no phlo: cost 0). A failure
   // of the operation itself (e.g. malformed PoS state) is the outcome's
-  // error, with its effects undone; errors returned are internal.
+  // kProgramError, with its effects undone; errors returned are internal.
   absl::StatusOr<DeployOutcome> PlaySystem(
       const SystemDeploy& deploy, const rholang::interp::BlockInfo& block);
   // As PlaySystem, checking every event against `recorded`.
-  absl::StatusOr<DeployOutcome> ReplaySystem(
-      const SystemDeploy& deploy, const rholang::interp::BlockInfo& block,
-      std::span<const rspace::Event> recorded);
+  ReplayVerdict ReplaySystem(const SystemDeploy& deploy,
+                             const rholang::interp::BlockInfo& block,
+                             std::span<const rspace::Event> recorded);
 
  private:
   absl::StatusOr<DeployOutcome> Run(const SignedDeploy& deploy,
@@ -104,15 +145,16 @@ class DeployExecutor {
   absl::StatusOr<DeployOutcome> RunSystem(
       const SystemDeploy& deploy, const rholang::interp::BlockInfo& block,
       rspace::EventLog& log);
-  // The REV address of a deployer key, remembered (at most
-  // kMaxCachedAddresses keys, then the memory is cleared).
+  // The REV address of a deployer key, remembered in addresses_.
   std::optional<std::string> DeployerAddress(const SignedDeploy& deploy);
-  static constexpr size_t kMaxCachedAddresses = 4096;
+  // Deployer keys whose address is remembered: the active deployers of
+  // many blocks (the derivation is two Keccak hashes and a base58).
+  static constexpr size_t kCachedAddresses = 4096;
 
   rspace::Space* space_;
   contracts::SystemContracts* contracts_;
   rholang::interp::Runtime* runtime_;
-  std::unordered_map<std::string, std::string> addresses_;
+  BoundedCache<std::string, std::string> addresses_{kCachedAddresses};
 };
 
 }  // namespace rnode::casper

@@ -23,7 +23,7 @@
 #include "casper/merge/internal/key_sort.h"
 #include "casper/merge/internal/rejection.h"
 #include "crypto/hash.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "rspace/term.h"
 #include "util/status_macros.h"
 #include "util/worker_pool.h"
@@ -1001,8 +1001,8 @@ absl::StatusOr<MergeResult> Merge(
         slots[i] = rspace::LeafUpdate{s.channel, {}, {}};
       return;
     }
-    Bytes blob = rspace::internal::EncodeChannelState(pools.Data(s),
-                                                      pools.Conts(s), s.joins);
+    Bytes blob =
+        rspace::EncodeChannelState(pools.Data(s), pools.Conts(s), s.joins);
     if (leaf->blob.has_value() && *leaf->blob == blob) return;
     Hash32 h = crypto::Blake2b256(blob);
     slots[i] = rspace::LeafUpdate{s.channel, std::move(blob), h};

@@ -34,11 +34,11 @@ inline constexpr int64_t kMethodCall = 10;
 inline constexpr int64_t kOpCall = 10;  // %% ++ -- and collection + / -
 inline constexpr int64_t kSum = 3;      // + - unary -, comparisons
 inline constexpr int64_t kCompare = 3;
-inline constexpr int64_t kMultiply = 9;  // * / %
-inline constexpr int64_t kBoolean = 2;   // and or not
-inline constexpr int64_t kLookup = 3;    // get getOrElse contains
-inline constexpr int64_t kInsert = 3;    // add set
-inline constexpr int64_t kRemove = 3;    // delete
+inline constexpr int64_t kMultiply = 9;    // * / %
+inline constexpr int64_t kBoolean = 2;     // and or not
+inline constexpr int64_t kLookup = 3;      // get getOrElse contains
+inline constexpr int64_t kInsert = 3;      // add set
+inline constexpr int64_t kRemove = 3;      // delete
 inline constexpr int64_t kPerElement = 1;  // size-dependent work, per element
 inline constexpr int64_t kPerByte = 1;     // size-dependent work, per byte
 // Storage: per byte of the canonical encoding stored in the space, and per
@@ -56,8 +56,11 @@ inline constexpr int64_t kEventPerChannel = 32;
 //    method argument, overflow, division by zero, unknown method, ...);
 //  * kResourceExhausted (other messages): a named limit (depth, term size,
 //    match steps);
-//  * anything else (a replay divergence, rspace::IsReplayDivergence;
-//    kInternal, storage errors) is not the program's fault.
+//  * kFailedPrecondition: a contract refused (e.g. PoS before genesis), or
+//    in replay the status of a divergence (which the event log keeps:
+//    rspace::EventLog::divergence());
+//  * anything else (kInternal, kDataLoss, kUnavailable, kNotFound: storage
+//    faults and broken invariants) is not the program's fault.
 absl::Status OutOfPhloError();
 bool IsOutOfPhlo(const absl::Status& s);
 absl::Status UserAbortError();

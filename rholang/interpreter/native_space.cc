@@ -1,9 +1,6 @@
 #include "rholang/interpreter/native_space.h"
 
-#include <mutex>
 #include <utility>
-
-#include "absl/container/flat_hash_map.h"
 
 #include "rholang/interpreter/term_codec.h"
 #include "util/status_macros.h"
@@ -54,19 +51,12 @@ const rspace::TermPtr& ReadContinuation() {
 
 absl::StatusOr<rspace::TermPtr> SpaceNative::ChannelTerm(
     const ir::ParPtr& channel) {
-  static std::mutex mu;
-  static auto* const cache =
-      new absl::flat_hash_map<Hash32, rspace::TermPtr, Hash32Hasher>();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache->find(channel->hash);
-    if (it != cache->end()) return it->second;
+  if (terms_ == nullptr) return MakeChannelTerm(channel);
+  if (std::optional<rspace::TermPtr> hit = terms_->Get(channel->hash)) {
+    return *std::move(hit);
   }
   ASSIGN_OR_RETURN(rspace::TermPtr t, MakeChannelTerm(channel));
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache->size() >= kMaxCachedChannels) cache->clear();
-  cache->emplace(channel->hash, t);
-  return t;
+  return terms_->Put(channel->hash, std::move(t));
 }
 
 absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> SpaceNative::FirstDatum(

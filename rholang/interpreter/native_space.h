@@ -13,8 +13,14 @@
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/ir.h"
 #include "rspace/space.h"
+#include "util/bounded_cache.h"
 
 namespace rnode::rholang::interp {
+
+// Channel terms of native code's channels by IR hash (native code uses few
+// channels per deploy, a balance each for the deployer and the PoS vault
+// being the hot ones), so their encoding and hash are computed once.
+using ChannelTermCache = BoundedCache<Hash32, rspace::TermPtr, Hash32Hasher>;
 
 // Costs of the operations, charged to `meter` before each one: a read
 // (Peek / Take) kReceive + one event; a write kSend + kStoragePerByte per
@@ -30,10 +36,13 @@ class SpaceNative final : public NativeSpace {
   // process uses it.
   static constexpr uint32_t kNativeBodyRef = 0xFFFF'FFF0;
 
-  // Neither pointer is owned. `ctx` must carry the deploy's log and a
-  // StoredMatcher; `meter` may be null (nothing charged).
-  SpaceNative(rspace::Space* space, rspace::OpContext ctx, PhloMeter* meter)
-      : space_(space), ctx_(ctx), meter_(meter) {}
+  // No pointer is owned. `ctx` must carry the deploy's log and a
+  // StoredMatcher; `meter` may be null (nothing charged); `terms` may be
+  // null (every channel term is built anew; a runtime owns one:
+  // Runtime::channel_terms()).
+  SpaceNative(rspace::Space* space, rspace::OpContext ctx, PhloMeter* meter,
+              ChannelTermCache* terms = nullptr)
+      : space_(space), ctx_(ctx), meter_(meter), terms_(terms) {}
 
   absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> Peek(
       const ir::ParPtr& channel) override;
@@ -51,16 +60,13 @@ class SpaceNative final : public NativeSpace {
   // The values of the first datum on `chan`, nullopt if none (unrecorded).
   absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> FirstDatum(
       const rspace::TermPtr& chan);
-  // The channel's term, remembered process-wide (keyed by the IR hash;
-  // native code uses few channels per deploy, a balance each for the
-  // deployer and the PoS vault being the hot ones). At most
-  // kMaxCachedChannels, then the memory is cleared.
-  static absl::StatusOr<rspace::TermPtr> ChannelTerm(const ir::ParPtr& channel);
-  static constexpr size_t kMaxCachedChannels = 4096;
+  // The channel's term, from terms_ when it is there.
+  absl::StatusOr<rspace::TermPtr> ChannelTerm(const ir::ParPtr& channel);
 
   rspace::Space* space_;
   rspace::OpContext ctx_;
   PhloMeter* meter_;
+  ChannelTermCache* terms_;
 };
 
 }  // namespace rnode::rholang::interp

@@ -567,7 +567,7 @@ class Runtime::Impl {
   absl::Status RunHandler(Fn&& fn, const SplittableRng& rng, int64_t limit,
                           int64_t& total, std::vector<Task>& next) {
     PhloMeter meter(limit < 0 ? -1 : std::max<int64_t>(limit - total, 0));
-    SpaceNative native(rt_.space_, ctx_, &meter);
+    SpaceNative native(rt_.space_, ctx_, &meter, &rt_.channel_terms_);
     ProcessContext pctx;
     pctx.deploy = deploy_;
     pctx.block = block_;
@@ -621,7 +621,9 @@ class Runtime::Impl {
 };
 
 Runtime::Runtime(rspace::Space* space, RuntimeOptions options)
-    : space_(space), options_(options) {}
+    : space_(space),
+      options_(options),
+      channel_terms_(options.channel_term_cache) {}
 
 Runtime::~Runtime() = default;
 
@@ -670,7 +672,11 @@ EvalResult Runtime::Evaluate(const ir::ParPtr& program,
   }
   if (!st.ok()) {
     absl::Status revert = space_->RevertToSoftCheckpoint(cp);
-    if (!revert.ok()) st = revert;
+    if (!revert.ok()) {
+      // The space is not where the deploy began: a local fault.
+      st = absl::InternalError("revert after a failed deploy: " +
+                               std::string(revert.message()));
+    }
     result.cost = (IsOutOfPhlo(st) && phlo_limit >= 0) ? phlo_limit : total;
     if (phlo_limit >= 0 && result.cost > phlo_limit) result.cost = phlo_limit;
     result.error = st;

@@ -35,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rholang/ir.h"
@@ -80,6 +81,9 @@ struct RuntimeOptions {
   OutputSink* output = nullptr;
   // Remember every channel used, for TrackedChannels() (tools, tests).
   bool track_channels = false;
+  // Channel terms of native code remembered (channel_terms()): the balance
+  // channels of the deployers of a few blocks.
+  size_t channel_term_cache = 4096;
 };
 
 struct EvalResult {
@@ -133,6 +137,8 @@ class Runtime {
 
   const rspace::Matcher& matcher() const { return matcher_; }
   rspace::Space* space() const { return space_; }
+  // For SpaceNative over this runtime's space. Thread-safe.
+  ChannelTermCache* channel_terms() { return &channel_terms_; }
 
   // With track_channels: every channel produced or consumed on so far, by
   // channel term hash.
@@ -150,6 +156,7 @@ class Runtime {
   StoredMatcher matcher_;
   ir::ParPtr invalid_blocks_;
   std::map<Hash32, ir::ParPtr> tracked_;
+  ChannelTermCache channel_terms_;
   std::unique_ptr<Impl> impl_;
 };
 

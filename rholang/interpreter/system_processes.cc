@@ -14,7 +14,7 @@
 #include "crypto/secp256k1.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/limits.h"
-#include "rholang/interpreter/process_util.h"
+#include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/registry_semver.h"
 #include "rholang/interpreter/registry_uri.h"
 #include "rholang/printer.h"
@@ -88,13 +88,8 @@ constexpr char kAuthTokenMake[] = "sys:test:authToken:make";
 // A deployer id / block sender key that derives an address: uncompressed
 // secp256k1 (the public node checks only the length).
 constexpr size_t kPublicKeyBytes = 65;
-// REV address layout: prefix (4) || key hash (32) || checksum (4).
-constexpr size_t kAddressPayloadBytes = 36;
-constexpr size_t kAddressBytes = 40;
 // secp256k1Verify signs a digest, never a message.
 constexpr size_t kSecp256k1DigestBytes = 32;
-constexpr char kBase58Alphabet[] =
-    "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 // absl::StrCat takes absl::string_view, which is not std::string_view here.
 absl::string_view Sv(std::string_view s) { return {s.data(), s.size()}; }
@@ -106,7 +101,7 @@ constexpr size_t kMaxQuotedBytes = 64;
 }  // namespace
 
 // ---------------------------------------------------------------------------
-// Argument access (declared in process_util.h).
+// Argument access (declared in native_contract.h).
 
 std::string Quoted(std::string_view s) {
   if (s.size() <= kMaxQuotedBytes) return absl::StrCat("\"", Sv(s), "\"");
@@ -371,17 +366,6 @@ Replies DeployData(Args args, ProcessContext& ctx) {
 // ---------------------------------------------------------------------------
 // REV ("vault") addresses.
 
-// The address of a 65-byte key: keccak256(key[1..65])[12..32] is the
-// Ethereum address. Like the public node, neither the 0x04 tag nor the
-// point is checked: only the length.
-std::optional<std::string> AddressOfKey(ByteView key) {
-  if (key.size() != kPublicKeyBytes) return std::nullopt;
-  Hash32 h = crypto::Keccak256(key.subspan(1));
-  crypto::EthAddress eth;
-  std::memcpy(eth.data(), h.data() + h.size() - eth.size(), eth.size());
-  return crypto::RevAddressFromEthAddress(eth);
-}
-
 // The address of a GPrivate: its key hash is keccak256 of the protobuf
 // encoding of the message GPrivate{id} (field 1, bytes), which is empty for
 // an empty id.
@@ -398,37 +382,6 @@ std::string AddressOfPrivateName(ByteView id) {
     encoded.insert(encoded.end(), id.begin(), id.end());
   }
   return crypto::RevAddressFromKeyHash(crypto::Keccak256(encoded));
-}
-
-// The public node's verdict on an address string: nullopt if valid, else its
-// message (checked in this order: base58, length, checksum, prefix).
-std::optional<std::string> AddressError(std::string_view text) {
-  constexpr char kBadBase58[] = "Invalid Base58 encoding";
-  constexpr char kBadLength[] = "Invalid address length";
-  if (text.size() > crypto::kMaxBase58Chars) {
-    // Beyond our decoder's limit; any such text of valid digits decodes to
-    // hundreds of bytes, so only the verdict needs computing.
-    for (char c : text) {
-      if (std::strchr(kBase58Alphabet, c) == nullptr || c == '\0') {
-        return kBadBase58;
-      }
-    }
-    return kBadLength;
-  }
-  absl::StatusOr<Bytes> raw = crypto::Base58Decode(text);
-  if (!raw.ok()) return kBadBase58;
-  if (raw->size() != kAddressBytes) return kBadLength;
-  ByteView all(*raw);
-  Hash32 check = crypto::Blake2b256(all.first(kAddressPayloadBytes));
-  if (std::memcmp(check.data(), raw->data() + kAddressPayloadBytes,
-                  kAddressBytes - kAddressPayloadBytes) != 0) {
-    return std::string("Invalid checksum");
-  }
-  if (std::memcmp(raw->data(), crypto::kRevAddressPrefix.data(),
-                  crypto::kRevAddressPrefix.size()) != 0) {
-    return std::string("Invalid prefix");
-  }
-  return std::nullopt;
 }
 
 namespace {
@@ -453,19 +406,21 @@ Replies VaultAddress(Args args, ProcessContext& ctx) {
       RETURN_IF_ERROR(Charge(
           ctx,
           kHashBase + cost::kPerByte * static_cast<int64_t>(s->text.size())));
-      std::optional<std::string> error = AddressError(s->text);
-      if (error) result = StringPar(*error);
+      crypto::RevAddressError error = crypto::CheckRevAddress(s->text);
+      if (error != crypto::RevAddressError::kNone) {
+        result = StringPar(std::string(crypto::RevAddressErrorText(error)));
+      }
     }
   } else if (op == "fromPublicKey") {
     if (const Expr* b = SingleOfKind(arg, ExprKind::kByteArray)) {
       RETURN_IF_ERROR(Charge(ctx, kAddressDerivation));
-      result = AddressOrNil(AddressOfKey(AsBytes(b->text)));
+      result = AddressOrNil(crypto::RevAddressFromKeyBytes(AsBytes(b->text)));
     }
   } else if (op == "fromDeployerId") {
     if (const ir::Unforgeable* u =
             SingleUnforgeable(arg, UnforgeableKind::kDeployerId)) {
       RETURN_IF_ERROR(Charge(ctx, kAddressDerivation));
-      result = AddressOrNil(AddressOfKey(u->id));
+      result = AddressOrNil(crypto::RevAddressFromKeyBytes(u->id));
     }
   } else {  // fromUnforgeable
     if (const ir::Unforgeable* u =

@@ -85,14 +85,14 @@ absl::StatusOr<std::unique_ptr<History>> History::Open(KeyValueStore* store,
     return absl::DataLossError("roots table: last-root " + HexEncode(root) +
                                " is not recorded");
   }
-  internal::MutexLock lock(&h->mu_);
+  MutexLock lock(&h->mu_);
   h->last_root_ = root;
   h->checkpoint_number_ = DecodeU64(*number);
   return h;
 }
 
 Hash32 History::last_root() const {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return last_root_;
 }
 
@@ -171,7 +171,7 @@ absl::StatusOr<Hash32> History::CommitChanges(
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kTrieBuilt);
   uint64_t number;
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     number = checkpoint_number_ + 1;
   }
   batch.Put(options_.columns.roots, root, EncodeU64(number));
@@ -180,7 +180,7 @@ absl::StatusOr<Hash32> History::CommitChanges(
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kWritten);
   trie_.Committed();
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   last_root_ = root;
   checkpoint_number_ = number;
   return root;

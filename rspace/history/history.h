@@ -14,9 +14,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "rspace/history/trie.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 
@@ -105,7 +105,7 @@ class History {
   KeyValueStore* const store_;
   const HistoryOptions options_;
   MerkleTrie trie_;
-  mutable internal::Mutex mu_;
+  mutable Mutex mu_;
   Hash32 last_root_ ABSL_GUARDED_BY(mu_);
   uint64_t checkpoint_number_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -95,14 +95,14 @@ MerkleTrie::MerkleTrie(KeyValueStore* store, ColumnId nodes_column,
     : store_(store), column_(nodes_column), capacity_(cache_entries) {}
 
 size_t MerkleTrie::CachedNodes() const {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return cache_.size();
 }
 
 void MerkleTrie::CachePut(const Hash32& hash,
                           std::shared_ptr<const TrieNode> node) {
   if (capacity_ == 0) return;
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   auto it = cache_.find(hash);
   if (it != cache_.end()) {
     lru_.splice(lru_.begin(), lru_, it->second);
@@ -120,7 +120,7 @@ absl::StatusOr<std::shared_ptr<const TrieNode>> MerkleTrie::Load(
     const Hash32& hash) {
   if (hash == kEmptyRoot) return std::make_shared<const TrieNode>();
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     auto it = cache_.find(hash);
     if (it != cache_.end()) {
       lru_.splice(lru_.begin(), lru_, it->second);
@@ -446,7 +446,7 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
     }
   }
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     pending_.clear();
   }
   Ctx ctx{batch, {}};
@@ -458,7 +458,7 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
   Hash32 new_root =
       applied->items.empty() ? kEmptyRoot : Store(*std::move(applied), ctx);
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     pending_ = std::move(ctx.created);
   }
   return new_root;
@@ -467,7 +467,7 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
 void MerkleTrie::Committed() {
   std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> nodes;
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     nodes.swap(pending_);
   }
   for (auto& [h, n] : nodes) CachePut(h, std::move(n));

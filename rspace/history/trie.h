@@ -18,10 +18,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/term.h"
 #include "util/bytes.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 
@@ -167,7 +167,7 @@ class MerkleTrie {
   KeyValueStore* const store_;
   const ColumnId column_;
   const size_t capacity_;
-  mutable internal::Mutex mu_;
+  mutable Mutex mu_;
   using LruList = std::list<std::pair<Hash32, std::shared_ptr<const TrieNode>>>;
   LruList lru_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<Hash32, LruList::iterator, Hash32Hasher> cache_

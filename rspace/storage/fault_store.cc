@@ -6,24 +6,24 @@
 namespace rnode::rspace {
 
 void FaultInjectingStore::FailWritesAfter(uint64_t n) {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fail_writes_at_ = writes_ + n;
 }
 
 void FaultInjectingStore::FailReadsAfter(uint64_t n) {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fail_reads_at_ = reads_ + n;
 }
 
 void FaultInjectingStore::SetCrashPoint(uint64_t n,
                                         std::function<void()> hook) {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   crash_at_ = writes_ + n;
   crash_hook_ = std::move(hook);
 }
 
 void FaultInjectingStore::Heal() {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   fail_writes_at_.reset();
   fail_reads_at_.reset();
   crash_at_.reset();
@@ -31,19 +31,19 @@ void FaultInjectingStore::Heal() {
 }
 
 uint64_t FaultInjectingStore::writes() const {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return writes_;
 }
 
 uint64_t FaultInjectingStore::reads() const {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return reads_;
 }
 
 absl::StatusOr<std::optional<Bytes>> FaultInjectingStore::Get(ColumnId column,
                                                               ByteView key) {
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (fail_reads_at_.has_value() && reads_ >= *fail_reads_at_) {
       return absl::UnavailableError("injected read fault");
     }
@@ -64,19 +64,19 @@ absl::Status FaultInjectingStore::WriteThrough(
     const std::function<absl::Status()>& apply) {
   std::function<void()> hook;
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (crash_at_.has_value() && writes_ == *crash_at_) hook = crash_hook_;
   }
   if (hook) hook();
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     if (fail_writes_at_.has_value() && writes_ >= *fail_writes_at_) {
       return absl::UnavailableError("injected write fault");
     }
   }
   absl::Status status = apply();
   if (status.ok()) {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     ++writes_;
   }
   return status;

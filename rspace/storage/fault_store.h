@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
-#include "rspace/internal/mutex.h"
 #include "rspace/storage/kv_store.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 
@@ -49,7 +49,7 @@ class FaultInjectingStore final : public KeyValueStore {
   absl::Status WriteThrough(const std::function<absl::Status()>& apply);
 
   KeyValueStore* const base_;
-  mutable internal::Mutex mu_;
+  mutable Mutex mu_;
   uint64_t writes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t reads_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<uint64_t> fail_writes_at_ ABSL_GUARDED_BY(mu_);

@@ -42,7 +42,7 @@ absl::StatusOr<std::optional<Bytes>> InMemoryStore::Get(ColumnId column,
     return absl::InvalidArgumentError("unknown column " +
                                       std::to_string(column));
   }
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const auto& map = columns_[column];
   auto it = map.find(key);
   if (it == map.end()) return std::optional<Bytes>();
@@ -61,7 +61,7 @@ absl::Status InMemoryStore::CheckColumns(const WriteBatch& batch) const {
 
 absl::Status InMemoryStore::Write(const WriteBatch& batch) {
   RETURN_IF_ERROR(CheckColumns(batch));
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (const auto& op : batch.ops()) {
     if (op.value.has_value()) {
       columns_[op.column].insert_or_assign(op.key, *op.value);
@@ -74,7 +74,7 @@ absl::Status InMemoryStore::Write(const WriteBatch& batch) {
 
 absl::Status InMemoryStore::WriteOwned(WriteBatch&& batch) {
   RETURN_IF_ERROR(CheckColumns(batch));
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   for (auto& op : batch.mutable_ops()) {
     Column& map = columns_[op.column];
     if (op.value.has_value()) {
@@ -95,7 +95,7 @@ absl::Status InMemoryStore::ForEach(
   }
   std::vector<std::pair<Bytes, Bytes>> copy;
   {
-    internal::MutexLock lock(&mu_);
+    MutexLock lock(&mu_);
     copy.assign(columns_[column].begin(), columns_[column].end());
   }
   std::sort(copy.begin(), copy.end(),
@@ -108,7 +108,7 @@ absl::Status InMemoryStore::ForEach(
 }
 
 size_t InMemoryStore::KeyCount(ColumnId column) const {
-  internal::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   if (column >= column_count_) return 0;
   return columns_[column].size();
 }

@@ -18,8 +18,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "rspace/internal/mutex.h"
 #include "util/bytes.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 
@@ -132,7 +132,7 @@ class InMemoryStore final : public KeyValueStore {
   absl::Status CheckColumns(const WriteBatch& batch) const;
 
   const size_t column_count_;
-  mutable internal::Mutex mu_;
+  mutable Mutex mu_;
   std::vector<Column> columns_ ABSL_GUARDED_BY(mu_);
 };
 

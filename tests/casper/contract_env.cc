@@ -3,7 +3,6 @@
 #include "casper/contracts/ledger.h"
 #include "gtest/gtest.h"
 #include "rholang/interpreter/native_space.h"
-#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/term_codec.h"
 
 namespace rnode::casper::testing {

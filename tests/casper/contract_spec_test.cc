@@ -26,9 +26,9 @@
 #include "casper/contracts/pos.h"
 #include "crypto/base58.h"
 #include "crypto/hash.h"
+#include "crypto/rev_address.h"
 #include "gtest/gtest.h"
 #include "rholang/interpreter/native_space.h"
-#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/registry_uri.h"
 #include "rspace/event_log.h"
 #include "tests/casper/contract_env.h"
@@ -213,13 +213,13 @@ std::string Report(const SpecOutcome& o,
 // `address` with its last character changed so that only the checksum is
 // wrong.
 absl::StatusOr<std::string> BadChecksumAddress(const std::string& address) {
-  constexpr std::string_view kBase58 =
-      "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
-  for (char c : kBase58) {
+  for (char c = '1'; c <= 'z'; ++c) {
+    if (!crypto::IsBase58Text(std::string_view(&c, 1))) continue;
     std::string candidate = address;
     if (candidate.back() == c) continue;
     candidate.back() = c;
-    if (rholang::interp::AddressError(candidate) == "Invalid checksum") {
+    if (crypto::CheckRevAddress(candidate) ==
+        crypto::RevAddressError::kInvalidChecksum) {
       return candidate;
     }
   }
@@ -239,7 +239,7 @@ absl::StatusOr<std::string> BadPrefixAddress(const std::string& address) {
   Hash32 check = crypto::Blake2b256(ByteView(raw.data(), kPayloadBytes));
   std::copy_n(check.begin(), kChecksumBytes, raw.begin() + kPayloadBytes);
   std::string out = crypto::Base58Encode(raw);
-  if (rholang::interp::AddressError(out) != "Invalid prefix") {
+  if (crypto::CheckRevAddress(out) != crypto::RevAddressError::kInvalidPrefix) {
     return absl::InternalError("the prefix corruption is not seen as such");
   }
   return out;

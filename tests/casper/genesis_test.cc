@@ -132,7 +132,7 @@ new rl(`rho:registry:lookup`), deployerId(`rho:system:deployerId`), v, f, k, r i
     }
   }
 })"));
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   EXPECT_EQ(env.Balance(MakeTestKey(9).address), 123);
 }
 

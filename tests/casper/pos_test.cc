@@ -14,9 +14,10 @@
 #include "casper/contracts/ledger.h"
 #include "casper/contracts/names.h"
 #include "casper/contracts/system_contracts.h"
+#include "crypto/rev_address.h"
 #include "gtest/gtest.h"
+#include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/native_space.h"
-#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
@@ -57,7 +58,9 @@ Bytes Key(uint8_t n) {
   return k;
 }
 
-std::string AddressOf(const Bytes& key) { return *interp::AddressOfKey(key); }
+std::string AddressOf(const Bytes& key) {
+  return *crypto::RevAddressFromKeyBytes(key);
+}
 
 // Test keys print as "k<n>" (any other key as hex) so failures read well.
 std::string Name(const Bytes& key) {
@@ -759,26 +762,29 @@ TEST(PosTest, CacheCountsHitsAndMissesAndReportsMissingState) {
   EXPECT_EQ(cache.misses(), 2u);
 }
 
-TEST(PosTest, CacheEvictsTheOldestRootBeyondCapacity) {
+TEST(PosTest, CacheEvictsTheLeastRecentlyUsedRootBeyondCapacity) {
   PosFixture f;
   ASSERT_TRUE(f.Genesis({{Key(1), 100}}).ok());
   std::vector<Hash32> roots;
-  for (size_t i = 0; i <= ValidatorsCache::kCapacity; ++i) {
+  for (size_t i = 0; i <= ValidatorsCache::kDefaultCapacity; ++i) {
     f.Mint(AddressOf(Key(2)), 1);  // a new root, the same PoS state
     roots.push_back(f.Checkpoint());
   }
   ValidatorsCache cache(&f.space().history());
   for (const Hash32& r : roots) ASSERT_TRUE(cache.Get(r).ok());
-  EXPECT_EQ(cache.misses(), ValidatorsCache::kCapacity + 1);
-  // The newest kCapacity are cached; the first was evicted.
+  EXPECT_EQ(cache.misses(), ValidatorsCache::kDefaultCapacity + 1);
+  // The newest kDefaultCapacity are cached; the first was evicted.
   ASSERT_TRUE(cache.Get(roots.back()).ok());
   ASSERT_TRUE(cache.Get(roots[1]).ok());
   EXPECT_EQ(cache.hits(), 2u);
   ASSERT_TRUE(cache.Get(roots[0]).ok());
-  EXPECT_EQ(cache.misses(), ValidatorsCache::kCapacity + 2);
-  // Re-reading roots[0] evicted roots[1].
+  EXPECT_EQ(cache.misses(), ValidatorsCache::kDefaultCapacity + 2);
+  // Re-reading roots[0] evicted the least recently used root, roots[2]
+  // (roots[1] was just used).
   ASSERT_TRUE(cache.Get(roots[1]).ok());
-  EXPECT_EQ(cache.misses(), ValidatorsCache::kCapacity + 3);
+  EXPECT_EQ(cache.hits(), 3u);
+  ASSERT_TRUE(cache.Get(roots[2]).ok());
+  EXPECT_EQ(cache.misses(), ValidatorsCache::kDefaultCapacity + 3);
 }
 
 TEST(PosTest, CacheIsSafeFromManyThreads) {

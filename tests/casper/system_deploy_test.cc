@@ -48,7 +48,7 @@ TEST_F(SystemDeployTest, CloseBlockOutsideAnEpochBoundaryDoesNothing) {
   block.block_number = 1;
   auto out = env.executor->PlaySystem({}, block);
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_TRUE(out->error.ok());
+  EXPECT_TRUE(!out->failed());
   EXPECT_TRUE(out->events.empty());
   EXPECT_TRUE(out->changes.channels.empty());
   EXPECT_EQ(env.Checkpoint(), root);
@@ -57,7 +57,7 @@ TEST_F(SystemDeployTest, CloseBlockOutsideAnEpochBoundaryDoesNothing) {
 TEST_F(SystemDeployTest, CloseBlockAtABoundaryCommitsRewardsAndReplays) {
   // A deploy's fee lands in the PoS vault: the reward pot.
   auto paid = env.Deploy(MakeTestKey(1), "Nil", 100'000, 3);
-  ASSERT_TRUE(paid.ok() && paid->error.ok());
+  ASSERT_TRUE(paid.ok() && !paid->failed());
   const int64_t fee = paid->charged - paid->refunded;
   ASSERT_GT(fee, 0);
   Hash32 before = env.Checkpoint();
@@ -65,7 +65,7 @@ TEST_F(SystemDeployTest, CloseBlockAtABoundaryCommitsRewardsAndReplays) {
   block.block_number = 2;
   auto out = env.executor->PlaySystem({}, block);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_TRUE(out->error.ok()) << out->error;
+  ASSERT_FALSE(out->failed()) << out->message;
   EXPECT_FALSE(out->changes.channels.empty());
   Hash32 after = env.Checkpoint();
   EXPECT_NE(after, before);
@@ -74,8 +74,9 @@ TEST_F(SystemDeployTest, CloseBlockAtABoundaryCommitsRewardsAndReplays) {
   EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), 3000 + fee);
 
   ASSERT_TRUE(env.space->Reset(before).ok());
-  auto replayed = env.executor->ReplaySystem({}, block, out->events);
-  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  ReplayVerdict replayed = env.executor->ReplaySystem({}, block, out->events);
+  ASSERT_TRUE(replayed.ok())
+      << replayed.divergence.ToString() << replayed.error;
   EXPECT_EQ(env.Checkpoint(), after);
 }
 
@@ -87,7 +88,7 @@ TEST_F(SystemDeployTest, SlashMovesTheStakeToTheCoopVault) {
   block.block_number = 3;
   auto out = env.executor->PlaySystem(slash, block);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_TRUE(out->error.ok()) << out->error;
+  ASSERT_FALSE(out->failed()) << out->message;
   EXPECT_EQ(env.Balance(contracts::CoopVaultAddress()), 2000);
   EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), 1000);
   bool coop_diff = false;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
-#include "rholang/interpreter/process_util.h"
 #include "util/bytes.h"
 
 namespace rnode::casper::testing {
@@ -24,7 +24,7 @@ inline TestKey MakeTestKey(uint8_t seed) {
   TestKey k;
   k.sk.fill(seed);
   k.pk = crypto::Secp256k1PublicKeyOf(k.sk);
-  k.address = *rholang::interp::AddressOfKey(ByteView(k.pk));
+  k.address = *crypto::RevAddressFromKeyBytes(ByteView(k.pk));
   return k;
 }
 

@@ -57,7 +57,7 @@ class VaultMergeTest : public ::testing::Test {
                                                  int64_t* fee) {
     EXPECT_TRUE(env.space->Reset(base).ok());
     auto out = env.Deploy(key, term, kLimit, 1, 1'700'000'000'000 + tag);
-    EXPECT_TRUE(out.ok() && out->error.ok());
+    EXPECT_TRUE(out.ok() && !out->failed());
     *fee = out->charged - out->refunded;
     merge::DeployInput d;
     d.id = Bytes(8, tag);

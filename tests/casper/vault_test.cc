@@ -89,7 +89,7 @@ class VaultTest : public ::testing::Test {
   }
   // Replays `term`, signed by alice with the fields ContractEnv::Deploy
   // uses (price 1), against `recorded`.
-  absl::StatusOr<DeployOutcome> ReplayAsAlice(
+  absl::StatusOr<ReplayVerdict> ReplayAsAlice(
       const std::string& term, std::span<const rspace::Event> recorded) {
     DeployData d;
     d.term = term;
@@ -111,8 +111,7 @@ TEST_F(VaultTest, StandardTransferMovesExactAmountsWithPrechargeAndRefund) {
   auto out = env.Deploy(alice, Transfer(alice.address, bob.address, "2500"),
                         kLimit, /*phlo_price=*/3);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_TRUE(out->error.ok()) << out->error;
-  EXPECT_EQ(out->system_error, "");
+  ASSERT_FALSE(out->failed()) << out->message;
   ASSERT_GT(out->cost, 0);
   EXPECT_EQ(out->charged, kLimit * 3);
   EXPECT_EQ(out->refunded, (kLimit - out->cost) * 3);
@@ -131,7 +130,7 @@ TEST_F(VaultTest, MinimalClientTransferToAnUnusedAddressCompletes) {
                                                      {"$AMOUNT", "31415"}}),
       kLimit, 2);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_TRUE(out->error.ok()) << out->error;
+  ASSERT_FALSE(out->failed()) << out->message;
   EXPECT_EQ(env.Balance(bob.address), 31415);
   EXPECT_EQ(env.Balance(alice.address), kFunds - 31415 - 2 * out->cost);
 }
@@ -139,7 +138,7 @@ TEST_F(VaultTest, MinimalClientTransferToAnUnusedAddressCompletes) {
 TEST_F(VaultTest, OlderRegistryNameWorksToo) {
   auto out = env.Deploy(
       alice, Transfer(alice.address, bob.address, "7", "rho:rchain:revVault"));
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   EXPECT_EQ(env.Balance(bob.address), 7);
 }
 
@@ -147,7 +146,7 @@ TEST_F(VaultTest, BalanceQueryReadsTheVault) {
   auto out = env.Deploy(
       bob, absl::StrReplaceAll(kBalanceTemplate, {{"$ADDR", alice.address}}),
       kLimit, /*phlo_price=*/0);
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   ASSERT_EQ(env.lines.out.size(), 1u);
   EXPECT_EQ(env.lines.out[0], absl::StrCat("(\"balance\", ", kFunds, ")"));
 }
@@ -166,7 +165,7 @@ TEST_P(VaultRefusalTest, RefusedTransferMovesNothingButFees) {
   auto out = env.Deploy(alice, Transfer(alice.address, bob.address, r.amount),
                         kLimit, 1);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_TRUE(out->error.ok()) << out->error;
+  ASSERT_FALSE(out->failed()) << out->message;
   ASSERT_EQ(env.lines.out.size(), 1u);
   EXPECT_EQ(env.lines.out[0], "(\"transfer\", (false, \"" + r.reply + "\"))");
   EXPECT_EQ(env.Balance(bob.address), 0);
@@ -186,7 +185,7 @@ TEST_F(VaultTest, WrongAuthKeyIsRefused) {
   // Bob asks for his own key and tries to spend Alice's vault with it.
   auto out =
       env.Deploy(bob, Transfer(alice.address, bob.address, "10"), kLimit, 0);
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   ASSERT_EQ(env.lines.out.size(), 1u);
   EXPECT_EQ(env.lines.out[0], "(\"transfer\", (false, \"Invalid AuthKey\"))");
   EXPECT_EQ(env.Balance(alice.address), kFunds);
@@ -196,7 +195,7 @@ TEST_F(VaultTest, WrongAuthKeyIsRefused) {
 TEST_F(VaultTest, InvalidTargetAddressIsRefusedFirst) {
   auto out = env.Deploy(
       alice, Transfer(alice.address, "1111notAnAddress", "-1"), kLimit, 0);
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   // findOrCreate of the target already fails: the join never fires.
   EXPECT_TRUE(env.lines.out.empty());
   EXPECT_EQ(env.Balance(alice.address), kFunds);
@@ -207,7 +206,8 @@ TEST_F(VaultTest, DeployerWithoutFundsGetsPaymentErrorAndNothingMoves) {
   auto out =
       env.Deploy(bob, Transfer(bob.address, alice.address, "1"), kLimit, 1);
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(out->system_error, "Deploy payment failed: Insufficient funds");
+  EXPECT_EQ(out->failure, DeployFailure::kInsufficientFunds);
+  EXPECT_EQ(out->message, "Deploy payment failed: Insufficient funds");
   EXPECT_EQ(out->cost, 0);
   EXPECT_EQ(out->charged, 0);
   EXPECT_TRUE(out->changes.channels.empty());
@@ -221,7 +221,7 @@ TEST_F(VaultTest, FailedProgramKeepsPrechargeAndRefundsNothingWhenOutOfPhlo) {
       alice, "new loop in { contract loop(_) = { loop!(0) } | loop!(0) }",
       50'000, 2);
   ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_FALSE(out->error.ok());
+  EXPECT_EQ(out->failure, DeployFailure::kOutOfPhlo) << out->message;
   EXPECT_EQ(out->cost, 50'000);
   EXPECT_EQ(out->refunded, 0);
   EXPECT_EQ(env.Balance(alice.address), kFunds - 100'000);
@@ -231,7 +231,7 @@ TEST_F(VaultTest, FailedProgramKeepsPrechargeAndRefundsNothingWhenOutOfPhlo) {
 TEST_F(VaultTest, NumberDiffsAreTheExactBalanceChanges) {
   auto out =
       env.Deploy(alice, Transfer(alice.address, bob.address, "40"), kLimit, 1);
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   auto alice_ch = *contracts::BalanceChannelHash(alice.address);
   auto bob_ch = *contracts::BalanceChannelHash(bob.address);
   auto pos_ch = *contracts::BalanceChannelHash(contracts::PosVaultAddress());
@@ -247,14 +247,17 @@ TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
   Hash32 start = env.Checkpoint();
   auto out =
       env.Deploy(alice, Transfer(alice.address, bob.address, "99"), kLimit, 1);
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
   Hash32 played = env.Checkpoint();
 
   ASSERT_TRUE(env.space->Reset(start).ok());
   auto replayed =
       ReplayAsAlice(Transfer(alice.address, bob.address, "99"), out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
-  EXPECT_EQ(replayed->cost, out->cost);
+  ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
+      << replayed->divergence.ToString() << replayed->error;
+  EXPECT_EQ(replayed->outcome.cost, out->cost);
+  EXPECT_EQ(replayed->outcome.failure, DeployFailure::kNone);
   EXPECT_EQ(env.Checkpoint(), played);
 }
 
@@ -262,15 +265,18 @@ TEST_F(VaultTest, ReplayOfAnotherProgramAgainstTheRecordIsADivergence) {
   Hash32 start = env.Checkpoint();
   auto out =
       env.Deploy(alice, Transfer(alice.address, bob.address, "99"), kLimit, 1);
-  ASSERT_TRUE(out.ok() && out->error.ok());
+  ASSERT_TRUE(out.ok() && !out->failed());
 
   ASSERT_TRUE(env.space->Reset(start).ok());
   // Not what ran.
   auto replayed =
       ReplayAsAlice(Transfer(alice.address, bob.address, "98"), out->events);
-  ASSERT_FALSE(replayed.ok());
-  EXPECT_TRUE(rspace::IsReplayDivergence(replayed.status()))
-      << replayed.status();
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  EXPECT_EQ(replayed->kind, ReplayVerdict::Kind::kDiverged) << replayed->error;
+  // "98" instead of "99": the first event that differs is a produce.
+  EXPECT_EQ(replayed->divergence.kind,
+            rspace::Divergence::Kind::kUnrecordedProduce)
+      << replayed->divergence.ToString();
 }
 
 // A contract's own precondition failure (here: proof of stake before its
@@ -285,16 +291,19 @@ new rl(`rho:registry:lookup`), ch, ret in {
   Hash32 start = env.Checkpoint();
   auto out = env.Deploy(alice, term, kLimit, 1);
   ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_EQ(out->error.code(), absl::StatusCode::kFailedPrecondition)
-      << out->error;
-  EXPECT_FALSE(rspace::IsReplayDivergence(out->error));
+  ASSERT_EQ(out->failure, DeployFailure::kProgramError) << out->message;
+  EXPECT_NE(out->message.find("PoS state missing"), std::string::npos)
+      << out->message;
   Hash32 played = env.Checkpoint();
 
   ASSERT_TRUE(env.space->Reset(start).ok());
   auto replayed = ReplayAsAlice(term, out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
-  EXPECT_EQ(replayed->error, out->error);
-  EXPECT_EQ(replayed->cost, out->cost);
+  ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
+      << replayed->divergence.ToString() << replayed->error;
+  EXPECT_EQ(replayed->outcome.failure, out->failure);
+  EXPECT_EQ(replayed->outcome.message, out->message);
+  EXPECT_EQ(replayed->outcome.cost, out->cost);
   EXPECT_EQ(env.Checkpoint(), played);
 }
 
@@ -308,7 +317,7 @@ TEST(VaultThreadsTest, SameDeploysGiveTheSameRootOnAnyThreadCount) {
     for (int i = 0; i < 3; ++i) {
       auto out = env.Deploy(a, Transfer(a.address, b.address, "5"), kLimit, 1,
                             1'700'000'000'000 + i);
-      ASSERT_TRUE(out.ok() && out->error.ok());
+      ASSERT_TRUE(out.ok() && !out->failed());
     }
     roots.push_back(env.Checkpoint());
   }

@@ -79,7 +79,8 @@ TEST(RevAddressTest, FromEthAddressMatchesFromPublicKey) {
       ParseEthAddress("0xfac7dde9d0fa1df6355bd1382fe75ba0c50e8840");
   ASSERT_TRUE(eth.ok());
   EXPECT_EQ(RevAddressFromEthAddress(*eth), kPairs[0].address);
-  Secp256k1PublicKey pub = *ParseSecp256k1PublicKey(Unhex(kPairs[0].public_key));
+  Secp256k1PublicKey pub =
+      *ParseSecp256k1PublicKey(Unhex(kPairs[0].public_key));
   EXPECT_EQ(EthAddressOf(pub), *eth);
   EXPECT_TRUE(ParseEthAddress("FAC7DDE9D0FA1DF6355BD1382FE75BA0C50E8840").ok());
   EXPECT_FALSE(ParseEthAddress("0xfac7").ok());
@@ -99,11 +100,11 @@ TEST(RevAddressTest, ParseRejectsEveryKindOfDamage) {
     std::string address;
     const char* reason;
   } cases[] = {
-      {"", "40 bytes"},
-      {good.substr(0, good.size() - 5), "40 bytes"},
-      {good + "1", "40 bytes"},
-      {good.substr(0, 10) + "0" + good.substr(11), "base58"},
-      {std::string(100, '2'), "too long"},
+      {"", "Invalid address length"},
+      {good.substr(0, good.size() - 5), "Invalid address length"},
+      {good + "1", "Invalid address length"},
+      {good.substr(0, 10) + "0" + good.substr(11), "Invalid Base58 encoding"},
+      {std::string(100, '2'), "Invalid address length"},
   };
   for (const Case& c : cases) {
     absl::StatusOr<Hash32> r = ParseRevAddress(c.address);
@@ -116,7 +117,41 @@ TEST(RevAddressTest, ParseRejectsEveryKindOfDamage) {
   std::string flipped = good;
   flipped[20] = flipped[20] == 'a' ? 'b' : 'a';
   EXPECT_THAT(ParseRevAddress(flipped).status().message(),
-              ::testing::HasSubstr("checksum"));
+              ::testing::HasSubstr("Invalid checksum"));
+}
+
+// The public node's order: base58, then length, then checksum, then prefix;
+// the first failing check is the verdict.
+TEST(RevAddressTest, CheckReportsTheFirstFailureInThePublicOrder) {
+  const std::string good = kPairs[1].address;
+  Hash32 key_hash{};
+  EXPECT_EQ(CheckRevAddress(good, &key_hash), RevAddressError::kNone);
+  EXPECT_EQ(RevAddressFromKeyHash(key_hash), good);
+  // Not base58 and too short: base58 is reported.
+  EXPECT_EQ(CheckRevAddress("0OIl"), RevAddressError::kInvalidBase58);
+  EXPECT_EQ(CheckRevAddress("abc"), RevAddressError::kInvalidLength);
+  std::string flipped = good;
+  flipped[20] = flipped[20] == 'a' ? 'b' : 'a';
+  EXPECT_EQ(CheckRevAddress(flipped), RevAddressError::kInvalidChecksum);
+  // Beyond the decoder's bound the verdict is still exact.
+  EXPECT_EQ(CheckRevAddress(std::string(kMaxBase58Chars + 1, '2')),
+            RevAddressError::kInvalidLength);
+  EXPECT_EQ(CheckRevAddress(std::string(kMaxBase58Chars, '2') + "0"),
+            RevAddressError::kInvalidBase58);
+  EXPECT_EQ(RevAddressErrorText(RevAddressError::kInvalidPrefix),
+            "Invalid prefix");
+  EXPECT_EQ(RevAddressErrorText(RevAddressError::kNone), "");
+}
+
+TEST(RevAddressTest, AddressOfKeyBytesChecksOnlyTheLength) {
+  for (const auto& p : kPairs) {
+    EXPECT_EQ(RevAddressFromKeyBytes(Unhex(p.public_key)), p.address);
+  }
+  // Any 65 bytes derive an address (the public node does not check the
+  // point); another length does not.
+  EXPECT_TRUE(RevAddressFromKeyBytes(Bytes(65, 9)).has_value());
+  EXPECT_EQ(RevAddressFromKeyBytes(Bytes(64, 9)), std::nullopt);
+  EXPECT_EQ(RevAddressFromKeyBytes(Bytes(33, 2)), std::nullopt);
 }
 
 TEST(RevAddressTest, WrongPrefixIsRejected) {
@@ -129,7 +164,9 @@ TEST(RevAddressTest, WrongPrefixIsRejected) {
   Hash32 check = Blake2b256(raw);
   raw.insert(raw.end(), check.begin(), check.begin() + 4);
   absl::StatusOr<Hash32> r = ParseRevAddress(Base58Encode(raw));
-  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("wrong prefix"));
+  EXPECT_THAT(r.status().message(), ::testing::HasSubstr("Invalid prefix"));
+  EXPECT_EQ(CheckRevAddress(Base58Encode(raw)),
+            RevAddressError::kInvalidPrefix);
   EXPECT_TRUE(ParseRevAddress(RevAddressFromKeyHash(key_hash)).ok());
 }
 

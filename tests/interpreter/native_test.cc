@@ -6,8 +6,8 @@
 
 #include "gtest/gtest.h"
 #include "rholang/interpreter/cost.h"
+#include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/native_space.h"
-#include "rholang/interpreter/process_util.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"

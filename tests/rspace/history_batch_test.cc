@@ -10,9 +10,9 @@
 
 #include "crypto/hash.h"
 #include "gtest/gtest.h"
+#include "rspace/channel_codec.h"
 #include "rspace/history/history.h"
 #include "rspace/history/trie.h"
-#include "rspace/internal/codec.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/rspace/test_util.h"
 
@@ -236,10 +236,8 @@ TEST(ChannelStateCodecTest, PointerListEncodingEqualsStateEncoding) {
   std::vector<const Datum*> data = {&st.data[0], &st.data[1]};
   std::vector<const WaitingContinuation*> conts = {&st.continuations[0]};
   std::vector<const JoinGroup*> joins = {&st.joins[0]};
-  EXPECT_EQ(internal::EncodeChannelState(data, conts, joins),
-            internal::EncodeChannelState(st));
-  EXPECT_EQ(internal::EncodeChannelState({}, {}, {}),
-            internal::EncodeChannelState(ChannelState{}));
+  EXPECT_EQ(EncodeChannelState(data, conts, joins), EncodeChannelState(st));
+  EXPECT_EQ(EncodeChannelState({}, {}, {}), EncodeChannelState(ChannelState{}));
 }
 
 }  // namespace

@@ -268,13 +268,17 @@ TEST(ReplayTest, UnusedCommIsAnErrorNamingIt) {
   std::unique_ptr<EventLog> log;
   ASSERT_TRUE(h.Replay({P("ch", "d")}, &log).ok());
   absl::Status s = log->CheckReplayDone();
-  EXPECT_TRUE(IsReplayDivergence(s)) << s;
-  std::string comm_hex;
+  EXPECT_FALSE(s.ok());
+  Hash32 comm{};
   for (const auto& e : h.recorded) {
-    if (const auto* c = std::get_if<CommEvent>(&e))
-      comm_hex = HexEncode(c->hash);
+    if (const auto* c = std::get_if<CommEvent>(&e)) comm = c->hash;
   }
-  EXPECT_NE(std::string(s.message()).find(comm_hex), std::string::npos) << s;
+  std::optional<Divergence> d = log->divergence();
+  ASSERT_TRUE(d.has_value()) << s;
+  EXPECT_EQ(d->kind, Divergence::Kind::kUnusedComm);
+  EXPECT_EQ(d->event, comm);
+  EXPECT_NE(std::string(s.message()).find(HexEncode(comm)), std::string::npos)
+      << s;
 }
 
 TEST(ReplayTest, CheckReplayDonePassesWhenEmpty) {
@@ -288,9 +292,14 @@ TEST(ReplayTest, CheckReplayDonePassesWhenEmpty) {
 TEST(ReplayTest, UnrecordedProduceIsAnErrorNamingIt) {
   ReplayHarness h;
   h.Play({}, {P("ch", "d")});
-  auto r = h.Replay({P("ch", "other")});
-  EXPECT_TRUE(IsReplayDivergence(r.status())) << r.status();
+  std::unique_ptr<EventLog> log;
+  auto r = h.Replay({P("ch", "other")}, &log);
+  EXPECT_FALSE(r.ok());
   Hash32 expected = HashProduce(T("ch")->hash(), T("other")->hash(), false, 0);
+  std::optional<Divergence> d = log->divergence();
+  ASSERT_TRUE(d.has_value()) << r.status();
+  EXPECT_EQ(d->kind, Divergence::Kind::kUnrecordedProduce);
+  EXPECT_EQ(d->event, expected);
   EXPECT_NE(std::string(r.status().message()).find(HexEncode(expected)),
             std::string::npos);
 }
@@ -298,15 +307,21 @@ TEST(ReplayTest, UnrecordedProduceIsAnErrorNamingIt) {
 TEST(ReplayTest, UnrecordedConsumeIsAnError) {
   ReplayHarness h;
   h.Play({}, {C({"ch"}, {"*"}, "k")});
-  auto r = h.Replay({C({"ch"}, {"*"}, "k2")});
-  EXPECT_TRUE(IsReplayDivergence(r.status())) << r.status();
+  std::unique_ptr<EventLog> log;
+  auto r = h.Replay({C({"ch"}, {"*"}, "k2")}, &log);
+  EXPECT_FALSE(r.ok());
+  ASSERT_TRUE(log->divergence().has_value()) << r.status();
+  EXPECT_EQ(log->divergence()->kind, Divergence::Kind::kUnrecordedConsume);
 }
 
 TEST(ReplayTest, ExtraIdenticalProduceIsAnError) {
   ReplayHarness h;
   h.Play({}, {P("ch", "d")});
-  auto r = h.Replay({P("ch", "d"), P("ch", "d")});
-  EXPECT_TRUE(IsReplayDivergence(r.status())) << r.status();
+  std::unique_ptr<EventLog> log;
+  auto r = h.Replay({P("ch", "d"), P("ch", "d")}, &log);
+  EXPECT_FALSE(r.ok());
+  ASSERT_TRUE(log->divergence().has_value()) << r.status();
+  EXPECT_EQ(log->divergence()->kind, Divergence::Kind::kUnrecordedProduce);
 }
 
 class RejectingMatcher final : public Matcher {
@@ -326,7 +341,10 @@ TEST(ReplayTest, MatcherDivergenceIsAnErrorNamingTheComm) {
   OpContext ctx{log.get(), &reject};
   ASSERT_TRUE(h.replay->Produce(ctx, T("ch"), T("d"), false).ok());
   auto r = h.replay->Consume(ctx, {T("ch")}, {T("*")}, T("k"), false, false);
-  EXPECT_TRUE(IsReplayDivergence(r.status())) << r.status();
+  EXPECT_FALSE(r.ok());
+  std::optional<Divergence> d = log->divergence();
+  ASSERT_TRUE(d.has_value()) << r.status();
+  EXPECT_EQ(d->kind, Divergence::Kind::kCommRejected);
   EXPECT_NE(std::string(r.status().message()).find("recorded COMM"),
             std::string::npos);
 }

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -62,6 +63,18 @@ TEST(BoundedCacheTest, ZeroCapacityHoldsOneEntry) {
   cache.Put(2, 2);
   EXPECT_EQ(cache.size(), 1u);
   EXPECT_EQ(cache.Get(2), 2);
+}
+
+TEST(BoundedCacheTest, ForEachVisitsEveryEntryMostRecentFirst) {
+  BoundedCache<int, int> cache(4);
+  cache.Put(1, 10);
+  cache.Put(2, 20);
+  cache.Put(3, 30);
+  ASSERT_EQ(cache.Get(1), 10);
+  std::vector<std::pair<int, int>> seen;
+  cache.ForEach([&](int k, int v) { seen.emplace_back(k, v); });
+  EXPECT_EQ(seen,
+            (std::vector<std::pair<int, int>>{{1, 10}, {3, 30}, {2, 20}}));
 }
 
 TEST(BoundedCacheTest, ClearEmptiesTheCache) {

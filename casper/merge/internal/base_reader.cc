@@ -13,8 +13,8 @@ BaseReader::BaseReader(rspace::History& history, const Hash32& root,
                        rspace::TermFactory factory)
     : history_(history),
       root_(root),
-      value_hashes_(factory ? rspace::internal::ValueHashes::kVerify
-                            : rspace::internal::ValueHashes::kTrust),
+      value_hashes_(factory ? rspace::ValueHashes::kVerify
+                            : rspace::ValueHashes::kTrust),
       factory_(factory ? std::move(factory) : rspace::TermFactory([](Bytes b) {
         return absl::StatusOr<rspace::TermPtr>(
             rspace::Term::Make(std::move(b)));
@@ -48,7 +48,7 @@ absl::Status BaseReader::ReadPending() {
     BaseLeaf& leaf = leaves_[pending_[i].item];
     leaf.blob = std::move(blobs[i]);
     if (leaf.blob.has_value()) {
-      ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
+      ASSIGN_OR_RETURN(leaf.state, rspace::DecodeChannelState(
                                        *leaf.blob, factory_, value_hashes_));
     }
     leaf.loaded = true;

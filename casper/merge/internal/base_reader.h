@@ -13,8 +13,8 @@
 #include "absl/status/statusor.h"
 #include "casper/merge/internal/hash_key.h"
 #include "casper/merge/internal/key_sort.h"
+#include "rspace/channel_codec.h"
 #include "rspace/history/history.h"
-#include "rspace/internal/codec.h"
 #include "rspace/types.h"
 #include "util/bytes.h"
 
@@ -80,7 +80,7 @@ class BaseReader {
 
   rspace::History& history_;
   const Hash32 root_;
-  const rspace::internal::ValueHashes value_hashes_;
+  const rspace::ValueHashes value_hashes_;
   const rspace::TermFactory factory_;
   // Channels noted by Resolve, by key; item = leaf index.
   std::vector<KeyRecord> known_;

@@ -8,7 +8,7 @@
 
 #include "crypto/hash.h"
 #include "gtest/gtest.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "rspace/storage/kv_store.h"
 
 namespace rnode::casper::merge::internal {
@@ -31,7 +31,7 @@ class BaseReaderTest : public ::testing::Test {
       rspace::ChannelState st;
       st.data.push_back(
           rspace::Datum{rspace::Term::Make(Bytes{n}), false, Channel(100 + n)});
-      Bytes blob = rspace::internal::EncodeChannelState(st);
+      Bytes blob = rspace::EncodeChannelState(st);
       Hash32 h = crypto::Blake2b256(blob);
       updates.push_back({Channel(n), std::move(blob), h});
     }

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "crypto/hash.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "rspace/state_change.h"
 #include "util/status_macros.h"
 
@@ -303,7 +303,7 @@ absl::StatusOr<Hash32> CommitStates(
     if (s0.empty()) continue;
     ChannelState s = s0;
     Canonical(s);
-    Bytes blob = rspace::internal::EncodeChannelState(s);
+    Bytes blob = rspace::EncodeChannelState(s);
     Hash32 h = crypto::Blake2b256(blob);
     updates.push_back(rspace::LeafUpdate{ch, std::move(blob), h});
   }
@@ -315,7 +315,7 @@ absl::StatusOr<ChannelState> ReadState(rspace::History& history,
                                        const Hash32& channel) {
   ASSIGN_OR_RETURN(std::optional<Bytes> blob, history.ReadLeaf(root, channel));
   if (!blob.has_value()) return ChannelState{};
-  return rspace::internal::DecodeChannelState(*blob, [](Bytes b) {
+  return rspace::DecodeChannelState(*blob, [](Bytes b) {
     return absl::StatusOr<rspace::TermPtr>(rspace::Term::Make(std::move(b)));
   });
 }

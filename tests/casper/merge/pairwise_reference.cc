@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "crypto/hash.h"
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::merge::testing {
@@ -144,11 +144,10 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(
                        history.ReadLeaf(base_root, ch));
       ChannelState s;
       if (blob.has_value()) {
-        ASSIGN_OR_RETURN(
-            s, rspace::internal::DecodeChannelState(*blob, [](Bytes b) {
-              return absl::StatusOr<rspace::TermPtr>(
-                  rspace::Term::Make(std::move(b)));
-            }));
+        ASSIGN_OR_RETURN(s, rspace::DecodeChannelState(*blob, [](Bytes b) {
+                           return absl::StatusOr<rspace::TermPtr>(
+                               rspace::Term::Make(std::move(b)));
+                         }));
       }
       base_cache[ch] = s;
       base_blob[ch] = blob;
@@ -610,7 +609,7 @@ absl::StatusOr<ReferenceResult> ReferenceMerge(
       if (old.has_value()) updates.push_back(rspace::LeafUpdate{ch, {}, {}});
       continue;
     }
-    Bytes blob = rspace::internal::EncodeChannelState(s);
+    Bytes blob = rspace::EncodeChannelState(s);
     if (old.has_value() && *old == blob) continue;
     Hash32 h = crypto::Blake2b256(blob);
     updates.push_back(rspace::LeafUpdate{ch, std::move(blob), h});

@@ -1,6 +1,9 @@
-// Canonical encoding of a channel's stored state (the trie leaf blob).
-#ifndef RNODE_RSPACE_INTERNAL_CODEC_H_
-#define RNODE_RSPACE_INTERNAL_CODEC_H_
+// The canonical encoding of a channel's stored state (the trie leaf blob):
+// the public, typed way for readers outside rspace (proof of stake's
+// validators, the merger) to decode a leaf read from History and to encode
+// a state they computed. Pure functions; thread-safe.
+#ifndef RNODE_RSPACE_CHANNEL_CODEC_H_
+#define RNODE_RSPACE_CHANNEL_CODEC_H_
 
 #include <span>
 
@@ -8,7 +11,7 @@
 #include "rspace/types.h"
 #include "util/bytes.h"
 
-namespace rnode::rspace::internal {
+namespace rnode::rspace {
 
 // docs/formats/rspace.md "Channel state blob".
 Bytes EncodeChannelState(const ChannelState& state);
@@ -35,6 +38,6 @@ absl::StatusOr<ChannelState> DecodeChannelState(
     ByteView bytes, const TermFactory& make_term,
     ValueHashes value_hashes = ValueHashes::kVerify);
 
-}  // namespace rnode::rspace::internal
+}  // namespace rnode::rspace
 
-#endif  // RNODE_RSPACE_INTERNAL_CODEC_H_
+#endif  // RNODE_RSPACE_CHANNEL_CODEC_H_

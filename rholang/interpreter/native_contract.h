@@ -1,9 +1,13 @@
-// Argument checks, value builders and REV address helpers shared by the
-// system processes (system_processes.cc) and the native system contracts
-// (casper/contracts). Error texts follow docs/system_processes.md
-// "Argument rules".
-#ifndef RNODE_RHOLANG_INTERPRETER_PROCESS_UTIL_H_
-#define RNODE_RHOLANG_INTERPRETER_PROCESS_UTIL_H_
+// The interface a native contract is written against: a handler receives
+// its arguments as IR (`Args`) and a ProcessContext, checks them with the
+// functions here (errors in the texts of docs/system_processes.md
+// "Argument rules"), charges phlo through Charge, and answers with
+// ReplyWith and the value builders. The interpreter's system processes and
+// the native system contracts (casper/contracts: registry, vault, proof of
+// stake) use it alike; REV address derivation and checks are crypto's
+// (crypto/rev_address.h). Pure functions; thread-safe.
+#ifndef RNODE_RHOLANG_INTERPRETER_NATIVE_CONTRACT_H_
+#define RNODE_RHOLANG_INTERPRETER_NATIVE_CONTRACT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -66,17 +70,10 @@ ir::ParPtr EmptyMapPar();
 std::vector<Reply> ReplyWith(const ir::ParPtr& ack,
                              std::vector<ir::ParPtr> data);
 
-// The REV address of a 65-byte public key (only the length is checked, as
-// in the public node); nullopt for another length.
-std::optional<std::string> AddressOfKey(ByteView key);
 // The REV address of a GPrivate with `id` (rho:vault:address
 // fromUnforgeable).
 std::string AddressOfPrivateName(ByteView id);
-// nullopt if `text` is a valid REV address, else the public node's message:
-// "Invalid Base58 encoding", "Invalid address length", "Invalid checksum" or
-// "Invalid prefix" (checked in that order).
-std::optional<std::string> AddressError(std::string_view text);
 
 }  // namespace rnode::rholang::interp
 
-#endif  // RNODE_RHOLANG_INTERPRETER_PROCESS_UTIL_H_
+#endif  // RNODE_RHOLANG_INTERPRETER_NATIVE_CONTRACT_H_

@@ -1,5 +1,5 @@
 // Channel state blob encoding.
-#include "rspace/internal/codec.h"
+#include "rspace/channel_codec.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,7 +9,7 @@
 
 #include "util/status_macros.h"
 
-namespace rnode::rspace::internal {
+namespace rnode::rspace {
 namespace {
 
 // Version 2 stores each datum's value hash (version 1 did not).
@@ -232,4 +232,4 @@ absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
   return st;
 }
 
-}  // namespace rnode::rspace::internal
+}  // namespace rnode::rspace
