@@ -217,11 +217,6 @@ TEST(SystemProcessTableTest, UrisBytesAndBodyRefsAreUniqueAcrossBothTables) {
   }
 }
 
-TEST(SystemProcessTableTest, TablesAreBuiltOnce) {
-  EXPECT_EQ(&StandardSystemProcesses(), &StandardSystemProcesses());
-  EXPECT_EQ(&TestSystemProcesses(), &TestSystemProcesses());
-}
-
 TEST(SystemProcessTableTest, NonDeterministicProcessesAreAbsent) {
   for (const char* uri :
        {"rho:ai:gpt4", "rho:ai:dalle3", "rho:ai:textToAudio", "rho:io:grpcTell",

@@ -32,12 +32,9 @@ TEST_P(ValidProgramTest, Parses) {
   EXPECT_NE(parsed->root, nullptr);
 }
 
-TEST_P(ValidProgramTest, NormalizesDeterministically) {
+TEST_P(ValidProgramTest, NormalizesToAClosedProcess) {
   auto a = Compile(GetParam().source);
   ASSERT_TRUE(a.ok()) << Describe(a.status());
-  auto b = Compile(GetParam().source);
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ((*a)->hash, (*b)->hash);
   EXPECT_TRUE((*a)->locally_free.empty());
   EXPECT_FALSE((*a)->connective_used);
 }

@@ -127,10 +127,12 @@ TEST(IrSizeTest, SizeIsNotPartOfHashOrEncoding) {
   EXPECT_EQ((*back)->size, a->size);
 }
 
-TEST(IrTest, NilIsEmptyAndShared) {
+TEST(IrTest, NilIsEmptyWithAPinnedHash) {
   EXPECT_TRUE(Nil()->IsNil());
-  EXPECT_EQ(Nil().get(), Nil().get());
   EXPECT_EQ(ParBuilder().Build()->hash, Nil()->hash);
+  // Computed by this code: the empty process's hash is consensus-visible.
+  EXPECT_EQ(HexEncode(Nil()->hash),
+            "b6905196fcc32ae0d19cf0d70b02043515bda9b3d1285f13d49b0ef4b0e2950f");
 }
 
 TEST(IrTest, EqualTermsBuiltSeparatelyHaveEqualHashes) {

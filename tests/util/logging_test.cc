@@ -41,7 +41,8 @@ TEST(LogRateLimiterTest, BurstEqualsRate) {
   LogRateLimiter limiter(3);  // Refill of 3/s is negligible over a few calls.
   int allowed = 0;
   for (int i = 0; i < 3; ++i) allowed += limiter.Allow();
-  EXPECT_GE(allowed, 3);
+  EXPECT_EQ(allowed, 3);
+  EXPECT_FALSE(limiter.Allow());
 }
 
 }  // namespace
