@@ -37,19 +37,19 @@ absl::StatusOr<genesis::GenesisBlock> Build(ContractEnv& env,
                                 env.runtime.get());
 }
 
-TEST(GenesisTest, SameFilesGiveTheSameBlockOnEveryRunAndThreadCount) {
-  std::vector<genesis::GenesisBlock> blocks;
-  for (int threads : {1, 1, 2, 4}) {
-    ContractEnv env(threads);
-    auto b = Build(env, Params());
-    ASSERT_TRUE(b.ok()) << b.status();
-    blocks.push_back(*b);
-  }
-  for (const auto& b : blocks) {
-    EXPECT_EQ(b.post_state, blocks[0].post_state);
-    EXPECT_EQ(b.hash, blocks[0].hash);
-  }
-  EXPECT_NE(blocks[0].post_state, blocks[0].pre_state);
+// Genesis writes natively (no interpreter rounds), so a thread count would
+// not reach it; what must hold is that the same files always give this block.
+// Computed by this code: a change to genesis, the contracts' state layout or
+// the block encoding changes them, and must be deliberate.
+TEST(GenesisTest, SameFilesGiveThePinnedBlock) {
+  ContractEnv env;
+  auto b = Build(env, Params());
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_NE(b->post_state, b->pre_state);
+  EXPECT_EQ(HexEncode(ByteView(b->post_state)),
+            "afa39ac0c600312a950551ef4ba122a73dd068c58fd1daec0838f49dfa6c08da");
+  EXPECT_EQ(HexEncode(ByteView(b->hash)),
+            "4741d07b9021dcf85af044d19a0ac42255a9a4f9655a7e3000f895178e854113");
 }
 
 TEST(GenesisTest, StateHoldsTheWalletsAndTheStakes) {
