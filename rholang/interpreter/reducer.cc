@@ -407,7 +407,7 @@ class Runtime::Impl {
   // Runs the deploy's rounds; `total` accumulates the phlo spent.
   absl::Status Run(const ir::ParPtr& program, const DeployInfo& deploy,
                    const BlockInfo* block, int64_t limit, rspace::EventLog* log,
-                   int64_t& total, size_t& rounds) {
+                   int64_t& total, size_t& rounds, size_t& parallel_rounds) {
     deploy_ = &deploy;
     block_ = block;
     ctx_ = rspace::OpContext{log, &rt_.matcher_};
@@ -427,7 +427,9 @@ class Runtime::Impl {
       auto body = [&](size_t i) {
         results[i] = RunTask(current[i], budget, tbl, rt_.options_.objects);
       };
-      if (pool_ != nullptr && current.size() >= kMinParallelTasks) {
+      if (pool_ != nullptr &&
+          current.size() >= rt_.options_.min_parallel_tasks) {
+        ++parallel_rounds;
         pool_->ParallelFor(current.size(), body);
       } else {
         for (size_t i = 0; i < current.size(); ++i) body(i);
@@ -633,6 +635,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
   if (options.threads < 1) {
     return absl::InvalidArgumentError("runtime: threads must be >= 1");
   }
+  if (options.min_parallel_tasks < 1) {
+    return absl::InvalidArgumentError(
+        "runtime: min_parallel_tasks must be >= 1");
+  }
   std::unique_ptr<Runtime> rt(new Runtime(space, options));
   rt->impl_ = std::make_unique<Impl>(*rt, options.threads);
   for (const SystemProcessDef& def : rt->impl_->table()) {
@@ -665,8 +671,8 @@ EvalResult Runtime::Evaluate(const ir::ParPtr& program,
   }
   rspace::SoftCheckpoint cp = space_->CreateSoftCheckpoint();
   int64_t total = 0;
-  absl::Status st =
-      impl_->Run(program, deploy, block, phlo_limit, log, total, result.rounds);
+  absl::Status st = impl_->Run(program, deploy, block, phlo_limit, log, total,
+                               result.rounds, result.parallel_rounds);
   if (st.ok() && log->replay() && check_replay_done) {
     st = log->CheckReplayDone();
   }

@@ -62,7 +62,8 @@ inline constexpr size_t kMaxTasksPerRound = size_t{1} << 18;
 inline constexpr int kMaxInlineDepth = 64;
 
 // Fewest tasks in a round for the parallel phase to use threads: below it
-// the scheduling overhead exceeds the work.
+// the scheduling overhead exceeds the work. The default of
+// RuntimeOptions::min_parallel_tasks.
 inline constexpr size_t kMinParallelTasks = 8;
 
 // Default phlo limit of the `rholang run` tool (a generous test budget).
@@ -71,6 +72,10 @@ inline constexpr int64_t kDefaultToolPhloLimit = 10'000'000;
 struct RuntimeOptions {
   // Worker threads for the parallel phase (>= 1). Results do not depend on it.
   int threads = 1;
+  // Fewest tasks in a round for the parallel phase to use the workers (>= 1).
+  // Results do not depend on it; tests set 1 so that a comparison of thread
+  // counts runs every round of the multi-threaded run through the workers.
+  size_t min_parallel_tasks = kMinParallelTasks;
   // The system processes to install and to resolve URIs with; null means
   // StandardSystemProcesses(). Not owned; must outlive the runtime.
   const std::vector<SystemProcessDef>* processes = nullptr;
@@ -93,6 +98,9 @@ struct EvalResult {
   absl::Status error;
   // Rounds the deploy took (for tests and benchmarks).
   size_t rounds = 0;
+  // Of those, rounds whose tasks ran on the worker threads (tests use it to
+  // show that a thread-count comparison exercised the parallel phase).
+  size_t parallel_rounds = 0;
   // EvaluateSource: the error is a parse / normalize error (a Diagnostic).
   bool static_error = false;
   bool failed() const { return !error.ok(); }

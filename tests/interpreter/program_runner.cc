@@ -54,6 +54,7 @@ absl::StatusOr<RunResult> RunProgram(std::string_view source,
                    rspace::Space::Open(&store, std::move(space_options)));
   RuntimeOptions options;
   options.threads = config.threads;
+  options.min_parallel_tasks = config.min_parallel_tasks;
   options.output = &sink;
   ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime,
                    Runtime::Create(space.get(), options));
@@ -66,6 +67,8 @@ absl::StatusOr<RunResult> RunProgram(std::string_view source,
   EvalResult eval =
       runtime->EvaluateSource(source, TestDeploy(), config.phlo, log.get());
   result.cost = eval.cost;
+  result.rounds = eval.rounds;
+  result.parallel_rounds = eval.parallel_rounds;
   result.error = eval.error;
   if (config.replay == nullptr) result.events = log->Take();
   ASSIGN_OR_RETURN(result.root, space->CreateCheckpoint());

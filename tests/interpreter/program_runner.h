@@ -18,6 +18,9 @@ namespace rnode::rholang::interp::testing {
 struct RunConfig {
   int threads = 1;
   int64_t phlo = 0;  // required: > 0
+  // RuntimeOptions::min_parallel_tasks: 1 sends every round of a
+  // multi-threaded run through the workers.
+  size_t min_parallel_tasks = 1;
   // Replay this recorded log instead of playing.
   const std::vector<rspace::Event>* replay = nullptr;
 };
@@ -26,6 +29,8 @@ struct RunResult {
   std::vector<std::string> stdout_lines;  // in the order they were written
   std::vector<std::string> stderr_lines;
   int64_t cost = 0;
+  size_t rounds = 0;
+  size_t parallel_rounds = 0;         // rounds run on the worker threads
   absl::Status error;                 // the deploy's error, OK on success
   Hash32 root{};                      // checkpoint root after the deploy
   std::vector<rspace::Event> events;  // the deploy's event log (play only)

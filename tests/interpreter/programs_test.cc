@@ -94,6 +94,11 @@ RunResult RunBoth(const std::string& source) {
   EXPECT_EQ(serial->cost, parallel->cost);
   EXPECT_EQ(serial->error.ToString(), parallel->error.ToString());
   EXPECT_EQ(serial->root, parallel->root);
+  // The comparison means something only if the parallel run used the workers
+  // (RunConfig::min_parallel_tasks is 1: every round).
+  EXPECT_EQ(serial->parallel_rounds, 0u);
+  EXPECT_EQ(parallel->parallel_rounds, parallel->rounds);
+  EXPECT_EQ(serial->rounds, parallel->rounds);
   return *std::move(serial);
 }
 

@@ -95,6 +95,8 @@ TEST_P(PropertyTest, SerialParallelAndReplayAgree) {
         RunProgram(program, {.threads = kParallelThreads, .phlo = phlo});
     ASSERT_TRUE(serial.ok()) << "seed " << seed << ": " << serial.status();
     ASSERT_TRUE(parallel.ok()) << "seed " << seed << ": " << parallel.status();
+    ASSERT_EQ(parallel->parallel_rounds, parallel->rounds)
+        << "seed " << seed << ": the 4-thread run skipped the workers";
     auto replay = RunProgram(
         program,
         {.threads = kParallelThreads, .phlo = phlo, .replay = &serial->events});

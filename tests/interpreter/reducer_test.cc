@@ -61,6 +61,9 @@ struct Harness {
     space = *rspace::Space::Open(&store, so);
     RuntimeOptions ro;
     ro.threads = threads;
+    // Every round of a multi-threaded harness runs on the workers, so that
+    // comparisons of thread counts exercise the parallel phase.
+    ro.min_parallel_tasks = 1;
     ro.output = &lines;
     ro.track_channels = track;
     auto r = Runtime::Create(space.get(), ro);
@@ -495,6 +498,35 @@ TEST(RuntimeTest, ParseCostAboveLimitIsOutOfPhlo) {
   EvalResult r = h.Run("@0!(1)", 3);
   EXPECT_TRUE(IsOutOfPhlo(r.error)) << r.error;
   EXPECT_EQ(r.cost, 3);
+}
+
+TEST(RuntimeTest, MinParallelTasksDecidesWhichRoundsUseTheWorkers) {
+  rspace::InMemoryStore store(kStoreColumns);
+  auto space = *rspace::Space::Open(&store);
+  RuntimeOptions o;
+  o.threads = 2;
+  o.min_parallel_tasks = 0;
+  EXPECT_EQ(Runtime::Create(space.get(), o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Round 1 has one task, round 2 the two sends: only a minimum of 1 sends
+  // both rounds to the workers; the default (8) sends neither.
+  const char* src = R"(@"out"!(1) | @"out"!(2))";
+  Harness eager(2);
+  EvalResult r = eager.Run(src);
+  ASSERT_TRUE(r.error.ok());
+  EXPECT_EQ(r.parallel_rounds, r.rounds);
+  rspace::InMemoryStore store8(kStoreColumns);
+  rspace::SpaceOptions so;
+  so.term_factory = StoredTermFactory();
+  auto space8 = *rspace::Space::Open(&store8, so);
+  o.min_parallel_tasks = kMinParallelTasks;
+  auto rt = Runtime::Create(space8.get(), o);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  rspace::EventLog log;
+  EvalResult r8 = (*rt)->EvaluateSource(src, TestDeploy(), kBigLimit, &log);
+  ASSERT_TRUE(r8.error.ok());
+  EXPECT_EQ(r8.parallel_rounds, 0u);
+  EXPECT_EQ(r8.cost, r.cost);
 }
 
 TEST(RuntimeTest, ThreadsBelowOneRejected) {
@@ -964,7 +996,9 @@ TEST(NamesTest, NamesAfterCommAreDeterministic) {
       R"(@"in"!(1) | for (@x <- @"in") { new y in { @"out"!(*y) } })";
   Harness a, b(4);
   ASSERT_TRUE(a.Run(src).error.ok());
-  ASSERT_TRUE(b.Run(src).error.ok());
+  EvalResult rb = b.Run(src);
+  ASSERT_TRUE(rb.error.ok());
+  EXPECT_EQ(rb.parallel_rounds, rb.rounds);
   EXPECT_EQ(a.Data("out"), b.Data("out"));
 }
 
@@ -1093,6 +1127,7 @@ TEST(DepthTest, NestingBeyondInlineDepthSpawnsAndStaysDeterministic) {
   EXPECT_EQ(one.Data("out"), Expect({std::to_string(depth)}));
   EXPECT_EQ(r1.cost, r4.cost);
   EXPECT_GT(r1.rounds, 2u);
+  EXPECT_EQ(r4.parallel_rounds, r4.rounds);
   EXPECT_EQ(one.Root(), four.Root());
 }
 
@@ -1104,7 +1139,9 @@ TEST(DepthTest, DeeplyNestedNewsStayDeterministic) {
   for (int i = 0; i < depth; ++i) src += " }";
   Harness a(1), b(3);
   ASSERT_TRUE(a.Run(src).error.ok());
-  ASSERT_TRUE(b.Run(src).error.ok());
+  EvalResult rb = b.Run(src);
+  ASSERT_TRUE(rb.error.ok());
+  EXPECT_EQ(rb.parallel_rounds, rb.rounds);
   EXPECT_EQ(a.Data("out"), b.Data("out"));
   EXPECT_EQ(a.Data("out").size(), 1u);
 }
