@@ -1,6 +1,7 @@
 // The native registry: lookup, insertArbitrary, insertSigned and the
 // system contracts' shorthands.
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/registry.h"
@@ -49,6 +50,16 @@ new ins(`rho:registry:insertSigned:secp256k1`), rl(`rho:registry:lookup`),
     rl!(uri, *valueCh) |
     for (@v <- valueCh) { stdout!(("value", v)) }
   }
+})");
+}
+
+// Looks up the URI of `key`'s signed insert and prints ("value", v).
+std::string Lookup(const TestKey& key) {
+  return absl::StrCat(R"(
+new rl(`rho:registry:lookup`), stdout(`rho:io:stdout`), ch in {
+  rl!(`)",
+                      interp::RegistryUriFromKey(ByteView(key.pk)), R"(`, *ch) |
+  for (@v <- ch) { stdout!(("value", v)) }
 })");
 }
 
@@ -122,15 +133,23 @@ TEST(RegistryTest, InsertSignedNeedsAValidSignatureAndAHigherNonce) {
   auto again = env.Run(MakeTestKey(1), InsertSigned(key, 5, "\"again\"",
                                                     SignedInsertSig(key, 5)));
   ASSERT_TRUE(again.error.ok());
-  ASSERT_GE(env.lines.out.size(), 1u);
-  EXPECT_EQ(env.lines.out[0], "(\"uri\", Nil)");
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{"(\"uri\", Nil)", "(\"value\", Nil)"}));
+  env.lines.out.clear();
+  ASSERT_TRUE(env.Run(MakeTestKey(1), Lookup(key)).error.ok());
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{"(\"value\", (5, \"v5\"))"}));
   env.lines.out.clear();
   // A signature for another nonce: refused.
   auto bad = env.Run(MakeTestKey(1),
                      InsertSigned(key, 9, "\"bad\"", SignedInsertSig(key, 8)));
   ASSERT_TRUE(bad.error.ok());
-  ASSERT_GE(env.lines.out.size(), 1u);
-  EXPECT_EQ(env.lines.out[0], "(\"uri\", Nil)");
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{"(\"uri\", Nil)", "(\"value\", Nil)"}));
+  env.lines.out.clear();
+  ASSERT_TRUE(env.Run(MakeTestKey(1), Lookup(key)).error.ok());
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{"(\"value\", (5, \"v5\"))"}));
   env.lines.out.clear();
   // A higher nonce replaces the value.
   auto up = env.Run(MakeTestKey(1),
