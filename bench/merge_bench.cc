@@ -163,10 +163,12 @@ void RunMerge(benchmark::State& state, bool hot_race, size_t threads = 1,
   std::unique_ptr<Setup> s = Build(chains, hot_race, rocksdb);
   MergeOptions options;
   options.number_codec = &s->codec;
-  options.threads = threads;
+  MergeContextOptions context_options;
+  context_options.threads = threads;
+  MergeContext context(context_options);
   MergeMetrics last;
   for (auto _ : state) {
-    auto r = Merge(*s->history, s->base_root, s->scope, options);
+    auto r = Merge(*s->history, s->base_root, s->scope, options, context);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;
