@@ -92,6 +92,22 @@ BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
   return plan;
 }
 
+absl::Status CheckPlanFits(const BasePlan& plan, const ScopeIndex& index) {
+  size_t removed = 0, produce = 0, change = 0;
+  for (const BlockIndex* b : index.blocks) {
+    removed += b->flat.removed.all().size();
+    produce += b->flat.produced_on.all().size();
+    change += b->flat.raw_changes.all().size();
+  }
+  if (plan.removed_leaf.size() != removed ||
+      plan.produce_leaf.size() != produce ||
+      plan.change_leaf.size() != change ||
+      plan.number_leaf.size() != index.numbers.size()) {
+    return absl::InternalError("merge: base snapshot of another scope");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint32_t> BaseSnapshot::IndexOf(const Hash32& channel) const {
   const KeyRecord key = KeyRecord::Make(channel, 0, 0);
   auto it = std::lower_bound(plan.keys.begin(), plan.keys.end(), key,

@@ -155,6 +155,7 @@ absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
                                       const NumberBases& numbers,
                                       const BaseSnapshot& base,
                                       const NumberChannelCodec* codec) {
+  RETURN_IF_ERROR(CheckPlanFits(base.plan, index));
   CombinedState out;
   const BasePlan& plan = base.plan;
   const uint32_t leaves = static_cast<uint32_t>(plan.keys.size());

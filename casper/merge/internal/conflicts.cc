@@ -169,6 +169,7 @@ absl::StatusOr<BaseChecks> CheckBase(const ScopeIndex& index,
                                      const Branches& branches,
                                      const Conflicts& conflicts,
                                      const BaseSnapshot& base) {
+  RETURN_IF_ERROR(CheckPlanFits(base.plan, index));
   const uint32_t nb = branches.count;
   BaseChecks out;
   out.prerejected = conflicts.duplicate;

@@ -12,14 +12,12 @@ absl::StatusOr<NumberBases> ReadNumberBases(const ScopeIndex& index,
                                             const Branches& branches,
                                             const BaseSnapshot& base,
                                             const NumberChannelCodec* codec) {
+  RETURN_IF_ERROR(CheckPlanFits(base.plan, index));
   NumberBases out;
   const std::vector<Hash32>& numbers = index.numbers;
   for (uint32_t i = 0; i < numbers.size(); ++i) {
     if (codec == nullptr) {
       return absl::InvalidArgumentError("merge: number diffs without a codec");
-    }
-    if (i >= base.plan.number_leaf.size()) {
-      return absl::InternalError("merge: number channel not prefetched");
     }
     const BaseLeaf& leaf = base.At(base.plan.number_leaf[i]);
     ASSIGN_OR_RETURN(int64_t v, codec->Read(leaf.state));

@@ -94,6 +94,10 @@ struct BasePlan {
 // arrays in chain order.
 BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch);
 
+// Internal unless the leaf maps of `plan` have one entry per entry of the
+// scope's flat arrays (a snapshot of another scope).
+absl::Status CheckPlanFits(const BasePlan& plan, const ScopeIndex& index);
+
 struct BaseLeaf {
   rspace::ChannelState state;
   std::optional<Bytes> blob;  // nullopt: no leaf in the base.
@@ -211,7 +215,7 @@ struct BaseChecks {
 };
 
 // Availability of removed items and base joins against the base. Internal
-// if a channel was not prefetched.
+// if a channel was not prefetched or `base` was planned for another scope.
 absl::StatusOr<BaseChecks> CheckBase(const ScopeIndex& index,
                                      const Branches& branches,
                                      const Conflicts& conflicts,
@@ -287,7 +291,8 @@ struct CombinedState {
 
 // Base + kept changes per channel, join derivation and the new number
 // values. InvalidArgument for an empty join group; Internal if a removal
-// finds nothing or a channel was not prefetched; the codec's error.
+// finds nothing, a channel was not prefetched or `base` was planned for
+// another scope; the codec's error.
 absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
                                       const Branches& branches,
                                       const Decision& decision,
