@@ -15,6 +15,7 @@ MergeContext::MergeContext(MergeContextOptions options)
       helper_scratch_(std::make_unique<internal::MergeScratch>()) {
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxMergeThreads);
   options_.parallel_grain = std::max<size_t>(options_.parallel_grain, 1);
+  options_.base_read_chunk = std::max<size_t>(options_.base_read_chunk, 1);
   if (options_.threads > 1) {
     pool_ = std::make_unique<WorkerPool>(static_cast<int>(options_.threads));
     helper_ = std::make_unique<internal::SerialExecutor>();

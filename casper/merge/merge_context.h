@@ -29,6 +29,11 @@ inline constexpr size_t kDefaultMergeParallelGrain = 256;
 // handoff costs more than the overlap saves.
 inline constexpr size_t kDefaultMergeBackgroundMin = 256;
 
+// Keys per chunk of a base read shared by the helper and the caller: large
+// enough that the trie's top levels, walked again per chunk, stay a small
+// part of it; small enough that the two threads finish close together.
+inline constexpr size_t kDefaultMergeBaseReadChunk = 2048;
+
 struct MergeContextOptions {
   // Threads for independent work, the caller's included; 0 counts as 1,
   // more than kMaxMergeThreads as kMaxMergeThreads. With 1 the context
@@ -43,6 +48,10 @@ struct MergeContextOptions {
   size_t parallel_grain = kDefaultMergeParallelGrain;
   // Fewest base-read records read on the helper thread; tests set 0.
   size_t background_min = kDefaultMergeBackgroundMin;
+  // Channels per chunk of a background base read: the helper reads chunks
+  // from the front of the plan, the caller (once it needs the base) from
+  // the back. Tests set 1 to share even small reads. 0 counts as 1.
+  size_t base_read_chunk = kDefaultMergeBaseReadChunk;
   // Free the decoded base states on the helper thread (when there is one),
   // possibly after Merge has returned.
   bool free_in_background = true;

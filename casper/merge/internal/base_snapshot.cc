@@ -1,6 +1,9 @@
 // Step 2: the base prefetch, planned from the scope index and read in one
 // batch (docs/merge.md §8).
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "casper/merge/internal/serial_executor.h"
@@ -162,43 +165,167 @@ absl::StatusOr<std::unique_ptr<BaseSnapshot>> ReadBase(
   return snap;
 }
 
+// A base read shared by the helper (which plans, then claims chunks from
+// the front) and the caller (which claims chunks from the back in Wait).
+// `snap`, `keys`, `read`, `make` and `value_hashes` are written by the
+// planner before `planned` is set under `mu` and only read afterwards; the
+// leaves of a chunk are written only by the thread that claimed it and
+// handed over by `finished` under `mu`.
+struct PendingBase::State {
+  Mutex mu;
+  CondVar cv;
+  bool planned ABSL_GUARDED_BY(mu) = false;
+  size_t front ABSL_GUARDED_BY(mu) = 0;  // Next chunk from the front.
+  size_t back ABSL_GUARDED_BY(mu) = 0;   // One past the last unclaimed.
+  size_t claimed ABSL_GUARDED_BY(mu) = 0;
+  size_t finished ABSL_GUARDED_BY(mu) = 0;
+  absl::Status status ABSL_GUARDED_BY(mu);
+  // Set when the read ran in one batch (no sharing).
+  std::optional<absl::StatusOr<std::unique_ptr<BaseSnapshot>>> whole
+      ABSL_GUARDED_BY(mu);
+  std::chrono::steady_clock::time_point start ABSL_GUARDED_BY(mu);
+  size_t chunk = 1;  // Channels per chunk.
+
+  std::unique_ptr<BaseSnapshot> snap;
+  std::vector<Hash32> keys;
+  LeafReader read;
+  rspace::TermFactory make;     // The caller's factory, or Term::Make.
+  bool custom_factory = false;  // Else value hashes come from the blobs.
+  Mutex decode_mu;              // Held around calls of a custom factory.
+
+  bool Complete() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return whole.has_value() ||
+           (planned && front == back && finished == claimed);
+  }
+};
+
+namespace {
+
+using State = PendingBase::State;
+
+rspace::TermFactory DefaultFactory() {
+  return [](Bytes b) {
+    return absl::StatusOr<rspace::TermPtr>(rspace::Term::Make(std::move(b)));
+  };
+}
+
+// Reads and decodes chunk `c` of a planned shared read.
+absl::Status ReadChunk(State& s, size_t c) {
+  const size_t begin = c * s.chunk;
+  const size_t end = std::min(s.keys.size(), begin + s.chunk);
+  std::span<const Hash32> keys(s.keys.data() + begin, end - begin);
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs, s.read(keys));
+  if (blobs.size() != keys.size()) {
+    return absl::InternalError("merge: base read returned " +
+                               std::to_string(blobs.size()) + " leaves for " +
+                               std::to_string(keys.size()) + " channels");
+  }
+  auto decode = [&]() -> absl::Status {
+    const rspace::internal::ValueHashes value_hashes =
+        s.custom_factory ? rspace::internal::ValueHashes::kVerify
+                         : rspace::internal::ValueHashes::kTrust;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      BaseLeaf& leaf = s.snap->leaves[begin + i];
+      leaf.blob = std::move(blobs[i]);
+      if (leaf.blob.has_value()) {
+        ASSIGN_OR_RETURN(leaf.state, rspace::internal::DecodeChannelState(
+                                         *leaf.blob, s.make, value_hashes));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (s.custom_factory) {
+    MutexLock lock(&s.decode_mu);
+    return decode();
+  }
+  return decode();
+}
+
+// Claims and reads chunks (from the front or the back) until none is left
+// or one failed.
+void RunChunks(State& s, bool from_front) {
+  while (true) {
+    size_t c;
+    {
+      MutexLock lock(&s.mu);
+      if (s.front == s.back) return;
+      c = from_front ? s.front++ : --s.back;
+      ++s.claimed;
+    }
+    absl::Status status = ReadChunk(s, c);
+    MutexLock lock(&s.mu);
+    if (!status.ok()) {
+      if (s.status.ok()) s.status = std::move(status);
+      s.back = s.front;  // Abandon the unclaimed chunks.
+    }
+    ++s.finished;
+    if (s.Complete()) s.cv.SignalAll();
+  }
+}
+
+}  // namespace
+
 PendingBase::~PendingBase() {
   if (state_ == nullptr) return;
   MutexLock lock(&state_->mu);
-  while (!state_->done) state_->cv.Wait(&state_->mu);
+  while (!state_->Complete()) state_->cv.Wait(&state_->mu);
 }
 
 absl::StatusOr<std::unique_ptr<BaseSnapshot>> PendingBase::Wait() {
   if (state_ == nullptr)
     return absl::InternalError("merge: base read not started or taken");
   std::shared_ptr<State> state = std::move(state_);
-  MutexLock lock(&state->mu);
-  while (!state->done) state->cv.Wait(&state->mu);
-  return std::move(state->result);
+  State& s = *state;
+  {
+    MutexLock lock(&s.mu);
+    if (s.whole.has_value()) return std::move(*s.whole);
+    while (!s.planned) s.cv.Wait(&s.mu);
+  }
+  RunChunks(s, /*from_front=*/false);
+  MutexLock lock(&s.mu);
+  while (!s.Complete()) s.cv.Wait(&s.mu);
+  if (!s.status.ok()) return s.status;
+  s.snap->read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - s.start)
+                        .count();
+  return std::move(s.snap);
 }
 
 PendingBase StartReadBase(MergeContext& context, const ScopeIndex& index,
                           LeafReader read, rspace::TermFactory factory) {
   PendingBase pending;
-  auto state = std::make_shared<PendingBase::State>();
+  auto state = std::make_shared<State>();
   pending.state_ = state;
   SerialExecutor* helper = context.helper();
   if (helper == nullptr ||
       PlanRecords(index) < context.options().background_min) {
     auto r = ReadBase(PlanBaseReads(index, context.scratch()), read, factory);
     MutexLock lock(&state->mu);
-    state->result = std::move(r);
-    state->done = true;
+    state->whole = std::move(r);
     return pending;
   }
   MergeScratch* scratch = &context.helper_scratch();
+  state->chunk = context.options().base_read_chunk;
   helper->Post([state, &index, scratch, read = std::move(read),
                 factory = std::move(factory)] {
-    auto r = ReadBase(PlanBaseReads(index, *scratch), read, factory);
-    MutexLock lock(&state->mu);
-    state->result = std::move(r);
-    state->done = true;
-    state->cv.SignalAll();
+    State& s = *state;
+    BasePlan plan = PlanBaseReads(index, *scratch);
+    s.snap = std::make_unique<BaseSnapshot>();
+    s.keys.reserve(plan.keys.size());
+    for (const KeyRecord& k : plan.keys) s.keys.push_back(KeyOf(k));
+    s.snap->leaves.resize(plan.keys.size());
+    s.snap->plan = std::move(plan);
+    s.read = read;
+    s.custom_factory = static_cast<bool>(factory);
+    s.make = factory ? factory : DefaultFactory();
+    {
+      MutexLock lock(&s.mu);
+      s.start = std::chrono::steady_clock::now();
+      s.planned = true;
+      s.back = (s.keys.size() + s.chunk - 1) / s.chunk;
+      s.cv.SignalAll();
+    }
+    RunChunks(s, /*from_front=*/true);
   });
   return pending;
 }

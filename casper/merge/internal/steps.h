@@ -139,25 +139,27 @@ class PendingBase {
   PendingBase& operator=(PendingBase&&) = delete;
   ~PendingBase();
 
-  // The read's snapshot or error. At most once.
+  // The read's snapshot or error. At most once. When the read runs on the
+  // helper thread, the caller reads the chunks the helper has not started
+  // yet (from the end of the plan) instead of waiting idle.
   absl::StatusOr<std::unique_ptr<BaseSnapshot>> Wait();
+
+  struct State;  // Defined in base_snapshot.cc.
 
  private:
   friend PendingBase StartReadBase(MergeContext&, const ScopeIndex&,
                                    LeafReader, rspace::TermFactory);
-  struct State {
-    Mutex mu;
-    CondVar cv;
-    bool done ABSL_GUARDED_BY(mu) = false;
-    absl::StatusOr<std::unique_ptr<BaseSnapshot>> result ABSL_GUARDED_BY(mu);
-  };
   std::shared_ptr<State> state_;
 };
 
 // Plans and reads the base of `index` (PlanBaseReads + ReadBase): on the
-// context's helper thread with its helper scratch when there is one and the
-// scope has at least background_min base-read records, else now on the
-// caller's thread. REQUIRES: `index` and whatever `read` uses outlive the
+// context's helper thread with its helper scratch, in chunks of
+// base_read_chunk channels that the caller shares from Wait, when there is
+// a helper
+// and the scope has at least background_min base-read records; else now on
+// the caller's thread in one batch. `read` may run on both threads at once
+// (History::ReadLeaves may); a non-null `factory` is never called by two
+// threads at once. REQUIRES: `index` and whatever `read` uses outlive the
 // returned PendingBase, and nothing else uses the helper scratch meanwhile.
 PendingBase StartReadBase(MergeContext& context, const ScopeIndex& index,
                           LeafReader read, rspace::TermFactory factory);

@@ -66,8 +66,10 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
   // Reused across scopes, as a node reuses its context. `eager` runs every
   // parallel and background path even on these small scopes.
   MergeContext two_threads({.threads = 2});
-  MergeContext eager(
-      {.threads = 2, .parallel_grain = 1, .background_min = 0});
+  MergeContext eager({.threads = 2,
+                      .parallel_grain = 1,
+                      .background_min = 0,
+                      .base_read_chunk = 1});
   Coverage cov;
   for (int n = 0; n < count; ++n) {
     SCOPED_TRACE("seed " + std::to_string(seed) + " scope " +

@@ -353,7 +353,8 @@ TEST(BasePrefetchTest, ReaderErrorsReachTheWaiterOnTheHelperThread) {
   std::vector<std::shared_ptr<const BlockIndex>> scope = {Block(1, {a})};
   auto idx = IndexScope(scope, nullptr);
   ASSERT_TRUE(idx.ok());
-  MergeContext context({.threads = 2, .background_min = 0});
+  MergeContext context(
+      {.threads = 2, .background_min = 0, .base_read_chunk = 1});
   PendingBase failing = StartReadBase(
       context, *idx,
       [](std::span<const Hash32>)
@@ -370,6 +371,44 @@ TEST(BasePrefetchTest, ReaderErrorsReachTheWaiterOnTheHelperThread) {
       },
       nullptr);
   EXPECT_EQ(short_read.Wait().status().code(), absl::StatusCode::kInternal);
+}
+
+TEST(BasePrefetchTest, ReadSharedInChunksByTwoThreadsEqualsOneBatch) {
+  std::vector<std::shared_ptr<const BlockIndex>> scope;
+  std::map<Hash32, ChannelState> states;
+  for (int i = 0; i < 40; ++i) {
+    const Datum x = MakeDatum(i, i);
+    states[C(i)].data = {x};
+    DeployInput d = Deploy("d" + std::to_string(i), 1);
+    TakeDatum(d, C(i), x, i);
+    StoreDatum(d, C(100 + i), MakeDatum(i, 100 + i));
+    scope.push_back(Block(i, {d}));
+  }
+  auto idx = IndexScope(scope, nullptr);
+  ASSERT_TRUE(idx.ok());
+  testing::TestHistory th;
+  auto root = testing::CommitStates(*th.history, rspace::kEmptyRoot, states);
+  ASSERT_TRUE(root.ok());
+  LeafReader read = [&](std::span<const Hash32> channels) {
+    return th.history->ReadLeaves(*root, channels);
+  };
+  MergeScratch scratch;
+  auto whole = ReadBase(PlanBaseReads(*idx, scratch), read, nullptr);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  for (size_t chunk : {1u, 3u, 1000u}) {
+    MergeContext context(
+        {.threads = 2, .background_min = 0, .base_read_chunk = chunk});
+    auto shared = StartReadBase(context, *idx, read, nullptr).Wait();
+    ASSERT_TRUE(shared.ok()) << shared.status();
+    ASSERT_EQ((*shared)->leaves.size(), (*whole)->leaves.size());
+    EXPECT_EQ((*shared)->leaves.size(), 80u);
+    for (size_t i = 0; i < (*whole)->leaves.size(); ++i) {
+      EXPECT_EQ((*shared)->leaves[i].blob, (*whole)->leaves[i].blob) << i;
+      EXPECT_EQ((*shared)->leaves[i].state.data.size(),
+                (*whole)->leaves[i].state.data.size());
+    }
+    EXPECT_EQ((*shared)->plan.removed_leaf, (*whole)->plan.removed_leaf);
+  }
 }
 
 TEST(CheckBaseTest, UnavailableRemovalAndBaseJoinAndDuplicateWins) {
