@@ -193,10 +193,14 @@ std::unique_ptr<Setup> Build(int chains, Shape shape = {}) {
         k.continuation = rspace::Term::Make(U64(9));
         k.source = H(28, i);
         k.group = rspace::MakeJoinGroup(k.channels);
-        d.events.push_back(rspace::ConsumeEvent{
-            k.source, {k.channels[0]->hash(), k.channels[1]->hash()},
-            {k.patterns[0]->hash(), k.patterns[1]->hash()},
-            k.continuation->hash(), false, false, 0});
+        d.events.push_back(
+            rspace::ConsumeEvent{k.source,
+                                 {k.channels[0]->hash(), k.channels[1]->hash()},
+                                 {k.patterns[0]->hash(), k.patterns[1]->hash()},
+                                 k.continuation->hash(),
+                                 false,
+                                 false,
+                                 0});
         rspace::ChannelChange j0, j1;
         j0.channel = k.group[0];
         j1.channel = k.group[1];

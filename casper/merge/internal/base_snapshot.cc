@@ -16,7 +16,13 @@ namespace rnode::casper::merge::internal {
 namespace {
 
 // Tags of the plan's notes: which leaf map an entry fills.
-enum : uint32_t { kRemoved = 0, kProduce = 1, kNumber = 2, kChange = 3, kJoin = 4 };
+enum : uint32_t {
+  kRemoved = 0,
+  kProduce = 1,
+  kNumber = 2,
+  kChange = 3,
+  kJoin = 4
+};
 
 // Base-read records of a scope: what PlanBaseReads notes, join channels
 // aside (a few per continuation change).
@@ -113,8 +119,8 @@ absl::Status CheckPlanFits(const BasePlan& plan, const ScopeIndex& index) {
 
 absl::StatusOr<uint32_t> BaseSnapshot::IndexOf(const Hash32& channel) const {
   const KeyRecord key = KeyRecord::Make(channel, 0, 0);
-  auto it = std::lower_bound(plan.keys.begin(), plan.keys.end(), key,
-                             KeyWordsLess);
+  auto it =
+      std::lower_bound(plan.keys.begin(), plan.keys.end(), key, KeyWordsLess);
   if (it == plan.keys.end() || !SameKey(*it, key)) {
     return absl::InternalError("merge: base leaf " + HexEncode(channel) +
                                " not prefetched");

@@ -232,7 +232,8 @@ absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
     bool present = false;
     ASSIGN_OR_RETURN(uint32_t owner, base.IndexOf(g.front()));
     if (state_of_leaf[owner] != UINT32_MAX) {
-      for (const WaitingContinuation* k : pools.Conts(next[state_of_leaf[owner]]))
+      for (const WaitingContinuation* k :
+           pools.Conts(next[state_of_leaf[owner]]))
         present |= k->group == g;
     } else {
       for (const auto& k : base.At(owner).state.continuations)
@@ -260,9 +261,8 @@ absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
       return absl::InvalidArgumentError("merge: number diffs without a codec");
     }
     const __int128 value = numbers.values[idx] + sum;
-    ASSIGN_OR_RETURN(ChannelState s,
-                     codec->Write(index.numbers[idx],
-                                  static_cast<int64_t>(value)));
+    ASSIGN_OR_RETURN(ChannelState s, codec->Write(index.numbers[idx],
+                                                  static_cast<int64_t>(value)));
     const ChannelState& owned = out.number_states.emplace_back(std::move(s));
     const uint32_t l = plan.number_leaf[idx];
     if (state_of_leaf[l] != UINT32_MAX) {

@@ -96,7 +96,8 @@ Conflicts CollectConflicts(const ScopeIndex& index, const Branches& branches,
     for (uint32_t c = 0; c < block.chains.size(); ++c) {
       const uint32_t b = branches.chain_branch[index.chain_offset[bl] + c];
       for (uint32_t d : block.flat.deploys.of(c)) {
-        ids.push_back(DeployRef{block.flat.id_prefix[d], &block.deploys[d].id, b});
+        ids.push_back(
+            DeployRef{block.flat.id_prefix[d], &block.deploys[d].id, b});
       }
     }
   }

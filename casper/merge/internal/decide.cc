@@ -32,7 +32,8 @@ absl::StatusOr<NumberBases> ReadNumberBases(const ScopeIndex& index,
   for (uint32_t b = 0; b < branches.count; ++b) {
     sums.clear();
     for (uint32_t g : branches.chains_of(b)) {
-      for (const auto& [ch, d] : index.flat_of(g).number_diffs.of(index.local_of(g))) {
+      for (const auto& [ch, d] :
+           index.flat_of(g).number_diffs.of(index.local_of(g))) {
         uint32_t idx = static_cast<uint32_t>(
             std::lower_bound(numbers.begin(), numbers.end(), ch, Hash32Less()) -
             numbers.begin());
@@ -86,7 +87,8 @@ Decision Decide(const Branches& branches, const Conflicts& conflicts,
       kept |= !d.rejected[ids[j].branch];
       ++j;
     }
-    if (!kept) d.rejected_deploys.push_back({*ids[i].id, d.reason[ids[i].branch]});
+    if (!kept)
+      d.rejected_deploys.push_back({*ids[i].id, d.reason[ids[i].branch]});
     i = j;
   }
   return d;

@@ -191,7 +191,8 @@ inline void SortKeyRecords(std::vector<KeyRecord>& records,
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   scratch.buffer.resize(n);
   fill.assign(start.begin(), start.end() - 1);
-  for (const KeyRecord& r : records) scratch.buffer[fill[r.w[0] >> shift]++] = r;
+  for (const KeyRecord& r : records)
+    scratch.buffer[fill[r.w[0] >> shift]++] = r;
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) {
       SortBucket(scratch.buffer.begin() + start[b],

@@ -119,8 +119,9 @@ struct BaseSnapshot {
 
 // Reads the blobs of `channels` (ascending, unique) in one batch; results
 // in `channels` order, nullopt for an absent leaf.
-using LeafReader = std::function<absl::StatusOr<std::vector<std::optional<Bytes>>>(
-    std::span<const Hash32> channels)>;
+using LeafReader =
+    std::function<absl::StatusOr<std::vector<std::optional<Bytes>>>(
+        std::span<const Hash32> channels)>;
 
 // Reads and decodes the leaves of `plan` with one call of `read`. A null
 // `factory` builds terms with Term::Make and datum values from their stored
@@ -147,8 +148,8 @@ class PendingBase {
   struct State;  // Defined in base_snapshot.cc.
 
  private:
-  friend PendingBase StartReadBase(MergeContext&, const ScopeIndex&,
-                                   LeafReader, rspace::TermFactory);
+  friend PendingBase StartReadBase(MergeContext&, const ScopeIndex&, LeafReader,
+                                   rspace::TermFactory);
   std::shared_ptr<State> state_;
 };
 
@@ -172,10 +173,10 @@ struct Branches {
   uint32_t count = 0;
   std::vector<uint32_t> chain_branch;  // Per chain.
   // Chains of each branch, ascending, as one flat list with offsets.
-  std::vector<uint32_t> offset;      // count + 1 entries.
-  std::vector<uint32_t> chain_list;  // Per chain.
-  std::vector<BranchInfo> info;      // Chains and cost; verdicts unset.
-  std::vector<uint32_t> multi;       // Branches of more than one chain.
+  std::vector<uint32_t> offset;         // count + 1 entries.
+  std::vector<uint32_t> chain_list;     // Per chain.
+  std::vector<BranchInfo> info;         // Chains and cost; verdicts unset.
+  std::vector<uint32_t> multi;          // Branches of more than one chain.
   std::vector<EventFacts> multi_facts;  // Parallel to `multi`.
 
   std::span<const uint32_t> chains_of(uint32_t b) const {

@@ -24,7 +24,9 @@ using rspace::WaitingContinuation;
 using testing::HashOf;
 using testing::MakeTerm;
 
-rspace::TermPtr Chan(int i) { return MakeTerm(1000 + static_cast<uint64_t>(i)); }
+rspace::TermPtr Chan(int i) {
+  return MakeTerm(1000 + static_cast<uint64_t>(i));
+}
 Hash32 C(int i) { return Chan(i)->hash(); }
 
 Datum MakeDatum(uint64_t v, uint64_t src) {
@@ -59,8 +61,8 @@ void TakeDatum(DeployInput& d, const Hash32& ch, const Datum& datum,
 }
 
 void StoreDatum(DeployInput& d, const Hash32& ch, const Datum& datum) {
-  d.events.push_back(rspace::ProduceEvent{datum.source, ch, datum.value->hash(),
-                                          false, 0});
+  d.events.push_back(
+      rspace::ProduceEvent{datum.source, ch, datum.value->hash(), false, 0});
   Change(d, ch).added_data.push_back(datum);
 }
 
@@ -87,10 +89,12 @@ void StoreContinuation(DeployInput& d, const WaitingContinuation& k) {
 std::shared_ptr<const BlockIndex> Block(uint64_t tag,
                                         std::vector<DeployInput> deploys) {
   for (auto& d : deploys) {
-    std::sort(d.changes.channels.begin(), d.changes.channels.end(),
-              [](const auto& a, const auto& b) { return a.channel < b.channel; });
+    std::sort(
+        d.changes.channels.begin(), d.changes.channels.end(),
+        [](const auto& a, const auto& b) { return a.channel < b.channel; });
   }
-  auto idx = BuildBlockIndex(BlockInput{HashOf(600, tag), tag, std::move(deploys)});
+  auto idx =
+      BuildBlockIndex(BlockInput{HashOf(600, tag), tag, std::move(deploys)});
   EXPECT_TRUE(idx.ok()) << idx.status();
   return *idx;
 }
@@ -126,8 +130,8 @@ struct StepsRun {
 };
 
 StepsRun Steps(std::span<const std::shared_ptr<const BlockIndex>> scope,
-          const std::map<Hash32, ChannelState>& states,
-          const NumberChannelCodec* codec = nullptr) {
+               const std::map<Hash32, ChannelState>& states,
+               const NumberChannelCodec* codec = nullptr) {
   StepsRun r;
   MergeScratch scratch;
   r.index = *IndexScope(scope, codec);
@@ -173,7 +177,8 @@ TEST(IndexScopeTest, BlocksInHashOrderAndChainsNumberedAcrossThem) {
     std::vector<DeployInput> deploys;
     for (uint64_t i = 0; i < tag; ++i) {
       DeployInput d = Deploy("d" + std::to_string(tag * 10 + i), 1);
-      StoreDatum(d, C(static_cast<int>(tag * 10 + i)), MakeDatum(i, tag * 10 + i));
+      StoreDatum(d, C(static_cast<int>(tag * 10 + i)),
+                 MakeDatum(i, tag * 10 + i));
       deploys.push_back(std::move(d));
     }
     scope.push_back(Block(tag, std::move(deploys)));
@@ -337,8 +342,8 @@ TEST(BasePrefetchTest, PlansEveryChannelOnceAndUnplannedIsInternal) {
   // C(1) removed, C(2) produced on and changed, C(3) and C(4) in a join.
   const BaseSnapshot& s = **base;
   EXPECT_EQ(s.leaves.size(), 4u);
-  EXPECT_TRUE(std::is_sorted(s.plan.keys.begin(), s.plan.keys.end(),
-                             KeyWordsLess));
+  EXPECT_TRUE(
+      std::is_sorted(s.plan.keys.begin(), s.plan.keys.end(), KeyWordsLess));
   for (int ch : {1, 2, 3, 4}) EXPECT_TRUE(s.Find(C(ch)).ok()) << ch;
   ASSERT_TRUE(s.Find(C(1)).ok());
   EXPECT_EQ((*s.Find(C(1)))->state.data.size(), 1u);
@@ -551,8 +556,8 @@ class CombineTest : public ::testing::Test {
 TEST_F(CombineTest, KeptChangesOnTheInMemoryBaseWithJoinsAndNumbers) {
   StepsRun r = Steps(scope_, states_, &codec_);
   ASSERT_EQ(r.decision.rejected_branches, 0u);
-  auto combined = Combine(r.index, r.branches, r.decision, r.numbers, *r.base,
-                          &codec_);
+  auto combined =
+      Combine(r.index, r.branches, r.decision, r.numbers, *r.base, &codec_);
   ASSERT_TRUE(combined.ok()) << combined.status();
   std::map<Hash32, const NewState*> by_channel;
   for (const NewState& s : combined->states) by_channel[s.channel] = &s;
@@ -577,10 +582,10 @@ TEST_F(CombineTest, KeptChangesOnTheInMemoryBaseWithJoinsAndNumbers) {
 
 TEST_F(CombineTest, TrieActionsWithAPoolEqualThoseWithoutAndMatchMerge) {
   StepsRun r = Steps(scope_, states_, &codec_);
-  auto serial = Combine(r.index, r.branches, r.decision, r.numbers, *r.base,
-                        &codec_);
-  auto parallel = Combine(r.index, r.branches, r.decision, r.numbers, *r.base,
-                          &codec_);
+  auto serial =
+      Combine(r.index, r.branches, r.decision, r.numbers, *r.base, &codec_);
+  auto parallel =
+      Combine(r.index, r.branches, r.decision, r.numbers, *r.base, &codec_);
   ASSERT_TRUE(serial.ok() && parallel.ok());
   std::vector<rspace::LeafUpdate> u1 = TrieActions(*serial, nullptr, 256);
   WorkerPool pool(2);
@@ -602,7 +607,8 @@ TEST_F(CombineTest, TrieActionsWithAPoolEqualThoseWithoutAndMatchMerge) {
   EXPECT_FALSE(c1->blob.has_value());
   // Applied on the same base, the steps give Merge's root.
   testing::TestHistory th;
-  auto base_root = testing::CommitStates(*th.history, rspace::kEmptyRoot, states_);
+  auto base_root =
+      testing::CommitStates(*th.history, rspace::kEmptyRoot, states_);
   ASSERT_TRUE(base_root.ok());
   auto root = ApplyUpdates(*th.history, *base_root, std::move(u1));
   ASSERT_TRUE(root.ok()) << root.status();
@@ -656,7 +662,8 @@ TEST(SerialExecutorTest, RunsTasksInPostOrder) {
   std::vector<int> order;
   {
     SerialExecutor executor;
-    for (int i = 0; i < 50; ++i) executor.Post([&order, i] { order.push_back(i); });
+    for (int i = 0; i < 50; ++i)
+      executor.Post([&order, i] { order.push_back(i); });
   }
   ASSERT_EQ(order.size(), 50u);
   EXPECT_TRUE(std::is_sorted(order.begin(), order.end()));
