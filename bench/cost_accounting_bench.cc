@@ -80,9 +80,11 @@ void BM_TrivialDeployWithoutAccounting(benchmark::State& state) {
   for (auto _ : state) {
     if (!s.space->Reset(s.root).ok()) state.SkipWithError("reset");
     rspace::EventLog log;
-    s.space->CreateSoftCheckpoint();
-    auto r = s.runtime->EvaluateSource(kTerm, info, kPhloLimit, &log, &s.block);
-    auto changes = s.space->ChangesSinceSoftCheckpoint();
+    rspace::DeployScope scope(*s.space);
+    const rspace::DeployScope::Mark start = scope.mark();
+    auto r = s.runtime->EvaluateSource(kTerm, info, kPhloLimit, &log, &s.block,
+                                       /*check_replay_done=*/true, &scope);
+    auto changes = scope.ChangesSince(start);
     auto events = log.Take();
     benchmark::DoNotOptimize(r.cost);
     benchmark::DoNotOptimize(changes);
@@ -123,10 +125,12 @@ void BM_AccountingOverheadPaired(benchmark::State& state) {
     auto t0 = Clock::now();
     if (!plain.space->Reset(plain.root).ok()) state.SkipWithError("reset");
     rspace::EventLog log;
-    plain.space->CreateSoftCheckpoint();
+    rspace::DeployScope scope(*plain.space);
+    const rspace::DeployScope::Mark start = scope.mark();
     auto r = plain.runtime->EvaluateSource(kTerm, info, kPhloLimit, &log,
-                                           &plain.block);
-    auto changes = plain.space->ChangesSinceSoftCheckpoint();
+                                           &plain.block,
+                                           /*check_replay_done=*/true, &scope);
+    auto changes = scope.ChangesSince(start);
     auto events = log.Take();
     benchmark::DoNotOptimize(r.cost);
     benchmark::DoNotOptimize(changes);

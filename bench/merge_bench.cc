@@ -1,9 +1,12 @@
 // Merger benchmark: merge time for N deploy chains (one per deploy, 10 per
 // block) at 1 % conflicting chains, with one hot channel every chain
 // produces on and one hot number channel (a fee vault) every chain adds to;
-// and the same with every chain racing for one datum. The history is in
-// memory, except in BM_MergeRocksDb (a RocksDB store in a temporary folder,
-// as a node runs it).
+// a third of the chains also read a persistent base datum, a fifth peek at a
+// base datum and a quarter leave a 2-channel join waiting (BM_MergePlain
+// leaves those out); and the same with every chain racing for one datum. The
+// history is in memory, except in BM_MergeRocksDb (a RocksDB store in a
+// temporary folder, as a node runs it) and BM_MergeRocksDbFresh (the same
+// store reopened before every merge: cold node and block caches).
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -58,6 +61,15 @@ class Codec final : public NumberChannelCodec {
 
 constexpr int kDeploysPerBlock = 10;
 constexpr int kConflictEvery = 100;  // 1 % of chains race with a neighbour.
+constexpr int kPersistEvery = 3;     // Chains reading the persistent datum.
+constexpr int kPeekEvery = 5;        // Chains peeking at the shared datum.
+constexpr int kJoinEvery = 4;        // Chains leaving a 2-channel join.
+
+struct Shape {
+  bool hot_race = false;
+  bool rocksdb = false;
+  bool mixed = true;  // Persistent reads, peeks and joins.
+};
 
 struct Setup {
   ~Setup() {
@@ -73,10 +85,10 @@ struct Setup {
   Codec codec;
 };
 
-std::unique_ptr<Setup> Build(int chains, bool hot_race = false,
-                             bool rocksdb = false) {
+std::unique_ptr<Setup> Build(int chains, Shape shape = {}) {
+  const bool hot_race = shape.hot_race;
   auto s = std::make_unique<Setup>();
-  if (rocksdb) {
+  if (shape.rocksdb) {
     s->dir = (std::filesystem::temp_directory_path() /
               ("merge_bench_" + std::to_string(::getpid())))
                  .string();
@@ -100,6 +112,14 @@ std::unique_ptr<Setup> Build(int chains, bool hot_race = false,
     base[in[i]].data.push_back(x[i]);
   }
   base[vault] = *s->codec.Write(vault, 1000);
+  // A persistent datum many chains read, and a datum many chains peek at.
+  const Hash32 persistent = H(20, 0), peeked = H(21, 0);
+  const Datum pd{rspace::Term::Make(U64(20)), true, H(22, 0)};
+  const Datum kd{rspace::Term::Make(U64(21)), false, H(23, 0)};
+  if (shape.mixed) {
+    base[persistent].data.push_back(pd);
+    base[peeked].data.push_back(kd);
+  }
   for (auto& [ch, st] : base) {
     Bytes blob = rspace::EncodeChannelState(st);
     Hash32 h = crypto::Blake2b256(blob);
@@ -147,6 +167,49 @@ std::unique_ptr<Setup> Build(int chains, bool hot_race = false,
       ch.channel = hot;
       ch.added_data.push_back(hd);
       d.changes.channels = {ci, co, ch};
+      if (shape.mixed && i % kPersistEvery == 0) {
+        // Read the persistent datum: it stays, so no change.
+        Hash32 pk = H(24, i);
+        d.events.push_back(rspace::ConsumeEvent{
+            pk, {persistent}, {H(8, 0)}, H(9, 0), false, false, 0});
+        d.events.push_back(rspace::CommEvent{
+            H(25, i), pk, false, false, {{persistent, pd.source, true}}});
+      }
+      if (shape.mixed && i % kPeekEvery == 0) {
+        // Peek at the shared datum: it stays, so no change.
+        Hash32 kk = H(26, i);
+        d.events.push_back(rspace::ConsumeEvent{
+            kk, {peeked}, {H(8, 0)}, H(9, 0), false, true, 0});
+        d.events.push_back(rspace::CommEvent{
+            H(27, i), kk, false, true, {{peeked, kd.source, false}}});
+      }
+      if (shape.mixed && i % kJoinEvery == 0) {
+        // A continuation waiting on two channels of its own: stored on the
+        // group's first channel, the join on both.
+        rspace::WaitingContinuation k;
+        k.channels = {rspace::Term::Make(U64(4'000'000 + 2 * i)),
+                      rspace::Term::Make(U64(4'000'001 + 2 * i))};
+        k.patterns = {rspace::Term::Make(U64(8)), rspace::Term::Make(U64(8))};
+        k.continuation = rspace::Term::Make(U64(9));
+        k.source = H(28, i);
+        k.group = rspace::MakeJoinGroup(k.channels);
+        d.events.push_back(
+            rspace::ConsumeEvent{k.source,
+                                 {k.channels[0]->hash(), k.channels[1]->hash()},
+                                 {k.patterns[0]->hash(), k.patterns[1]->hash()},
+                                 k.continuation->hash(),
+                                 false,
+                                 false,
+                                 0});
+        rspace::ChannelChange j0, j1;
+        j0.channel = k.group[0];
+        j1.channel = k.group[1];
+        j0.added_joins.push_back(k.group);
+        j1.added_joins.push_back(k.group);
+        j0.added_continuations.push_back(std::move(k));
+        d.changes.channels.push_back(std::move(j0));
+        d.changes.channels.push_back(std::move(j1));
+      }
       std::sort(
           d.changes.channels.begin(), d.changes.channels.end(),
           [](const auto& a, const auto& c) { return a.channel < c.channel; });
@@ -157,21 +220,42 @@ std::unique_ptr<Setup> Build(int chains, bool hot_race = false,
   return s;
 }
 
-void RunMerge(benchmark::State& state, bool hot_race, size_t threads = 1,
-              bool rocksdb = false) {
+// Closes the store and opens it again: the node cache and RocksDB's block
+// cache start cold, and reopening flushes the memtables (WAL replay), so
+// reads go to SST files.
+void Reopen(Setup& s) {
+  s.history.reset();
+  s.store.reset();
+  s.store =
+      *rspace::RocksDbStore::Open(s.dir, rspace::DefaultHistoryColumnNames());
+  s.history = *rspace::History::Open(s.store.get(), rspace::HistoryOptions{});
+}
+
+void RunMerge(benchmark::State& state, Shape shape, size_t threads = 1,
+              bool fresh = false) {
   const int chains = static_cast<int>(state.range(0));
-  std::unique_ptr<Setup> s = Build(chains, hot_race, rocksdb);
+  std::unique_ptr<Setup> s = Build(chains, shape);
   MergeOptions options;
   options.number_codec = &s->codec;
-  options.threads = threads;
+  MergeContextOptions context_options;
+  context_options.threads = threads;
+  MergeContext context(context_options);
   MergeMetrics last;
+  int64_t read_ns = 0, merges = 0;
   for (auto _ : state) {
-    auto r = Merge(*s->history, s->base_root, s->scope, options);
+    if (fresh) {
+      state.PauseTiming();
+      Reopen(*s);
+      state.ResumeTiming();
+    }
+    auto r = Merge(*s->history, s->base_root, s->scope, options, context);
     if (!r.ok()) {
       state.SkipWithError(std::string(r.status().message()).c_str());
       return;
     }
     last = r->metrics;
+    read_ns += last.base_read_ns;
+    ++merges;
     benchmark::DoNotOptimize(r->root);
   }
   auto ms = [](int64_t ns) { return static_cast<double>(ns) / 1e6; };
@@ -185,18 +269,29 @@ void RunMerge(benchmark::State& state, bool hot_race, size_t threads = 1,
   state.counters["trie_ms"] = ms(last.trie_actions_ns);
   state.counters["apply_ms"] = ms(last.apply_ns);
   state.counters["base_read_ms"] = ms(last.base_read_ns);
+  state.counters["base_wait_ms"] = ms(last.base_wait_ns);
+  state.counters["mean_read_ms"] =
+      merges == 0 ? 0 : ms(read_ns) / static_cast<double>(merges);
   state.SetComplexityN(chains);
 }
 
-void BM_Merge(benchmark::State& state) { RunMerge(state, false); }
+void BM_Merge(benchmark::State& state) { RunMerge(state, {}); }
+
+// Without persistent reads, peeks and joins (the shape of earlier figures).
+void BM_MergePlain(benchmark::State& state) {
+  RunMerge(state, {.mixed = false});
+}
+BENCHMARK(BM_MergePlain)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 // Every chain takes the same datum: one race key with N branches (an
 // N-clique solved by the greedy fallback), never N^2 pairs.
-void BM_MergeHotRace(benchmark::State& state) { RunMerge(state, true); }
+void BM_MergeHotRace(benchmark::State& state) {
+  RunMerge(state, {.hot_race = true});
+}
 BENCHMARK(BM_MergeHotRace)->Arg(10000)->Unit(benchmark::kMillisecond);
 
 // The same merges with per-channel work on two threads.
-void BM_MergeTwoThreads(benchmark::State& state) { RunMerge(state, false, 2); }
+void BM_MergeTwoThreads(benchmark::State& state) { RunMerge(state, {}, 2); }
 BENCHMARK(BM_MergeTwoThreads)
     ->Arg(100)
     ->Arg(1000)
@@ -204,7 +299,7 @@ BENCHMARK(BM_MergeTwoThreads)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 void BM_MergeHotRaceTwoThreads(benchmark::State& state) {
-  RunMerge(state, true, 2);
+  RunMerge(state, {.hot_race = true}, 2);
 }
 BENCHMARK(BM_MergeHotRaceTwoThreads)
     ->Arg(10000)
@@ -220,7 +315,7 @@ BENCHMARK(BM_Merge)
 
 // The same merge over a RocksDB history (arg 1: threads).
 void BM_MergeRocksDb(benchmark::State& state) {
-  RunMerge(state, false, static_cast<size_t>(state.range(1)), true);
+  RunMerge(state, {.rocksdb = true}, static_cast<size_t>(state.range(1)));
 }
 BENCHMARK(BM_MergeRocksDb)
     ->Args({10000, 1})
@@ -228,9 +323,21 @@ BENCHMARK(BM_MergeRocksDb)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The same merge on a freshly opened store every time (reopened outside
+// the timing): trie nodes and blobs come from SST files.
+void BM_MergeRocksDbFresh(benchmark::State& state) {
+  RunMerge(state, {.rocksdb = true}, static_cast<size_t>(state.range(1)),
+           /*fresh=*/true);
+}
+BENCHMARK(BM_MergeRocksDbFresh)
+    ->Args({10000, 1})
+    ->Args({10000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // Index build per block (done once at admission, not part of a merge).
 void BM_BuildBlockIndex(benchmark::State& state) {
-  std::unique_ptr<Setup> s = Build(kDeploysPerBlock);
+  std::unique_ptr<Setup> s = Build(kDeploysPerBlock, {.mixed = false});
   BlockInput block{H(6, 0), 0, s->scope[0]->deploys};
   for (auto _ : state) {
     auto idx = BuildBlockIndex(block);

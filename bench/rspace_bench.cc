@@ -1,8 +1,10 @@
-// RSpace benchmarks: produce+consume pairs on 1 and 2 threads, replayed
-// consumes from a long backlog, checkpoint time by number of changed
-// channels, reset time.
+// RSpace benchmarks: produce+consume pairs on 1 and 2 threads, threads
+// contending on the same channels, consumes reading cold from a freshly
+// reopened store (RocksDB and in memory), replayed consumes from a long
+// backlog, checkpoint time by number of changed channels, reset time.
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,69 @@ void BM_ProduceConsumePair(benchmark::State& state) {
       static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ProduceConsumePair)->Threads(1)->Threads(2)->UseRealTime();
+
+// Threads contending on the same channels: each iteration is a
+// non-persistent produce then consume on one of range(0) shared channels.
+// With a match-all matcher a channel holds data or continuations, never
+// both, and at most about `threads` items, so the queues stay bounded.
+// Setup/Teardown give each run a fresh space.
+struct Contended {
+  InMemoryStore store{3};
+  std::unique_ptr<Space> space;
+  AnyMatcher matcher;
+  std::vector<TermPtr> channels;
+};
+Contended* g_contended = nullptr;
+
+void SetupContended(const benchmark::State& state) {
+  g_contended = new Contended;
+  g_contended->space = *Space::Open(&g_contended->store);
+  for (int i = 0; i < state.range(0); ++i) {
+    g_contended->channels.push_back(T("shared" + std::to_string(i)));
+  }
+}
+void TeardownContended(const benchmark::State&) {
+  delete g_contended;
+  g_contended = nullptr;
+}
+
+void BM_ProduceConsumeSharedChannels(benchmark::State& state) {
+  Contended& s = *g_contended;
+  const size_t n = s.channels.size();
+  EventLog log;
+  OpContext ctx{&log, &s.matcher};
+  // Distinct data per thread: identical produce events in two logs would
+  // have equal hashes (the repeat count is per log).
+  TermPtr data = T("datum " + std::to_string(state.thread_index()));
+  std::vector<TermPtr> pattern = {T("pattern")};
+  TermPtr k = T("k " + std::to_string(state.thread_index()));
+  size_t i = static_cast<size_t>(state.thread_index());
+  int64_t comms = 0;
+  for (auto _ : state) {
+    const TermPtr& ch = s.channels[i++ % n];
+    auto p = s.space->Produce(ctx, ch, data, false);
+    auto c = s.space->Consume(ctx, {ch}, pattern, k, false, false);
+    if (!p.ok() || !c.ok()) {
+      state.SkipWithError("op failed");
+      break;
+    }
+    comms += p->has_value() + c->has_value();
+    if (i % kTakeEvery == 0) benchmark::DoNotOptimize(log.Take());
+  }
+  state.SetItemsProcessed(state.iterations() * 2);
+  state.counters["comms_per_pair"] = benchmark::Counter(
+      static_cast<double>(comms), benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_ProduceConsumeSharedChannels)
+    ->Setup(SetupContended)
+    ->Teardown(TeardownContended)
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(64)
+    ->Threads(1)
+    ->Threads(2)
+    ->Threads(4)
+    ->UseRealTime();
 
 // Produces that are stored (no waiting continuation).
 void BM_ProduceStored(benchmark::State& state) {
@@ -234,6 +299,126 @@ void BM_Reset(benchmark::State& state) {
   state.counters["touched"] = touched;
 }
 BENCHMARK(BM_Reset)->Arg(0)->Arg(1000);
+
+// Consumes reading cold from history: a store holding kColdChannels
+// channels with one datum each is built once per store kind; every run
+// reopens it (RocksDB: a cold block cache; both: a new space, so an empty
+// overlay and a new trie node cache of range(1) entries) and each
+// consume is the first touch of its channel: a trie walk, a blob read and a
+// decode, then a COMM on the stored datum. Thread t takes channels
+// i * threads + t. range(0): 0 in memory, 1 RocksDB.
+constexpr int kColdChannels = 40000;
+constexpr int kColdMaxThreads = 4;
+
+struct ColdStore {
+  ~ColdStore() {
+    if (!dir.empty()) std::filesystem::remove_all(dir);
+  }
+  std::string dir;  // RocksDB only
+  std::unique_ptr<KeyValueStore> memory;
+  std::vector<TermPtr> channels;
+};
+
+ColdStore& BuildColdStore(bool rocks) {
+  static std::mutex mu;
+  // Destroyed at exit, which removes the RocksDB directory.
+  static std::unique_ptr<ColdStore> built[2];
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<ColdStore>& s = built[rocks ? 1 : 0];
+  if (s != nullptr) return *s;
+  s = std::make_unique<ColdStore>();
+  std::unique_ptr<KeyValueStore> rocks_store;
+  KeyValueStore* store = nullptr;
+  if (rocks) {
+    s->dir = (std::filesystem::temp_directory_path() /
+              ("rspace_bench_cold_" + std::to_string(::getpid())))
+                 .string();
+    std::filesystem::remove_all(s->dir);
+    rocks_store = *RocksDbStore::Open(s->dir, DefaultHistoryColumnNames());
+    store = rocks_store.get();
+  } else {
+    s->memory = std::make_unique<InMemoryStore>(3);
+    store = s->memory.get();
+  }
+  auto space = *Space::Open(store);
+  AnyMatcher matcher;
+  EventLog log;
+  OpContext ctx{&log, &matcher};
+  TermPtr data = T("datum: a small Rholang value");
+  for (int i = 0; i < kColdChannels; ++i) {
+    s->channels.push_back(T("cold-channel-" + std::to_string(i)));
+    if (!space->Produce(ctx, s->channels.back(), data, false).ok()) {
+      std::abort();
+    }
+  }
+  if (!space->CreateCheckpoint().ok()) std::abort();
+  space.reset();
+  if (rocks) {
+    // Reopen once so the WAL is replayed and flushed into SST files: later
+    // opens read from SSTs.
+    rocks_store.reset();
+    rocks_store = *RocksDbStore::Open(s->dir, DefaultHistoryColumnNames());
+  }
+  return *s;
+}
+
+struct ColdRun {
+  ColdStore* cold = nullptr;
+  std::unique_ptr<KeyValueStore> rocks;
+  std::unique_ptr<Space> space;
+  AnyMatcher matcher;
+};
+ColdRun* g_cold = nullptr;
+
+void SetupCold(const benchmark::State& state) {
+  const bool rocks = state.range(0) == 1;
+  g_cold = new ColdRun;
+  g_cold->cold = &BuildColdStore(rocks);
+  KeyValueStore* store = g_cold->cold->memory.get();
+  if (rocks) {
+    g_cold->rocks =
+        *RocksDbStore::Open(g_cold->cold->dir, DefaultHistoryColumnNames());
+    store = g_cold->rocks.get();
+  }
+  SpaceOptions options;
+  options.history.node_cache_entries = static_cast<size_t>(state.range(1));
+  g_cold->space = *Space::Open(store, options);
+}
+void TeardownCold(const benchmark::State&) {
+  delete g_cold;
+  g_cold = nullptr;
+}
+
+void BM_ColdConsume(benchmark::State& state) {
+  ColdRun& s = *g_cold;
+  EventLog log;
+  OpContext ctx{&log, &s.matcher};
+  std::vector<TermPtr> pattern = {T("pattern")};
+  TermPtr k = T("continuation body");
+  const size_t threads = static_cast<size_t>(state.threads());
+  size_t i = 0;
+  for (auto _ : state) {
+    const TermPtr& ch =
+        s.cold->channels[i++ * threads + static_cast<size_t>(
+                                             state.thread_index())];
+    auto c = s.space->Consume(ctx, {ch}, pattern, k, false, false);
+    if (!c.ok() || !c->has_value()) {
+      state.SkipWithError("no COMM on a stored datum");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ColdConsume)
+    ->Setup(SetupCold)
+    ->Teardown(TeardownCold)
+    ->ArgsProduct({{0, 1}, {0, 32768}})
+    ->ArgNames({"rocks", "node_cache"})
+    ->Iterations(kColdChannels / kColdMaxThreads)
+    ->Threads(1)
+    ->Threads(2)
+    ->Threads(4)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace rnode::rspace

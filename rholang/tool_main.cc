@@ -21,6 +21,7 @@
 #include "rholang/limits.h"
 #include "rholang/normalizer.h"
 #include "rholang/printer.h"
+#include "rspace/deploy_scope.h"
 #include "rspace/event_log.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
@@ -161,11 +162,10 @@ std::string Quiet(const rnode::rholang::ir::Par& p) {
 // One line per datum (`chan!(data)`) and per waiting continuation (`for`),
 // grouped by channel hash, data before continuations, each group in the
 // space's candidate order.
-void PrintState(interp::Runtime& rt) {
+void PrintState(interp::Runtime& rt,
+                const rnode::rspace::StateChanges& changes) {
   using rnode::rholang::ir::ParBuilder;
   using rnode::rholang::ir::ReceiveBind;
-  rnode::rspace::Space& space = *rt.space();
-  rnode::rspace::StateChanges changes = space.ChangesSinceSoftCheckpoint();
   for (const auto& ch : changes.channels) {
     auto it = rt.TrackedChannels().find(ch.channel);
     for (const auto& d : ch.added_data) {
@@ -236,8 +236,12 @@ int Run(const std::string& file, int64_t phlo, int threads, bool state) {
     return 1;
   }
   rnode::rspace::EventLog log;
+  rnode::rspace::DeployScope scope(*space->get());
+  const rnode::rspace::DeployScope::Mark start = scope.mark();
   interp::EvalResult r =
-      (*rt)->EvaluateSource(source, ToolDeploy(source), phlo, &log);
+      (*rt)->EvaluateSource(source, ToolDeploy(source), phlo, &log,
+                            /*block=*/nullptr, /*check_replay_done=*/true,
+                            &scope);
   if (r.static_error) {
     Diagnostic d = *rnode::rholang::DiagnosticFromStatus(r.error);
     std::fprintf(stderr, "%s\n",
@@ -248,7 +252,14 @@ int Run(const std::string& file, int64_t phlo, int threads, bool state) {
     std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
                  std::string(r.error.message()).c_str());
   } else if (state) {
-    PrintState(**rt);
+    absl::StatusOr<rnode::rspace::StateChanges> changes =
+        scope.ChangesSince(start);
+    if (!changes.ok()) {
+      std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
+                   std::string(changes.status().message()).c_str());
+      return 1;
+    }
+    PrintState(**rt, *changes);
   }
   std::printf("cost: %lld\n", static_cast<long long>(r.cost));
   return r.failed() ? 1 : 0;

@@ -2,6 +2,7 @@
 #include "rspace/space.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -30,8 +31,6 @@ struct Space::Entry {
   std::optional<Hash32> base_leaf;  // Blob hash in history when loaded.
   ChannelState state;
   bool dirty = false;
-  uint64_t journal_epoch = 0;
-  ChannelState before;  // State at the latest soft checkpoint.
   std::vector<WaitingContinuation> installed;  // group[0] == hash
   std::vector<JoinGroup> installed_joins;
 };
@@ -40,7 +39,6 @@ struct Space::Shard {
   Mutex mu;
   absl::flat_hash_map<Hash32, std::unique_ptr<Entry>, Hash32Hasher> map
       ABSL_GUARDED_BY(mu);
-  std::vector<Entry*> journal ABSL_GUARDED_BY(mu);
 };
 
 // Locks a set of entries in ascending channel-hash order (the only order in
@@ -89,11 +87,12 @@ std::string Hex(const Hash32& h) { return HexEncode(h); }
 
 bool SameGroup(const JoinGroup& a, const JoinGroup& b) { return a == b; }
 
-// Joins are kept sorted and unique.
-void AddJoin(std::vector<JoinGroup>& joins, const JoinGroup& g) {
+// Joins are kept sorted and unique. Returns whether `g` was inserted.
+bool AddJoin(std::vector<JoinGroup>& joins, const JoinGroup& g) {
   auto it = std::lower_bound(joins.begin(), joins.end(), g);
-  if (it != joins.end() && *it == g) return;
+  if (it != joins.end() && *it == g) return false;
   joins.insert(it, g);
+  return true;
 }
 
 // Data and continuations are kept in ascending order of their source event
@@ -174,6 +173,11 @@ Space::Space(std::unique_ptr<History> history, SpaceOptions options)
       options_(std::move(options)),
       root_(history_->last_root()),
       shards_(new Shard[kOverlayShards]) {
+  SetRoot(root_);
+  auto empty = std::make_unique<const InstallTable>();
+  installs_.store(empty.get(), std::memory_order_release);
+  MutexLock lock(&install_mu_);
+  install_versions_.push_back(std::move(empty));
   if (!options_.term_factory) {
     options_.term_factory = [](Bytes b) -> absl::StatusOr<TermPtr> {
       return Term::Make(std::move(b));
@@ -201,9 +205,9 @@ Space::Entry* Space::GetEntry(const Hash32& channel) {
   auto& slot = s.map[channel];
   if (slot == nullptr) {
     slot = std::make_unique<Entry>(channel);
-    MutexLock ilock(&install_mu_);
-    auto it = installs_.find(channel);
-    if (it != installs_.end()) {
+    const InstallTable* installs = installs_.load(std::memory_order_acquire);
+    auto it = installs->find(channel);
+    if (it != installs->end()) {
       slot->installed = it->second.continuations;
       slot->installed_joins = it->second.joins;
     }
@@ -214,7 +218,9 @@ Space::Entry* Space::GetEntry(const Hash32& channel) {
 absl::Status Space::EnsureLoaded(Entry& e) {
   if (e.loaded) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<Hash32> leaf,
-                   history_->trie().Get(root_, e.hash));
+                   root_node_ != nullptr
+                       ? history_->trie().Get(*root_node_, e.hash)
+                       : history_->trie().Get(root_, e.hash));
   if (leaf.has_value()) {
     ASSIGN_OR_RETURN(std::optional<Bytes> blob, history_->ReadBlob(*leaf));
     if (!blob.has_value()) {
@@ -228,23 +234,17 @@ absl::Status Space::EnsureLoaded(Entry& e) {
   return absl::OkStatus();
 }
 
-void Space::Touch(Entry& e) {
+void Space::Record(const OpContext& ctx, Entry& e,
+                   DeployScope::Record::Kind kind,
+                   std::variant<Datum, WaitingContinuation, JoinGroup> item) {
   e.dirty = true;
-  uint64_t epoch = epoch_.load(std::memory_order_relaxed);
-  if (e.journal_epoch == epoch) return;
-  e.before = e.state;
-  e.journal_epoch = epoch;
-  Shard& s = ShardFor(e.hash);
-  bool first = false;
-  {
-    MutexLock lock(&s.mu);
-    s.journal.push_back(&e);
-    first = s.journal.size() == 1;
-  }
-  if (first) {
-    MutexLock lock(&journal_mu_);
-    journal_shards_.push_back(static_cast<size_t>(&s - shards_.get()));
-  }
+  if (ctx.scope == nullptr) return;
+  ctx.scope->Append(DeployScope::Record{kind, e.hash, std::move(item)});
+}
+
+void Space::TouchAll(const OpContext& ctx, const LockedSet& locks) {
+  if (ctx.scope == nullptr) return;
+  for (const Entry* e : locks.entries()) ctx.scope->Touch(e->hash);
 }
 
 absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
@@ -362,7 +362,8 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
     removals.erase(std::unique(removals.begin(), removals.end()),
                    removals.end());
     for (const auto& [entry, index] : removals) {
-      Touch(*entry);
+      Record(ctx, *entry, DeployScope::Record::Kind::kRemoveDatum,
+             entry->state.data[index]);
       entry->state.data.erase(entry->state.data.begin() + index);
     }
   }
@@ -372,7 +373,7 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
     for (const Chosen& c : chosen) used = used || c.index < 0;
     if (used) {
       Entry* e = locks.Find(*new_channel);
-      Touch(*e);
+      Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, *new_datum);
       InsertDatum(e->state.data, *new_datum);
     }
   }
@@ -380,7 +381,8 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
     auto& conts = owner->state.continuations;
     for (size_t i = 0; i < conts.size(); ++i) {
       if (conts[i].source == k.source) {
-        Touch(*owner);
+        Record(ctx, *owner, DeployScope::Record::Kind::kRemoveContinuation,
+               conts[i]);
         JoinGroup group = conts[i].group;
         conts.erase(conts.begin() + i);
         bool still_waiting = false;
@@ -394,7 +396,7 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
             auto& joins = e->state.joins;
             auto it = std::find(joins.begin(), joins.end(), group);
             if (it != joins.end()) {
-              Touch(*e);
+              Record(ctx, *e, DeployScope::Record::Kind::kRemoveJoin, group);
               joins.erase(it);
             }
           }
@@ -464,6 +466,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
     locks.reset();
     for (const auto& h : missing) want.push_back(GetEntry(h));
   }
+  TouchAll(ctx, *locks);
 
   ASSIGN_OR_RETURN(ProduceEvent pe,
                    ctx.log->RecordProduce(ch, data->hash(), persist));
@@ -539,7 +542,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
           Fire(ctx, kc, inst, owner, *locks, *chosen, &ch, &datum, h));
     }
   }
-  Touch(*e);
+  Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, datum);
   InsertDatum(e->state.data, std::move(datum));
   return std::optional<Comm>();
 }
@@ -556,6 +559,7 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
   for (const Hash32& h : binds.channels) entries.push_back(GetEntry(h));
   LockedSet locks(std::move(entries));
   for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
+  TouchAll(ctx, locks);
 
   ASSIGN_OR_RETURN(ConsumeEvent ce,
                    ctx.log->RecordConsume(std::move(binds.channels),
@@ -601,10 +605,11 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
   for (size_t j = 0; j < k.group.size(); ++j) {
     if (j > 0 && k.group[j] == k.group[j - 1]) continue;
     Entry* x = locks.Find(k.group[j]);
-    Touch(*x);
-    AddJoin(x->state.joins, k.group);
+    if (AddJoin(x->state.joins, k.group)) {
+      Record(ctx, *x, DeployScope::Record::Kind::kAddJoin, k.group);
+    }
   }
-  Touch(*owner);
+  Record(ctx, *owner, DeployScope::Record::Kind::kAddContinuation, k);
   InsertContinuation(owner->state.continuations, std::move(k));
   return std::optional<Comm>();
 }
@@ -642,14 +647,20 @@ absl::Status Space::Install(const Matcher& matcher,
   }
   Entry* owner = locks.Find(k.group.front());
   MutexLock ilock(&install_mu_);
+  auto next = std::make_unique<InstallTable>(
+      *installs_.load(std::memory_order_acquire));
   for (size_t j = 0; j < k.group.size(); ++j) {
     if (j > 0 && k.group[j] == k.group[j - 1]) continue;
     Entry* x = locks.Find(k.group[j]);
     AddJoin(x->installed_joins, k.group);
-    AddJoin(installs_[k.group[j]].joins, k.group);
+    AddJoin((*next)[k.group[j]].joins, k.group);
   }
   owner->installed.push_back(k);
-  installs_[k.group.front()].continuations.push_back(std::move(k));
+  (*next)[k.group.front()].continuations.push_back(std::move(k));
+  // An entry created before this store (under its shard lock) is updated
+  // above under its entry lock; one created after sees the new table.
+  installs_.store(next.get(), std::memory_order_release);
+  install_versions_.push_back(std::move(next));
   return absl::OkStatus();
 }
 
@@ -657,19 +668,17 @@ void Space::DropOverlay() {
   for (size_t i = 0; i < kOverlayShards; ++i) {
     Shard& s = shards_[i];
     MutexLock lock(&s.mu);
-    s.journal.clear();
     s.map.clear();
   }
   {
-    MutexLock lock(&journal_mu_);
-    journal_shards_.clear();
+    // Quiescent: no reader holds an older install table.
+    MutexLock lock(&install_mu_);
+    if (install_versions_.size() > 1) {
+      install_versions_.erase(install_versions_.begin(),
+                              install_versions_.end() - 1);
+    }
   }
-  epoch_.fetch_add(1);
-}
-
-std::vector<size_t> Space::JournalShards() {
-  MutexLock lock(&journal_mu_);
-  return journal_shards_;
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 absl::StatusOr<Hash32> Space::CreateCheckpoint() {
@@ -699,7 +708,7 @@ absl::StatusOr<Hash32> Space::CreateCheckpoint() {
   }
   ASSIGN_OR_RETURN(Hash32 root, history_->Commit(root_, updates));
   DropOverlay();
-  root_ = root;
+  SetRoot(root);
   return root;
 }
 
@@ -710,64 +719,146 @@ absl::Status Space::Reset(const Hash32& root) {
                                " is not in the roots table");
   }
   DropOverlay();
-  root_ = root;
+  SetRoot(root);
   return absl::OkStatus();
+}
+
+void Space::SetRoot(const Hash32& root) {
+  root_ = root;
+  absl::StatusOr<std::shared_ptr<const TrieNode>> node =
+      history_->trie().Node(root);
+  root_node_ = node.ok() ? *std::move(node) : nullptr;
 }
 
 absl::Status Space::Clear() { return Reset(kEmptyRoot); }
 
 Hash32 Space::root() const { return root_; }
 
-SoftCheckpoint Space::CreateSoftCheckpoint() {
-  std::vector<size_t> shards = JournalShards();
-  {
-    MutexLock lock(&journal_mu_);
-    journal_shards_.clear();
-  }
-  for (size_t i : shards) {
-    Shard& s = shards_[i];
-    MutexLock lock(&s.mu);
-    for (Entry* e : s.journal) e->before = ChannelState();
-    s.journal.clear();
-  }
-  return SoftCheckpoint{epoch_.fetch_add(1) + 1};
+absl::StatusOr<std::vector<Datum>> Space::GetData(const Hash32& channel,
+                                                  DeployScope* scope) {
+  Entry* e = GetEntry(channel);
+  MutexLock lock(&e->mu);
+  RETURN_IF_ERROR(EnsureLoaded(*e));
+  if (scope != nullptr) scope->Touch(channel);
+  return e->state.data;
 }
 
-absl::Status Space::RevertToSoftCheckpoint(const SoftCheckpoint& checkpoint) {
-  if (checkpoint.epoch != epoch_.load()) {
-    return absl::FailedPreconditionError(
-        "revert: only the latest soft checkpoint can be restored");
+absl::Status Space::Revert(const std::vector<DeployScope::Record>& records) {
+  using Kind = DeployScope::Record::Kind;
+  // Data by channel; continuations by join group, whose joins are then
+  // recomputed. Join records need no inverse of their own: each came with
+  // a continuation record of its group in the same operation.
+  std::map<Hash32, std::vector<const DeployScope::Record*>> data;
+  std::map<JoinGroup, std::vector<const DeployScope::Record*>> groups;
+  for (const DeployScope::Record& r : records) {
+    switch (r.kind) {
+      case Kind::kAddDatum:
+      case Kind::kRemoveDatum:
+        data[r.channel].push_back(&r);
+        break;
+      case Kind::kAddContinuation:
+      case Kind::kRemoveContinuation:
+        groups[std::get<WaitingContinuation>(r.item).group].push_back(&r);
+        break;
+      case Kind::kAddJoin:
+      case Kind::kRemoveJoin:
+        groups[std::get<JoinGroup>(r.item)];
+        break;
+    }
   }
-  for (size_t i : JournalShards()) {
-    Shard& s = shards_[i];
-    MutexLock lock(&s.mu);
-    for (Entry* e : s.journal) e->state = e->before;
+  for (const auto& [channel, recs] : data) {
+    RETURN_IF_ERROR(RevertData(channel, recs));
+  }
+  for (const auto& [group, recs] : groups) {
+    RETURN_IF_ERROR(RevertGroup(group, recs));
   }
   return absl::OkStatus();
 }
 
-StateChanges Space::ChangesSinceSoftCheckpoint() {
-  std::vector<Entry*> touched;
-  for (size_t i : JournalShards()) {
-    Shard& s = shards_[i];
-    MutexLock lock(&s.mu);
-    touched.insert(touched.end(), s.journal.begin(), s.journal.end());
-  }
-  std::sort(touched.begin(), touched.end(),
-            [](const Entry* a, const Entry* b) { return a->hash < b->hash; });
-  StateChanges out;
-  for (Entry* e : touched) {
-    ChannelChange c = DiffChannelState(e->hash, e->before, e->state);
-    if (!c.empty()) out.channels.push_back(std::move(c));
-  }
-  return out;
+namespace {
+
+absl::Status Interference(const char* what, const Hash32& channel) {
+  return absl::FailedPreconditionError(
+      std::string("revert: a ") + what + " this deploy added on channel " +
+      Hex(channel) +
+      " is gone (another deploy consumed it: deploy interference)");
 }
 
-absl::StatusOr<std::vector<Datum>> Space::GetData(const Hash32& channel) {
+}  // namespace
+
+absl::Status Space::RevertData(
+    const Hash32& channel,
+    const std::vector<const DeployScope::Record*>& recs) {
   Entry* e = GetEntry(channel);
-  MutexLock lock(&e->mu);
+  LockedSet locks({e});
   RETURN_IF_ERROR(EnsureLoaded(*e));
-  return e->state.data;
+  // Applied to a copy, committed only if every inverse applies.
+  std::vector<Datum> data = e->state.data;
+  for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+    const Datum& d = std::get<Datum>((*it)->item);
+    if ((*it)->kind == DeployScope::Record::Kind::kRemoveDatum) {
+      InsertDatum(data, d);
+      continue;
+    }
+    auto [first, last] = SourceRange(data, d.source);
+    size_t found = last;
+    for (size_t i = first; i < last && found == last; ++i) {
+      if (data[i].persist == d.persist &&
+          data[i].value->hash() == d.value->hash()) {
+        found = i;
+      }
+    }
+    if (found == last) return Interference("datum", channel);
+    data.erase(data.begin() + static_cast<std::ptrdiff_t>(found));
+  }
+  e->state.data = std::move(data);
+  e->dirty = true;
+  return absl::OkStatus();
+}
+
+absl::Status Space::RevertGroup(
+    const JoinGroup& group,
+    const std::vector<const DeployScope::Record*>& recs) {
+  std::vector<Entry*> entries;
+  for (const Hash32& h : group) entries.push_back(GetEntry(h));
+  LockedSet locks(std::move(entries));
+  for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
+  Entry* owner = locks.Find(group.front());
+  std::vector<WaitingContinuation> conts = owner->state.continuations;
+  for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+    const WaitingContinuation& k = std::get<WaitingContinuation>((*it)->item);
+    if ((*it)->kind == DeployScope::Record::Kind::kRemoveContinuation) {
+      InsertContinuation(conts, k);
+      continue;
+    }
+    auto [first, last] = SourceRange(conts, k.source);
+    if (first == last) return Interference("continuation", owner->hash);
+    conts.erase(conts.begin() + static_cast<std::ptrdiff_t>(first));
+  }
+  if (!recs.empty()) {
+    owner->state.continuations = std::move(conts);
+    owner->dirty = true;
+  }
+  // The join is on every channel of the group iff a continuation of the
+  // group still waits, whoever stored it: a blind inverse of this deploy's
+  // join records would orphan another deploy's continuation.
+  bool waiting = false;
+  for (const auto& k : owner->state.continuations) {
+    waiting = waiting || SameGroup(k.group, group);
+  }
+  for (Entry* x : locks.entries()) {
+    auto& joins = x->state.joins;
+    auto it = std::lower_bound(joins.begin(), joins.end(), group);
+    bool present = it != joins.end() && *it == group;
+    if (waiting && !present) {
+      joins.insert(it, group);
+      x->dirty = true;
+    } else if (!waiting && present) {
+      joins.erase(it);
+      x->dirty = true;
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<WaitingContinuation>> Space::GetContinuations(

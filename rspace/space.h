@@ -1,19 +1,22 @@
 // The tuple space: channel-locked produce / consume / install over a hot
-// overlay on a history root, with soft checkpoints, checkpoints and replay.
+// overlay on a history root, with per-deploy scopes (deploy_scope.h),
+// checkpoints and replay.
 // Design: docs/rspace.md.
 #ifndef RNODE_RSPACE_SPACE_H_
 #define RNODE_RSPACE_SPACE_H_
 
 #include <atomic>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rspace/deploy_scope.h"
 #include "rspace/event_log.h"
 #include "rspace/history/history.h"
 #include "rspace/matcher.h"
@@ -25,9 +28,8 @@
 namespace rnode::rspace {
 
 // Number of shards of the overlay's channel map. Each shard's mutex is held
-// only to find or create a channel entry (and to journal its first change),
-// never while matching; 256 makes collisions between a few dozen workers
-// rare.
+// only to find or create a channel entry, never while matching; 256 makes
+// collisions between a few dozen workers rare.
 inline constexpr size_t kOverlayShards = 256;
 
 struct SpaceOptions {
@@ -37,27 +39,28 @@ struct SpaceOptions {
 };
 
 // Per-operation context: where the event goes (a per-deploy log, in play or
-// replay mode) and the matcher to use. Neither is owned.
+// replay mode), the matcher to use, and the deploy's scope that records
+// what the operation changed and touched (null: untracked, as genesis,
+// tools and tests that never revert). None is owned.
 struct OpContext {
   EventLog* log = nullptr;
   const Matcher* matcher = nullptr;
+  DeployScope* scope = nullptr;
 };
 
-struct SoftCheckpoint {
-  uint64_t epoch = 0;
-};
-
-// Thread safety: Produce, Consume, Install and the Get* readers may run
-// concurrently from any number of threads. CreateCheckpoint, Reset, Clear,
-// CreateSoftCheckpoint, RevertToSoftCheckpoint and ChangesSinceSoftCheckpoint
-// REQUIRE that no other call on this space is in flight (the caller's
-// deploy/block scheduler guarantees it); they are not on the hot path.
+// Thread safety: Produce, Consume, Install, the Get* readers and the
+// DeployScope calls may run concurrently from any number of threads; no
+// space-wide lock is taken on the produce/consume path (docs/rspace.md
+// "Locking"). CreateCheckpoint, Reset and Clear REQUIRE that no other call
+// on this space is in flight (the caller's deploy/block scheduler guarantees
+// it); they are not on the hot path. They invalidate every DeployScope mark
+// taken before them.
 //
 // Operation errors: InvalidArgument for malformed arguments, the matcher's
 // error, in replay the status of EventLog::Diverge (the divergence itself is
 // kept in the log: EventLog::divergence()),
 // DataLoss/the store's error when history cannot be read. After an error the
-// deploy is expected to be reverted to its soft checkpoint.
+// deploy is expected to be reverted to a mark of its scope.
 class Space {
  public:
   // Opens at the store's last complete root. `store` is not owned and must
@@ -101,18 +104,17 @@ class Space {
   absl::Status Clear();
   Hash32 root() const;
 
-  // Starts a new undo journal; only the latest soft checkpoint can be
-  // reverted to (FailedPrecondition otherwise). Reverting restores the
-  // overlay; event logs are the caller's and are not touched.
-  SoftCheckpoint CreateSoftCheckpoint();
-  absl::Status RevertToSoftCheckpoint(const SoftCheckpoint& checkpoint);
-  // What changed per channel since the latest soft checkpoint (the deploy's
-  // state change for the merger).
-  StateChanges ChangesSinceSoftCheckpoint();
+  // Bumped whenever the overlay is dropped (CreateCheckpoint, Reset): a
+  // DeployScope mark is valid only in the generation it was taken in.
+  uint64_t generation() const {
+    return generation_.load(std::memory_order_acquire);
+  }
 
   // Readers (hot overlay, falling back to history). Installed continuations
-  // and joins come first.
-  absl::StatusOr<std::vector<Datum>> GetData(const Hash32& channel);
+  // and joins come first. GetData with a scope adds the channel to the
+  // scope's touched set (a deploy's read).
+  absl::StatusOr<std::vector<Datum>> GetData(const Hash32& channel,
+                                             DeployScope* scope = nullptr);
   absl::StatusOr<std::vector<WaitingContinuation>> GetContinuations(
       const std::vector<TermPtr>& channels);
   absl::StatusOr<std::vector<JoinGroup>> GetJoins(const Hash32& channel);
@@ -133,10 +135,26 @@ class Space {
   Entry* GetEntry(const Hash32& channel);
   Shard& ShardFor(const Hash32& channel);
   absl::Status EnsureLoaded(Entry& e);
-  void Touch(Entry& e);
+  // Marks `e` changed and, with a scope, records the item-level change.
+  // REQUIRES: e.mu held.
+  void Record(const OpContext& ctx, Entry& e, DeployScope::Record::Kind kind,
+              std::variant<Datum, WaitingContinuation, JoinGroup> item);
+  // Adds every locked channel to the scope's touched set.
+  void TouchAll(const OpContext& ctx, const LockedSet& locks);
   void DropOverlay();
-  // The shards whose journal is not empty (the soft checkpoint's scope).
-  std::vector<size_t> JournalShards();
+  // Moves to `root` and pins its trie node (null if it cannot be loaded:
+  // loads then walk from the hash). REQUIRES: quiescent.
+  void SetRoot(const Hash32& root);
+
+  friend class DeployScope;
+  // DeployScope::RevertTo: applies the inverses of `records` (per channel
+  // in mutation order) newest first, data per channel and continuations
+  // with a recompute of their joins per join group.
+  absl::Status Revert(const std::vector<DeployScope::Record>& records);
+  absl::Status RevertData(const Hash32& channel,
+                          const std::vector<const DeployScope::Record*>& recs);
+  absl::Status RevertGroup(const JoinGroup& group,
+                           const std::vector<const DeployScope::Record*>& recs);
 
   absl::StatusOr<std::optional<std::vector<Chosen>>> TryMatch(
       const OpContext& ctx, const WaitingContinuation& k, LockedSet& locks,
@@ -149,20 +167,27 @@ class Space {
 
   std::unique_ptr<History> history_;
   SpaceOptions options_;
+  // Written only by the quiescent calls (Open, CreateCheckpoint, Reset).
   Hash32 root_;
-  std::atomic<uint64_t> epoch_{1};
+  // root_'s decoded trie node, held so that concurrent cold loads do not all
+  // meet on the root's cache shard.
+  std::shared_ptr<const TrieNode> root_node_;
+  std::atomic<uint64_t> generation_{1};
   std::unique_ptr<Shard[]> shards_;
 
   struct Installed {
     std::vector<WaitingContinuation> continuations;  // group[0] == channel
     std::vector<JoinGroup> joins;
   };
-  // Indexes of the shards with a non-empty journal, each once: soft
-  // checkpoints visit only these instead of all kOverlayShards.
-  Mutex journal_mu_;
-  std::vector<size_t> journal_shards_ ABSL_GUARDED_BY(journal_mu_);
-  mutable Mutex install_mu_;
-  std::map<Hash32, Installed> installs_ ABSL_GUARDED_BY(install_mu_);
+  // The install table, read-copy-update: GetEntry reads the current
+  // version without a lock (acquire); Install copies it under install_mu_,
+  // adds to the copy and publishes it (release). Versions are kept until
+  // the space is destroyed (installs happen at startup: a few dozen).
+  using InstallTable = absl::flat_hash_map<Hash32, Installed, Hash32Hasher>;
+  std::atomic<const InstallTable*> installs_;
+  Mutex install_mu_;
+  std::vector<std::unique_ptr<const InstallTable>> install_versions_
+      ABSL_GUARDED_BY(install_mu_);
 };
 
 }  // namespace rnode::rspace

@@ -64,6 +64,40 @@ ChannelChange DiffChannelState(const Hash32& channel,
 
 namespace {
 
+template <typename T>
+void SortBySource(std::vector<T>& items) {
+  std::stable_sort(items.begin(), items.end(),
+                   [](const T& a, const T& b) { return a.source < b.source; });
+}
+
+}  // namespace
+
+ChannelChange NetChannelChange(const Hash32& channel,
+                               const ChannelState& added,
+                               const ChannelState& removed) {
+  ChannelChange c;
+  c.channel = channel;
+  c.added_data = Minus(added.data, removed.data, IdOf);
+  c.removed_data = Minus(removed.data, added.data, IdOf);
+  SortBySource(c.added_data);
+  SortBySource(c.removed_data);
+  auto kid = [](const WaitingContinuation& k) { return k.source; };
+  c.added_continuations =
+      Minus(added.continuations, removed.continuations, kid);
+  c.removed_continuations =
+      Minus(removed.continuations, added.continuations, kid);
+  SortBySource(c.added_continuations);
+  SortBySource(c.removed_continuations);
+  auto jid = [](const JoinGroup& g) { return g; };
+  c.added_joins = Minus(added.joins, removed.joins, jid);
+  c.removed_joins = Minus(removed.joins, added.joins, jid);
+  std::sort(c.added_joins.begin(), c.added_joins.end());
+  std::sort(c.removed_joins.begin(), c.removed_joins.end());
+  return c;
+}
+
+namespace {
+
 // (a1, r1) then (a2, r2) as one change: an item added then removed, or
 // removed then added back, cancels (as a multiset, by id).
 template <typename T, typename IdFn>

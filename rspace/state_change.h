@@ -43,8 +43,17 @@ ChannelChange DiffChannelState(const Hash32& channel,
                                const ChannelState& before,
                                const ChannelState& after);
 
+// The net change of a channel to which `added`'s items were added and
+// `removed`'s removed (in any interleaving, each removed item present when
+// it was removed): added minus removed and removed minus added as multisets
+// by the ids above, data and continuations stably sorted by source, joins
+// ascending. Equals DiffChannelState(before, after) for such a change.
+ChannelChange NetChannelChange(const Hash32& channel,
+                               const ChannelState& added,
+                               const ChannelState& removed);
+
 // The change of applying `first` then `second` (each ascending by channel,
-// as ChangesSinceSoftCheckpoint returns them): per channel, an item added
+// as DeployScope::ChangesSince returns them): per channel, an item added
 // by one and removed by the other (or removed then added back) cancels;
 // channels whose composed change is empty are dropped. Used to join the
 // phases of one deploy (precharge, program, refund) into its state change.

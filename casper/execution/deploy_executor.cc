@@ -127,10 +127,11 @@ absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
   DeployOutcome out;
   contracts::Ledger& ledger = contracts_->ledger();
   ledger.BeginDeploy();
-  interp::SpaceNative native(space_,
-                             rspace::OpContext{&log, &runtime_->matcher()},
-                             nullptr, runtime_->channel_terms());
-  rspace::SoftCheckpoint cp = space_->CreateSoftCheckpoint();
+  rspace::DeployScope scope(*space_);
+  interp::SpaceNative native(
+      space_, rspace::OpContext{&log, &runtime_->matcher(), &scope}, nullptr,
+      runtime_->channel_terms());
+  const rspace::DeployScope::Mark start = scope.mark();
   absl::Status st;
   switch (deploy.kind) {
     case SystemDeploy::Kind::kCloseBlock:
@@ -142,14 +143,14 @@ absl::StatusOr<DeployOutcome> DeployExecutor::RunSystem(
   }
   if (!st.ok()) {
     if (log.divergence().has_value() || !IsDeployFault(st)) return st;
-    RETURN_IF_ERROR(space_->RevertToSoftCheckpoint(cp));
+    RETURN_IF_ERROR(scope.RevertTo(start));
     ledger.BeginDeploy();
     out.failure = DeployFailure::kProgramError;
     out.message = std::string(st.message());
     out.events = log.Take();
     return out;
   }
-  out.changes = space_->ChangesSinceSoftCheckpoint();
+  ASSIGN_OR_RETURN(out.changes, scope.ChangesSince(start));
   out.number_diffs = ledger.Diffs();
   out.events = log.Take();
   return out;
@@ -176,11 +177,14 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   if (!deployer.has_value()) {
     return absl::InvalidArgumentError("deployer key is not 65 bytes");
   }
+  // This deploy's record of its space changes (its soft-checkpoint
+  // journal); one per deploy, so deploys may share the space.
+  rspace::DeployScope scope(*space_);
   // Native operations cost no phlo: the deploy pays the same whatever the
   // accounting costs.
-  interp::SpaceNative native(space_,
-                             rspace::OpContext{&log, &runtime_->matcher()},
-                             nullptr, runtime_->channel_terms());
+  interp::SpaceNative native(
+      space_, rspace::OpContext{&log, &runtime_->matcher(), &scope}, nullptr,
+      runtime_->channel_terms());
 
   // 1. Precharge: a hold on the deployer's balance (Ledger::Hold); the
   // deployer sees the charge gone while the program runs.
@@ -206,16 +210,17 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
     out.charged = *charge;
   }
 
-  // 2. The program (its own soft checkpoint; reverted on failure).
+  // 2. The program (reverted to `program_start` on failure).
   interp::DeployInfo info;
   info.timestamp = data.timestamp;
   info.deployer_public_key.assign(deploy.deployer().begin(),
                                   deploy.deployer().end());
   info.deploy_id = deploy.id();
   contracts::Ledger::Snapshot before_program = ledger.Save();
+  const rspace::DeployScope::Mark program_start = scope.mark();
   interp::EvalResult result =
       runtime_->EvaluateSource(data.term, info, data.phlo_limit, &log, &block,
-                               /*check_replay_done=*/false);
+                               /*check_replay_done=*/false, &scope);
   ledger.ReleaseHold();
   if (result.failed()) {
     // A divergence is the block's fault and a local fault is nobody's: in
@@ -228,11 +233,12 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
     out.message = std::string(result.error.message());
   }
   out.cost = result.cost;
-  rspace::StateChanges program = space_->ChangesSinceSoftCheckpoint();
+  ASSIGN_OR_RETURN(rspace::StateChanges program,
+                   scope.ChangesSince(program_start));
 
   // 3. Settlement: the fee (cost x price) moves to the PoS vault; the rest
   // of the hold is the refund. The hold guaranteed the funds.
-  space_->CreateSoftCheckpoint();
+  const rspace::DeployScope::Mark settlement_start = scope.mark();
   std::optional<int64_t> fee =
       Product(std::min(out.cost, data.phlo_limit), data.phlo_price);
   if (fee.has_value() && *fee > 0) {
@@ -246,7 +252,8 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
     }
   }
   out.refunded = out.charged - fee.value_or(0);
-  rspace::StateChanges settlement = space_->ChangesSinceSoftCheckpoint();
+  ASSIGN_OR_RETURN(rspace::StateChanges settlement,
+                   scope.ChangesSince(settlement_start));
 
   out.changes = rspace::ComposeChanges(program, settlement);
   out.number_diffs = ledger.Diffs();

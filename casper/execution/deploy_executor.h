@@ -34,6 +34,7 @@
 #include "casper/contracts/system_contracts.h"
 #include "casper/deploy.h"
 #include "rholang/interpreter/reducer.h"
+#include "rspace/deploy_scope.h"
 #include "rspace/event_log.h"
 #include "rspace/space.h"
 #include "rspace/state_change.h"
@@ -105,6 +106,8 @@ struct SystemDeploy {
 };
 
 // Not thread-safe: one deploy at a time on the space (the runtime's rule).
+// Each deploy's space changes are recorded in a DeployScope the executor
+// owns for that deploy (the space itself keeps no per-deploy state).
 class DeployExecutor {
  public:
   // None owned; all must outlive the executor. `runtime` must have been

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "casper/merge/block_index.h"
+#include "casper/merge/merge_context.h"
 #include "casper/merge/number_channel.h"
 #include "rspace/history/history.h"
 #include "rspace/types.h"
@@ -76,8 +77,11 @@ struct MergeMetrics {
   int64_t combine_ns = 0;
   int64_t trie_actions_ns = 0;
   int64_t apply_ns = 0;
-  // Time spent reading and decoding base leaves, inside the steps above.
+  // Time spent reading and decoding base leaves (on the helper thread when
+  // the context has one), and the part of it the caller waited for (inside
+  // conflicts_ns).
   int64_t base_read_ns = 0;
+  int64_t base_wait_ns = 0;
   // Counts.
   size_t blocks = 0;
   size_t deploys = 0;
@@ -110,17 +114,10 @@ struct MergeOptions {
   // Builds terms of base states read from history. Default (null):
   // Term::Make, and datum values take the value hash stored in the blob
   // instead of being hashed again (docs/formats/rspace.md).
+  // It is called on the context's helper thread when there is one (never
+  // two calls at once), and its copy is freed there, possibly after Merge
+  // has returned.
   rspace::TermFactory term_factory;
-  // Threads for independent work, combined in a fixed order; 0 counts as 1,
-  // more than 64 as 64. The result does not depend on it. With more than
-  // one thread the batched read of base leaves (history reads and
-  // term_factory calls, never two at once) runs on a process-wide helper
-  // thread while the branch and conflict-key steps run, and the new states
-  // are canonicalised, encoded and hashed on a process-wide worker pool
-  // (concurrent merges take turns on both). The decoded base states, with
-  // the merge's copy of term_factory, are then freed on the helper thread,
-  // possibly after Merge has returned.
-  size_t threads = 1;
 };
 
 // Merges `scope` (in any order) onto `base_root` and commits the new state
@@ -128,8 +125,16 @@ struct MergeOptions {
 // Errors: InvalidArgument for a malformed scope (duplicate block, number
 // channel misuse, missing codec), ResourceExhausted above kMaxScopeBlocks,
 // FailedPrecondition for a base number value out of range, the history's
-// or codec's error, Internal if the combined state is inconsistent. Not
-// thread-safe with respect to other History::Commit calls.
+// or codec's error, Internal if the combined state is inconsistent. Threads
+// and scratch space come from `context` (see MergeContextOptions); the
+// result does not depend on them. Not thread-safe with respect to other
+// History::Commit calls or other merges on `context`.
+absl::StatusOr<MergeResult> Merge(
+    rspace::History& history, const Hash32& base_root,
+    std::span<const std::shared_ptr<const BlockIndex>> scope,
+    const MergeOptions& options, MergeContext& context);
+
+// Merge on a one-thread context made for this call (tests, tools).
 absl::StatusOr<MergeResult> Merge(
     rspace::History& history, const Hash32& base_root,
     std::span<const std::shared_ptr<const BlockIndex>> scope,

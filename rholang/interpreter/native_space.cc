@@ -62,7 +62,7 @@ absl::StatusOr<rspace::TermPtr> SpaceNative::ChannelTerm(
 absl::StatusOr<std::optional<std::vector<ir::ParPtr>>> SpaceNative::FirstDatum(
     const rspace::TermPtr& chan) {
   ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
-                   space_->GetData(chan->hash()));
+                   space_->GetData(chan->hash(), ctx_.scope));
   if (data.empty()) return std::nullopt;
   std::shared_ptr<const StoredValue> holder;
   ASSIGN_OR_RETURN(const DataValue* first, DataOf(*data.front().value, holder));

@@ -407,10 +407,11 @@ class Runtime::Impl {
   // Runs the deploy's rounds; `total` accumulates the phlo spent.
   absl::Status Run(const ir::ParPtr& program, const DeployInfo& deploy,
                    const BlockInfo* block, int64_t limit, rspace::EventLog* log,
-                   int64_t& total, size_t& rounds, size_t& parallel_rounds) {
+                   rspace::DeployScope* scope, int64_t& total, size_t& rounds,
+                   size_t& parallel_rounds) {
     deploy_ = &deploy;
     block_ = block;
-    ctx_ = rspace::OpContext{log, &rt_.matcher_};
+    ctx_ = rspace::OpContext{log, &rt_.matcher_, scope};
     std::vector<Task> current;
     Task first;
     first.par = program;
@@ -663,21 +664,25 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
 EvalResult Runtime::Evaluate(const ir::ParPtr& program,
                              const DeployInfo& deploy, int64_t phlo_limit,
                              rspace::EventLog* log, const BlockInfo* block,
-                             bool check_replay_done) {
+                             bool check_replay_done,
+                             rspace::DeployScope* scope) {
   EvalResult result;
   if (program == nullptr || log == nullptr) {
     result.error = absl::InvalidArgumentError("evaluate: missing argument");
     return result;
   }
-  rspace::SoftCheckpoint cp = space_->CreateSoftCheckpoint();
+  std::optional<rspace::DeployScope> local;
+  if (scope == nullptr) scope = &local.emplace(*space_);
+  const rspace::DeployScope::Mark start = scope->mark();
   int64_t total = 0;
-  absl::Status st = impl_->Run(program, deploy, block, phlo_limit, log, total,
-                               result.rounds, result.parallel_rounds);
+  absl::Status st =
+      impl_->Run(program, deploy, block, phlo_limit, log, scope, total,
+                 result.rounds, result.parallel_rounds);
   if (st.ok() && log->replay() && check_replay_done) {
     st = log->CheckReplayDone();
   }
   if (!st.ok()) {
-    absl::Status revert = space_->RevertToSoftCheckpoint(cp);
+    absl::Status revert = scope->RevertTo(start);
     if (!revert.ok()) {
       // The space is not where the deploy began: a local fault.
       st = absl::InternalError("revert after a failed deploy: " +
@@ -696,7 +701,8 @@ EvalResult Runtime::EvaluateSource(std::string_view source,
                                    const DeployInfo& deploy, int64_t phlo_limit,
                                    rspace::EventLog* log,
                                    const BlockInfo* block,
-                                   bool check_replay_done) {
+                                   bool check_replay_done,
+                                   rspace::DeployScope* scope) {
   EvalResult result;
   const int64_t parse_cost =
       cost::kParsePerByte * static_cast<int64_t>(source.size());
@@ -723,7 +729,7 @@ EvalResult Runtime::EvaluateSource(std::string_view source,
   }
   result =
       Evaluate(*program, deploy, phlo_limit < 0 ? -1 : phlo_limit - parse_cost,
-               log, block, check_replay_done);
+               log, block, check_replay_done, scope);
   if (IsOutOfPhlo(result.error) && phlo_limit >= 0) {
     result.cost = phlo_limit;
   } else {

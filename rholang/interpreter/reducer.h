@@ -40,6 +40,7 @@
 #include "rholang/interpreter/term_codec.h"
 #include "rholang/ir.h"
 #include "rspace/event_log.h"
+#include "rspace/deploy_scope.h"
 #include "rspace/space.h"
 
 namespace rnode::rholang::interp {
@@ -107,8 +108,9 @@ struct EvalResult {
 };
 
 // Evaluates deploys against one space. One runtime per space: Create installs
-// the system processes into it. Evaluate calls must not overlap (the space's
-// soft checkpoint is per deploy); the runtime itself uses `threads` workers.
+// the system processes into it. Evaluate calls must not overlap (the
+// runtime keeps one deploy's state); the runtime itself uses `threads`
+// workers. Each deploy's changes are recorded in its rspace::DeployScope.
 class Runtime {
  public:
   // `space` is not owned and must outlive the runtime; it should be opened
@@ -126,11 +128,15 @@ class Runtime {
   // failure the space is reverted to its state before the call. In replay
   // mode, log->CheckReplayDone() is checked at the end unless
   // `check_replay_done` is false (the caller replays more of the same log
-  // afterwards, e.g. a refund, and checks it then).
+  // afterwards, e.g. a refund, and checks it then). The deploy's space
+  // operations are recorded in `scope` (not owned; null: a scope local to
+  // the call), and a failure reverts to a mark taken at the start of the
+  // call; the caller reads the deploy's changes from its own scope.
   EvalResult Evaluate(const ir::ParPtr& program, const DeployInfo& deploy,
                       int64_t phlo_limit, rspace::EventLog* log,
                       const BlockInfo* block = nullptr,
-                      bool check_replay_done = true);
+                      bool check_replay_done = true,
+                      rspace::DeployScope* scope = nullptr);
 
   // Charges cost::kParsePerByte per byte, compiles (with the deploy's
   // rho:system:deployId / deployerId injections) and evaluates. A static
@@ -138,7 +144,8 @@ class Runtime {
   EvalResult EvaluateSource(std::string_view source, const DeployInfo& deploy,
                             int64_t phlo_limit, rspace::EventLog* log,
                             const BlockInfo* block = nullptr,
-                            bool check_replay_done = true);
+                            bool check_replay_done = true,
+                            rspace::DeployScope* scope = nullptr);
 
   // The invalid-blocks map for rho:casper:invalidBlocks (null: empty map).
   void SetInvalidBlocks(ir::ParPtr blocks) { invalid_blocks_ = blocks; }

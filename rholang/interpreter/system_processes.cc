@@ -85,9 +85,6 @@ constexpr char kDeployerIdMake[] = "rho:test:deployerId:make";
 constexpr char kSecp256k1Sign[] = "rho:test:crypto:secp256k1Sign";
 constexpr char kAuthTokenMake[] = "sys:test:authToken:make";
 
-// A deployer id / block sender key that derives an address: uncompressed
-// secp256k1 (the public node checks only the length).
-constexpr size_t kPublicKeyBytes = 65;
 // secp256k1Verify signs a digest, never a message.
 constexpr size_t kSecp256k1DigestBytes = 32;
 

@@ -92,38 +92,47 @@ struct MerkleTrie::Ctx {
 
 MerkleTrie::MerkleTrie(KeyValueStore* store, ColumnId nodes_column,
                        size_t cache_entries)
-    : store_(store), column_(nodes_column), capacity_(cache_entries) {}
+    : store_(store),
+      column_(nodes_column),
+      shard_count_(std::clamp<size_t>(cache_entries, 1, kTrieCacheShards)),
+      shard_capacity_(cache_entries / shard_count_) {}
 
 size_t MerkleTrie::CachedNodes() const {
-  MutexLock lock(&mu_);
-  return cache_.size();
+  size_t n = 0;
+  for (const CacheShard& s : cache_) {
+    MutexLock lock(&s.mu);
+    n += s.index.size();
+  }
+  return n;
 }
 
 void MerkleTrie::CachePut(const Hash32& hash,
                           std::shared_ptr<const TrieNode> node) {
-  if (capacity_ == 0) return;
-  MutexLock lock(&mu_);
-  auto it = cache_.find(hash);
-  if (it != cache_.end()) {
-    lru_.splice(lru_.begin(), lru_, it->second);
+  if (shard_capacity_ == 0) return;
+  CacheShard& s = ShardOf(hash);
+  MutexLock lock(&s.mu);
+  auto it = s.index.find(hash);
+  if (it != s.index.end()) {
+    s.lru.splice(s.lru.begin(), s.lru, it->second);
     return;
   }
-  lru_.emplace_front(hash, std::move(node));
-  cache_[hash] = lru_.begin();
-  while (cache_.size() > capacity_) {
-    cache_.erase(lru_.back().first);
-    lru_.pop_back();
+  s.lru.emplace_front(hash, std::move(node));
+  s.index[hash] = s.lru.begin();
+  while (s.index.size() > shard_capacity_) {
+    s.index.erase(s.lru.back().first);
+    s.lru.pop_back();
   }
 }
 
 absl::StatusOr<std::shared_ptr<const TrieNode>> MerkleTrie::Load(
     const Hash32& hash) {
   if (hash == kEmptyRoot) return std::make_shared<const TrieNode>();
-  {
-    MutexLock lock(&mu_);
-    auto it = cache_.find(hash);
-    if (it != cache_.end()) {
-      lru_.splice(lru_.begin(), lru_, it->second);
+  if (shard_capacity_ > 0) {
+    CacheShard& s = ShardOf(hash);
+    MutexLock lock(&s.mu);
+    auto it = s.index.find(hash);
+    if (it != s.index.end()) {
+      s.lru.splice(s.lru.begin(), s.lru, it->second);
       return it->second->second;
     }
   }
@@ -141,12 +150,19 @@ absl::StatusOr<std::shared_ptr<const TrieNode>> MerkleTrie::Load(
 
 absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const Hash32& root,
                                                       const Hash32& key) {
-  Hash32 node_hash = root;
+  if (root == kEmptyRoot) return std::optional<Hash32>();
+  auto node = Load(root);
+  if (!node.ok()) return node.status();
+  return Get(**node, key);
+}
+
+absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const TrieNode& root,
+                                                      const Hash32& key) {
+  std::shared_ptr<const TrieNode> held;  // keeps a loaded child alive
+  const TrieNode* node = &root;
   size_t depth = 0;
   while (true) {
-    auto node = Load(node_hash);
-    if (!node.ok()) return node.status();
-    const auto& items = (*node)->items;
+    const auto& items = node->items;
     auto it = std::lower_bound(
         items.begin(), items.end(), key[depth],
         [](const TrieItem& i, uint8_t b) { return i.index < b; });
@@ -166,7 +182,10 @@ absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const Hash32& root,
     }
     depth = p + it->prefix.size();
     if (depth >= kKeyBytes) return absl::DataLossError("trie pointer too deep");
-    node_hash = it->hash;
+    auto child = Load(it->hash);
+    if (!child.ok()) return child.status();
+    held = *std::move(child);
+    node = held.get();
   }
 }
 
@@ -446,7 +465,7 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
     }
   }
   {
-    MutexLock lock(&mu_);
+    MutexLock lock(&pending_mu_);
     pending_.clear();
   }
   Ctx ctx{batch, {}};
@@ -458,7 +477,7 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
   Hash32 new_root =
       applied->items.empty() ? kEmptyRoot : Store(*std::move(applied), ctx);
   {
-    MutexLock lock(&mu_);
+    MutexLock lock(&pending_mu_);
     pending_ = std::move(ctx.created);
   }
   return new_root;
@@ -467,7 +486,7 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
 void MerkleTrie::Committed() {
   std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> nodes;
   {
-    MutexLock lock(&mu_);
+    MutexLock lock(&pending_mu_);
     nodes.swap(pending_);
   }
   for (auto& [h, n] : nodes) CachePut(h, std::move(n));

@@ -4,6 +4,7 @@
 #define RNODE_RSPACE_HISTORY_TRIE_H_
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,11 @@ extern const Hash32 kEmptyRoot;
 // with a few million channels are a few thousand nodes; 32768 keeps them and
 // the recently touched paths resident (tens of MiB at most).
 inline constexpr size_t kDefaultTrieNodeCacheEntries = 32768;
+// Shards of the node cache, each an LRU of capacity / shards entries behind
+// its own mutex: every cold channel load walks the trie, so one mutex would
+// serialise concurrent deploys' loads. 16 keeps collisions between a few
+// dozen readers rare and each shard's LRU close to a global one.
+inline constexpr size_t kTrieCacheShards = 16;
 
 // One item of a node: the key byte it sits under, whether it points to a
 // child node (else it is a leaf), the key bytes that follow the index byte
@@ -112,6 +118,16 @@ class MerkleTrie {
   // node is missing or malformed; the store's error otherwise.
   absl::StatusOr<std::optional<Hash32>> Get(const Hash32& root,
                                             const Hash32& key);
+  // As Get, from an already loaded root node (a caller that walks from one
+  // root many times pins its node: no cache lookup for the root).
+  absl::StatusOr<std::optional<Hash32>> Get(const TrieNode& root,
+                                            const Hash32& key);
+
+  // The decoded node `hash` (through the cache); the empty node for
+  // kEmptyRoot. Errors as Get.
+  absl::StatusOr<std::shared_ptr<const TrieNode>> Node(const Hash32& hash) {
+    return Load(hash);
+  }
 
   // Values under each of `keys` (ascending, unique: InvalidArgument
   // otherwise) in the trie at `root`, into `out` (same size as `keys`;
@@ -164,16 +180,30 @@ class MerkleTrie {
       const Hash32& node_hash, Bytes& path,
       const std::function<absl::Status(const Hash32&, const Hash32&)>& fn);
 
+  using LruList = std::list<std::pair<Hash32, std::shared_ptr<const TrieNode>>>;
+  struct alignas(64) CacheShard {
+    mutable Mutex mu;
+    LruList lru ABSL_GUARDED_BY(mu);
+    absl::flat_hash_map<Hash32, LruList::iterator, Hash32Hasher> index
+        ABSL_GUARDED_BY(mu);
+  };
+  // By hash byte 8: outside the first 8 bytes Hash32Hasher uses, so a
+  // shard's map still probes on well-spread hashes.
+  CacheShard& ShardOf(const Hash32& hash) {
+    return cache_[hash[8] % shard_count_];
+  }
+
   KeyValueStore* const store_;
   const ColumnId column_;
-  const size_t capacity_;
-  mutable Mutex mu_;
-  using LruList = std::list<std::pair<Hash32, std::shared_ptr<const TrieNode>>>;
-  LruList lru_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<Hash32, LruList::iterator, Hash32Hasher> cache_
-      ABSL_GUARDED_BY(mu_);
+  // min(kTrieCacheShards, capacity) shards (1 when the cache is off) of
+  // capacity / shard_count_ entries each, so the total stays within the
+  // capacity.
+  const size_t shard_count_;
+  const size_t shard_capacity_;
+  std::array<CacheShard, kTrieCacheShards> cache_;
+  Mutex pending_mu_;
   std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> pending_
-      ABSL_GUARDED_BY(mu_);
+      ABSL_GUARDED_BY(pending_mu_);
 };
 
 }  // namespace rnode::rspace

@@ -34,7 +34,18 @@ void WriteBatch::Delete(ColumnId column, ByteView key) {
 }
 
 InMemoryStore::InMemoryStore(size_t column_count)
-    : column_count_(column_count), columns_(column_count) {}
+    : column_count_(column_count),
+      shards_per_column_(std::clamp<size_t>(
+          kMaxStoreBatchLocks / std::max<size_t>(column_count, 1), 1,
+          kMaxStoreShardsPerColumn)),
+      shards_(new Shard[std::max<size_t>(column_count, 1) *
+                        shards_per_column_]) {}
+
+size_t InMemoryStore::ShardOf(ColumnId column, ByteView key) const {
+  // The top bits: the maps' own probing uses the low ones.
+  const size_t h = KeyHash()(key) >> (sizeof(size_t) * 8 - 8);
+  return column * shards_per_column_ + h % shards_per_column_;
+}
 
 absl::StatusOr<std::optional<Bytes>> InMemoryStore::Get(ColumnId column,
                                                         ByteView key) {
@@ -42,11 +53,47 @@ absl::StatusOr<std::optional<Bytes>> InMemoryStore::Get(ColumnId column,
     return absl::InvalidArgumentError("unknown column " +
                                       std::to_string(column));
   }
-  MutexLock lock(&mu_);
-  const auto& map = columns_[column];
-  auto it = map.find(key);
-  if (it == map.end()) return std::optional<Bytes>();
+  Shard& s = shards_[ShardOf(column, key)];
+  MutexLock lock(&s.mu);
+  auto it = s.map.find(key);
+  if (it == s.map.end()) return std::optional<Bytes>();
   return std::optional<Bytes>(it->second);
+}
+
+// Dynamic lock sets are outside the static analysis; the order (ascending
+// shard index) is the only order in which more than one shard is locked.
+std::vector<InMemoryStore::Shard*> InMemoryStore::LockShards(
+    const WriteBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<size_t> index;
+  index.reserve(batch.ops().size());
+  for (const auto& op : batch.ops()) index.push_back(ShardOf(op.column, op.key));
+  std::sort(index.begin(), index.end());
+  index.erase(std::unique(index.begin(), index.end()), index.end());
+  std::vector<Shard*> shards;
+  shards.reserve(index.size());
+  for (size_t i : index) {
+    shards.push_back(&shards_[i]);
+    shards_[i].mu.Lock();
+  }
+  return shards;
+}
+
+std::vector<InMemoryStore::Shard*> InMemoryStore::LockColumn(
+    ColumnId column) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::vector<Shard*> shards;
+  shards.reserve(shards_per_column_);
+  for (size_t i = 0; i < shards_per_column_; ++i) {
+    shards.push_back(&shards_[column * shards_per_column_ + i]);
+    shards.back()->mu.Lock();
+  }
+  return shards;
+}
+
+void InMemoryStore::UnlockShards(const std::vector<Shard*>& shards)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  for (auto it = shards.rbegin(); it != shards.rend(); ++it) {
+    (*it)->mu.Unlock();
+  }
 }
 
 absl::Status InMemoryStore::CheckColumns(const WriteBatch& batch) const {
@@ -59,44 +106,53 @@ absl::Status InMemoryStore::CheckColumns(const WriteBatch& batch) const {
   return absl::OkStatus();
 }
 
-absl::Status InMemoryStore::Write(const WriteBatch& batch) {
+// Every shard an op names is locked (LockShards) while the ops apply.
+absl::Status InMemoryStore::Write(const WriteBatch& batch)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
   RETURN_IF_ERROR(CheckColumns(batch));
-  MutexLock lock(&mu_);
+  std::vector<Shard*> locked = LockShards(batch);
   for (const auto& op : batch.ops()) {
+    Column& map = shards_[ShardOf(op.column, op.key)].map;
     if (op.value.has_value()) {
-      columns_[op.column].insert_or_assign(op.key, *op.value);
+      map.insert_or_assign(op.key, *op.value);
     } else {
-      columns_[op.column].erase(ByteView(op.key));
+      map.erase(ByteView(op.key));
     }
   }
+  UnlockShards(locked);
   return absl::OkStatus();
 }
 
-absl::Status InMemoryStore::WriteOwned(WriteBatch&& batch) {
+absl::Status InMemoryStore::WriteOwned(WriteBatch&& batch)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
   RETURN_IF_ERROR(CheckColumns(batch));
-  MutexLock lock(&mu_);
+  std::vector<Shard*> locked = LockShards(batch);
   for (auto& op : batch.mutable_ops()) {
-    Column& map = columns_[op.column];
+    Column& map = shards_[ShardOf(op.column, op.key)].map;
     if (op.value.has_value()) {
       map.insert_or_assign(std::move(op.key), std::move(*op.value));
     } else {
       map.erase(ByteView(op.key));
     }
   }
+  UnlockShards(locked);
   return absl::OkStatus();
 }
 
 absl::Status InMemoryStore::ForEach(
     ColumnId column,
-    const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
+    const std::function<absl::Status(ByteView key, ByteView value)>& fn)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (column >= column_count_) {
     return absl::InvalidArgumentError("unknown column " +
                                       std::to_string(column));
   }
   std::vector<std::pair<Bytes, Bytes>> copy;
   {
-    MutexLock lock(&mu_);
-    copy.assign(columns_[column].begin(), columns_[column].end());
+    // All the column's shards at once: a snapshot no Write is half in.
+    std::vector<Shard*> locked = LockColumn(column);
+    for (Shard* s : locked) copy.insert(copy.end(), s->map.begin(), s->map.end());
+    UnlockShards(locked);
   }
   std::sort(copy.begin(), copy.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -107,10 +163,14 @@ absl::Status InMemoryStore::ForEach(
   return absl::OkStatus();
 }
 
-size_t InMemoryStore::KeyCount(ColumnId column) const {
-  MutexLock lock(&mu_);
+size_t InMemoryStore::KeyCount(ColumnId column) const
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (column >= column_count_) return 0;
-  return columns_[column].size();
+  std::vector<Shard*> locked = LockColumn(column);
+  size_t n = 0;
+  for (const Shard* s : locked) n += s->map.size();
+  UnlockShards(locked);
+  return n;
 }
 
 }  // namespace rnode::rspace

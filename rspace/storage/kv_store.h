@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -89,7 +90,18 @@ class KeyValueStore {
       const std::function<absl::Status(ByteView key, ByteView value)>& fn) = 0;
 };
 
-// In-memory store: hash maps behind one mutex. Thread-safe.
+// Most mutexes one InMemoryStore batch holds at once: ThreadSanitizer tracks
+// at most 64 held mutexes per thread, and a writer may hold a few of its own.
+inline constexpr size_t kMaxStoreBatchLocks = 48;
+// Shards per column of an InMemoryStore, at most: enough that a few dozen
+// readers rarely meet on one mutex.
+inline constexpr size_t kMaxStoreShardsPerColumn = 16;
+
+// In-memory store: each column's hash map is split into shards by key hash,
+// each behind its own mutex (clamp(kMaxStoreBatchLocks / columns, 1,
+// kMaxStoreShardsPerColumn) shards per column). A Get locks one shard; a
+// Write locks every shard it touches in ascending order, so it stays atomic
+// for readers. Thread-safe.
 class InMemoryStore final : public KeyValueStore {
  public:
   explicit InMemoryStore(size_t column_count);
@@ -127,13 +139,27 @@ class InMemoryStore final : public KeyValueStore {
   };
   // Unordered: ForEach sorts a snapshot (tests and tools only).
   using Column = absl::flat_hash_map<Bytes, Bytes, KeyHash, KeyEq>;
+  struct alignas(64) Shard {
+    mutable Mutex mu;
+    Column map ABSL_GUARDED_BY(mu);
+  };
 
   // InvalidArgument if an op names a column this store does not have.
   absl::Status CheckColumns(const WriteBatch& batch) const;
+  // Index into shards_ of `key` in `column`.
+  size_t ShardOf(ColumnId column, ByteView key) const;
+  // Locks the shards of every op of `batch` in ascending index order and
+  // returns them (to be unlocked in reverse).
+  std::vector<Shard*> LockShards(const WriteBatch& batch);
+  // Locks all shards of `column` in ascending order.
+  std::vector<Shard*> LockColumn(ColumnId column) const;
+  static void UnlockShards(const std::vector<Shard*>& shards);
 
   const size_t column_count_;
-  mutable Mutex mu_;
-  std::vector<Column> columns_ ABSL_GUARDED_BY(mu_);
+  const size_t shards_per_column_;
+  // column_count_ * shards_per_column_; column c's shards are
+  // [c * shards_per_column_, (c + 1) * shards_per_column_).
+  std::unique_ptr<Shard[]> shards_;
 };
 
 }  // namespace rnode::rspace

@@ -290,15 +290,15 @@ TEST(RootDeterminismTest, PersistFlagIsPartOfState) {
   EXPECT_NE(*a.space->CreateCheckpoint(), *b.space->CreateCheckpoint());
 }
 
-// Soft checkpoints.
+// Soft checkpoints: marks of a deploy scope.
 
 TEST(SoftCheckpointTest, RevertRestoresOverlay) {
   Fixture f;
   ASSERT_TRUE(f.Produce("ch", "d1").ok());
-  SoftCheckpoint cp = f.space->CreateSoftCheckpoint();
+  DeployScope::Mark cp = f.scope->mark();
   ASSERT_TRUE(f.Produce("ch", "d2").ok());
   ASSERT_TRUE(f.Consume({"x"}, {"*"}, "k").ok());
-  ASSERT_TRUE(f.space->RevertToSoftCheckpoint(cp).ok());
+  ASSERT_TRUE(f.scope->RevertTo(cp).ok());
   EXPECT_EQ(f.Data("ch"), Strings{"d1"});
   EXPECT_EQ(f.Conts({"x"}), 0u);
   EXPECT_EQ(f.Joins("x"), 0u);
@@ -308,20 +308,20 @@ TEST(SoftCheckpointTest, RevertRestoresConsumedData) {
   Fixture f;
   ASSERT_TRUE(f.Produce("ch", "d").ok());
   ASSERT_TRUE(f.space->CreateCheckpoint().ok());
-  SoftCheckpoint cp = f.space->CreateSoftCheckpoint();
+  DeployScope::Mark cp = f.scope->mark();
   ASSERT_TRUE(f.Consume({"ch"}, {"*"}, "k")->has_value());
   EXPECT_TRUE(f.Data("ch").empty());
-  ASSERT_TRUE(f.space->RevertToSoftCheckpoint(cp).ok());
+  ASSERT_TRUE(f.scope->RevertTo(cp).ok());
   EXPECT_EQ(f.Data("ch"), Strings{"d"});
 }
 
 TEST(SoftCheckpointTest, SoftCheckpointIsIsolatedFromLaterChanges) {
   Fixture f;
-  SoftCheckpoint cp = f.space->CreateSoftCheckpoint();
+  DeployScope::Mark cp = f.scope->mark();
   ASSERT_TRUE(f.Produce("ch", "a").ok());
-  ASSERT_TRUE(f.space->RevertToSoftCheckpoint(cp).ok());
+  ASSERT_TRUE(f.scope->RevertTo(cp).ok());
   ASSERT_TRUE(f.Produce("ch", "b").ok());
-  ASSERT_TRUE(f.space->RevertToSoftCheckpoint(cp).ok());
+  ASSERT_TRUE(f.scope->RevertTo(cp).ok());
   EXPECT_TRUE(f.Data("ch").empty());
 }
 
@@ -329,35 +329,49 @@ TEST(SoftCheckpointTest, RevertThenCheckpointGivesRootOfCheckpointState) {
   Fixture f, g;
   ASSERT_TRUE(f.Produce("ch", "a").ok());
   ASSERT_TRUE(g.Produce("ch", "a").ok());
-  SoftCheckpoint cp = f.space->CreateSoftCheckpoint();
+  DeployScope::Mark cp = f.scope->mark();
   ASSERT_TRUE(f.Produce("ch", "b").ok());
   ASSERT_TRUE(f.Produce("other", "c").ok());
-  ASSERT_TRUE(f.space->RevertToSoftCheckpoint(cp).ok());
+  ASSERT_TRUE(f.scope->RevertTo(cp).ok());
   EXPECT_EQ(*f.space->CreateCheckpoint(), *g.space->CreateCheckpoint());
 }
 
-TEST(SoftCheckpointTest, OnlyLatestSoftCheckpointCanBeRestored) {
+TEST(SoftCheckpointTest, AnEarlierMarkCanBeRestoredAfterALaterOne) {
   Fixture f;
-  SoftCheckpoint a = f.space->CreateSoftCheckpoint();
-  SoftCheckpoint b = f.space->CreateSoftCheckpoint();
-  const absl::Status stale = f.space->RevertToSoftCheckpoint(a);
-  EXPECT_EQ(stale.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(f.space->RevertToSoftCheckpoint(b).ok());
+  DeployScope::Mark a = f.scope->mark();
+  ASSERT_TRUE(f.Produce("ch", "1").ok());
+  DeployScope::Mark b = f.scope->mark();
+  ASSERT_TRUE(f.Produce("ch", "2").ok());
+  ASSERT_TRUE(f.scope->RevertTo(b).ok());
+  EXPECT_EQ(f.Data("ch"), Strings{"1"});
+  ASSERT_TRUE(f.scope->RevertTo(a).ok());
+  EXPECT_TRUE(f.Data("ch").empty());
+}
+
+TEST(SoftCheckpointTest, MarkPastARevertIsInvalid) {
+  Fixture f;
+  DeployScope::Mark a = f.scope->mark();
+  ASSERT_TRUE(f.Produce("ch", "1").ok());
+  DeployScope::Mark b = f.scope->mark();
+  ASSERT_TRUE(f.scope->RevertTo(a).ok());
+  EXPECT_EQ(f.scope->RevertTo(b).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.scope->ChangesSince(b).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(SoftCheckpointTest, CheckpointInvalidatesSoftCheckpoint) {
   Fixture f;
-  SoftCheckpoint cp = f.space->CreateSoftCheckpoint();
+  DeployScope::Mark cp = f.scope->mark();
   ASSERT_TRUE(f.space->CreateCheckpoint().ok());
-  EXPECT_EQ(f.space->RevertToSoftCheckpoint(cp).code(),
+  EXPECT_EQ(f.scope->RevertTo(cp).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(SoftCheckpointTest, RevertKeepsInstalls) {
   Fixture f;
-  SoftCheckpoint cp = f.space->CreateSoftCheckpoint();
+  DeployScope::Mark cp = f.scope->mark();
   ASSERT_TRUE(f.space->Install(f.matcher, {T("sys")}, {T("*")}, T("p")).ok());
-  ASSERT_TRUE(f.space->RevertToSoftCheckpoint(cp).ok());
+  ASSERT_TRUE(f.scope->RevertTo(cp).ok());
   EXPECT_TRUE(f.Produce("sys", "m")->has_value());
 }
 
@@ -365,9 +379,9 @@ TEST(SoftCheckpointTest, RevertKeepsInstalls) {
 
 TEST(StateChangeTest, ProduceAddsDatum) {
   Fixture f;
-  f.space->CreateSoftCheckpoint();
+  DeployScope::Mark m = f.scope->mark();
   ASSERT_TRUE(f.Produce("ch", "d").ok());
-  StateChanges c = f.space->ChangesSinceSoftCheckpoint();
+  StateChanges c = *f.scope->ChangesSince(m);
   ASSERT_EQ(c.channels.size(), 1u);
   EXPECT_EQ(c.channels[0].channel, T("ch")->hash());
   ASSERT_EQ(c.channels[0].added_data.size(), 1u);
@@ -378,9 +392,9 @@ TEST(StateChangeTest, ProduceAddsDatum) {
 TEST(StateChangeTest, ConsumeOfOldDatumRemovesIt) {
   Fixture f;
   ASSERT_TRUE(f.Produce("ch", "d").ok());
-  f.space->CreateSoftCheckpoint();
+  DeployScope::Mark m = f.scope->mark();
   ASSERT_TRUE(f.Consume({"ch"}, {"*"}, "k")->has_value());
-  StateChanges c = f.space->ChangesSinceSoftCheckpoint();
+  StateChanges c = *f.scope->ChangesSince(m);
   ASSERT_EQ(c.channels.size(), 1u);
   EXPECT_EQ(c.channels[0].removed_data.size(), 1u);
   EXPECT_TRUE(c.channels[0].added_data.empty());
@@ -389,9 +403,9 @@ TEST(StateChangeTest, ConsumeOfOldDatumRemovesIt) {
 
 TEST(StateChangeTest, WaitingJoinAddsContinuationAndJoins) {
   Fixture f;
-  f.space->CreateSoftCheckpoint();
+  DeployScope::Mark m = f.scope->mark();
   ASSERT_TRUE(f.Consume({"a", "b"}, {"*", "*"}, "k").ok());
-  StateChanges c = f.space->ChangesSinceSoftCheckpoint();
+  StateChanges c = *f.scope->ChangesSince(m);
   ASSERT_EQ(c.channels.size(), 2u);
   size_t conts = 0, joins = 0;
   for (const auto& ch : c.channels) {
@@ -404,33 +418,41 @@ TEST(StateChangeTest, WaitingJoinAddsContinuationAndJoins) {
 
 TEST(StateChangeTest, FullyNettedChangeIsEmpty) {
   Fixture f;
-  f.space->CreateSoftCheckpoint();
+  DeployScope::Mark m = f.scope->mark();
   ASSERT_TRUE(f.Produce("ch", "d").ok());
   ASSERT_TRUE(f.Consume({"ch"}, {"*"}, "k")->has_value());
-  EXPECT_TRUE(f.space->ChangesSinceSoftCheckpoint().channels.empty());
+  EXPECT_TRUE(f.scope->ChangesSince(m)->channels.empty());
 }
 
 TEST(StateChangeTest, ChangesAreSortedByChannel) {
   Fixture f;
-  f.space->CreateSoftCheckpoint();
+  DeployScope::Mark m = f.scope->mark();
   for (int i = 0; i < 20; ++i)
     ASSERT_TRUE(f.Produce("c" + std::to_string(i), "d").ok());
-  StateChanges c = f.space->ChangesSinceSoftCheckpoint();
+  StateChanges c = *f.scope->ChangesSince(m);
   ASSERT_EQ(c.channels.size(), 20u);
   for (size_t i = 1; i < c.channels.size(); ++i) {
     EXPECT_LT(c.channels[i - 1].channel, c.channels[i].channel);
   }
 }
 
-TEST(StateChangeTest, NewSoftCheckpointStartsANewChangeSet) {
+TEST(StateChangeTest, NewMarkStartsANewChangeSet) {
   Fixture f;
-  f.space->CreateSoftCheckpoint();
   ASSERT_TRUE(f.Produce("a", "d").ok());
-  f.space->CreateSoftCheckpoint();
+  DeployScope::Mark m = f.scope->mark();
   ASSERT_TRUE(f.Produce("b", "d").ok());
-  StateChanges c = f.space->ChangesSinceSoftCheckpoint();
+  StateChanges c = *f.scope->ChangesSince(m);
   ASSERT_EQ(c.channels.size(), 1u);
   EXPECT_EQ(c.channels[0].channel, T("b")->hash());
+}
+
+TEST(StateChangeTest, UnscopedOperationsAreNotRecorded) {
+  Fixture f;
+  DeployScope::Mark m = f.scope->mark();
+  OpContext unscoped{&f.log, &f.matcher};
+  ASSERT_TRUE(f.space->Produce(unscoped, T("ch"), T("d"), false).ok());
+  EXPECT_TRUE(f.scope->ChangesSince(m)->channels.empty());
+  EXPECT_TRUE(f.scope->TouchedChannels().empty());
 }
 
 // Channel state codec.
@@ -648,19 +670,19 @@ TEST(StateChangeTest, ComposedPhasesEqualTheWholeChange) {
     Fixture phased;
     std::mt19937 r1(trial_seed);
     for (int i = 0; i < base_ops; ++i) RandomOp(phased, r1);
-    phased.space->CreateSoftCheckpoint();
+    DeployScope::Mark m1 = phased.scope->mark();
     for (int i = 0; i < split; ++i) RandomOp(phased, r1);
-    StateChanges first = phased.space->ChangesSinceSoftCheckpoint();
-    phased.space->CreateSoftCheckpoint();
+    StateChanges first = *phased.scope->ChangesSince(m1);
+    DeployScope::Mark m2 = phased.scope->mark();
     for (int i = split; i < ops; ++i) RandomOp(phased, r1);
-    StateChanges second = phased.space->ChangesSinceSoftCheckpoint();
-    // Whole: the same operations with one checkpoint.
+    StateChanges second = *phased.scope->ChangesSince(m2);
+    // Whole: the same operations with one mark.
     Fixture whole;
     std::mt19937 r2(trial_seed);
     for (int i = 0; i < base_ops; ++i) RandomOp(whole, r2);
-    whole.space->CreateSoftCheckpoint();
+    DeployScope::Mark m = whole.scope->mark();
     for (int i = 0; i < ops; ++i) RandomOp(whole, r2);
-    StateChanges all = whole.space->ChangesSinceSoftCheckpoint();
+    StateChanges all = *whole.scope->ChangesSince(m);
 
     StateChanges composed = ComposeChanges(first, second);
     ASSERT_EQ(IdsOf(composed), IdsOf(all))

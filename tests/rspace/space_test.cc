@@ -3,7 +3,9 @@
 #include "rspace/space.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -571,6 +573,43 @@ TEST(InstallTest, MalformedInstallIsInvalid) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(f.space->Install(f.matcher, {T("a")}, {}, T("p")).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Installs (read-copy-update of the install table) while other threads
+// produce on other channels, creating entries that read the table. Every
+// install is in force afterwards, also after the overlay is rebuilt. Run
+// under the tsan preset for races.
+TEST(InstallTest, InstallConcurrentWithProducesOnOtherChannels) {
+  Fixture f;
+  constexpr int kInstalls = 40;
+  constexpr int kProducers = 3;
+  constexpr int kProduces = 500;
+  std::atomic<int> errors{0};
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kProducers; ++t) {
+    producers.emplace_back([&, t] {
+      EventLog log;
+      OpContext ctx{&log, &f.matcher};
+      for (int i = 0; i < kProduces; ++i) {
+        TermPtr ch = T("p" + std::to_string(t) + "_" + std::to_string(i));
+        if (!f.space->Produce(ctx, ch, T("d"), false).ok()) errors++;
+      }
+    });
+  }
+  for (int i = 0; i < kInstalls; ++i) {
+    ASSERT_TRUE(f.space
+                    ->Install(f.matcher, {T("sys" + std::to_string(i))},
+                              {T("*")}, T("proc" + std::to_string(i)))
+                    .ok());
+  }
+  for (auto& th : producers) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  ASSERT_TRUE(f.space->Clear().ok());
+  for (int i = 0; i < kInstalls; ++i) {
+    auto r = f.Produce("sys" + std::to_string(i), "msg");
+    ASSERT_TRUE(r.ok() && r->has_value()) << i;
+    EXPECT_EQ(S((*r)->continuation), "proc" + std::to_string(i));
+  }
 }
 
 }  // namespace

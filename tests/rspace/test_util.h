@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "rspace/deploy_scope.h"
 #include "rspace/matcher.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
@@ -41,15 +42,21 @@ inline std::string Matched(const BindResult& b) {
   return S(std::static_pointer_cast<const Term>(b.matched));
 }
 
-// A space on an in-memory store, with a play log and the test matcher.
+// A space on an in-memory store, with a play log, the test matcher and one
+// deploy scope that records every operation made through `ctx`.
 struct Fixture {
   InMemoryStore store{3};
   std::unique_ptr<Space> space;
+  std::unique_ptr<DeployScope> scope;
   TestMatcher matcher;
   EventLog log;
   OpContext ctx{&log, &matcher};
 
-  Fixture() { space = *Space::Open(&store); }
+  Fixture() {
+    space = *Space::Open(&store);
+    scope = std::make_unique<DeployScope>(*space);
+    ctx.scope = scope.get();
+  }
 
   absl::StatusOr<std::optional<Comm>> Produce(const std::string& ch,
                                               const std::string& data,

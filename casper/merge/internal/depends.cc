@@ -41,8 +41,9 @@ void AppendConflictRecords(const EventFacts& f, uint32_t item,
 }
 
 std::vector<uint32_t> ComponentsOfRecords(uint32_t n,
-                                          std::vector<KeyRecord>& records) {
-  SortKeyRecords(records);
+                                          std::vector<KeyRecord>& records,
+                                          KeySortScratch& scratch) {
+  SortKeyRecords(records, scratch);
   // depends(t, s) holds for every source s and target t with s != t; when a
   // key has a source, a target and two distinct items, every item naming it
   // is connected to every other (docs/merge.md §3), so joining each item to
@@ -68,9 +69,7 @@ std::vector<uint32_t> ComponentsOfRecords(uint32_t n,
 
 std::vector<uint32_t> RelatedComponents(
     std::span<const EventFacts* const> items) {
-  // Kept per thread between calls, like the sort's scratch space.
-  thread_local std::vector<KeyRecord> records;
-  records.clear();
+  std::vector<KeyRecord> records;
   size_t keys = 0;
   for (const EventFacts* f : items) {
     keys += f->pcnd.size() + f->consumed_produces.size() + f->ccnd.size() +
@@ -79,10 +78,9 @@ std::vector<uint32_t> RelatedComponents(
   records.reserve(keys);
   for (uint32_t i = 0; i < items.size(); ++i)
     AppendDependRecords(*items[i], i, records);
-  std::vector<uint32_t> labels =
-      ComponentsOfRecords(static_cast<uint32_t>(items.size()), records);
-  TrimScratch(records);
-  return labels;
+  KeySortScratch scratch;
+  return ComponentsOfRecords(static_cast<uint32_t>(items.size()), records,
+                             scratch);
 }
 
 }  // namespace rnode::casper::merge::internal

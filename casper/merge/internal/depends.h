@@ -32,12 +32,14 @@ void AppendConflictRecords(const EventFacts& f, uint32_t item,
                            std::vector<KeyRecord>& out);
 
 // Component label of each of `n` items from their depends records (made by
-// AppendDependRecords; sorted here in place): the smallest item index of its
-// component. Cost O(records) expected; no pair lists.
+// AppendDependRecords; sorted here in place with `scratch`): the smallest
+// item index of its component. Cost O(records) expected; no pair lists.
 std::vector<uint32_t> ComponentsOfRecords(uint32_t n,
-                                          std::vector<KeyRecord>& records);
+                                          std::vector<KeyRecord>& records,
+                                          KeySortScratch& scratch);
 
-// ComponentsOfRecords over the records of each fact set.
+// ComponentsOfRecords over the records of each fact set (working space of
+// its own, freed on return: it runs once per block at admission).
 std::vector<uint32_t> RelatedComponents(
     std::span<const EventFacts* const> items);
 

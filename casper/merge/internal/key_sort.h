@@ -71,6 +71,14 @@ inline bool KeyRecordLess(const KeyRecord& x, const KeyRecord& y) {
   return x.item < y.item;
 }
 
+// Orders records by their key only.
+inline bool KeyWordsLess(const KeyRecord& x, const KeyRecord& y) {
+  for (int i = 0; i < 4; ++i) {
+    if (x.w[i] != y.w[i]) return x.w[i] < y.w[i];
+  }
+  return false;
+}
+
 // Below this many records a plain comparison sort is cheaper than a bucket
 // pass.
 inline constexpr size_t kKeySortBucketMin = 512;
@@ -128,34 +136,43 @@ void SortBucket(It first, It last) {
   }
 }
 
-// Scratch vectors kept per thread between merges keep at most this much
-// capacity after a use; a larger one (left by an unusually large merge) is
-// released, so one big merge does not pin its memory for the thread's life.
-// 16 MiB of records is about 400,000 keys: several times a 10,000-chain
-// merge.
+// Scratch vectors kept between merges (in a MergeContext) keep at most this
+// much capacity after a merge by default; a larger one (left by an unusually
+// large merge) is released, so one big merge does not pin its memory for the
+// context's life. 16 MiB of records is about 400,000 keys: several times a
+// 10,000-chain merge.
 inline constexpr size_t kMaxKeptScratchBytes = size_t{16} << 20;
 
+// Releases `v` if its capacity is above `max_bytes`.
 template <typename T>
-void TrimScratch(std::vector<T>& v) {
-  if (v.capacity() * sizeof(T) > kMaxKeptScratchBytes) std::vector<T>().swap(v);
+void TrimScratch(std::vector<T>& v, size_t max_bytes = kMaxKeptScratchBytes) {
+  if (v.capacity() * sizeof(T) > max_bytes) std::vector<T>().swap(v);
 }
 
-namespace key_sort_detail {
-inline std::vector<KeyRecord>& Scratch() {
-  thread_local std::vector<KeyRecord> scratch;
-  return scratch;
-}
-}  // namespace key_sort_detail
+// The scratch space of SortKeyRecords: a record buffer and the bucket
+// counters. Owned by the caller (a MergeContext, or a local for one-off
+// sorts) so repeated sorts reuse its pages; not thread-safe.
+struct KeySortScratch {
+  std::vector<KeyRecord> buffer;
+  std::vector<uint32_t> start;
+  std::vector<uint32_t> fill;
 
-// Capacity in bytes of this thread's sort scratch (for tests).
-inline size_t SortScratchCapacityBytes() {
-  return key_sort_detail::Scratch().capacity() * sizeof(KeyRecord);
-}
+  size_t capacity_bytes() const {
+    return buffer.capacity() * sizeof(KeyRecord) +
+           (start.capacity() + fill.capacity()) * sizeof(uint32_t);
+  }
+  // Releases each vector whose capacity is above `max_bytes`.
+  void Trim(size_t max_bytes) {
+    TrimScratch(buffer, max_bytes);
+    TrimScratch(start, max_bytes);
+    TrimScratch(fill, max_bytes);
+  }
+};
 
-// Sorts `records` by KeyRecordLess. The scratch space is kept per thread
-// between calls (up to kMaxKeptScratchBytes of records, and up to 2^20
-// counters), so repeated merges do not fault its pages in again.
-inline void SortKeyRecords(std::vector<KeyRecord>& records) {
+// Sorts `records` by KeyRecordLess, with `scratch` as working space (its
+// capacity is kept for the next call; see KeySortScratch::Trim).
+inline void SortKeyRecords(std::vector<KeyRecord>& records,
+                           KeySortScratch& scratch) {
   const size_t n = records.size();
   if (n < kKeySortBucketMin) {
     std::sort(records.begin(), records.end(),
@@ -164,24 +181,32 @@ inline void SortKeyRecords(std::vector<KeyRecord>& records) {
               });
     return;
   }
-  std::vector<KeyRecord>& scratch = key_sort_detail::Scratch();
-  thread_local std::vector<uint32_t> start, fill;
+  std::vector<uint32_t>& start = scratch.start;
+  std::vector<uint32_t>& fill = scratch.fill;
   const int bits =
       std::min(kKeySortMaxBucketBits, static_cast<int>(std::bit_width(n - 1)));
   const int shift = 64 - bits;
   start.assign((size_t{1} << bits) + 1, 0);
   for (const KeyRecord& r : records) ++start[(r.w[0] >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
-  scratch.resize(n);
+  scratch.buffer.resize(n);
   fill.assign(start.begin(), start.end() - 1);
-  for (const KeyRecord& r : records) scratch[fill[r.w[0] >> shift]++] = r;
+  for (const KeyRecord& r : records)
+    scratch.buffer[fill[r.w[0] >> shift]++] = r;
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) {
-      SortBucket(scratch.begin() + start[b], scratch.begin() + start[b + 1]);
+      SortBucket(scratch.buffer.begin() + start[b],
+                 scratch.buffer.begin() + start[b + 1]);
     }
   }
-  records.swap(scratch);
-  TrimScratch(scratch);
+  records.swap(scratch.buffer);
+}
+
+// SortKeyRecords with scratch space of its own (freed on return): for
+// one-off sorts outside a merge.
+inline void SortKeyRecords(std::vector<KeyRecord>& records) {
+  KeySortScratch scratch;
+  SortKeyRecords(records, scratch);
 }
 
 }  // namespace rnode::casper::merge::internal

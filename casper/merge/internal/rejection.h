@@ -37,7 +37,7 @@ struct RejectionProblem {
   std::vector<uint64_t> cost;                            // Per branch.
   std::vector<std::optional<RejectReason>> prerejected;  // Per branch.
   std::vector<bool> base_join;                           // Per branch.
-  std::vector<ConflictGroup> groups;                     // Groups with an edge.
+  std::span<const ConflictGroup> groups;  // Groups with an edge; borrowed.
   std::vector<__int128> base_values;                     // Per number channel.
   // Per branch: (number channel index, diff), ascending channel index.
   BranchDiffs diffs;

@@ -63,6 +63,13 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
   TestNumberCodec codec;
   MergeOptions options;
   options.number_codec = &codec;
+  // Reused across scopes, as a node reuses its context. `eager` runs every
+  // parallel and background path even on these small scopes.
+  MergeContext two_threads({.threads = 2});
+  MergeContext eager({.threads = 2,
+                      .parallel_grain = 1,
+                      .background_min = 0,
+                      .base_read_chunk = 1});
   Coverage cov;
   for (int n = 0; n < count; ++n) {
     SCOPED_TRACE("seed " + std::to_string(seed) + " scope " +
@@ -145,13 +152,14 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
     ASSERT_EQ(again->branches, got->branches);
     ASSERT_EQ(again->conflicts, got->conflicts);
 
-    MergeOptions two_threads = options;
-    two_threads.threads = 2;
-    auto threaded = Merge(*th.history, scope->base_root, indices, two_threads);
-    ASSERT_TRUE(threaded.ok()) << threaded.status();
-    ASSERT_EQ(threaded->root, got->root);
-    ASSERT_EQ(threaded->rejected, got->rejected);
-    ASSERT_EQ(threaded->branches, got->branches);
+    for (MergeContext* context : {&two_threads, &eager}) {
+      auto threaded =
+          Merge(*th.history, scope->base_root, indices, options, *context);
+      ASSERT_TRUE(threaded.ok()) << threaded.status();
+      ASSERT_EQ(threaded->root, got->root);
+      ASSERT_EQ(threaded->rejected, got->rejected);
+      ASSERT_EQ(threaded->branches, got->branches);
+    }
 
     cov.conflicts += !want->conflicts.empty();
     cov.rejected += !want->rejected.empty();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -141,18 +142,37 @@ std::vector<KeyRecord> RandomRecords(size_t n, uint64_t seed) {
   return v;
 }
 
-TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndReleasesHugeOnes) {
-  // An ordinary sort keeps its scratch for the next call...
+TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndTrimReleasesHugeOnes) {
+  KeySortScratch scratch;
+  // An ordinary sort keeps its scratch for the next call, and a trim to
+  // the bound keeps it too...
   std::vector<KeyRecord> small = RandomRecords(10000, 1);
-  SortKeyRecords(small);
+  SortKeyRecords(small, scratch);
   EXPECT_TRUE(std::is_sorted(small.begin(), small.end(), KeyRecordLess));
-  EXPECT_GE(SortScratchCapacityBytes(), 10000 * sizeof(KeyRecord));
-  // ...one far above kMaxKeptScratchBytes does not keep it.
+  scratch.Trim(kMaxKeptScratchBytes);
+  EXPECT_GE(scratch.capacity_bytes(), 10000 * sizeof(KeyRecord));
+  // ...one far above kMaxKeptScratchBytes is released by the trim, bucket
+  // counters included.
   const size_t huge = 2 * kMaxKeptScratchBytes / sizeof(KeyRecord);
   std::vector<KeyRecord> big = RandomRecords(huge, 2);
-  SortKeyRecords(big);
+  SortKeyRecords(big, scratch);
   EXPECT_TRUE(std::is_sorted(big.begin(), big.end(), KeyRecordLess));
-  EXPECT_LE(SortScratchCapacityBytes(), kMaxKeptScratchBytes);
+  EXPECT_GT(scratch.capacity_bytes(), kMaxKeptScratchBytes);
+  scratch.Trim(kMaxKeptScratchBytes);
+  EXPECT_LE(scratch.capacity_bytes(), kMaxKeptScratchBytes);
+  EXPECT_LE(scratch.buffer.capacity() * sizeof(KeyRecord),
+            kMaxKeptScratchBytes);
+}
+
+TEST(KeySortScratchTest, ReusedScratchSortsLikeAFreshOne) {
+  KeySortScratch scratch;
+  for (size_t n : {5000u, 700u, 20000u, 600u}) {
+    std::vector<KeyRecord> a = RandomRecords(n, n);
+    std::vector<KeyRecord> b = a;
+    SortKeyRecords(a, scratch);
+    SortKeyRecords(b);
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), n * sizeof(KeyRecord)));
+  }
 }
 
 TEST(KeySortScratchTest, TrimScratchReleasesOnlyAboveTheBound) {

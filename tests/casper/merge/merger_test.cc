@@ -372,12 +372,11 @@ TEST_F(MergerTest, ThreadCountDoesNotChangeTheResult) {
     ASSERT_TRUE(x.ok()) << x.status();
     idx.push_back(*x);
   }
-  MergeOptions one;
-  one.number_codec = &codec_;
-  MergeOptions two = one;
-  two.threads = 2;
-  auto r1 = Merge(*th_.history, base_root_, idx, one);
-  auto r2 = Merge(*th_.history, base_root_, idx, two);
+  MergeOptions options;
+  options.number_codec = &codec_;
+  MergeContext two({.threads = 2});
+  auto r1 = Merge(*th_.history, base_root_, idx, options);
+  auto r2 = Merge(*th_.history, base_root_, idx, options, two);
   ASSERT_TRUE(r1.ok()) << r1.status();
   ASSERT_TRUE(r2.ok()) << r2.status();
   EXPECT_NE(r1->root, base_root_);

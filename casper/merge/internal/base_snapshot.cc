@@ -1,0 +1,338 @@
+// Step 2: the base prefetch, planned from the scope index and read in one
+// batch (docs/merge.md §8).
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "casper/merge/internal/serial_executor.h"
+#include "casper/merge/internal/steps.h"
+#include "rspace/channel_codec.h"
+#include "rspace/term.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::merge::internal {
+namespace {
+
+// Tags of the plan's notes: which leaf map an entry fills.
+enum : uint32_t {
+  kRemoved = 0,
+  kProduce = 1,
+  kNumber = 2,
+  kChange = 3,
+  kJoin = 4
+};
+
+// Base-read records of a scope: what PlanBaseReads notes, join channels
+// aside (a few per continuation change).
+size_t PlanRecords(const ScopeIndex& index) {
+  size_t n = index.numbers.size();
+  for (const BlockIndex* b : index.blocks) {
+    n += b->flat.removed.all().size() + b->flat.produced_on.all().size() +
+         b->flat.raw_changes.all().size();
+  }
+  return n;
+}
+
+}  // namespace
+
+BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
+  BasePlan plan;
+  std::vector<KeyRecord>& notes = scratch.plan;
+  notes.clear();
+  notes.reserve(PlanRecords(index));
+  uint32_t removed = 0, produce = 0, change = 0;
+  for (const BlockIndex* b : index.blocks) {
+    for (const auto& [item, net] : b->flat.removed.all())
+      notes.push_back(KeyRecord::Make(item.channel, removed++, kRemoved));
+    for (KeyRecord r : b->flat.produced_on.all()) {
+      r.item = produce++;
+      r.tag = kProduce;
+      notes.push_back(r);
+    }
+    for (const RawChange& c : b->flat.raw_changes.all()) {
+      KeyRecord r = c.key;
+      r.item = change++;
+      r.tag = kChange;
+      notes.push_back(r);
+      for (const auto* ks : {&c.added_k, &c.removed_k}) {
+        for (const rspace::WaitingContinuation& k : *ks) {
+          for (const Hash32& ch : k.group)
+            notes.push_back(KeyRecord::Make(ch, 0, kJoin));
+        }
+      }
+    }
+  }
+  for (uint32_t i = 0; i < index.numbers.size(); ++i)
+    notes.push_back(KeyRecord::Make(index.numbers[i], i, kNumber));
+  plan.removed_leaf.resize(removed);
+  plan.produce_leaf.resize(produce);
+  plan.change_leaf.resize(change);
+  plan.number_leaf.resize(index.numbers.size());
+  SortKeyRecords(notes, scratch.sort);
+  for (size_t i = 0; i < notes.size();) {
+    const uint32_t leaf = static_cast<uint32_t>(plan.keys.size());
+    KeyRecord key = notes[i];
+    key.item = leaf;
+    key.tag = 0;
+    plan.keys.push_back(key);
+    size_t j = i;
+    for (; j < notes.size() && SameKey(notes[j], notes[i]); ++j) {
+      switch (notes[j].tag) {
+        case kRemoved:
+          plan.removed_leaf[notes[j].item] = leaf;
+          break;
+        case kProduce:
+          plan.produce_leaf[notes[j].item] = leaf;
+          break;
+        case kNumber:
+          plan.number_leaf[notes[j].item] = leaf;
+          break;
+        case kChange:
+          plan.change_leaf[notes[j].item] = leaf;
+          break;
+        default:
+          break;
+      }
+    }
+    i = j;
+  }
+  return plan;
+}
+
+absl::Status CheckPlanFits(const BasePlan& plan, const ScopeIndex& index) {
+  size_t removed = 0, produce = 0, change = 0;
+  for (const BlockIndex* b : index.blocks) {
+    removed += b->flat.removed.all().size();
+    produce += b->flat.produced_on.all().size();
+    change += b->flat.raw_changes.all().size();
+  }
+  if (plan.removed_leaf.size() != removed ||
+      plan.produce_leaf.size() != produce ||
+      plan.change_leaf.size() != change ||
+      plan.number_leaf.size() != index.numbers.size()) {
+    return absl::InternalError("merge: base snapshot of another scope");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> BaseSnapshot::IndexOf(const Hash32& channel) const {
+  const KeyRecord key = KeyRecord::Make(channel, 0, 0);
+  auto it =
+      std::lower_bound(plan.keys.begin(), plan.keys.end(), key, KeyWordsLess);
+  if (it == plan.keys.end() || !SameKey(*it, key)) {
+    return absl::InternalError("merge: base leaf " + HexEncode(channel) +
+                               " not prefetched");
+  }
+  return it->item;
+}
+
+absl::StatusOr<const BaseLeaf*> BaseSnapshot::Find(
+    const Hash32& channel) const {
+  ASSIGN_OR_RETURN(uint32_t i, IndexOf(channel));
+  return &leaves[i];
+}
+
+absl::StatusOr<std::unique_ptr<BaseSnapshot>> ReadBase(
+    BasePlan plan, const LeafReader& read, const rspace::TermFactory& factory) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto snap = std::make_unique<BaseSnapshot>();
+  std::vector<Hash32> keys;
+  keys.reserve(plan.keys.size());
+  for (const KeyRecord& k : plan.keys) keys.push_back(KeyOf(k));
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs, read(keys));
+  if (blobs.size() != keys.size()) {
+    return absl::InternalError("merge: base read returned " +
+                               std::to_string(blobs.size()) + " leaves for " +
+                               std::to_string(keys.size()) + " channels");
+  }
+  const rspace::ValueHashes value_hashes =
+      factory ? rspace::ValueHashes::kVerify : rspace::ValueHashes::kTrust;
+  const rspace::TermFactory make =
+      factory ? factory : rspace::TermFactory([](Bytes b) {
+        return absl::StatusOr<rspace::TermPtr>(
+            rspace::Term::Make(std::move(b)));
+      });
+  snap->leaves.resize(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    BaseLeaf& leaf = snap->leaves[i];
+    leaf.blob = std::move(blobs[i]);
+    if (leaf.blob.has_value()) {
+      ASSIGN_OR_RETURN(leaf.state, rspace::DecodeChannelState(*leaf.blob, make,
+                                                              value_hashes));
+    }
+  }
+  snap->plan = std::move(plan);
+  snap->read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - t0)
+                      .count();
+  return snap;
+}
+
+// A base read shared by the helper (which plans, then claims chunks from
+// the front) and the caller (which claims chunks from the back in Wait).
+// `snap`, `keys`, `read`, `make` and `value_hashes` are written by the
+// planner before `planned` is set under `mu` and only read afterwards; the
+// leaves of a chunk are written only by the thread that claimed it and
+// handed over by `finished` under `mu`.
+struct PendingBase::State {
+  Mutex mu;
+  CondVar cv;
+  bool planned ABSL_GUARDED_BY(mu) = false;
+  size_t front ABSL_GUARDED_BY(mu) = 0;  // Next chunk from the front.
+  size_t back ABSL_GUARDED_BY(mu) = 0;   // One past the last unclaimed.
+  size_t claimed ABSL_GUARDED_BY(mu) = 0;
+  size_t finished ABSL_GUARDED_BY(mu) = 0;
+  absl::Status status ABSL_GUARDED_BY(mu);
+  // Set when the read ran in one batch (no sharing).
+  std::optional<absl::StatusOr<std::unique_ptr<BaseSnapshot>>> whole
+      ABSL_GUARDED_BY(mu);
+  std::chrono::steady_clock::time_point start ABSL_GUARDED_BY(mu);
+  size_t chunk = 1;  // Channels per chunk.
+
+  std::unique_ptr<BaseSnapshot> snap;
+  std::vector<Hash32> keys;
+  LeafReader read;
+  rspace::TermFactory make;     // The caller's factory, or Term::Make.
+  bool custom_factory = false;  // Else value hashes come from the blobs.
+  Mutex decode_mu;              // Held around calls of a custom factory.
+
+  bool Complete() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return whole.has_value() ||
+           (planned && front == back && finished == claimed);
+  }
+};
+
+namespace {
+
+using State = PendingBase::State;
+
+rspace::TermFactory DefaultFactory() {
+  return [](Bytes b) {
+    return absl::StatusOr<rspace::TermPtr>(rspace::Term::Make(std::move(b)));
+  };
+}
+
+// Reads and decodes chunk `c` of a planned shared read.
+absl::Status ReadChunk(State& s, size_t c) {
+  const size_t begin = c * s.chunk;
+  const size_t end = std::min(s.keys.size(), begin + s.chunk);
+  std::span<const Hash32> keys(s.keys.data() + begin, end - begin);
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs, s.read(keys));
+  if (blobs.size() != keys.size()) {
+    return absl::InternalError("merge: base read returned " +
+                               std::to_string(blobs.size()) + " leaves for " +
+                               std::to_string(keys.size()) + " channels");
+  }
+  auto decode = [&]() -> absl::Status {
+    const rspace::ValueHashes value_hashes = s.custom_factory
+                                                 ? rspace::ValueHashes::kVerify
+                                                 : rspace::ValueHashes::kTrust;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      BaseLeaf& leaf = s.snap->leaves[begin + i];
+      leaf.blob = std::move(blobs[i]);
+      if (leaf.blob.has_value()) {
+        ASSIGN_OR_RETURN(leaf.state, rspace::DecodeChannelState(
+                                         *leaf.blob, s.make, value_hashes));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (s.custom_factory) {
+    MutexLock lock(&s.decode_mu);
+    return decode();
+  }
+  return decode();
+}
+
+// Claims and reads chunks (from the front or the back) until none is left
+// or one failed.
+void RunChunks(State& s, bool from_front) {
+  while (true) {
+    size_t c;
+    {
+      MutexLock lock(&s.mu);
+      if (s.front == s.back) return;
+      c = from_front ? s.front++ : --s.back;
+      ++s.claimed;
+    }
+    absl::Status status = ReadChunk(s, c);
+    MutexLock lock(&s.mu);
+    if (!status.ok()) {
+      if (s.status.ok()) s.status = std::move(status);
+      s.back = s.front;  // Abandon the unclaimed chunks.
+    }
+    ++s.finished;
+    if (s.Complete()) s.cv.SignalAll();
+  }
+}
+
+}  // namespace
+
+PendingBase::~PendingBase() {
+  if (state_ == nullptr) return;
+  MutexLock lock(&state_->mu);
+  while (!state_->Complete()) state_->cv.Wait(&state_->mu);
+}
+
+absl::StatusOr<std::unique_ptr<BaseSnapshot>> PendingBase::Wait() {
+  if (state_ == nullptr)
+    return absl::InternalError("merge: base read not started or taken");
+  std::shared_ptr<State> state = std::move(state_);
+  State& s = *state;
+  {
+    MutexLock lock(&s.mu);
+    if (s.whole.has_value()) return std::move(*s.whole);
+    while (!s.planned) s.cv.Wait(&s.mu);
+  }
+  RunChunks(s, /*from_front=*/false);
+  MutexLock lock(&s.mu);
+  while (!s.Complete()) s.cv.Wait(&s.mu);
+  if (!s.status.ok()) return s.status;
+  s.snap->read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - s.start)
+                        .count();
+  return std::move(s.snap);
+}
+
+PendingBase StartReadBase(MergeContext& context, const ScopeIndex& index,
+                          LeafReader read, rspace::TermFactory factory) {
+  PendingBase pending;
+  auto state = std::make_shared<State>();
+  pending.state_ = state;
+  SerialExecutor* helper = context.helper();
+  if (helper == nullptr ||
+      PlanRecords(index) < context.options().background_min) {
+    auto r = ReadBase(PlanBaseReads(index, context.scratch()), read, factory);
+    MutexLock lock(&state->mu);
+    state->whole = std::move(r);
+    return pending;
+  }
+  MergeScratch* scratch = &context.helper_scratch();
+  state->chunk = context.options().base_read_chunk;
+  helper->Post([state, &index, scratch, read = std::move(read),
+                factory = std::move(factory)] {
+    State& s = *state;
+    BasePlan plan = PlanBaseReads(index, *scratch);
+    s.snap = std::make_unique<BaseSnapshot>();
+    s.keys.reserve(plan.keys.size());
+    for (const KeyRecord& k : plan.keys) s.keys.push_back(KeyOf(k));
+    s.snap->leaves.resize(plan.keys.size());
+    s.snap->plan = std::move(plan);
+    s.read = read;
+    s.custom_factory = static_cast<bool>(factory);
+    s.make = factory ? factory : DefaultFactory();
+    {
+      MutexLock lock(&s.mu);
+      s.start = std::chrono::steady_clock::now();
+      s.planned = true;
+      s.back = (s.keys.size() + s.chunk - 1) / s.chunk;
+      s.cv.SignalAll();
+    }
+    RunChunks(s, /*from_front=*/true);
+  });
+  return pending;
+}
+
+}  // namespace rnode::casper::merge::internal

@@ -1,0 +1,287 @@
+// Step 6: the combined state of the kept branches: base + kept changes per
+// channel, join derivation and the new values of number channels.
+#include <algorithm>
+#include <map>
+
+#include "casper/merge/internal/hash_key.h"
+#include "casper/merge/internal/steps.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::merge::internal {
+namespace {
+
+using rspace::ChannelState;
+using rspace::Datum;
+using rspace::JoinGroup;
+using rspace::WaitingContinuation;
+
+struct ChannelAcc {
+  std::vector<const Datum*> added_data;
+  std::vector<const Datum*> removed_data;
+  std::vector<const WaitingContinuation*> added_k;
+  std::vector<const WaitingContinuation*> removed_k;
+  // Scratch of ApplyAcc, kept across channels to reuse its capacity.
+  struct DatumEntry {
+    const Datum* item;
+    int64_t delta;
+  };
+  struct ContEntry {
+    const WaitingContinuation* item;
+    int64_t delta;
+  };
+  std::vector<DatumEntry> data_entries;
+  std::vector<ContEntry> cont_entries;
+
+  void Clear() {
+    added_data.clear();
+    removed_data.clear();
+    added_k.clear();
+    removed_k.clear();
+  }
+};
+
+// Appends base + added - removed (as multisets) to the pools as the items of
+// `out`; Internal if a removal finds nothing. Additions are counted before
+// removals, so the result is a function of the three multisets; with a
+// removal, items come out in key order.
+absl::Status ApplyAcc(const ChannelState& base, ChannelAcc& acc, NewState& out,
+                      ItemPools& pools) {
+  out.joins.clear();
+  for (const JoinGroup& g : base.joins) out.joins.push_back(&g);
+  out.data_begin = static_cast<uint32_t>(pools.data.size());
+  out.k_begin = static_cast<uint32_t>(pools.conts.size());
+  auto finish = [&] {
+    out.data_end = static_cast<uint32_t>(pools.data.size());
+    out.k_end = static_cast<uint32_t>(pools.conts.size());
+  };
+  if (acc.removed_data.empty() && acc.removed_k.empty()) {
+    for (const Datum& d : base.data) pools.data.push_back(&d);
+    pools.data.insert(pools.data.end(), acc.added_data.begin(),
+                      acc.added_data.end());
+    for (const WaitingContinuation& k : base.continuations)
+      pools.conts.push_back(&k);
+    pools.conts.insert(pools.conts.end(), acc.added_k.begin(),
+                       acc.added_k.end());
+    finish();
+    return absl::OkStatus();
+  }
+  using DatumEntry = ChannelAcc::DatumEntry;
+  std::vector<DatumEntry>& data = acc.data_entries;
+  data.clear();
+  data.reserve(base.data.size() + acc.added_data.size() +
+               acc.removed_data.size());
+  for (const auto& d : base.data) data.push_back({&d, 1});
+  for (const Datum* d : acc.added_data) data.push_back({d, 1});
+  for (const Datum* d : acc.removed_data) data.push_back({d, -1});
+  std::sort(data.begin(), data.end(),
+            [](const DatumEntry& x, const DatumEntry& y) {
+              return DatumLess(*x.item, *y.item);
+            });
+  auto same_datum = [](const Datum& x, const Datum& y) {
+    return x.source == y.source && x.persist == y.persist &&
+           x.value->hash() == y.value->hash();
+  };
+  for (size_t i = 0; i < data.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    const Datum* item = nullptr;
+    for (; j < data.size() && same_datum(*data[j].item, *data[i].item); ++j) {
+      n += data[j].delta;
+      if (data[j].delta > 0) item = data[j].item;
+    }
+    if (n < 0) {
+      return absl::InternalError(
+          "merge: removal of a datum absent from the base");
+    }
+    for (int64_t r = 0; r < n; ++r) pools.data.push_back(item);
+    i = j;
+  }
+  using ContEntry = ChannelAcc::ContEntry;
+  std::vector<ContEntry>& conts = acc.cont_entries;
+  conts.clear();
+  conts.reserve(base.continuations.size() + acc.added_k.size() +
+                acc.removed_k.size());
+  for (const auto& k : base.continuations) conts.push_back({&k, 1});
+  for (const WaitingContinuation* k : acc.added_k) conts.push_back({k, 1});
+  for (const WaitingContinuation* k : acc.removed_k) conts.push_back({k, -1});
+  std::sort(conts.begin(), conts.end(),
+            [](const ContEntry& x, const ContEntry& y) {
+              return Hash32Less()(x.item->source, y.item->source);
+            });
+  for (size_t i = 0; i < conts.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    const WaitingContinuation* item = nullptr;
+    for (; j < conts.size() && conts[j].item->source == conts[i].item->source;
+         ++j) {
+      n += conts[j].delta;
+      if (conts[j].delta > 0) item = conts[j].item;
+    }
+    if (n < 0) {
+      return absl::InternalError(
+          "merge: removal of a continuation absent from the base");
+    }
+    for (int64_t r = 0; r < n; ++r) pools.conts.push_back(item);
+    i = j;
+  }
+  finish();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+bool DatumLess(const Datum& a, const Datum& b) {
+  Hash32Eq eq;
+  Hash32Less less;
+  if (!eq(a.source, b.source)) return less(a.source, b.source);
+  if (a.persist != b.persist) return b.persist;
+  return less(a.value->hash(), b.value->hash());
+}
+
+void ItemPools::Assign(NewState& s, const ChannelState& state) {
+  s.data_begin = static_cast<uint32_t>(data.size());
+  for (const Datum& d : state.data) data.push_back(&d);
+  s.data_end = static_cast<uint32_t>(data.size());
+  s.k_begin = static_cast<uint32_t>(conts.size());
+  for (const WaitingContinuation& k : state.continuations) conts.push_back(&k);
+  s.k_end = static_cast<uint32_t>(conts.size());
+  s.joins.clear();
+  for (const JoinGroup& g : state.joins) s.joins.push_back(&g);
+}
+
+absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
+                                      const Branches& branches,
+                                      const Decision& decision,
+                                      const NumberBases& numbers,
+                                      const BaseSnapshot& base,
+                                      const NumberChannelCodec* codec) {
+  RETURN_IF_ERROR(CheckPlanFits(base.plan, index));
+  CombinedState out;
+  const BasePlan& plan = base.plan;
+  const uint32_t leaves = static_cast<uint32_t>(plan.keys.size());
+  // The kept changes grouped by channel, in channel order: a counting sort
+  // on their planned leaf (the plan's leaves are in channel order). The
+  // order of the changes of one channel does not matter (ApplyAcc and
+  // Canonicalize depend only on the multisets).
+  std::vector<uint32_t> start(leaves + 1, 0);
+  auto for_each_kept = [&](auto&& fn) {
+    uint32_t pos = 0;  // Scope-order index of the chain's first raw change.
+    for (uint32_t bl = 0; bl < index.blocks.size(); ++bl) {
+      const BlockFlat& f = index.blocks[bl]->flat;
+      for (uint32_t c = 0; c < f.first_deploy.size(); ++c) {
+        const auto changes = f.raw_changes.of(c);
+        const uint32_t b = branches.chain_branch[index.chain_offset[bl] + c];
+        if (!decision.rejected[b]) {
+          for (uint32_t k = 0; k < changes.size(); ++k)
+            fn(changes[k], plan.change_leaf[pos + k]);
+        }
+        pos += static_cast<uint32_t>(changes.size());
+      }
+    }
+  };
+  size_t kept = 0;
+  for_each_kept([&](const RawChange&, uint32_t leaf) {
+    ++start[leaf + 1];
+    ++kept;
+  });
+  for (uint32_t l = 0; l < leaves; ++l) start[l + 1] += start[l];
+  std::vector<const RawChange*> changes(kept);
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for_each_kept([&](const RawChange& r, uint32_t leaf) {
+      changes[fill[leaf]++] = &r;
+      for (const auto& k : r.added_k) out.groups.insert(k.group);
+      for (const auto& k : r.removed_k) out.groups.insert(k.group);
+    });
+  }
+  // New states: the touched channels in channel order first, then the
+  // states added by join derivation and number channels.
+  std::vector<NewState>& next = out.states;
+  ItemPools& pools = out.pools;
+  std::vector<uint32_t> state_of_leaf(leaves, UINT32_MAX);
+  ChannelAcc a;
+  for (uint32_t l = 0; l < leaves; ++l) {
+    if (start[l] == start[l + 1]) continue;
+    a.Clear();
+    for (uint32_t i = start[l]; i < start[l + 1]; ++i) {
+      const RawChange& r = *changes[i];
+      for (const auto& x : r.added_data) a.added_data.push_back(&x);
+      for (const auto& x : r.removed_data) a.removed_data.push_back(&x);
+      for (const auto& k : r.added_k) a.added_k.push_back(&k);
+      for (const auto& k : r.removed_k) a.removed_k.push_back(&k);
+    }
+    state_of_leaf[l] = static_cast<uint32_t>(next.size());
+    NewState& ns = next.emplace_back();
+    ns.channel = KeyOf(plan.keys[l]);
+    ns.leaf = &base.At(l);
+    RETURN_IF_ERROR(ApplyAcc(ns.leaf->state, a, ns, pools));
+  }
+  const size_t sorted_prefix = next.size();
+  // The state of leaf `l`, made from `state` if the merge has none yet.
+  auto state_at = [&](uint32_t l, const ChannelState& state) -> NewState& {
+    if (state_of_leaf[l] != UINT32_MAX) return next[state_of_leaf[l]];
+    state_of_leaf[l] = static_cast<uint32_t>(next.size());
+    NewState& ns = next.emplace_back();
+    ns.channel = KeyOf(plan.keys[l]);
+    ns.leaf = &base.At(l);
+    pools.Assign(ns, state);
+    return ns;
+  };
+  for (const JoinGroup& g : out.groups) {
+    if (g.empty()) return absl::InvalidArgumentError("merge: empty join group");
+    bool present = false;
+    ASSIGN_OR_RETURN(uint32_t owner, base.IndexOf(g.front()));
+    if (state_of_leaf[owner] != UINT32_MAX) {
+      for (const WaitingContinuation* k :
+           pools.Conts(next[state_of_leaf[owner]]))
+        present |= k->group == g;
+    } else {
+      for (const auto& k : base.At(owner).state.continuations)
+        present |= k.group == g;
+    }
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (i > 0 && g[i] == g[i - 1]) continue;
+      ASSIGN_OR_RETURN(uint32_t l, base.IndexOf(g[i]));
+      NewState& target = state_at(l, base.At(l).state);
+      auto& joins = target.joins;
+      auto jit = std::find_if(joins.begin(), joins.end(),
+                              [&](const JoinGroup* x) { return *x == g; });
+      if (present && jit == joins.end()) joins.push_back(&g);
+      if (!present && jit != joins.end()) joins.erase(jit);
+    }
+  }
+  std::map<uint32_t, __int128> number_sums;
+  for (uint32_t b = 0; b < branches.count; ++b) {
+    if (decision.rejected[b]) continue;
+    for (const auto& [idx, d] : numbers.diffs[b]) number_sums[idx] += d;
+  }
+  for (const auto& [idx, sum] : number_sums) {
+    if (sum == 0) continue;
+    if (codec == nullptr) {
+      return absl::InvalidArgumentError("merge: number diffs without a codec");
+    }
+    const __int128 value = numbers.values[idx] + sum;
+    ASSIGN_OR_RETURN(ChannelState s, codec->Write(index.numbers[idx],
+                                                  static_cast<int64_t>(value)));
+    const ChannelState& owned = out.number_states.emplace_back(std::move(s));
+    const uint32_t l = plan.number_leaf[idx];
+    if (state_of_leaf[l] != UINT32_MAX) {
+      pools.Assign(next[state_of_leaf[l]], owned);
+    } else {
+      state_at(l, owned);
+    }
+  }
+  std::vector<uint32_t>& order = out.order;
+  order.resize(next.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto order_less = [&](uint32_t x, uint32_t y) {
+    return Hash32Less()(next[x].channel, next[y].channel);
+  };
+  // Entries up to sorted_prefix are in channel order already.
+  const auto mid = order.begin() + static_cast<ptrdiff_t>(sorted_prefix);
+  std::sort(mid, order.end(), order_less);
+  std::inplace_merge(order.begin(), mid, order.end(), order_less);
+  return out;
+}
+
+}  // namespace rnode::casper::merge::internal
