@@ -65,7 +65,10 @@ TEST(DeployExecutorTest, ProgramErrorIsTheDeploysFailureWithItsMessage) {
   EXPECT_TRUE(out->failed());
   EXPECT_NE(out->message.find("division by zero"), std::string::npos)
       << out->message;
-  EXPECT_GT(out->cost, 0);
+  // Parse (10 bytes) and the evaluation up to the failing division: it
+  // pays what it used; the rest of the charge is refunded.
+  EXPECT_EQ(out->cost, 30);
+  EXPECT_EQ(out->refunded, 100'000 - 30);
 }
 
 TEST(DeployExecutorTest, OverflowingChargeIsPhloOverflowAndRunsNothing) {

@@ -8,6 +8,8 @@
 
 #include "casper/merge/merger.h"
 #include "gtest/gtest.h"
+#include "tests/sanitizer.h"
+#include "tests/test_seed.h"
 #include "tests/casper/merge/merge_test_util.h"
 #include "tests/casper/merge/pairwise_reference.h"
 
@@ -20,13 +22,15 @@ using testing::ScopeShape;
 using testing::TestHistory;
 using testing::TestNumberCodec;
 
-// Default number of random scopes; MERGE_DIFF_SCOPES raises it (the
-// acceptance run uses 10000). Sized to stay well inside the unit budget.
+// Default number of random scopes; MERGE_DIFF_SCOPES changes it (the
+// acceptance run uses 10000). Sized to stay well inside the unit budget;
+// a tenth under a sanitizer, which runs each scope many times slower.
 constexpr int kDefaultScopes = 10000;
+constexpr int kSanitizerScopes = 1000;
 
 int ScopeCount() {
   if (const char* env = std::getenv("MERGE_DIFF_SCOPES")) return std::atoi(env);
-  return kDefaultScopes;
+  return ::rnode::testing::kUnderSanitizer ? kSanitizerScopes : kDefaultScopes;
 }
 
 ScopeShape RandomShape(std::mt19937_64& rng) {
@@ -57,7 +61,7 @@ struct Coverage {
 };
 
 TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
-  const uint64_t seed = testing::TestSeed(20261130);
+  const uint64_t seed = ::rnode::testing::TestSeed(20261130);
   const int count = ScopeCount();
   std::mt19937_64 rng(seed);
   TestNumberCodec codec;
@@ -178,8 +182,9 @@ TEST(MergeDifferentialTest, IndexedMergerMatchesPairwiseReference) {
       cov.greedy, cov.multi_chain_branches, cov.reasons[0], cov.reasons[1],
       cov.reasons[2], cov.reasons[3]);
   // The generator must exercise every rule, or agreement proves little
-  // (checked at the default count and above; smaller counts are for
-  // replaying a failure).
+  // (checked at the release default and above; smaller counts are for
+  // replaying a failure and for the sanitizer presets, whose release runs
+  // check coverage).
   if (count < kDefaultScopes) return;
   EXPECT_GT(cov.conflicts, count / 10);
   EXPECT_GT(cov.rejected, count / 20);

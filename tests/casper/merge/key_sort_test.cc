@@ -13,6 +13,7 @@
 
 #include "crypto/hash.h"
 #include "gtest/gtest.h"
+#include "tests/test_seed.h"
 
 namespace rnode::casper::merge::internal {
 namespace {
@@ -32,7 +33,7 @@ class KeySortTest : public ::testing::TestWithParam<SortCase> {};
 
 TEST_P(KeySortTest, MatchesPlainSort) {
   const SortCase& c = GetParam();
-  const uint64_t seed = 20261130 + c.records;
+  const uint64_t seed = ::rnode::testing::TestSeed(20261130 + c.records);
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   std::vector<Hash32> keys;
@@ -78,7 +79,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(SortBucketTest, EverySizeAroundTheInsertionLimitMatchesPlainSort) {
-  const uint64_t seed = 7300;
+  const uint64_t seed = ::rnode::testing::TestSeed(7300);
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (ptrdiff_t n = 1; n <= 2 * kKeySortInsertionMax + 2; ++n) {
@@ -146,7 +147,7 @@ TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndTrimReleasesHugeOnes) {
   KeySortScratch scratch;
   // An ordinary sort keeps its scratch for the next call, and a trim to
   // the bound keeps it too...
-  std::vector<KeyRecord> small = RandomRecords(10000, 1);
+  std::vector<KeyRecord> small = RandomRecords(10000, ::rnode::testing::TestSeed(1));
   SortKeyRecords(small, scratch);
   EXPECT_TRUE(std::is_sorted(small.begin(), small.end(), KeyRecordLess));
   scratch.Trim(kMaxKeptScratchBytes);
@@ -154,7 +155,7 @@ TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndTrimReleasesHugeOnes) {
   // ...one far above kMaxKeptScratchBytes is released by the trim, bucket
   // counters included.
   const size_t huge = 2 * kMaxKeptScratchBytes / sizeof(KeyRecord);
-  std::vector<KeyRecord> big = RandomRecords(huge, 2);
+  std::vector<KeyRecord> big = RandomRecords(huge, ::rnode::testing::TestSeed(2));
   SortKeyRecords(big, scratch);
   EXPECT_TRUE(std::is_sorted(big.begin(), big.end(), KeyRecordLess));
   EXPECT_GT(scratch.capacity_bytes(), kMaxKeptScratchBytes);

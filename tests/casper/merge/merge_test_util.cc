@@ -418,14 +418,4 @@ absl::StatusOr<Scope> RandomScope(rspace::History& history,
   return scope;
 }
 
-uint64_t TestSeed(uint64_t fallback) {
-  uint64_t seed = fallback;
-  if (const char* env = std::getenv("MERGE_TEST_SEED")) {
-    seed = std::strtoull(env, nullptr, 10);
-  }
-  std::printf("merge test seed: %llu (set MERGE_TEST_SEED to replay)\n",
-              static_cast<unsigned long long>(seed));
-  return seed;
-}
-
 }  // namespace rnode::casper::merge::testing

@@ -71,9 +71,6 @@ absl::StatusOr<Scope> RandomScope(rspace::History& history,
                                   std::mt19937_64& rng,
                                   const ScopeShape& shape);
 
-// Seed for randomized tests: MERGE_TEST_SEED or a fixed default; printed.
-uint64_t TestSeed(uint64_t fallback);
-
 }  // namespace rnode::casper::merge::testing
 
 #endif  // RNODE_TESTS_CASPER_MERGE_MERGE_TEST_UTIL_H_

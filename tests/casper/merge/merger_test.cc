@@ -5,6 +5,7 @@
 #include "casper/merge/merger.h"
 #include "gtest/gtest.h"
 #include "tests/casper/merge/merge_test_util.h"
+#include "tests/casper/merge/scope_builders.h"
 
 namespace rnode::casper::merge {
 namespace {
@@ -12,49 +13,21 @@ namespace {
 using rspace::ChannelState;
 using rspace::Datum;
 using rspace::WaitingContinuation;
+using testing::C;
+using testing::Chan;
+using testing::Change;
+using testing::Continuation;
+using testing::Deploy;
 using testing::HashOf;
+using testing::MakeDatum;
 using testing::MakeTerm;
-
-rspace::TermPtr Chan(int i) {
-  return MakeTerm(1000 + static_cast<uint64_t>(i));
-}
-Hash32 C(int i) { return Chan(i)->hash(); }
-
-Datum MakeDatum(uint64_t v, uint64_t src, bool persist = false) {
-  return Datum{MakeTerm(v), persist, HashOf(200, src)};
-}
-
-rspace::ChannelChange& Change(DeployInput& d, const Hash32& ch) {
-  for (auto& c : d.changes.channels) {
-    if (c.channel == ch) return c;
-  }
-  d.changes.channels.push_back(rspace::ChannelChange{});
-  d.changes.channels.back().channel = ch;
-  return d.changes.channels.back();
-}
+using testing::StoreContinuation;
+using testing::StoreDatum;
+using testing::TakeDatum;
 
 void Finish(DeployInput& d) {
   std::sort(d.changes.channels.begin(), d.changes.channels.end(),
             [](const auto& a, const auto& b) { return a.channel < b.channel; });
-}
-
-DeployInput Deploy(const std::string& id, uint64_t cost) {
-  DeployInput d;
-  d.id.assign(id.begin(), id.end());
-  d.cost = cost;
-  return d;
-}
-
-// A consume (triggered here) that takes `datum` from `ch`.
-void TakeDatum(DeployInput& d, const Hash32& ch, const Datum& datum,
-               uint64_t salt) {
-  Hash32 k = HashOf(300, salt);
-  d.events.push_back(
-      rspace::ConsumeEvent{k, {ch}, {HashOf(7)}, HashOf(8), false, false, 0});
-  rspace::CommEvent m{
-      HashOf(301, salt), k, false, false, {{ch, datum.source, datum.persist}}};
-  d.events.push_back(m);
-  if (!datum.persist) Change(d, ch).removed_data.push_back(datum);
 }
 
 // A produce (triggered here) that fires the waiting continuation `k` on `ch`.
@@ -65,32 +38,6 @@ void FireContinuation(DeployInput& d, const Hash32& ch,
   d.events.push_back(rspace::CommEvent{
       HashOf(311, salt), k.source, k.persist, false, {{ch, p, false}}});
   if (!k.persist) Change(d, ch).removed_continuations.push_back(k);
-}
-
-void StoreDatum(DeployInput& d, const Hash32& ch, const Datum& datum) {
-  d.events.push_back(rspace::ProduceEvent{datum.source, ch, datum.value->hash(),
-                                          datum.persist, 0});
-  Change(d, ch).added_data.push_back(datum);
-}
-
-WaitingContinuation Continuation(std::vector<int> chans, uint64_t src) {
-  WaitingContinuation k;
-  for (int c : chans) {
-    k.channels.push_back(Chan(c));
-    k.patterns.push_back(MakeTerm(7));
-  }
-  k.continuation = MakeTerm(8);
-  k.source = HashOf(400, src);
-  k.group = rspace::MakeJoinGroup(k.channels);
-  return k;
-}
-
-void StoreContinuation(DeployInput& d, const WaitingContinuation& k) {
-  d.events.push_back(rspace::ConsumeEvent{k.source, k.group,
-                                          std::vector<Hash32>(k.group.size()),
-                                          HashOf(8), k.persist, k.peek, 0});
-  Change(d, k.group.front()).added_continuations.push_back(k);
-  for (const auto& h : k.group) Change(d, h).added_joins.push_back(k.group);
 }
 
 const Hash32 kVault = HashOf(500);
