@@ -234,12 +234,12 @@ absl::Status Space::EnsureLoaded(Entry& e) {
   return absl::OkStatus();
 }
 
+template <typename Item>
 void Space::Record(const OpContext& ctx, Entry& e,
-                   DeployScope::Record::Kind kind,
-                   std::variant<Datum, WaitingContinuation, JoinGroup> item) {
+                   DeployScope::Record::Kind kind, const Item& item) {
   e.dirty = true;
   if (ctx.scope == nullptr) return;
-  ctx.scope->Append(DeployScope::Record{kind, e.hash, std::move(item)});
+  ctx.scope->Append(DeployScope::Record{kind, e.hash, item});
 }
 
 void Space::TouchAll(const OpContext& ctx, const LockedSet& locks) {

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -135,10 +134,12 @@ class Space {
   Entry* GetEntry(const Hash32& channel);
   Shard& ShardFor(const Hash32& channel);
   absl::Status EnsureLoaded(Entry& e);
-  // Marks `e` changed and, with a scope, records the item-level change.
+  // Marks `e` changed and, with a scope, records the item-level change (the
+  // item is copied only then: untracked operations pay nothing for it).
   // REQUIRES: e.mu held.
+  template <typename Item>
   void Record(const OpContext& ctx, Entry& e, DeployScope::Record::Kind kind,
-              std::variant<Datum, WaitingContinuation, JoinGroup> item);
+              const Item& item);
   // Adds every locked channel to the scope's touched set.
   void TouchAll(const OpContext& ctx, const LockedSet& locks);
   void DropOverlay();
@@ -181,8 +182,9 @@ class Space {
   };
   // The install table, read-copy-update: GetEntry reads the current
   // version without a lock (acquire); Install copies it under install_mu_,
-  // adds to the copy and publishes it (release). Versions are kept until
-  // the space is destroyed (installs happen at startup: a few dozen).
+  // adds to the copy and publishes it (release). Older versions are kept
+  // until the next DropOverlay (quiescent: no reader holds one); installs
+  // happen at startup, a few dozen.
   using InstallTable = absl::flat_hash_map<Hash32, Installed, Hash32Hasher>;
   std::atomic<const InstallTable*> installs_;
   Mutex install_mu_;

@@ -38,8 +38,8 @@ InMemoryStore::InMemoryStore(size_t column_count)
       shards_per_column_(std::clamp<size_t>(
           kMaxStoreBatchLocks / std::max<size_t>(column_count, 1), 1,
           kMaxStoreShardsPerColumn)),
-      shards_(new Shard[std::max<size_t>(column_count, 1) *
-                        shards_per_column_]) {}
+      shards_(
+          new Shard[std::max<size_t>(column_count, 1) * shards_per_column_]) {}
 
 size_t InMemoryStore::ShardOf(ColumnId column, ByteView key) const {
   // The top bits: the maps' own probing uses the low ones.
@@ -62,11 +62,15 @@ absl::StatusOr<std::optional<Bytes>> InMemoryStore::Get(ColumnId column,
 
 // Dynamic lock sets are outside the static analysis; the order (ascending
 // shard index) is the only order in which more than one shard is locked.
+std::vector<size_t> InMemoryStore::ShardsOf(const WriteBatch& batch) const {
+  std::vector<size_t> at;
+  at.reserve(batch.ops().size());
+  for (const auto& op : batch.ops()) at.push_back(ShardOf(op.column, op.key));
+  return at;
+}
+
 std::vector<InMemoryStore::Shard*> InMemoryStore::LockShards(
-    const WriteBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  std::vector<size_t> index;
-  index.reserve(batch.ops().size());
-  for (const auto& op : batch.ops()) index.push_back(ShardOf(op.column, op.key));
+    std::vector<size_t> index) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   std::sort(index.begin(), index.end());
   index.erase(std::unique(index.begin(), index.end()), index.end());
   std::vector<Shard*> shards;
@@ -110,9 +114,11 @@ absl::Status InMemoryStore::CheckColumns(const WriteBatch& batch) const {
 absl::Status InMemoryStore::Write(const WriteBatch& batch)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   RETURN_IF_ERROR(CheckColumns(batch));
-  std::vector<Shard*> locked = LockShards(batch);
-  for (const auto& op : batch.ops()) {
-    Column& map = shards_[ShardOf(op.column, op.key)].map;
+  const std::vector<size_t> at = ShardsOf(batch);
+  std::vector<Shard*> locked = LockShards(at);
+  for (size_t i = 0; i < batch.ops().size(); ++i) {
+    const auto& op = batch.ops()[i];
+    Column& map = shards_[at[i]].map;
     if (op.value.has_value()) {
       map.insert_or_assign(op.key, *op.value);
     } else {
@@ -126,9 +132,11 @@ absl::Status InMemoryStore::Write(const WriteBatch& batch)
 absl::Status InMemoryStore::WriteOwned(WriteBatch&& batch)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   RETURN_IF_ERROR(CheckColumns(batch));
-  std::vector<Shard*> locked = LockShards(batch);
-  for (auto& op : batch.mutable_ops()) {
-    Column& map = shards_[ShardOf(op.column, op.key)].map;
+  const std::vector<size_t> at = ShardsOf(batch);
+  std::vector<Shard*> locked = LockShards(at);
+  for (size_t i = 0; i < batch.ops().size(); ++i) {
+    auto& op = batch.mutable_ops()[i];
+    Column& map = shards_[at[i]].map;
     if (op.value.has_value()) {
       map.insert_or_assign(std::move(op.key), std::move(*op.value));
     } else {
@@ -151,7 +159,8 @@ absl::Status InMemoryStore::ForEach(
   {
     // All the column's shards at once: a snapshot no Write is half in.
     std::vector<Shard*> locked = LockColumn(column);
-    for (Shard* s : locked) copy.insert(copy.end(), s->map.begin(), s->map.end());
+    for (Shard* s : locked)
+      copy.insert(copy.end(), s->map.begin(), s->map.end());
     UnlockShards(locked);
   }
   std::sort(copy.begin(), copy.end(),

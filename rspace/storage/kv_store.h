@@ -148,9 +148,12 @@ class InMemoryStore final : public KeyValueStore {
   absl::Status CheckColumns(const WriteBatch& batch) const;
   // Index into shards_ of `key` in `column`.
   size_t ShardOf(ColumnId column, ByteView key) const;
-  // Locks the shards of every op of `batch` in ascending index order and
-  // returns them (to be unlocked in reverse).
-  std::vector<Shard*> LockShards(const WriteBatch& batch);
+  // The shard index of each op of `batch`, in op order (each key hashed
+  // once per write).
+  std::vector<size_t> ShardsOf(const WriteBatch& batch) const;
+  // Locks the shards `index` names (any order, repeats allowed) in
+  // ascending order and returns them (to be unlocked in reverse).
+  std::vector<Shard*> LockShards(std::vector<size_t> index);
   // Locks all shards of `column` in ascending order.
   std::vector<Shard*> LockColumn(ColumnId column) const;
   static void UnlockShards(const std::vector<Shard*>& shards);
