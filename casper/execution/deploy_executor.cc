@@ -233,12 +233,9 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
     out.message = std::string(result.error.message());
   }
   out.cost = result.cost;
-  ASSIGN_OR_RETURN(rspace::StateChanges program,
-                   scope.ChangesSince(program_start));
 
   // 3. Settlement: the fee (cost x price) moves to the PoS vault; the rest
   // of the hold is the refund. The hold guaranteed the funds.
-  const rspace::DeployScope::Mark settlement_start = scope.mark();
   std::optional<int64_t> fee =
       Product(std::min(out.cost, data.phlo_limit), data.phlo_price);
   if (fee.has_value() && *fee > 0) {
@@ -252,10 +249,11 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
     }
   }
   out.refunded = out.charged - fee.value_or(0);
-  ASSIGN_OR_RETURN(rspace::StateChanges settlement,
-                   scope.ChangesSince(settlement_start));
 
-  out.changes = rspace::ComposeChanges(program, settlement);
+  // The program's and the settlement's changes as one (the precharge wrote
+  // nothing): the scope's net change over both phases, which is their
+  // composition (rspace::ComposeChanges; pinned by DeployScopeTest).
+  ASSIGN_OR_RETURN(out.changes, scope.ChangesSince(program_start));
   out.number_diffs = ledger.Diffs();
   out.events = log.Take();
   return out;
