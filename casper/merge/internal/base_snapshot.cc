@@ -35,6 +35,61 @@ size_t PlanRecords(const ScopeIndex& index) {
   return n;
 }
 
+// Term::Make: the terms of base states when the caller gives no factory.
+rspace::TermFactory DefaultFactory() {
+  return [](Bytes b) {
+    return absl::StatusOr<rspace::TermPtr>(rspace::Term::Make(std::move(b)));
+  };
+}
+
+// With the caller's factory, values are built and checked by it; without
+// one, datum values take the hashes stored in the blobs (the merger only
+// compares and re-encodes base data).
+rspace::ValueHashes ValueHashesFor(bool custom_factory) {
+  return custom_factory ? rspace::ValueHashes::kVerify
+                        : rspace::ValueHashes::kTrust;
+}
+
+std::vector<Hash32> KeysOf(const BasePlan& plan) {
+  std::vector<Hash32> keys;
+  keys.reserve(plan.keys.size());
+  for (const KeyRecord& k : plan.keys) keys.push_back(KeyOf(k));
+  return keys;
+}
+
+// Reads the blobs of `keys` with one call of `read` and decodes them into
+// out[0, keys.size()), holding `decode_mu` (when not null) around the
+// decoding, that is around the calls of `make`. Errors: the reader's, a
+// count mismatch, a decoding error.
+absl::Status ReadLeavesInto(const LeafReader& read,
+                            std::span<const Hash32> keys,
+                            const rspace::TermFactory& make,
+                            rspace::ValueHashes value_hashes, Mutex* decode_mu,
+                            BaseLeaf* out) {
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs, read(keys));
+  if (blobs.size() != keys.size()) {
+    return absl::InternalError("merge: base read returned " +
+                               std::to_string(blobs.size()) + " leaves for " +
+                               std::to_string(keys.size()) + " channels");
+  }
+  auto decode = [&]() -> absl::Status {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      BaseLeaf& leaf = out[i];
+      leaf.blob = std::move(blobs[i]);
+      if (leaf.blob.has_value()) {
+        ASSIGN_OR_RETURN(leaf.state, rspace::DecodeChannelState(
+                                         *leaf.blob, make, value_hashes));
+      }
+    }
+    return absl::OkStatus();
+  };
+  if (decode_mu != nullptr) {
+    MutexLock lock(decode_mu);
+    return decode();
+  }
+  return decode();
+}
+
 }  // namespace
 
 BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
@@ -138,31 +193,12 @@ absl::StatusOr<std::unique_ptr<BaseSnapshot>> ReadBase(
     BasePlan plan, const LeafReader& read, const rspace::TermFactory& factory) {
   const auto t0 = std::chrono::steady_clock::now();
   auto snap = std::make_unique<BaseSnapshot>();
-  std::vector<Hash32> keys;
-  keys.reserve(plan.keys.size());
-  for (const KeyRecord& k : plan.keys) keys.push_back(KeyOf(k));
-  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs, read(keys));
-  if (blobs.size() != keys.size()) {
-    return absl::InternalError("merge: base read returned " +
-                               std::to_string(blobs.size()) + " leaves for " +
-                               std::to_string(keys.size()) + " channels");
-  }
-  const rspace::ValueHashes value_hashes =
-      factory ? rspace::ValueHashes::kVerify : rspace::ValueHashes::kTrust;
-  const rspace::TermFactory make =
-      factory ? factory : rspace::TermFactory([](Bytes b) {
-        return absl::StatusOr<rspace::TermPtr>(
-            rspace::Term::Make(std::move(b)));
-      });
+  const std::vector<Hash32> keys = KeysOf(plan);
   snap->leaves.resize(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    BaseLeaf& leaf = snap->leaves[i];
-    leaf.blob = std::move(blobs[i]);
-    if (leaf.blob.has_value()) {
-      ASSIGN_OR_RETURN(leaf.state, rspace::DecodeChannelState(*leaf.blob, make,
-                                                              value_hashes));
-    }
-  }
+  RETURN_IF_ERROR(ReadLeavesInto(read, keys,
+                                 factory ? factory : DefaultFactory(),
+                                 ValueHashesFor(static_cast<bool>(factory)),
+                                 nullptr, snap->leaves.data()));
   snap->plan = std::move(plan);
   snap->read_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now() - t0)
@@ -208,42 +244,14 @@ namespace {
 
 using State = PendingBase::State;
 
-rspace::TermFactory DefaultFactory() {
-  return [](Bytes b) {
-    return absl::StatusOr<rspace::TermPtr>(rspace::Term::Make(std::move(b)));
-  };
-}
-
 // Reads and decodes chunk `c` of a planned shared read.
 absl::Status ReadChunk(State& s, size_t c) {
   const size_t begin = c * s.chunk;
   const size_t end = std::min(s.keys.size(), begin + s.chunk);
-  std::span<const Hash32> keys(s.keys.data() + begin, end - begin);
-  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs, s.read(keys));
-  if (blobs.size() != keys.size()) {
-    return absl::InternalError("merge: base read returned " +
-                               std::to_string(blobs.size()) + " leaves for " +
-                               std::to_string(keys.size()) + " channels");
-  }
-  auto decode = [&]() -> absl::Status {
-    const rspace::ValueHashes value_hashes = s.custom_factory
-                                                 ? rspace::ValueHashes::kVerify
-                                                 : rspace::ValueHashes::kTrust;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      BaseLeaf& leaf = s.snap->leaves[begin + i];
-      leaf.blob = std::move(blobs[i]);
-      if (leaf.blob.has_value()) {
-        ASSIGN_OR_RETURN(leaf.state, rspace::DecodeChannelState(
-                                         *leaf.blob, s.make, value_hashes));
-      }
-    }
-    return absl::OkStatus();
-  };
-  if (s.custom_factory) {
-    MutexLock lock(&s.decode_mu);
-    return decode();
-  }
-  return decode();
+  return ReadLeavesInto(
+      s.read, std::span<const Hash32>(s.keys.data() + begin, end - begin),
+      s.make, ValueHashesFor(s.custom_factory),
+      s.custom_factory ? &s.decode_mu : nullptr, &s.snap->leaves[begin]);
 }
 
 // Claims and reads chunks (from the front or the back) until none is left
@@ -316,8 +324,7 @@ PendingBase StartReadBase(MergeContext& context, const ScopeIndex& index,
     State& s = *state;
     BasePlan plan = PlanBaseReads(index, *scratch);
     s.snap = std::make_unique<BaseSnapshot>();
-    s.keys.reserve(plan.keys.size());
-    for (const KeyRecord& k : plan.keys) s.keys.push_back(KeyOf(k));
+    s.keys = KeysOf(plan);
     s.snap->leaves.resize(plan.keys.size());
     s.snap->plan = std::move(plan);
     s.read = read;

@@ -15,22 +15,22 @@ using rspace::Datum;
 using rspace::JoinGroup;
 using rspace::WaitingContinuation;
 
+// An item with its multiplicity change: +1 for a base or added item, -1 for
+// a removed one.
+template <typename T>
+struct Counted {
+  const T* item;
+  int64_t delta;
+};
+
 struct ChannelAcc {
   std::vector<const Datum*> added_data;
   std::vector<const Datum*> removed_data;
   std::vector<const WaitingContinuation*> added_k;
   std::vector<const WaitingContinuation*> removed_k;
   // Scratch of ApplyAcc, kept across channels to reuse its capacity.
-  struct DatumEntry {
-    const Datum* item;
-    int64_t delta;
-  };
-  struct ContEntry {
-    const WaitingContinuation* item;
-    int64_t delta;
-  };
-  std::vector<DatumEntry> data_entries;
-  std::vector<ContEntry> cont_entries;
+  std::vector<Counted<Datum>> data_entries;
+  std::vector<Counted<WaitingContinuation>> cont_entries;
 
   void Clear() {
     added_data.clear();
@@ -39,6 +39,39 @@ struct ChannelAcc {
     removed_k.clear();
   }
 };
+
+// Appends base + added - removed of one item kind (as multisets: `less`
+// orders them, `same` tells identical items) to `pool`, in `less` order;
+// false if a removal finds nothing. `entries` is scratch.
+template <typename T, typename Less, typename Same>
+bool NetItems(const std::vector<T>& base, const std::vector<const T*>& added,
+              const std::vector<const T*>& removed,
+              std::vector<Counted<T>>& entries, std::vector<const T*>& pool,
+              Less less, Same same) {
+  entries.clear();
+  entries.reserve(base.size() + added.size() + removed.size());
+  for (const T& x : base) entries.push_back({&x, 1});
+  for (const T* x : added) entries.push_back({x, 1});
+  for (const T* x : removed) entries.push_back({x, -1});
+  std::sort(entries.begin(), entries.end(),
+            [&](const Counted<T>& x, const Counted<T>& y) {
+              return less(*x.item, *y.item);
+            });
+  for (size_t i = 0; i < entries.size();) {
+    size_t j = i;
+    int64_t n = 0;
+    const T* item = nullptr;
+    for (; j < entries.size() && same(*entries[j].item, *entries[i].item);
+         ++j) {
+      n += entries[j].delta;
+      if (entries[j].delta > 0) item = entries[j].item;
+    }
+    if (n < 0) return false;
+    for (int64_t r = 0; r < n; ++r) pool.push_back(item);
+    i = j;
+  }
+  return true;
+}
 
 // Appends base + added - removed (as multisets) to the pools as the items of
 // `out`; Internal if a removal finds nothing. Additions are counted before
@@ -65,64 +98,25 @@ absl::Status ApplyAcc(const ChannelState& base, ChannelAcc& acc, NewState& out,
     finish();
     return absl::OkStatus();
   }
-  using DatumEntry = ChannelAcc::DatumEntry;
-  std::vector<DatumEntry>& data = acc.data_entries;
-  data.clear();
-  data.reserve(base.data.size() + acc.added_data.size() +
-               acc.removed_data.size());
-  for (const auto& d : base.data) data.push_back({&d, 1});
-  for (const Datum* d : acc.added_data) data.push_back({d, 1});
-  for (const Datum* d : acc.removed_data) data.push_back({d, -1});
-  std::sort(data.begin(), data.end(),
-            [](const DatumEntry& x, const DatumEntry& y) {
-              return DatumLess(*x.item, *y.item);
-            });
   auto same_datum = [](const Datum& x, const Datum& y) {
     return x.source == y.source && x.persist == y.persist &&
            x.value->hash() == y.value->hash();
   };
-  for (size_t i = 0; i < data.size();) {
-    size_t j = i;
-    int64_t n = 0;
-    const Datum* item = nullptr;
-    for (; j < data.size() && same_datum(*data[j].item, *data[i].item); ++j) {
-      n += data[j].delta;
-      if (data[j].delta > 0) item = data[j].item;
-    }
-    if (n < 0) {
-      return absl::InternalError(
-          "merge: removal of a datum absent from the base");
-    }
-    for (int64_t r = 0; r < n; ++r) pools.data.push_back(item);
-    i = j;
+  if (!NetItems(base.data, acc.added_data, acc.removed_data, acc.data_entries,
+                pools.data, DatumLess, same_datum)) {
+    return absl::InternalError(
+        "merge: removal of a datum absent from the base");
   }
-  using ContEntry = ChannelAcc::ContEntry;
-  std::vector<ContEntry>& conts = acc.cont_entries;
-  conts.clear();
-  conts.reserve(base.continuations.size() + acc.added_k.size() +
-                acc.removed_k.size());
-  for (const auto& k : base.continuations) conts.push_back({&k, 1});
-  for (const WaitingContinuation* k : acc.added_k) conts.push_back({k, 1});
-  for (const WaitingContinuation* k : acc.removed_k) conts.push_back({k, -1});
-  std::sort(conts.begin(), conts.end(),
-            [](const ContEntry& x, const ContEntry& y) {
-              return Hash32Less()(x.item->source, y.item->source);
-            });
-  for (size_t i = 0; i < conts.size();) {
-    size_t j = i;
-    int64_t n = 0;
-    const WaitingContinuation* item = nullptr;
-    for (; j < conts.size() && conts[j].item->source == conts[i].item->source;
-         ++j) {
-      n += conts[j].delta;
-      if (conts[j].delta > 0) item = conts[j].item;
-    }
-    if (n < 0) {
-      return absl::InternalError(
-          "merge: removal of a continuation absent from the base");
-    }
-    for (int64_t r = 0; r < n; ++r) pools.conts.push_back(item);
-    i = j;
+  auto k_less = [](const WaitingContinuation& x, const WaitingContinuation& y) {
+    return Hash32Less()(x.source, y.source);
+  };
+  auto same_k = [](const WaitingContinuation& x, const WaitingContinuation& y) {
+    return x.source == y.source;
+  };
+  if (!NetItems(base.continuations, acc.added_k, acc.removed_k,
+                acc.cont_entries, pools.conts, k_less, same_k)) {
+    return absl::InternalError(
+        "merge: removal of a continuation absent from the base");
   }
   finish();
   return absl::OkStatus();

@@ -68,7 +68,7 @@ Decision Decide(const Branches& branches, const Conflicts& conflicts,
   problem.base_join = checks.base_join;
   problem.groups = conflicts.groups;
   problem.base_values = numbers.values;
-  problem.diffs = numbers.diffs;
+  problem.diffs = &numbers.diffs;
   RejectionSolution solution = SolveRejection(problem);
   Decision d;
   d.components = solution.components;

@@ -24,7 +24,8 @@ struct Membership {
 
 class Solver {
  public:
-  explicit Solver(const RejectionProblem& p) : p_(p), n_(p.cost.size()) {
+  explicit Solver(const RejectionProblem& p)
+      : p_(p), diffs_(*p.diffs), n_(p.cost.size()) {
     in_play_.resize(n_);
     for (uint32_t i = 0; i < n_; ++i)
       in_play_[i] = !p.prerejected[i].has_value();
@@ -125,7 +126,7 @@ class Solver {
   }
 
   bool FeasibleAlone(uint32_t x) const {
-    for (const auto& [c, d] : p_.diffs[x]) {
+    for (const auto& [c, d] : diffs_[x]) {
       if (!InRange(p_.base_values[c] + d)) return false;
     }
     return true;
@@ -158,7 +159,7 @@ class Solver {
     std::vector<__int128> neg(channels, 0), pos(channels, 0);
     for (uint32_t i = 0; i < n_; ++i) {
       if (!active[i]) continue;
-      for (const auto& [c, d] : p_.diffs[i]) (d < 0 ? neg : pos)[c] += d;
+      for (const auto& [c, d] : diffs_[i]) (d < 0 ? neg : pos)[c] += d;
     }
     risky_.assign(channels, false);
     for (size_t c = 0; c < channels; ++c) {
@@ -190,7 +191,7 @@ class Solver {
     std::vector<int64_t> first_of_channel(channels, -1);
     for (uint32_t i = 0; i < n_; ++i) {
       if (!active[i]) continue;
-      for (const auto& [c, d] : p_.diffs[i]) {
+      for (const auto& [c, d] : diffs_[i]) {
         if (!risky_[c] || d == 0) continue;
         if (first_of_channel[c] < 0) {
           first_of_channel[c] = i;
@@ -267,7 +268,7 @@ class Solver {
     // Risky channels of the component: base and per-member diffs.
     std::map<uint32_t, std::vector<__int128>> chan;
     for (uint32_t i = 0; i < k; ++i) {
-      for (const auto& [c, d] : p_.diffs[members[i]]) {
+      for (const auto& [c, d] : diffs_[members[i]]) {
         if (!risky_[c]) continue;
         auto& v = chan[c];
         if (v.empty()) v.assign(k, 0);
@@ -364,14 +365,14 @@ class Solver {
     for (uint32_t x : members) {
       if (Conflicts(x, kept_a, kept_b)) continue;
       bool ok = true;
-      for (const auto& [c, d] : p_.diffs[x]) {
+      for (const auto& [c, d] : diffs_[x]) {
         if (!risky_[c]) continue;
         auto it = sums.find(c);
         __int128 v = (it == sums.end() ? p_.base_values[c] : it->second) + d;
         if (!InRange(v)) ok = false;
       }
       if (!ok) continue;
-      for (const auto& [c, d] : p_.diffs[x]) {
+      for (const auto& [c, d] : diffs_[x]) {
         if (!risky_[c]) continue;
         auto it = sums.find(c);
         if (it == sums.end()) it = sums.emplace(c, p_.base_values[c]).first;
@@ -386,6 +387,7 @@ class Solver {
   }
 
   const RejectionProblem& p_;
+  const BranchDiffs& diffs_;
   const size_t n_;
   std::vector<bool> in_play_;
   std::vector<std::vector<Membership>> members_;

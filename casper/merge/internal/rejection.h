@@ -33,14 +33,17 @@ class BranchDiffs {
   std::vector<uint32_t> end_;  // Per branch, one past its last entry.
 };
 
+// The inputs of SolveRejection; the spans and `diffs` are borrowed from the
+// merge's steps (no copy per merge) and must outlive the call.
 struct RejectionProblem {
-  std::vector<uint64_t> cost;                            // Per branch.
-  std::vector<std::optional<RejectReason>> prerejected;  // Per branch.
-  std::vector<bool> base_join;                           // Per branch.
-  std::span<const ConflictGroup> groups;  // Groups with an edge; borrowed.
-  std::vector<__int128> base_values;                     // Per number channel.
-  // Per branch: (number channel index, diff), ascending channel index.
-  BranchDiffs diffs;
+  std::vector<uint64_t> cost;                                // Per branch.
+  std::span<const std::optional<RejectReason>> prerejected;  // Per branch.
+  std::vector<bool> base_join;                               // Per branch.
+  std::span<const ConflictGroup> groups;  // Groups with an edge.
+  std::span<const __int128> base_values;  // Per number channel.
+  // Per branch: (number channel index, diff), ascending channel index. Not
+  // null.
+  const BranchDiffs* diffs = nullptr;
 };
 
 struct RejectionSolution {
