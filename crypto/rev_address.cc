@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "crypto/base58.h"
@@ -13,16 +14,19 @@ namespace {
 
 constexpr size_t kChecksumBytes = 4;
 constexpr size_t kPayloadBytes = kRevAddressPrefix.size() + 32;
-// An uncompressed secp256k1 key: 0x04 || X || Y.
-constexpr size_t kPublicKeyBytes = 65;
+// keccak256(key[1..65])[12..32], the Ethereum address of a 65-byte key
+// (the 0x04 tag dropped). REQUIRES: key.size() == 65.
+EthAddress EthAddressOfKeyBytes(ByteView key) {
+  Hash32 h = Keccak256(key.subspan(1));
+  EthAddress eth;
+  std::memcpy(eth.data(), h.data() + h.size() - eth.size(), eth.size());
+  return eth;
+}
 
 }  // namespace
 
 EthAddress EthAddressOf(const Secp256k1PublicKey& key) {
-  Hash32 h = Keccak256(ByteView(key).subspan(1));
-  EthAddress eth;
-  std::memcpy(eth.data(), h.data() + 12, eth.size());
-  return eth;
+  return EthAddressOfKeyBytes(ByteView(key));
 }
 
 absl::StatusOr<EthAddress> ParseEthAddress(std::string_view hex) {
@@ -50,11 +54,8 @@ std::string RevAddressFromPublicKey(const Secp256k1PublicKey& key) {
 }
 
 std::optional<std::string> RevAddressFromKeyBytes(ByteView key) {
-  if (key.size() != kPublicKeyBytes) return std::nullopt;
-  Hash32 h = Keccak256(key.subspan(1));
-  EthAddress eth;
-  std::memcpy(eth.data(), h.data() + 12, eth.size());
-  return RevAddressFromEthAddress(eth);
+  if (key.size() != std::tuple_size_v<Secp256k1PublicKey>) return std::nullopt;
+  return RevAddressFromEthAddress(EthAddressOfKeyBytes(key));
 }
 
 std::string_view RevAddressErrorText(RevAddressError error) {
