@@ -39,8 +39,8 @@
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rholang/ir.h"
-#include "rspace/event_log.h"
 #include "rspace/deploy_scope.h"
+#include "rspace/event_log.h"
 #include "rspace/space.h"
 
 namespace rnode::rholang::interp {
