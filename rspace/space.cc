@@ -217,18 +217,19 @@ Space::Entry* Space::GetEntry(const Hash32& channel) {
 
 absl::Status Space::EnsureLoaded(Entry& e) {
   if (e.loaded) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::optional<Hash32> leaf,
+  ASSIGN_OR_RETURN(std::optional<TrieLeaf> leaf,
                    root_node_ != nullptr
-                       ? history_->trie().Get(*root_node_, e.hash)
-                       : history_->trie().Get(root_, e.hash));
+                       ? history_->trie().GetLeaf(*root_node_, e.hash)
+                       : history_->trie().GetLeaf(root_, e.hash));
   if (leaf.has_value()) {
-    ASSIGN_OR_RETURN(std::optional<Bytes> blob, history_->ReadBlob(*leaf));
-    if (!blob.has_value()) {
-      return absl::DataLossError("state blob " + Hex(*leaf) + " of channel " +
-                                 Hex(e.hash) + " is missing");
+    if (leaf->blob != nullptr) {
+      ASSIGN_OR_RETURN(e.state,
+                       DecodeChannelState(*leaf->blob, options_.term_factory));
+    } else {
+      ASSIGN_OR_RETURN(Bytes blob, history_->LeafBlob(e.hash, *leaf));
+      ASSIGN_OR_RETURN(e.state, DecodeChannelState(blob, options_.term_factory));
     }
-    ASSIGN_OR_RETURN(e.state, DecodeChannelState(*blob, options_.term_factory));
-    e.base_leaf = *leaf;
+    e.base_leaf = leaf->hash;
   }
   e.loaded = true;
   return absl::OkStatus();

@@ -28,11 +28,13 @@ uint64_t DecodeU64(ByteView b) {
   return v;
 }
 
-// The trie changes of `updates` and the puts of their blobs; blobs are
-// moved out of non-const updates.
+// The trie changes of `updates` and the puts of their out-of-line blobs
+// (those longer than `inline_max`; shorter ones ride in the change to be
+// stored with their leaf); blobs are moved out of non-const updates.
 template <typename Update>
 void CollectUpdates(std::span<Update> updates, ColumnId values,
-                    std::vector<TrieChange>& changes, WriteBatch& batch) {
+                    size_t inline_max, std::vector<TrieChange>& changes,
+                    WriteBatch& batch) {
   changes.reserve(updates.size());
   for (Update& u : updates) {
     TrieChange c;
@@ -40,13 +42,21 @@ void CollectUpdates(std::span<Update> updates, ColumnId values,
     if (u.blob.has_value()) {
       c.value = u.blob_hash;
       if constexpr (std::is_const_v<Update>) {
-        batch.Put(values, u.blob_hash, *u.blob);
+        if (u.blob->size() <= inline_max) {
+          c.blob = std::make_shared<const Bytes>(*u.blob);
+        } else {
+          batch.Put(values, u.blob_hash, *u.blob);
+        }
       } else {
-        batch.Put(values, Bytes(u.blob_hash.begin(), u.blob_hash.end()),
-                  std::move(*u.blob));
+        if (u.blob->size() <= inline_max) {
+          c.blob = std::make_shared<const Bytes>(std::move(*u.blob));
+        } else {
+          batch.Put(values, Bytes(u.blob_hash.begin(), u.blob_hash.end()),
+                    std::move(*u.blob));
+        }
       }
     }
-    changes.push_back(c);
+    changes.push_back(std::move(c));
   }
 }
 
@@ -104,37 +114,49 @@ absl::StatusOr<bool> History::HasRoot(const Hash32& root) {
 
 absl::StatusOr<std::optional<Bytes>> History::ReadLeaf(const Hash32& root,
                                                        const Hash32& key) {
-  ASSIGN_OR_RETURN(std::optional<Hash32> leaf, trie_.Get(root, key));
+  ASSIGN_OR_RETURN(std::optional<TrieLeaf> leaf, trie_.GetLeaf(root, key));
   if (!leaf.has_value()) return std::optional<Bytes>();
+  ASSIGN_OR_RETURN(Bytes blob, LeafBlob(key, *leaf));
+  return std::optional<Bytes>(std::move(blob));
+}
+
+absl::StatusOr<Bytes> History::LeafBlob(const Hash32& key,
+                                        const TrieLeaf& leaf) {
+  if (leaf.blob != nullptr) return *leaf.blob;
   ASSIGN_OR_RETURN(std::optional<Bytes> blob,
-                   store_->Get(options_.columns.values, *leaf));
+                   store_->Get(options_.columns.values, leaf.hash));
   if (!blob.has_value()) {
-    return absl::DataLossError("state blob " + HexEncode(*leaf) +
+    return absl::DataLossError("state blob " + HexEncode(leaf.hash) +
                                " for channel " + HexEncode(key) +
                                " is missing");
   }
-  return blob;
+  return *std::move(blob);
 }
 
 absl::StatusOr<std::vector<std::optional<Bytes>>> History::ReadLeaves(
     const Hash32& root, std::span<const Hash32> keys) {
-  std::vector<std::optional<Hash32>> leaves(keys.size());
-  RETURN_IF_ERROR(trie_.GetMany(root, keys, std::span(leaves)));
-  // The blobs of the present leaves in one batched store read.
+  std::vector<std::optional<TrieLeaf>> leaves(keys.size());
+  RETURN_IF_ERROR(trie_.GetManyLeaves(root, keys, std::span(leaves)));
+  // Inline blobs come with the leaves; the others in one batched read.
+  std::vector<std::optional<Bytes>> out(keys.size());
   std::vector<ByteView> blob_keys;
   std::vector<size_t> blob_of;  // Index into `keys` of each blob key.
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!leaves[i].has_value()) continue;
-    blob_keys.push_back(ByteView(*leaves[i]));
+    if (leaves[i]->blob != nullptr) {
+      out[i] = *leaves[i]->blob;
+      continue;
+    }
+    blob_keys.push_back(ByteView(leaves[i]->hash));
     blob_of.push_back(i);
   }
+  if (blob_keys.empty()) return out;
   ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> blobs,
                    store_->MultiGet(options_.columns.values, blob_keys));
-  std::vector<std::optional<Bytes>> out(keys.size());
   for (size_t j = 0; j < blob_of.size(); ++j) {
     const size_t i = blob_of[j];
     if (!blobs[j].has_value()) {
-      return absl::DataLossError("state blob " + HexEncode(*leaves[i]) +
+      return absl::DataLossError("state blob " + HexEncode(leaves[i]->hash) +
                                  " for channel " + HexEncode(keys[i]) +
                                  " is missing");
     }
@@ -152,7 +174,8 @@ absl::StatusOr<Hash32> History::Commit(const Hash32& base,
                                        std::span<const LeafUpdate> updates) {
   std::vector<TrieChange> changes;
   WriteBatch batch;
-  CollectUpdates(updates, options_.columns.values, changes, batch);
+  CollectUpdates(updates, options_.columns.values, options_.inline_blob_max,
+                 changes, batch);
   return CommitChanges(base, changes, std::move(batch));
 }
 
@@ -161,7 +184,7 @@ absl::StatusOr<Hash32> History::CommitOwned(const Hash32& base,
   std::vector<TrieChange> changes;
   WriteBatch batch;
   CollectUpdates(std::span<LeafUpdate>(updates), options_.columns.values,
-                 changes, batch);
+                 options_.inline_blob_max, changes, batch);
   return CommitChanges(base, changes, std::move(batch));
 }
 
@@ -191,17 +214,12 @@ absl::Status History::VerifyRoot(const Hash32& root) {
   if (!known) {
     return absl::NotFoundError("root " + HexEncode(root) + " not recorded");
   }
-  return trie_.ForEachLeaf(
-      root, [&](const Hash32& key, const Hash32& blob_hash) -> absl::Status {
-        ASSIGN_OR_RETURN(std::optional<Bytes> blob,
-                         store_->Get(options_.columns.values, blob_hash));
-        if (!blob.has_value()) {
-          return absl::DataLossError("blob " + HexEncode(blob_hash) +
+  return trie_.VerifyLeaves(
+      root, [&](const Hash32& key, const TrieLeaf& leaf) -> absl::Status {
+        ASSIGN_OR_RETURN(Bytes blob, LeafBlob(key, leaf));
+        if (crypto::Blake2b256(blob) != leaf.hash) {
+          return absl::DataLossError("blob " + HexEncode(leaf.hash) +
                                      " of channel " + HexEncode(key) +
-                                     " is missing");
-        }
-        if (crypto::Blake2b256(*blob) != blob_hash) {
-          return absl::DataLossError("blob " + HexEncode(blob_hash) +
                                      " does not match its hash");
         }
         return absl::OkStatus();

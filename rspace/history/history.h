@@ -35,9 +35,21 @@ std::vector<std::string> DefaultHistoryColumnNames();
 // tests kill the process there).
 enum class CheckpointPhase { kTrieBuilt, kBeforeWrite, kWritten };
 
+// Channel-state blobs of at most this many bytes are stored inline, with
+// their trie leaf, instead of under their hash in the values column: most
+// channels hold a datum or two (blobs of about 90-200 bytes), and a merge
+// or checkpoint that touches thousands of them then reads and writes the
+// few hundred trie nodes on their paths instead of one store key per
+// channel. Larger blobs stay out of line so that rewriting a node never
+// copies much more than its hashes. Inlining changes no hash or root.
+inline constexpr size_t kDefaultInlineBlobMax = 256;
+
 struct HistoryOptions {
   HistoryColumns columns;
   size_t node_cache_entries = kDefaultTrieNodeCacheEntries;
+  // Blobs up to this size go inline (0: none); see kDefaultInlineBlobMax.
+  // Any value reads any store: the stored form says where each blob is.
+  size_t inline_blob_max = kDefaultInlineBlobMax;
   std::function<void(CheckpointPhase)> phase_hook;
 };
 
@@ -74,8 +86,14 @@ class History {
   absl::StatusOr<std::vector<std::optional<Bytes>>> ReadLeaves(
       const Hash32& root, std::span<const Hash32> keys);
 
-  // The state blob stored under `blob_hash`; nullopt if absent.
+  // The state blob stored under `blob_hash` in the values column; nullopt
+  // if absent (as for a blob stored inline: read those with ReadLeaf or
+  // LeafBlob).
   absl::StatusOr<std::optional<Bytes>> ReadBlob(const Hash32& blob_hash);
+
+  // The blob of `leaf` of channel `key` (from the leaf when inline, else
+  // from the values column). DataLoss if it is missing.
+  absl::StatusOr<Bytes> LeafBlob(const Hash32& key, const TrieLeaf& leaf);
 
   // Applies `updates` (sorted by key, unique) to `base` and writes the new
   // nodes, the new blobs, the root record and "last-root" in ONE atomic
@@ -87,8 +105,9 @@ class History {
   absl::StatusOr<Hash32> CommitOwned(const Hash32& base,
                                      std::vector<LeafUpdate> updates);
 
-  // Reads every node and blob reachable from `root`; DataLoss naming the
-  // first missing piece. For crash tests and tools.
+  // Reads every node and blob reachable from `root` and checks each
+  // against its hash; DataLoss naming the first missing or altered piece.
+  // For crash tests and tools.
   absl::Status VerifyRoot(const Hash32& root);
 
   // Every root in the roots table, ascending by hash.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "crypto/hash.h"
+#include "util/status_macros.h"
 
 namespace rnode::rspace {
 
@@ -13,6 +14,9 @@ const Hash32 kEmptyRoot = crypto::Blake2b256(ByteView());
 namespace {
 
 constexpr uint8_t kPtrFlag = 0x80;
+// Stored form only: the leaf's value follows its hash (len u32 ‖ bytes).
+constexpr uint8_t kInlineFlag = 0x40;
+constexpr uint8_t kPrefixMask = 0x3f;
 constexpr size_t kKeyBytes = 32;
 
 size_t CommonPrefix(ByteView a, ByteView b) {
@@ -26,11 +30,21 @@ ByteView KeyFrom(const Hash32& key, size_t from, size_t len) {
   return ByteView(key.data() + from, len);
 }
 
+bool HasInline(const TrieNode& node) {
+  for (const TrieItem& it : node.items) {
+    if (it.blob != nullptr) return true;
+  }
+  return false;
+}
+
+// Items with equal hashes have equal values, so the inline bytes need no
+// comparison (only whether they are there: it decides the stored form).
 bool SameItems(const std::vector<TrieItem>& a, const std::vector<TrieItem>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].index != b[i].index || a[i].is_ptr != b[i].is_ptr ||
-        a[i].hash != b[i].hash || a[i].prefix != b[i].prefix) {
+        a[i].hash != b[i].hash || a[i].prefix != b[i].prefix ||
+        (a[i].blob == nullptr) != (b[i].blob == nullptr)) {
       return false;
     }
   }
@@ -39,19 +53,39 @@ bool SameItems(const std::vector<TrieItem>& a, const std::vector<TrieItem>& b) {
 
 }  // namespace
 
-Bytes EncodeTrieNode(const TrieNode& node) {
+namespace {
+
+Bytes EncodeNode(const TrieNode& node, bool stored) {
   Bytes out;
   size_t size = 0;
-  for (const auto& it : node.items) size += 2 + it.prefix.size() + 32;
+  for (const auto& it : node.items) {
+    size += 2 + it.prefix.size() + 32;
+    if (stored && it.blob != nullptr) size += 4 + it.blob->size();
+  }
   out.reserve(size);
   for (const auto& it : node.items) {
+    const bool inline_value = stored && it.blob != nullptr;
     out.push_back(it.index);
-    out.push_back(
-        static_cast<uint8_t>((it.is_ptr ? kPtrFlag : 0) | it.prefix.size()));
+    out.push_back(static_cast<uint8_t>((it.is_ptr ? kPtrFlag : 0) |
+                                       (inline_value ? kInlineFlag : 0) |
+                                       it.prefix.size()));
     out.insert(out.end(), it.prefix.begin(), it.prefix.end());
     out.insert(out.end(), it.hash.begin(), it.hash.end());
+    if (inline_value) {
+      const uint32_t n = static_cast<uint32_t>(it.blob->size());
+      for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(n >> (8 * i)));
+      out.insert(out.end(), it.blob->begin(), it.blob->end());
+    }
   }
   return out;
+}
+
+}  // namespace
+
+Bytes EncodeTrieNode(const TrieNode& node) { return EncodeNode(node, false); }
+
+Bytes EncodeStoredTrieNode(const TrieNode& node) {
+  return EncodeNode(node, true);
 }
 
 absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes) {
@@ -70,9 +104,13 @@ absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes) {
     }
     last_index = it.index;
     it.is_ptr = (tag & kPtrFlag) != 0;
-    size_t len = tag & 0x7f;
+    const bool inline_value = (tag & kInlineFlag) != 0;
+    size_t len = tag & kPrefixMask;
     if (len >= kKeyBytes)
       return absl::DataLossError("trie node: prefix too long");
+    if (inline_value && it.is_ptr) {
+      return absl::DataLossError("trie node: inline value on a pointer");
+    }
     if (bytes.size() - pos < len + 32) {
       return absl::DataLossError("trie node: truncated item");
     }
@@ -80,6 +118,20 @@ absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes) {
     pos += len;
     std::copy(bytes.begin() + pos, bytes.begin() + pos + 32, it.hash.begin());
     pos += 32;
+    if (inline_value) {
+      if (bytes.size() - pos < 4) {
+        return absl::DataLossError("trie node: truncated inline value");
+      }
+      size_t n = 0;
+      for (int i = 0; i < 4; ++i) n |= size_t{bytes[pos + i]} << (8 * i);
+      pos += 4;
+      if (bytes.size() - pos < n) {
+        return absl::DataLossError("trie node: truncated inline value");
+      }
+      it.blob = std::make_shared<const Bytes>(bytes.begin() + pos,
+                                              bytes.begin() + pos + n);
+      pos += n;
+    }
     node.items.push_back(std::move(it));
   }
   return node;
@@ -148,16 +200,37 @@ absl::StatusOr<std::shared_ptr<const TrieNode>> MerkleTrie::Load(
   return shared;
 }
 
+namespace {
+
+std::optional<Hash32> HashOf(const std::optional<TrieLeaf>& leaf) {
+  if (!leaf.has_value()) return std::nullopt;
+  return leaf->hash;
+}
+
+}  // namespace
+
 absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const Hash32& root,
                                                       const Hash32& key) {
-  if (root == kEmptyRoot) return std::optional<Hash32>();
-  auto node = Load(root);
-  if (!node.ok()) return node.status();
-  return Get(**node, key);
+  ASSIGN_OR_RETURN(std::optional<TrieLeaf> leaf, GetLeaf(root, key));
+  return HashOf(leaf);
 }
 
 absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const TrieNode& root,
                                                       const Hash32& key) {
+  ASSIGN_OR_RETURN(std::optional<TrieLeaf> leaf, GetLeaf(root, key));
+  return HashOf(leaf);
+}
+
+absl::StatusOr<std::optional<TrieLeaf>> MerkleTrie::GetLeaf(
+    const Hash32& root, const Hash32& key) {
+  if (root == kEmptyRoot) return std::optional<TrieLeaf>();
+  auto node = Load(root);
+  if (!node.ok()) return node.status();
+  return GetLeaf(**node, key);
+}
+
+absl::StatusOr<std::optional<TrieLeaf>> MerkleTrie::GetLeaf(
+    const TrieNode& root, const Hash32& key) {
   std::shared_ptr<const TrieNode> held;  // keeps a loaded child alive
   const TrieNode* node = &root;
   size_t depth = 0;
@@ -167,18 +240,18 @@ absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const TrieNode& root,
         items.begin(), items.end(), key[depth],
         [](const TrieItem& i, uint8_t b) { return i.index < b; });
     if (it == items.end() || it->index != key[depth]) {
-      return std::optional<Hash32>();
+      return std::optional<TrieLeaf>();
     }
     size_t p = depth + 1;
     if (p + it->prefix.size() > kKeyBytes ||
         !std::equal(it->prefix.begin(), it->prefix.end(), key.begin() + p)) {
-      return std::optional<Hash32>();
+      return std::optional<TrieLeaf>();
     }
     if (!it->is_ptr) {
       if (p + it->prefix.size() != kKeyBytes) {
         return absl::DataLossError("trie leaf at wrong depth");
       }
-      return std::optional<Hash32>(it->hash);
+      return std::optional<TrieLeaf>(TrieLeaf{it->hash, it->blob});
     }
     depth = p + it->prefix.size();
     if (depth >= kKeyBytes) return absl::DataLossError("trie pointer too deep");
@@ -192,6 +265,18 @@ absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const TrieNode& root,
 absl::Status MerkleTrie::GetMany(const Hash32& root,
                                  std::span<const Hash32> keys,
                                  std::span<std::optional<Hash32>> out) {
+  if (out.size() != keys.size()) {
+    return absl::InvalidArgumentError("trie GetMany: output size mismatch");
+  }
+  std::vector<std::optional<TrieLeaf>> leaves(keys.size());
+  RETURN_IF_ERROR(GetManyLeaves(root, keys, std::span(leaves)));
+  for (size_t i = 0; i < keys.size(); ++i) out[i] = HashOf(leaves[i]);
+  return absl::OkStatus();
+}
+
+absl::Status MerkleTrie::GetManyLeaves(
+    const Hash32& root, std::span<const Hash32> keys,
+    std::span<std::optional<TrieLeaf>> out) {
   if (out.size() != keys.size()) {
     return absl::InvalidArgumentError("trie GetMany: output size mismatch");
   }
@@ -210,7 +295,7 @@ absl::Status MerkleTrie::GetMany(const Hash32& root,
 // bytes (the path to the node).
 absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
                                   std::span<const Hash32> keys,
-                                  std::span<std::optional<Hash32>> out) {
+                                  std::span<std::optional<TrieLeaf>> out) {
   auto node = Load(node_hash);
   if (!node.ok()) return node.status();
   const auto& items = (*node)->items;
@@ -242,7 +327,7 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
         if (p + prefix.size() != kKeyBytes) {
           return absl::DataLossError("trie leaf at wrong depth");
         }
-        out[k] = it->hash;
+        out[k] = TrieLeaf{it->hash, it->blob};
       }
       i = j;
       continue;
@@ -274,23 +359,33 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
 Hash32 MerkleTrie::Store(TrieNode node, Ctx& ctx) {
   Bytes bytes = EncodeTrieNode(node);
   Hash32 h = crypto::Blake2b256(bytes);
+  if (HasInline(node)) bytes = EncodeStoredTrieNode(node);
   ctx.created.emplace_back(h,
                            std::make_shared<const TrieNode>(std::move(node)));
   ctx.batch->Put(column_, Bytes(h.begin(), h.end()), std::move(bytes));
   return h;
 }
 
-TrieItem MerkleTrie::Build(std::span<const std::pair<Hash32, Hash32>> set,
-                           size_t p, Ctx& ctx) {
+// A leaf of a subtree being rebuilt: its full key, value hash and inline
+// value (or null).
+struct MerkleTrie::LeafEntry {
+  Hash32 key{};
+  Hash32 value{};
+  std::shared_ptr<const Bytes> blob;
+};
+
+TrieItem MerkleTrie::Build(std::span<const LeafEntry> set, size_t p,
+                           Ctx& ctx) {
   TrieItem out;
-  const Hash32& first = set.front().first;
+  const Hash32& first = set.front().key;
   if (set.size() == 1) {
     out.is_ptr = false;
     out.prefix.assign(first.begin() + p, first.end());
-    out.hash = set.front().second;
+    out.hash = set.front().value;
+    out.blob = set.front().blob;
     return out;
   }
-  const Hash32& last = set.back().first;
+  const Hash32& last = set.back().key;
   size_t m = CommonPrefix(KeyFrom(first, p, kKeyBytes - p),
                           KeyFrom(last, p, kKeyBytes - p));
   size_t q = p + m;
@@ -298,8 +393,8 @@ TrieItem MerkleTrie::Build(std::span<const std::pair<Hash32, Hash32>> set,
   size_t i = 0;
   while (i < set.size()) {
     size_t j = i;
-    uint8_t b = set[i].first[q];
-    while (j < set.size() && set[j].first[q] == b) ++j;
+    uint8_t b = set[i].key[q];
+    while (j < set.size() && set[j].key[q] == b) ++j;
     TrieItem child = Build(set.subspan(i, j - i), q + 1, ctx);
     child.index = b;
     node.items.push_back(std::move(child));
@@ -322,6 +417,7 @@ std::optional<TrieItem> MerkleTrie::Normalize(Bytes path, TrieNode node,
     out.prefix.push_back(only.index);
     out.prefix.append(only.prefix.begin(), only.prefix.end());
     out.hash = only.hash;
+    out.blob = std::move(only.blob);
     return out;
   }
   out.is_ptr = true;
@@ -343,6 +439,7 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
       TrieItem out;
       out.prefix.assign(c.key.begin() + p, c.key.end());
       out.hash = value;
+      out.blob = c.blob;
       return std::optional<TrieItem>(std::move(out));
     };
     if (!existing.has_value()) {
@@ -353,30 +450,34 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
                                      existing->prefix.end(), c.key.begin() + p);
     if (same_key) {
       if (!c.value.has_value()) return std::optional<TrieItem>();
-      if (*c.value == existing->hash) return existing;
+      if (*c.value == existing->hash &&
+          (c.blob == nullptr) == (existing->blob == nullptr)) {
+        return existing;
+      }
       return leaf(*c.value);
     }
     if (!c.value.has_value()) return existing;
   }
   if (!existing.has_value() || !existing->is_ptr) {
-    std::vector<std::pair<Hash32, Hash32>> set;
+    std::vector<LeafEntry> set;
     set.reserve(changes.size() + 1);
     if (existing.has_value()) {
       Hash32 full = changes.front().key;
       std::copy(existing->prefix.begin(), existing->prefix.end(),
                 full.begin() + p);
-      set.emplace_back(full, existing->hash);
+      set.push_back(LeafEntry{full, existing->hash, existing->blob});
     }
     for (const auto& c : changes) {
-      auto it = std::lower_bound(set.begin(), set.end(), c.key,
-                                 [](const std::pair<Hash32, Hash32>& e,
-                                    const Hash32& k) { return e.first < k; });
-      bool found = it != set.end() && it->first == c.key;
+      auto it = std::lower_bound(
+          set.begin(), set.end(), c.key,
+          [](const LeafEntry& e, const Hash32& k) { return e.key < k; });
+      bool found = it != set.end() && it->key == c.key;
       if (c.value.has_value()) {
         if (found) {
-          it->second = *c.value;
+          it->value = *c.value;
+          it->blob = c.blob;
         } else {
-          set.insert(it, {c.key, *c.value});
+          set.insert(it, LeafEntry{c.key, *c.value, c.blob});
         }
       } else if (found) {
         set.erase(it);
@@ -384,9 +485,10 @@ absl::StatusOr<std::optional<TrieItem>> MerkleTrie::ApplyItem(
     }
     if (set.empty()) return std::optional<TrieItem>();
     if (existing.has_value() && set.size() == 1 &&
-        set.front().second == existing->hash &&
+        set.front().value == existing->hash &&
+        (set.front().blob == nullptr) == (existing->blob == nullptr) &&
         std::equal(existing->prefix.begin(), existing->prefix.end(),
-                   set.front().first.begin() + p)) {
+                   set.front().key.begin() + p)) {
       return existing;
     }
     return std::optional<TrieItem>(Build(set, p, ctx));
@@ -493,10 +595,15 @@ void MerkleTrie::Committed() {
 }
 
 absl::Status MerkleTrie::Walk(
-    const Hash32& node_hash, Bytes& path,
-    const std::function<absl::Status(const Hash32&, const Hash32&)>& fn) {
+    const Hash32& node_hash, Bytes& path, bool verify,
+    const std::function<absl::Status(const Hash32&, const TrieItem&)>& fn) {
   auto node = Load(node_hash);
   if (!node.ok()) return node.status();
+  if (verify && node_hash != kEmptyRoot &&
+      crypto::Blake2b256(EncodeTrieNode(**node)) != node_hash) {
+    return absl::DataLossError("trie node " + HexEncode(node_hash) +
+                               " does not match its hash");
+  }
   for (const auto& it : (*node)->items) {
     size_t saved = path.size();
     path.push_back(it.index);
@@ -504,14 +611,14 @@ absl::Status MerkleTrie::Walk(
     if (it.is_ptr) {
       if (path.size() >= kKeyBytes)
         return absl::DataLossError("trie pointer too deep");
-      absl::Status s = Walk(it.hash, path, fn);
+      absl::Status s = Walk(it.hash, path, verify, fn);
       if (!s.ok()) return s;
     } else {
       if (path.size() != kKeyBytes)
         return absl::DataLossError("trie leaf at wrong depth");
       Hash32 key;
       std::copy(path.begin(), path.end(), key.begin());
-      absl::Status s = fn(key, it.hash);
+      absl::Status s = fn(key, it);
       if (!s.ok()) return s;
     }
     path.resize(saved);
@@ -523,7 +630,20 @@ absl::Status MerkleTrie::ForEachLeaf(
     const Hash32& root,
     const std::function<absl::Status(const Hash32&, const Hash32&)>& fn) {
   Bytes path;
-  return Walk(root, path, fn);
+  return Walk(root, path, /*verify=*/false,
+              [&](const Hash32& key, const TrieItem& item) {
+                return fn(key, item.hash);
+              });
+}
+
+absl::Status MerkleTrie::VerifyLeaves(
+    const Hash32& root,
+    const std::function<absl::Status(const Hash32&, const TrieLeaf&)>& fn) {
+  Bytes path;
+  return Walk(root, path, /*verify=*/true,
+              [&](const Hash32& key, const TrieItem& item) {
+                return fn(key, TrieLeaf{item.hash, item.blob});
+              });
 }
 
 }  // namespace rnode::rspace

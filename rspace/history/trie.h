@@ -91,20 +91,40 @@ struct TrieItem {
   bool is_ptr = false;
   TriePrefix prefix;
   Hash32 hash{};
+  // A leaf's value bytes when they are stored with the node ("inline"; the
+  // history does this for small channel-state blobs), else null. `hash` is
+  // still the value's hash and the only part of it in the node's hash, so
+  // inlining changes no root. Always null on a pointer.
+  std::shared_ptr<const Bytes> blob;
 };
 
 struct TrieNode {
   std::vector<TrieItem> items;  // Strictly ascending by index.
 };
 
-// Encoding and decoding (docs/formats/rspace.md). Decode returns DataLoss on
-// malformed bytes.
+// A leaf as a read finds it: the value hash and, when stored inline, the
+// value bytes (else null: the caller fetches them by hash).
+struct TrieLeaf {
+  Hash32 hash{};
+  std::shared_ptr<const Bytes> blob;
+};
+
+// Encoding and decoding (docs/formats/rspace.md). EncodeTrieNode is the
+// node's hash preimage (inline values left out); EncodeStoredTrieNode is
+// what the store holds (the preimage with each inline value after its
+// item, flagged in the item's tag; equal to the preimage when the node has
+// none). DecodeTrieNode reads either and returns DataLoss on malformed
+// bytes.
 Bytes EncodeTrieNode(const TrieNode& node);
+Bytes EncodeStoredTrieNode(const TrieNode& node);
 absl::StatusOr<TrieNode> DecodeTrieNode(ByteView bytes);
 
 struct TrieChange {
   Hash32 key{};
   std::optional<Hash32> value;  // nullopt: delete (a missing key is fine).
+  // With a value: its bytes to store inline with the leaf, or null to store
+  // only the hash (the caller keeps the bytes elsewhere).
+  std::shared_ptr<const Bytes> blob;
 };
 
 class MerkleTrie {
@@ -122,6 +142,11 @@ class MerkleTrie {
   // root many times pins its node: no cache lookup for the root).
   absl::StatusOr<std::optional<Hash32>> Get(const TrieNode& root,
                                             const Hash32& key);
+  // As Get, with the leaf's inline value when it has one.
+  absl::StatusOr<std::optional<TrieLeaf>> GetLeaf(const Hash32& root,
+                                                  const Hash32& key);
+  absl::StatusOr<std::optional<TrieLeaf>> GetLeaf(const TrieNode& root,
+                                                  const Hash32& key);
 
   // The decoded node `hash` (through the cache); the empty node for
   // kEmptyRoot. Errors as Get.
@@ -135,6 +160,9 @@ class MerkleTrie {
   // keys is loaded once. Errors as Get.
   absl::Status GetMany(const Hash32& root, std::span<const Hash32> keys,
                        std::span<std::optional<Hash32>> out);
+  // As GetMany, with the leaves' inline values.
+  absl::Status GetManyLeaves(const Hash32& root, std::span<const Hash32> keys,
+                             std::span<std::optional<TrieLeaf>> out);
 
   // Applies `changes` (sorted by key, keys unique: InvalidArgument otherwise)
   // to the trie at `root` and returns the new root. New nodes are added to
@@ -151,6 +179,11 @@ class MerkleTrie {
   absl::Status ForEachLeaf(
       const Hash32& root,
       const std::function<absl::Status(const Hash32&, const Hash32&)>& fn);
+  // As ForEachLeaf, with each leaf's inline value; also checks that every
+  // node's preimage hashes to the hash it was loaded by (DataLoss if not).
+  absl::Status VerifyLeaves(
+      const Hash32& root,
+      const std::function<absl::Status(const Hash32&, const TrieLeaf&)>& fn);
 
   // Number of nodes in the cache (for tests and metrics).
   size_t CachedNodes() const;
@@ -164,7 +197,7 @@ class MerkleTrie {
 
   absl::Status GetRange(const Hash32& node_hash, size_t depth,
                         std::span<const Hash32> keys,
-                        std::span<std::optional<Hash32>> out);
+                        std::span<std::optional<TrieLeaf>> out);
 
   absl::StatusOr<std::optional<TrieItem>> ApplyItem(
       const std::optional<TrieItem>& existing, size_t p,
@@ -173,12 +206,12 @@ class MerkleTrie {
                                      std::span<const TrieChange> changes,
                                      Ctx& ctx);
   std::optional<TrieItem> Normalize(Bytes path, TrieNode node, Ctx& ctx);
-  TrieItem Build(std::span<const std::pair<Hash32, Hash32>> set, size_t p,
-                 Ctx& ctx);
+  struct LeafEntry;
+  TrieItem Build(std::span<const LeafEntry> set, size_t p, Ctx& ctx);
   Hash32 Store(TrieNode node, Ctx& ctx);
   absl::Status Walk(
-      const Hash32& node_hash, Bytes& path,
-      const std::function<absl::Status(const Hash32&, const Hash32&)>& fn);
+      const Hash32& node_hash, Bytes& path, bool verify,
+      const std::function<absl::Status(const Hash32&, const TrieItem&)>& fn);
 
   using LruList = std::list<std::pair<Hash32, std::shared_ptr<const TrieNode>>>;
   struct alignas(64) CacheShard {

@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "rholang/interpreter/term_codec.h"
+#include "rspace/history/history.h"
 #include "rspace/storage/fault_store.h"
 #include "tests/casper/contract_env.h"
 
@@ -95,10 +96,13 @@ TEST(DeployExecutorTest, SuccessHasNoFailureAndNoMessage) {
 }
 
 // Puts a datum on @"x" and checkpoints: a later deploy that reads @"x" on a
-// fresh space must read its blob from the store.
+// fresh space must read its blob from the store. The datum is longer than
+// the history's inline bound, so the blob is stored by hash and read on its
+// own (a small one would come with the root node the space pins at open).
 Hash32 StoreDatumOnX(ContractEnv& env) {
-  auto put = env.executor->Play(SignedBy(MakeTestKey(3), "@\"x\"!(1)", 0),
-                                env.block);
+  const std::string big(rspace::kDefaultInlineBlobMax, 'v');
+  auto put = env.executor->Play(
+      SignedBy(MakeTestKey(3), "@\"x\"!(\"" + big + "\")", 0), env.block);
   EXPECT_TRUE(put.ok() && !put->failed());
   return env.Checkpoint();
 }

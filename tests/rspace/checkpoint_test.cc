@@ -187,8 +187,12 @@ TEST(CheckpointTest, FailedCheckpointWriteLeavesSpaceAtOldRoot) {
 
 TEST(CheckpointTest, FailedHistoryReadSurfacesAsError) {
   InMemoryStore base(3);
+  // The blob is stored out of line, so loading the channel reads the store
+  // (an inline one would come with the root node the space pins at open).
+  SpaceOptions opts;
+  opts.history.inline_blob_max = 0;
   {
-    auto space = *Space::Open(&base);
+    auto space = *Space::Open(&base, opts);
     testing::TestMatcher m;
     EventLog log;
     OpContext ctx{&log, &m};
@@ -196,7 +200,6 @@ TEST(CheckpointTest, FailedHistoryReadSurfacesAsError) {
     ASSERT_TRUE(space->CreateCheckpoint().ok());
   }
   FaultInjectingStore store(&base);
-  SpaceOptions opts;
   opts.history.node_cache_entries = 0;
   auto space = *Space::Open(&store, opts);
   store.FailReadsAfter(0);

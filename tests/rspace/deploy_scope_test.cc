@@ -59,12 +59,10 @@ absl::Status RandomOp(Space& space, const OpContext& ctx,
 
 // The state of `channel` under `root`, read from history.
 ChannelState StateAt(Space& space, const Hash32& root, const Hash32& channel) {
-  absl::StatusOr<std::optional<Hash32>> leaf =
-      space.history().trie().Get(root, channel);
-  if (!leaf.ok() || !leaf->has_value()) return {};
   absl::StatusOr<std::optional<Bytes>> blob =
-      space.history().ReadBlob(**leaf);
-  EXPECT_TRUE(blob.ok() && blob->has_value());
+      space.history().ReadLeaf(root, channel);
+  EXPECT_TRUE(blob.ok()) << blob.status();
+  if (!blob.ok() || !blob->has_value()) return {};
   absl::StatusOr<ChannelState> st = DecodeChannelState(
       **blob, [](Bytes b) -> absl::StatusOr<TermPtr> {
         return Term::Make(std::move(b));

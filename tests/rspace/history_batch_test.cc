@@ -39,7 +39,7 @@ Hash32 KP(std::vector<uint8_t> head, uint8_t tail) {
 Hash32 ApplyAll(MerkleTrie& trie, InMemoryStore& store, const Hash32& root,
                 const std::map<Hash32, std::optional<Hash32>>& m) {
   std::vector<TrieChange> changes;
-  for (const auto& [k, v] : m) changes.push_back(TrieChange{k, v});
+  for (const auto& [k, v] : m) changes.push_back(TrieChange{k, v, nullptr});
   WriteBatch batch;
   auto r = trie.Apply(root, changes, &batch);
   EXPECT_TRUE(r.ok()) << r.status();

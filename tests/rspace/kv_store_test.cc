@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "crypto/hash.h"
 #include "gtest/gtest.h"
 #include "rspace/history/history.h"
 #include "rspace/space.h"
@@ -396,16 +397,134 @@ TEST(HistoryTest, CorruptLastRootIsDataLoss) {
             absl::StatusCode::kDataLoss);
 }
 
-TEST(HistoryTest, MissingBlobIsReportedByVerify) {
+// A blob longer than the inline bound, with its hash.
+LeafUpdate LargeLeaf(const Hash32& key, uint8_t fill) {
+  Bytes blob(kDefaultInlineBlobMax + 1, fill);
+  Hash32 h = crypto::Blake2b256(blob);
+  return LeafUpdate{key, std::move(blob), h};
+}
+
+TEST(HistoryTest, MissingBlobIsReportedByVerifyAndRead) {
   InMemoryStore store(3);
   auto h = *History::Open(&store, {});
-  LeafUpdate u{T("k")->hash(), ToBytes("blob"), T("blob")->hash()};
+  LeafUpdate u = LargeLeaf(T("k")->hash(), 7);
+  const Hash32 blob_hash = u.blob_hash;
   Hash32 root = *h->Commit(kEmptyRoot, std::span<const LeafUpdate>(&u, 1));
   EXPECT_TRUE(h->VerifyRoot(root).ok());
   WriteBatch del;
-  del.Delete(1, T("blob")->hash());
+  del.Delete(1, blob_hash);
   ASSERT_TRUE(store.Write(del).ok());
   EXPECT_EQ(h->VerifyRoot(root).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(h->ReadLeaf(root, T("k")->hash()).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+// Counts the keys of one column.
+size_t KeysIn(InMemoryStore& store, ColumnId column) {
+  size_t n = 0;
+  EXPECT_TRUE(store
+                  .ForEach(column,
+                           [&](ByteView, ByteView) {
+                             ++n;
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  return n;
+}
+
+TEST(HistoryTest, SmallBlobsAreStoredWithTheirLeafAndLargeOnesByHash) {
+  InMemoryStore store(3);
+  auto h = *History::Open(&store, {});
+  std::vector<LeafUpdate> updates;
+  Bytes small(kDefaultInlineBlobMax, 1);
+  updates.push_back(LeafUpdate{T("a")->hash(), small,
+                               crypto::Blake2b256(small)});
+  updates.push_back(LargeLeaf(T("b")->hash(), 2));
+  std::sort(updates.begin(), updates.end(),
+            [](const auto& x, const auto& y) { return x.key < y.key; });
+  const std::vector<LeafUpdate> copy = updates;
+  Hash32 root = *h->Commit(kEmptyRoot, updates);
+  // Only the large blob has a key of its own.
+  EXPECT_EQ(KeysIn(store, 1), 1u);
+  for (const LeafUpdate& u : copy) {
+    auto got = h->ReadLeaf(root, u.key);
+    ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
+    EXPECT_EQ(**got, *u.blob);
+  }
+  std::vector<Hash32> keys;
+  for (const LeafUpdate& u : copy) keys.push_back(u.key);
+  auto many = h->ReadLeaves(root, keys);
+  ASSERT_TRUE(many.ok()) << many.status();
+  for (size_t i = 0; i < copy.size(); ++i) EXPECT_EQ(*(*many)[i], *copy[i].blob);
+  EXPECT_TRUE(h->VerifyRoot(root).ok());
+}
+
+TEST(HistoryTest, InliningChangesNoRoot) {
+  // The same updates with blobs inline (default) and all out of line give
+  // the same root, and each history reads the other's store.
+  std::vector<LeafUpdate> updates;
+  size_t large = 0;  // Blobs longer than the inline bound.
+  for (int i = 0; i < 200; ++i) {
+    Bytes blob(static_cast<size_t>(i * 2 + 1), static_cast<uint8_t>(i));
+    if (blob.size() > kDefaultInlineBlobMax) ++large;
+    updates.push_back(LeafUpdate{T("c" + std::to_string(i))->hash(), blob,
+                                 crypto::Blake2b256(blob)});
+  }
+  std::sort(updates.begin(), updates.end(),
+            [](const auto& x, const auto& y) { return x.key < y.key; });
+  InMemoryStore inline_store(3), plain_store(3);
+  auto inlined = *History::Open(&inline_store, {});
+  HistoryOptions plain_options;
+  plain_options.inline_blob_max = 0;
+  auto plain = *History::Open(&plain_store, plain_options);
+  Hash32 r1 = *inlined->Commit(kEmptyRoot, updates);
+  Hash32 r2 = *plain->Commit(kEmptyRoot, updates);
+  EXPECT_EQ(r1, r2);
+  EXPECT_EQ(KeysIn(plain_store, 1), updates.size());
+  EXPECT_EQ(large, 72u);
+  EXPECT_EQ(KeysIn(inline_store, 1), large);
+  // Delete half, then change the other half.
+  std::vector<LeafUpdate> next;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    if (i % 2 == 0) {
+      next.push_back(LeafUpdate{updates[i].key, std::nullopt, {}});
+    } else {
+      Bytes blob(i, 0xee);
+      next.push_back(LeafUpdate{updates[i].key, blob, crypto::Blake2b256(blob)});
+    }
+  }
+  Hash32 s1 = *inlined->Commit(r1, next);
+  Hash32 s2 = *plain->Commit(r2, next);
+  EXPECT_EQ(s1, s2);
+  EXPECT_TRUE(inlined->VerifyRoot(s1).ok());
+  EXPECT_TRUE(plain->VerifyRoot(s2).ok());
+  for (size_t i = 0; i < next.size(); ++i) {
+    auto a = inlined->ReadLeaf(s1, next[i].key);
+    auto b = plain->ReadLeaf(s2, next[i].key);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b);
+    EXPECT_EQ(a->has_value(), next[i].blob.has_value());
+  }
+}
+
+TEST(HistoryTest, AlteredInlineBlobIsReportedByVerify) {
+  // A node whose stored inline value was changed still decodes, but its
+  // leaf no longer matches the value's hash.
+  InMemoryStore store(3);
+  auto h = *History::Open(&store, {});
+  Bytes blob = ToBytes("inline value");
+  LeafUpdate u{T("k")->hash(), blob, crypto::Blake2b256(blob)};
+  Hash32 root = *h->Commit(kEmptyRoot, std::span<const LeafUpdate>(&u, 1));
+  ASSERT_TRUE(h->VerifyRoot(root).ok());
+  auto stored = store.Get(0, root);
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  Bytes altered = **stored;
+  altered.back() ^= 1;
+  WriteBatch put;
+  put.Put(0, root, altered);
+  ASSERT_TRUE(store.Write(put).ok());
+  auto fresh = *History::Open(&store, {});  // Cold node cache.
+  EXPECT_EQ(fresh->VerifyRoot(root).code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace

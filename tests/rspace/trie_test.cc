@@ -36,7 +36,7 @@ struct TrieFixture {
 
   Hash32 Apply(const Hash32& root, std::map<Hash32, std::optional<Hash32>> m) {
     std::vector<TrieChange> changes;
-    for (auto& [k, v] : m) changes.push_back(TrieChange{k, v});
+    for (auto& [k, v] : m) changes.push_back(TrieChange{k, v, nullptr});
     WriteBatch batch;
     auto r = trie.Apply(root, changes, &batch);
     EXPECT_TRUE(r.ok()) << r.status();
@@ -134,7 +134,7 @@ TEST(TrieTest, UnsortedChangesAreRejected) {
   TrieFixture f;
   Hash32 a = K(1), b = K(2);
   if (b < a) std::swap(a, b);
-  std::vector<TrieChange> changes = {{b, V(1)}, {a, V(2)}};
+  std::vector<TrieChange> changes = {{b, V(1), nullptr}, {a, V(2), nullptr}};
   WriteBatch batch;
   EXPECT_EQ(f.trie.Apply(kEmptyRoot, changes, &batch).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -142,7 +142,7 @@ TEST(TrieTest, UnsortedChangesAreRejected) {
 
 TEST(TrieTest, DuplicateKeysInOneBatchAreRejected) {
   TrieFixture f;
-  std::vector<TrieChange> changes = {{K(1), V(1)}, {K(1), V(2)}};
+  std::vector<TrieChange> changes = {{K(1), V(1), nullptr}, {K(1), V(2), nullptr}};
   WriteBatch batch;
   EXPECT_EQ(f.trie.Apply(kEmptyRoot, changes, &batch).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -247,7 +247,7 @@ TEST(TrieTest, OnlyChangedNodesAreWritten) {
   std::map<Hash32, std::optional<Hash32>> m;
   for (int i = 0; i < 1000; ++i) m[K(i)] = V(i);
   Hash32 r = f.Apply(kEmptyRoot, m);
-  std::vector<TrieChange> one = {{K(5), V(99999)}};
+  std::vector<TrieChange> one = {{K(5), V(99999), nullptr}};
   WriteBatch batch;
   ASSERT_TRUE(f.trie.Apply(r, one, &batch).ok());
   // The path from the root to one leaf: a handful of nodes, not the trie.
@@ -259,7 +259,7 @@ TEST(TrieTest, NodeCacheIsBoundedAndSurvivesApply) {
   InMemoryStore store(1);
   MerkleTrie trie(&store, 0, /*cache_entries=*/8);
   std::vector<TrieChange> changes;
-  for (int i = 0; i < 300; ++i) changes.push_back({K(i), V(i)});
+  for (int i = 0; i < 300; ++i) changes.push_back({K(i), V(i), nullptr});
   std::sort(changes.begin(), changes.end(),
             [](const auto& a, const auto& b) { return a.key < b.key; });
   WriteBatch batch;
@@ -281,7 +281,7 @@ TEST(TrieTest, ConcurrentGetsThroughTheShardedCache) {
   MerkleTrie trie(&store, 0, /*cache_entries=*/32);
   std::vector<TrieChange> changes;
   constexpr int kKeys = 2000;
-  for (int i = 0; i < kKeys; ++i) changes.push_back({K(i), V(i)});
+  for (int i = 0; i < kKeys; ++i) changes.push_back({K(i), V(i), nullptr});
   std::sort(changes.begin(), changes.end(),
             [](const auto& a, const auto& b) { return a.key < b.key; });
   WriteBatch batch;
@@ -309,9 +309,9 @@ TEST(TrieTest, ConcurrentGetsThroughTheShardedCache) {
 
 TEST(TrieNodeCodecTest, RoundTrip) {
   TrieNode n;
-  n.items.push_back(TrieItem{0, false, {1, 2, 3}, K(1)});
-  n.items.push_back(TrieItem{7, true, {}, K(2)});
-  n.items.push_back(TrieItem{255, true, Bytes(30, 4), K(3)});
+  n.items.push_back(TrieItem{0, false, {1, 2, 3}, K(1), nullptr});
+  n.items.push_back(TrieItem{7, true, {}, K(2), nullptr});
+  n.items.push_back(TrieItem{255, true, Bytes(30, 4), K(3), nullptr});
   Bytes enc = EncodeTrieNode(n);
   auto dec = DecodeTrieNode(enc);
   ASSERT_TRUE(dec.ok());
@@ -321,13 +321,41 @@ TEST(TrieNodeCodecTest, RoundTrip) {
   EXPECT_EQ(dec->items[2].prefix.size(), 30u);
 }
 
+TEST(TrieNodeCodecTest, InlineValuesAreStoredButNotHashed) {
+  TrieNode n;
+  n.items.push_back(TrieItem{1, false, {9}, K(1),
+                             std::make_shared<const Bytes>(Bytes{0xab, 0xcd})});
+  n.items.push_back(TrieItem{2, true, {}, K(2), nullptr});
+  n.items.push_back(TrieItem{3, false, {}, K(3), nullptr});
+  const Bytes preimage = EncodeTrieNode(n);
+  const Bytes stored = EncodeStoredTrieNode(n);
+  // The preimage is the node without the value; the stored form flags the
+  // item (0x40) and appends len(u32) and the bytes after its hash.
+  EXPECT_EQ(preimage.size(), 3u * (2 + 32) + 1);
+  ASSERT_EQ(stored.size(), preimage.size() + 4 + 2);
+  EXPECT_EQ(stored[1], 0x41);
+  EXPECT_EQ(stored[2 + 1 + 32], 2);  // len, little-endian
+  EXPECT_EQ(stored[2 + 1 + 32 + 4], 0xab);
+  auto dec = DecodeTrieNode(stored);
+  ASSERT_TRUE(dec.ok()) << dec.status();
+  ASSERT_NE(dec->items[0].blob, nullptr);
+  EXPECT_EQ(*dec->items[0].blob, (Bytes{0xab, 0xcd}));
+  EXPECT_EQ(dec->items[1].blob, nullptr);
+  EXPECT_EQ(EncodeTrieNode(*dec), preimage);
+  EXPECT_EQ(EncodeStoredTrieNode(*dec), stored);
+  // The preimage decodes too, without the value.
+  auto plain = DecodeTrieNode(preimage);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->items[0].blob, nullptr);
+}
+
 TEST(TrieNodeCodecTest, EmptyNodeEncodesToNothing) {
   EXPECT_TRUE(EncodeTrieNode(TrieNode{}).empty());
 }
 
 TEST(TrieNodeCodecTest, EncodingLayoutIsDocumented) {
   TrieNode n;
-  n.items.push_back(TrieItem{5, true, {0xaa}, Hash32{}});
+  n.items.push_back(TrieItem{5, true, {0xaa}, Hash32{}, nullptr});
   Bytes enc = EncodeTrieNode(n);
   ASSERT_EQ(enc.size(), 1u + 1u + 1u + 32u);
   EXPECT_EQ(enc[0], 5);
@@ -365,6 +393,27 @@ INSTANTIATE_TEST_SUITE_P(
                               [] {
                                 Bytes b = {1, 32};
                                 b.insert(b.end(), 64, 0);
+                                return b;
+                              }()},
+                      BadNode{"InlineValueOnPointer",
+                              [] {
+                                Bytes b = {1, 0xc0};
+                                b.insert(b.end(), 32, 0);
+                                b.insert(b.end(), {1, 0, 0, 0, 7});
+                                return b;
+                              }()},
+                      BadNode{"TruncatedInlineLength",
+                              [] {
+                                Bytes b = {1, 0x40};
+                                b.insert(b.end(), 32, 0);
+                                b.insert(b.end(), {1, 0});
+                                return b;
+                              }()},
+                      BadNode{"TruncatedInlineValue",
+                              [] {
+                                Bytes b = {1, 0x40};
+                                b.insert(b.end(), 32, 0);
+                                b.insert(b.end(), {3, 0, 0, 0, 7});
                                 return b;
                               }()},
                       BadNode{"OutOfOrder", TwoItems(5, 3)},
