@@ -18,6 +18,12 @@ rocksdb::Slice ToSlice(ByteView v) {
   return rocksdb::Slice(reinterpret_cast<const char*>(v.data()), v.size());
 }
 
+// RocksDB's batch layout: a 12-byte header (sequence number and count),
+// then per record a tag byte, a column family id and the key and value
+// lengths as varints (at most 5 bytes each), then the key and value.
+constexpr size_t kBatchHeaderBytes = 12;
+constexpr size_t kBatchRecordOverhead = 1 + 5 + 5 + 5;
+
 absl::Status FromRocks(const rocksdb::Status& s, const char* what) {
   if (s.ok()) return absl::OkStatus();
   return absl::InternalError(std::string("rocksdb ") + what + ": " +
@@ -150,7 +156,16 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
     if (ops[x].column != ops[y].column) return ops[x].column < ops[y].column;
     return ops[x].key < ops[y].key;
   });
-  rocksdb::WriteBatch wb;
+  // RocksDB's batch is one string; sized up front it is written once, where
+  // growing it by doubling copied a multi-megabyte state commit several
+  // times and touched fresh pages each time (a quarter of a 10,000-chain
+  // merge's time on RocksDB went there).
+  size_t bytes = kBatchHeaderBytes;
+  for (const WriteBatch::Op& op : ops) {
+    bytes += kBatchRecordOverhead + op.key.size() +
+             (op.value.has_value() ? op.value->size() : 0);
+  }
+  rocksdb::WriteBatch wb(bytes);
   for (uint32_t i : order) {
     const WriteBatch::Op& op = ops[i];
     if (op.column >= impl_->handles.size()) {
