@@ -103,7 +103,8 @@ absl::StatusOr<MergeResult> Merge(
   t0 = Clock::now();
   ASSIGN_OR_RETURN(internal::CombinedState combined,
                    internal::Combine(index, branches, decision, numbers, *base,
-                                     options.number_codec));
+                                     options.number_codec, context.pool(),
+                                     context.options().parallel_grain));
   m.combine_ns = SinceNs(t0);
 
   t0 = Clock::now();
@@ -113,8 +114,9 @@ absl::StatusOr<MergeResult> Merge(
   m.trie_actions_ns = SinceNs(t0);
 
   t0 = Clock::now();
-  ASSIGN_OR_RETURN(result.root, internal::ApplyUpdates(history, base_root,
-                                                       std::move(updates)));
+  ASSIGN_OR_RETURN(result.root,
+                   internal::ApplyUpdates(history, base_root,
+                                          std::move(updates), context.pool()));
   m.apply_ns = SinceNs(t0);
 
   result.branches = std::move(branches.info);

@@ -176,21 +176,23 @@ absl::StatusOr<Hash32> History::Commit(const Hash32& base,
   WriteBatch batch;
   CollectUpdates(updates, options_.columns.values, options_.inline_blob_max,
                  changes, batch);
-  return CommitChanges(base, changes, std::move(batch));
+  return CommitChanges(base, changes, std::move(batch), nullptr);
 }
 
 absl::StatusOr<Hash32> History::CommitOwned(const Hash32& base,
-                                            std::vector<LeafUpdate> updates) {
+                                            std::vector<LeafUpdate> updates,
+                                            WorkerPool* pool) {
   std::vector<TrieChange> changes;
   WriteBatch batch;
   CollectUpdates(std::span<LeafUpdate>(updates), options_.columns.values,
                  options_.inline_blob_max, changes, batch);
-  return CommitChanges(base, changes, std::move(batch));
+  return CommitChanges(base, changes, std::move(batch), pool);
 }
 
 absl::StatusOr<Hash32> History::CommitChanges(
-    const Hash32& base, std::span<const TrieChange> changes, WriteBatch batch) {
-  ASSIGN_OR_RETURN(Hash32 root, trie_.Apply(base, changes, &batch));
+    const Hash32& base, std::span<const TrieChange> changes, WriteBatch batch,
+    WorkerPool* pool) {
+  ASSIGN_OR_RETURN(Hash32 root, trie_.Apply(base, changes, &batch, pool));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kTrieBuilt);
   uint64_t number;
   {

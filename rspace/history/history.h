@@ -101,9 +101,12 @@ class History {
   absl::StatusOr<Hash32> Commit(const Hash32& base,
                                 std::span<const LeafUpdate> updates);
 
-  // Commit that takes the blobs of `updates` instead of copying them.
+  // Commit that takes the blobs of `updates` instead of copying them, and
+  // rebuilds the trie on `pool` (not owned; may be null) when the commit is
+  // large (MerkleTrie::Apply). The result does not depend on the pool.
   absl::StatusOr<Hash32> CommitOwned(const Hash32& base,
-                                     std::vector<LeafUpdate> updates);
+                                     std::vector<LeafUpdate> updates,
+                                     WorkerPool* pool = nullptr);
 
   // Reads every node and blob reachable from `root` and checks each
   // against its hash; DataLoss naming the first missing or altered piece.
@@ -119,7 +122,7 @@ class History {
   History(KeyValueStore* store, HistoryOptions options);
   absl::StatusOr<Hash32> CommitChanges(const Hash32& base,
                                        std::span<const TrieChange> changes,
-                                       WriteBatch batch);
+                                       WriteBatch batch, WorkerPool* pool);
 
   KeyValueStore* const store_;
   const HistoryOptions options_;

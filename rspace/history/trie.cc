@@ -6,6 +6,7 @@
 
 #include "crypto/hash.h"
 #include "util/status_macros.h"
+#include "util/worker_pool.h"
 
 namespace rnode::rspace {
 
@@ -556,9 +557,68 @@ absl::StatusOr<TrieNode> MerkleTrie::ApplyNode(
   return node;
 }
 
+// The root's items are independent subtrees: each group of changes under
+// one first key byte is applied by its own task into its own batch and node
+// list, appended to ctx's in key-byte order afterwards, which is the order
+// ApplyNode would have produced them in.
+absl::StatusOr<TrieNode> MerkleTrie::ApplyRootInParallel(
+    const TrieNode& root, std::span<const TrieChange> changes, Ctx& ctx,
+    WorkerPool& pool) {
+  struct Group {
+    size_t begin = 0;
+    size_t end = 0;
+    uint8_t index = 0;
+    std::optional<TrieItem> existing;
+    WriteBatch batch;
+    Ctx ctx{nullptr, {}};
+    absl::StatusOr<std::optional<TrieItem>> result;
+  };
+  std::vector<Group> groups;
+  size_t ni = 0;
+  for (size_t ci = 0; ci < changes.size();) {
+    const uint8_t b = changes[ci].key[0];
+    size_t cj = ci;
+    while (cj < changes.size() && changes[cj].key[0] == b) ++cj;
+    while (ni < root.items.size() && root.items[ni].index < b) ++ni;
+    Group& g = groups.emplace_back();
+    g.begin = ci;
+    g.end = cj;
+    g.index = b;
+    if (ni < root.items.size() && root.items[ni].index == b) {
+      g.existing = root.items[ni];
+    }
+    ci = cj;
+  }
+  pool.ParallelFor(groups.size(), [&](size_t i) {
+    Group& g = groups[i];
+    g.ctx.batch = &g.batch;
+    g.result = ApplyItem(g.existing, 1,
+                         changes.subspan(g.begin, g.end - g.begin), g.ctx);
+  });
+  TrieNode out;
+  out.items.reserve(root.items.size() + groups.size());
+  size_t ri = 0;
+  for (Group& g : groups) {
+    if (!g.result.ok()) return g.result.status();
+    while (ri < root.items.size() && root.items[ri].index < g.index) {
+      out.items.push_back(root.items[ri++]);
+    }
+    if (ri < root.items.size() && root.items[ri].index == g.index) ++ri;
+    if (g.result->has_value()) {
+      TrieItem& item = **g.result;
+      item.index = g.index;
+      out.items.push_back(std::move(item));
+    }
+    ctx.batch->Append(std::move(g.batch));
+    for (auto& created : g.ctx.created) ctx.created.push_back(std::move(created));
+  }
+  while (ri < root.items.size()) out.items.push_back(root.items[ri++]);
+  return out;
+}
+
 absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
                                          std::span<const TrieChange> changes,
-                                         WriteBatch* batch) {
+                                         WriteBatch* batch, WorkerPool* pool) {
   for (size_t i = 1; i < changes.size(); ++i) {
     if (!(changes[i - 1].key < changes[i].key)) {
       return absl::InvalidArgumentError(
@@ -574,7 +634,11 @@ absl::StatusOr<Hash32> MerkleTrie::Apply(const Hash32& root,
   auto root_node = Load(root);
   if (!root_node.ok()) return root_node.status();
   if (changes.empty()) return root;
-  auto applied = ApplyNode(**root_node, 0, changes, ctx);
+  const bool parallel = pool != nullptr && pool->threads() > 1 &&
+                        changes.size() >= kParallelTrieApplyMin;
+  auto applied = parallel
+                     ? ApplyRootInParallel(**root_node, changes, ctx, *pool)
+                     : ApplyNode(**root_node, 0, changes, ctx);
   if (!applied.ok()) return applied.status();
   Hash32 new_root =
       applied->items.empty() ? kEmptyRoot : Store(*std::move(applied), ctx);

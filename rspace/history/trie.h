@@ -24,7 +24,15 @@
 #include "util/bytes.h"
 #include "util/mutex.h"
 
+namespace rnode {
+class WorkerPool;
+}  // namespace rnode
+
 namespace rnode::rspace {
+
+// Fewest changes for which Apply with a pool applies the root's subtrees
+// in parallel: below it the handoff costs more than the nodes it hashes.
+inline constexpr size_t kParallelTrieApplyMin = 1024;
 
 // Blake2b-256 of the empty byte string: the root of the empty trie (the
 // encoding of a node without items is empty).
@@ -168,10 +176,14 @@ class MerkleTrie {
   // to the trie at `root` and returns the new root. New nodes are added to
   // `batch` (not written); call Committed() once the batch is durable so they
   // enter the cache. The result depends only on the resulting key->value set.
+  // With a `pool` (not owned; may be null) of more than one thread and at
+  // least kParallelTrieApplyMin changes, the subtrees under the root's items
+  // are rebuilt as independent tasks on it; the root, the batch's ops and
+  // their order are the same either way.
   // REQUIRES: Apply/Committed calls are not concurrent with each other.
   absl::StatusOr<Hash32> Apply(const Hash32& root,
                                std::span<const TrieChange> changes,
-                               WriteBatch* batch);
+                               WriteBatch* batch, WorkerPool* pool = nullptr);
   void Committed();
 
   // Calls fn(key, value) for every leaf under `root` in key order; also
@@ -205,6 +217,9 @@ class MerkleTrie {
   absl::StatusOr<TrieNode> ApplyNode(TrieNode node, size_t depth,
                                      std::span<const TrieChange> changes,
                                      Ctx& ctx);
+  absl::StatusOr<TrieNode> ApplyRootInParallel(
+      const TrieNode& root, std::span<const TrieChange> changes, Ctx& ctx,
+      WorkerPool& pool);
   std::optional<TrieItem> Normalize(Bytes path, TrieNode node, Ctx& ctx);
   struct LeafEntry;
   TrieItem Build(std::span<const LeafEntry> set, size_t p, Ctx& ctx);

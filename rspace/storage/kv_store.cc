@@ -33,6 +33,18 @@ void WriteBatch::Delete(ColumnId column, ByteView key) {
   ops_.push_back(Op{column, Bytes(key.begin(), key.end()), std::nullopt});
 }
 
+void WriteBatch::Append(WriteBatch&& other) {
+  bytes_ += other.bytes_;
+  if (ops_.empty()) {
+    ops_ = std::move(other.ops_);
+  } else {
+    ops_.insert(ops_.end(), std::make_move_iterator(other.ops_.begin()),
+                std::make_move_iterator(other.ops_.end()));
+  }
+  other.ops_.clear();
+  other.bytes_ = 0;
+}
+
 InMemoryStore::InMemoryStore(size_t column_count)
     : column_count_(column_count),
       shards_per_column_(std::clamp<size_t>(

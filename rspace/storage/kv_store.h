@@ -40,6 +40,8 @@ class WriteBatch {
   void Put(ColumnId column, ByteView key, ByteView value);
   void Put(ColumnId column, Bytes key, Bytes value);
   void Delete(ColumnId column, ByteView key);
+  // Moves the ops of `other` to the end of this batch, in their order.
+  void Append(WriteBatch&& other);
 
   const std::vector<Op>& ops() const { return ops_; }
   // For stores taking the batch by KeyValueStore::WriteOwned.

@@ -11,6 +11,7 @@
 #include "crypto/hash.h"
 #include "gtest/gtest.h"
 #include "tests/rspace/test_util.h"
+#include "util/worker_pool.h"
 
 namespace rnode::rspace {
 namespace {
@@ -419,6 +420,69 @@ INSTANTIATE_TEST_SUITE_P(
                       BadNode{"OutOfOrder", TwoItems(5, 3)},
                       BadNode{"DuplicateIndex", TwoItems(4, 4)}),
     [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace rnode::rspace
+
+namespace rnode::rspace {
+namespace {
+
+// The changes of one commit: `n` keys from `first`, every third deleted and
+// the others set to fresh values, every fifth with an inline value.
+std::vector<TrieChange> CommitChanges(int first, int n, int salt) {
+  std::map<Hash32, TrieChange> m;
+  for (int i = first; i < first + n; ++i) {
+    TrieChange c{K(i), std::nullopt, nullptr};
+    if (i % 3 != 0) {
+      c.value = V(i * 7 + salt);
+      if (i % 5 == 0) {
+        c.blob = std::make_shared<const Bytes>(ToBytes("v" + std::to_string(i)));
+      }
+    }
+    m[c.key] = c;
+  }
+  std::vector<TrieChange> out;
+  for (auto& [k, c] : m) out.push_back(c);
+  return out;
+}
+
+TEST(TrieParallelApplyTest, SameRootAndSameBatchWithAndWithoutAPool) {
+  WorkerPool pool(2);
+  InMemoryStore serial_store(1), parallel_store(1);
+  MerkleTrie serial(&serial_store, 0), parallel(&parallel_store, 0);
+  Hash32 rs = kEmptyRoot, rp = kEmptyRoot;
+  // Three commits over an overlapping key range: inserts into an empty
+  // trie, then updates and deletes of existing subtrees and new keys.
+  for (int round = 0; round < 3; ++round) {
+    const std::vector<TrieChange> changes =
+        CommitChanges(round * 1500, 4000, round);
+    ASSERT_GE(changes.size(), kParallelTrieApplyMin);
+    WriteBatch bs, bp;
+    auto s = serial.Apply(rs, changes, &bs);
+    auto p = parallel.Apply(rp, changes, &bp, &pool);
+    ASSERT_TRUE(s.ok() && p.ok());
+    EXPECT_EQ(*s, *p) << "round " << round;
+    ASSERT_EQ(bs.size(), bp.size());
+    for (size_t i = 0; i < bs.size(); ++i) {
+      EXPECT_EQ(bs.ops()[i].key, bp.ops()[i].key) << i;
+      EXPECT_EQ(bs.ops()[i].value, bp.ops()[i].value) << i;
+    }
+    EXPECT_EQ(bs.ByteSize(), bp.ByteSize());
+    ASSERT_TRUE(serial_store.Write(bs).ok());
+    ASSERT_TRUE(parallel_store.Write(bp).ok());
+    serial.Committed();
+    parallel.Committed();
+    rs = *s;
+    rp = *p;
+  }
+  // The parallel trie reads back what it wrote.
+  for (int i = 0; i < 3000 + 4000; i += 97) {
+    auto a = serial.Get(rs, K(i));
+    auto b = parallel.Get(rp, K(i));
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b) << i;
+  }
+}
 
 }  // namespace
 }  // namespace rnode::rspace

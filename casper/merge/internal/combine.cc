@@ -6,6 +6,7 @@
 #include "casper/merge/internal/hash_key.h"
 #include "casper/merge/internal/steps.h"
 #include "util/status_macros.h"
+#include "util/worker_pool.h"
 
 namespace rnode::casper::merge::internal {
 namespace {
@@ -148,7 +149,8 @@ absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
                                       const Decision& decision,
                                       const NumberBases& numbers,
                                       const BaseSnapshot& base,
-                                      const NumberChannelCodec* codec) {
+                                      const NumberChannelCodec* codec,
+                                      WorkerPool* pool, size_t grain) {
   RETURN_IF_ERROR(CheckPlanFits(base.plan, index));
   CombinedState out;
   const BasePlan& plan = base.plan;
@@ -193,22 +195,72 @@ absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
   std::vector<NewState>& next = out.states;
   ItemPools& pools = out.pools;
   std::vector<uint32_t> state_of_leaf(leaves, UINT32_MAX);
-  ChannelAcc a;
-  for (uint32_t l = 0; l < leaves; ++l) {
-    if (start[l] == start[l + 1]) continue;
-    a.Clear();
-    for (uint32_t i = start[l]; i < start[l + 1]; ++i) {
-      const RawChange& r = *changes[i];
-      for (const auto& x : r.added_data) a.added_data.push_back(&x);
-      for (const auto& x : r.removed_data) a.removed_data.push_back(&x);
-      for (const auto& k : r.added_k) a.added_k.push_back(&k);
-      for (const auto& k : r.removed_k) a.removed_k.push_back(&k);
+  // The touched channels are independent: with a pool, each part (a range
+  // of leaves with about the same number of changes) nets its channels
+  // into its own states and pools, which are then concatenated in leaf
+  // order with their item ranges shifted: the same states and pools as one
+  // pass.
+  struct Part {
+    uint32_t begin = 0, end = 0;  // Leaves.
+    std::vector<NewState> states;
+    ItemPools pools;
+    absl::Status status;
+  };
+  const size_t part_count =
+      pool != nullptr && kept >= grain ? static_cast<size_t>(pool->threads())
+                                       : 1;
+  std::vector<Part> parts(part_count);
+  for (size_t p = 0, l = 0; p < part_count; ++p) {
+    const size_t target = kept * (p + 1) / part_count;
+    parts[p].begin = static_cast<uint32_t>(l);
+    while (l < leaves && (p + 1 == part_count || start[l] < target)) ++l;
+    parts[p].end = static_cast<uint32_t>(l);
+  }
+  auto net_part = [&](size_t p) {
+    Part& part = parts[p];
+    ChannelAcc a;
+    for (uint32_t l = part.begin; l < part.end; ++l) {
+      if (start[l] == start[l + 1]) continue;
+      a.Clear();
+      for (uint32_t i = start[l]; i < start[l + 1]; ++i) {
+        const RawChange& r = *changes[i];
+        for (const auto& x : r.added_data) a.added_data.push_back(&x);
+        for (const auto& x : r.removed_data) a.removed_data.push_back(&x);
+        for (const auto& k : r.added_k) a.added_k.push_back(&k);
+        for (const auto& k : r.removed_k) a.removed_k.push_back(&k);
+      }
+      state_of_leaf[l] = static_cast<uint32_t>(part.states.size());
+      NewState& ns = part.states.emplace_back();
+      ns.channel = KeyOf(plan.keys[l]);
+      ns.leaf = &base.At(l);
+      part.status = ApplyAcc(ns.leaf->state, a, ns, part.pools);
+      if (!part.status.ok()) return;
     }
-    state_of_leaf[l] = static_cast<uint32_t>(next.size());
-    NewState& ns = next.emplace_back();
-    ns.channel = KeyOf(plan.keys[l]);
-    ns.leaf = &base.At(l);
-    RETURN_IF_ERROR(ApplyAcc(ns.leaf->state, a, ns, pools));
+  };
+  if (part_count == 1) {
+    net_part(0);
+  } else {
+    pool->ParallelFor(part_count, net_part);
+  }
+  for (Part& part : parts) {
+    RETURN_IF_ERROR(part.status);
+    const uint32_t data_shift = static_cast<uint32_t>(pools.data.size());
+    const uint32_t k_shift = static_cast<uint32_t>(pools.conts.size());
+    const uint32_t state_shift = static_cast<uint32_t>(next.size());
+    for (NewState& ns : part.states) {
+      ns.data_begin += data_shift;
+      ns.data_end += data_shift;
+      ns.k_begin += k_shift;
+      ns.k_end += k_shift;
+      next.push_back(std::move(ns));
+    }
+    pools.data.insert(pools.data.end(), part.pools.data.begin(),
+                      part.pools.data.end());
+    pools.conts.insert(pools.conts.end(), part.pools.conts.begin(),
+                       part.pools.conts.end());
+    for (uint32_t l = part.begin; l < part.end; ++l) {
+      if (state_of_leaf[l] != UINT32_MAX) state_of_leaf[l] += state_shift;
+    }
   }
   const size_t sorted_prefix = next.size();
   // The state of leaf `l`, made from `state` if the merge has none yet.

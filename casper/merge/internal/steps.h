@@ -293,15 +293,16 @@ struct CombinedState {
 };
 
 // Base + kept changes per channel, join derivation and the new number
-// values. InvalidArgument for an empty join group; Internal if a removal
+// values; with a `pool` (may be null) and at least `grain` kept changes,
+// the touched channels are netted in parallel parts (the result is the
+// same). InvalidArgument for an empty join group; Internal if a removal
 // finds nothing, a channel was not prefetched or `base` was planned for
 // another scope; the codec's error.
-absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
-                                      const Branches& branches,
-                                      const Decision& decision,
-                                      const NumberBases& numbers,
-                                      const BaseSnapshot& base,
-                                      const NumberChannelCodec* codec);
+absl::StatusOr<CombinedState> Combine(
+    const ScopeIndex& index, const Branches& branches,
+    const Decision& decision, const NumberBases& numbers,
+    const BaseSnapshot& base, const NumberChannelCodec* codec,
+    WorkerPool* pool = nullptr, size_t grain = kDefaultMergeParallelGrain);
 
 // Datum identity order (docs/merge.md §6): source, persist, value hash.
 bool DatumLess(const rspace::Datum& a, const rspace::Datum& b);
@@ -317,11 +318,13 @@ std::vector<rspace::LeafUpdate> TrieActions(CombinedState& combined,
 
 // --- 8. Apply ---------------------------------------------------------------
 
-// Commits `updates` onto `base_root` (nothing when empty: the base root).
-// The history's error.
+// Commits `updates` onto `base_root` (nothing when empty: the base root),
+// rebuilding a large trie change on `pool` (may be null). The history's
+// error.
 absl::StatusOr<Hash32> ApplyUpdates(rspace::History& history,
                                     const Hash32& base_root,
-                                    std::vector<rspace::LeafUpdate> updates);
+                                    std::vector<rspace::LeafUpdate> updates,
+                                    WorkerPool* pool = nullptr);
 
 }  // namespace rnode::casper::merge::internal
 

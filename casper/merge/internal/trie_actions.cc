@@ -106,9 +106,10 @@ std::vector<rspace::LeafUpdate> TrieActions(CombinedState& combined,
 
 absl::StatusOr<Hash32> ApplyUpdates(rspace::History& history,
                                     const Hash32& base_root,
-                                    std::vector<rspace::LeafUpdate> updates) {
+                                    std::vector<rspace::LeafUpdate> updates,
+                                    WorkerPool* pool) {
   if (updates.empty()) return base_root;
-  return history.CommitOwned(base_root, std::move(updates));
+  return history.CommitOwned(base_root, std::move(updates), pool);
 }
 
 }  // namespace rnode::casper::merge::internal

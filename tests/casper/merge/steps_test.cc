@@ -529,15 +529,40 @@ TEST_F(CombineTest, KeptChangesOnTheInMemoryBaseWithJoinsAndNumbers) {
   }
 }
 
-TEST_F(CombineTest, TrieActionsWithAPoolEqualThoseWithoutAndMatchMerge) {
+TEST_F(CombineTest, CombineAndTrieActionsWithAPoolEqualThoseWithout) {
   StepsRun r = Steps(scope_, states_, &codec_);
+  WorkerPool pool(2);
   auto serial =
       Combine(r.index, r.branches, r.decision, r.numbers, *r.base, &codec_);
-  auto parallel =
-      Combine(r.index, r.branches, r.decision, r.numbers, *r.base, &codec_);
+  // Grain 1: the touched channels are netted in two parts.
+  auto parallel = Combine(r.index, r.branches, r.decision, r.numbers, *r.base,
+                          &codec_, &pool, 1);
   ASSERT_TRUE(serial.ok() && parallel.ok());
+  ASSERT_EQ(serial->states.size(), parallel->states.size());
+  EXPECT_EQ(serial->order, parallel->order);
+  for (size_t i = 0; i < serial->states.size(); ++i) {
+    const NewState& a = serial->states[i];
+    const NewState& b = parallel->states[i];
+    EXPECT_EQ(a.channel, b.channel);
+    EXPECT_EQ(a.leaf, b.leaf);
+    // Items compared by value: number states and join groups are owned by
+    // each result.
+    auto da = serial->pools.Data(a), db = parallel->pools.Data(b);
+    EXPECT_TRUE(std::equal(da.begin(), da.end(), db.begin(), db.end(),
+                           [](const Datum* x, const Datum* y) {
+                             return x->source == y->source &&
+                                    x->persist == y->persist &&
+                                    x->value->hash() == y->value->hash();
+                           }))
+        << i;
+    auto ka = serial->pools.Conts(a), kb = parallel->pools.Conts(b);
+    EXPECT_TRUE(std::equal(ka.begin(), ka.end(), kb.begin(), kb.end())) << i;
+    EXPECT_TRUE(std::equal(a.joins.begin(), a.joins.end(), b.joins.begin(),
+                           b.joins.end(),
+                           [](const auto* x, const auto* y) { return *x == *y; }))
+        << i;
+  }
   std::vector<rspace::LeafUpdate> u1 = TrieActions(*serial, nullptr, 256);
-  WorkerPool pool(2);
   std::vector<rspace::LeafUpdate> u2 = TrieActions(*parallel, &pool, 1);
   ASSERT_EQ(u1.size(), 5u);
   ASSERT_EQ(u2.size(), u1.size());
