@@ -300,6 +300,13 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
   auto node = Load(node_hash);
   if (!node.ok()) return node.status();
   const auto& items = (*node)->items;
+  // Leaves are answered in this pass; the pointers to descend are noted and
+  // their nodes fetched in one batch before the descent.
+  struct Descent {
+    Hash32 child;
+    size_t depth, begin, end;
+  };
+  std::vector<Descent> descents;
   auto it = items.begin();
   size_t i = 0;
   while (i < keys.size()) {
@@ -347,12 +354,48 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
       if (child_depth >= kKeyBytes) {
         return absl::DataLossError("trie pointer too deep");
       }
-      absl::Status s = GetRange(it->hash, child_depth, keys.subspan(k, e - k),
-                                out.subspan(k, e - k));
-      if (!s.ok()) return s;
+      descents.push_back(Descent{it->hash, child_depth, k, e});
       k = e;
     }
     i = j;
+  }
+  if (descents.size() > 1) {
+    std::vector<Hash32> children;
+    children.reserve(descents.size());
+    for (const Descent& d : descents) children.push_back(d.child);
+    RETURN_IF_ERROR(Prefetch(children));
+  }
+  for (const Descent& d : descents) {
+    RETURN_IF_ERROR(GetRange(d.child, d.depth,
+                             keys.subspan(d.begin, d.end - d.begin),
+                             out.subspan(d.begin, d.end - d.begin)));
+  }
+  return absl::OkStatus();
+}
+
+bool MerkleTrie::Cached(const Hash32& hash) const {
+  const CacheShard& s = cache_[hash[8] % shard_count_];
+  MutexLock lock(&s.mu);
+  return s.index.contains(hash);
+}
+
+absl::Status MerkleTrie::Prefetch(std::span<const Hash32> hashes) {
+  if (shard_capacity_ == 0) return absl::OkStatus();
+  std::vector<ByteView> missing;
+  for (const Hash32& h : hashes) {
+    if (h != kEmptyRoot && !Cached(h)) missing.push_back(ByteView(h));
+  }
+  if (missing.size() < 2) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> bytes,
+                   store_->MultiGet(column_, missing));
+  for (size_t i = 0; i < missing.size(); ++i) {
+    Hash32 h;
+    std::copy(missing[i].begin(), missing[i].end(), h.begin());
+    if (!bytes[i].has_value()) {
+      return absl::DataLossError("trie node " + HexEncode(h) + " is missing");
+    }
+    ASSIGN_OR_RETURN(TrieNode node, DecodeTrieNode(*bytes[i]));
+    CachePut(h, std::make_shared<const TrieNode>(std::move(node)));
   }
   return absl::OkStatus();
 }

@@ -206,6 +206,12 @@ class MerkleTrie {
   struct Ctx;
   absl::StatusOr<std::shared_ptr<const TrieNode>> Load(const Hash32& hash);
   void CachePut(const Hash32& hash, std::shared_ptr<const TrieNode> node);
+  bool Cached(const Hash32& hash) const;
+  // Loads into the cache, with one store MultiGet, those of `hashes` it
+  // does not hold: a cold batched read then costs one store round trip per
+  // trie level and key range instead of one per node. Nothing without a
+  // cache. Errors as Get.
+  absl::Status Prefetch(std::span<const Hash32> hashes);
 
   absl::Status GetRange(const Hash32& node_hash, size_t depth,
                         std::span<const Hash32> keys,

@@ -15,6 +15,7 @@
 #include "rspace/history/trie.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/rspace/test_util.h"
+#include "util/status_macros.h"
 
 namespace rnode::rspace {
 namespace {
@@ -90,6 +91,93 @@ TEST(TrieGetManyTest, AgreesWithGetForPresentAndAbsentKeys) {
     found += out[i].has_value();
   }
   EXPECT_EQ(found, present.size());
+}
+
+// Counts single and batched reads of an in-memory store.
+class CountingStore final : public KeyValueStore {
+ public:
+  explicit CountingStore(KeyValueStore* base) : base_(base) {}
+  size_t ColumnCount() const override { return base_->ColumnCount(); }
+  absl::StatusOr<std::optional<Bytes>> Get(ColumnId c, ByteView k) override {
+    ++gets;
+    return base_->Get(c, k);
+  }
+  absl::StatusOr<std::vector<std::optional<Bytes>>> MultiGet(
+      ColumnId c, std::span<const ByteView> keys) override {
+    ++multi_gets;
+    std::vector<std::optional<Bytes>> out;
+    for (ByteView k : keys) {
+      ASSIGN_OR_RETURN(std::optional<Bytes> v, base_->Get(c, k));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+  absl::Status Write(const WriteBatch& b) override { return base_->Write(b); }
+  absl::Status ForEach(
+      ColumnId c,
+      const std::function<absl::Status(ByteView, ByteView)>& fn) override {
+    return base_->ForEach(c, fn);
+  }
+  int gets = 0;
+  int multi_gets = 0;
+
+ private:
+  KeyValueStore* base_;
+};
+
+TEST(TrieGetManyTest, AColdWalkFetchesTheChildrenOfANodeInOneBatch) {
+  InMemoryStore base(1);
+  std::map<Hash32, std::optional<Hash32>> m;
+  for (int i = 0; i < 3000; ++i) m[K(i)] = V(i);
+  Hash32 root;
+  {
+    MerkleTrie writer(&base, 0);
+    root = ApplyAll(writer, base, kEmptyRoot, m);
+  }
+  CountingStore counting(&base);
+  MerkleTrie trie(&counting, 0);  // Cold cache.
+  std::vector<Hash32> keys;
+  for (const auto& [k, v] : m) keys.push_back(k);
+  std::vector<std::optional<Hash32>> out(keys.size());
+  ASSERT_TRUE(trie.GetMany(root, keys, std::span(out)).ok());
+  for (size_t i = 0; i < keys.size(); ++i) EXPECT_EQ(out[i], m[keys[i]]);
+  // Without a cache nothing is prefetched: each of the trie's 324 nodes (a
+  // root of 256 pointers, nodes of about a dozen items below it, and 67
+  // third-level nodes where two keys share two bytes) is one Get.
+  CountingStore uncached_count(&base);
+  MerkleTrie uncached(&uncached_count, 0, /*cache_entries=*/0);
+  ASSERT_TRUE(uncached.GetMany(root, keys, std::span(out)).ok());
+  EXPECT_EQ(uncached_count.multi_gets, 0);
+  EXPECT_EQ(uncached_count.gets, 324);
+  // With the cache, the children of a node with several pointers to follow
+  // come in one batch: the root's 256 in one MultiGet, and ten more for the
+  // second-level nodes with two or more third-level children; the 46
+  // nodes that are their parent's only pointer to follow, and the root, are
+  // single Gets: 58 store calls instead of 324.
+  EXPECT_EQ(counting.multi_gets, 11);
+  EXPECT_EQ(counting.gets, 47);
+}
+
+TEST(TrieGetManyTest, AMissingChildInABatchIsDataLoss) {
+  InMemoryStore base(1);
+  std::map<Hash32, std::optional<Hash32>> m;
+  for (int i = 0; i < 600; ++i) m[K(i)] = V(i);
+  MerkleTrie writer(&base, 0);
+  const Hash32 root = ApplyAll(writer, base, kEmptyRoot, m);
+  auto root_node = writer.Node(root);
+  ASSERT_TRUE(root_node.ok());
+  const TrieItem& child = (*root_node)->items[5];
+  ASSERT_TRUE(child.is_ptr);
+  WriteBatch del;
+  del.Delete(0, child.hash);
+  ASSERT_TRUE(base.Write(del).ok());
+  MerkleTrie cold(&base, 0);
+  std::vector<Hash32> keys;
+  for (const auto& [k, v] : m) keys.push_back(k);
+  std::vector<std::optional<Hash32>> out(keys.size());
+  absl::Status s = cold.GetMany(root, keys, std::span(out));
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(s.message().find(HexEncode(child.hash)), std::string::npos) << s;
 }
 
 TEST(TrieGetManyTest, EmptyRootHasNoKeys) {
