@@ -8,6 +8,7 @@
 #include <string>
 
 #include "crypto/hash.h"
+#include "tests/sanitizer.h"
 #include "rholang/normalizer.h"
 #include "util/bytes.h"
 
@@ -19,7 +20,10 @@ constexpr uint64_t kSeeds = 10000;
 
 TEST(ProgramGeneratorTest, EveryProgramCompiles) {
   int failures = 0;
-  for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+  // Under a sanitizer the first tenth of the seeds.
+  const uint64_t seeds =
+      ::rnode::testing::kUnderSanitizer ? kSeeds / 10 : kSeeds;
+  for (uint64_t seed = 0; seed < seeds; ++seed) {
     std::string program = GenerateProgram(seed);
     auto par = Compile(program);
     if (!par.ok()) {

@@ -18,6 +18,7 @@
 
 #include "tests/interpreter/program_generator.h"
 #include "tests/interpreter/program_runner.h"
+#include "tests/sanitizer.h"
 #include "tests/test_seed.h"
 
 namespace rnode::rholang::interp::testing {
@@ -85,7 +86,11 @@ TEST_P(PropertyTest, SerialParallelAndReplayAgree) {
   const uint64_t base = ::rnode::testing::TestSeed(kDefaultBaseSeed);
   int divergences = 0;
   int failed_deploys = 0;
-  for (int i = 0; i < kProgramsPerShard; ++i) {
+  // Under a sanitizer (10-20x slower) each shard runs its first tenth.
+  const int programs = ::rnode::testing::kUnderSanitizer
+                           ? kProgramsPerShard / 10
+                           : kProgramsPerShard;
+  for (int i = 0; i < programs; ++i) {
     const uint64_t seed =
         base + static_cast<uint64_t>(shard) * kProgramsPerShard + i;
     const std::string program = GenerateProgram(seed);
