@@ -23,16 +23,25 @@ JoinGroup MakeJoinGroup(const std::vector<TermPtr>& channels) {
 
 // One channel of the overlay. Every field except `hash` is guarded by `mu`
 // (held through a LockedSet); entries live until the overlay is dropped.
+// One channel's state in the overlay. Its fields are guarded by `mu`, which
+// an operation holds through a LockedSet (entry locks are a dynamic set:
+// code that reaches an entry through the set states that its lock is held
+// with mu.AssertHeld(), which the clang analysis takes as given) and the
+// quiescent calls take one at a time.
 struct Space::Entry {
   explicit Entry(const Hash32& h) : hash(h) {}
+  Entry(const Hash32& h, std::vector<WaitingContinuation> k,
+        std::vector<JoinGroup> joins)
+      : hash(h), installed(std::move(k)), installed_joins(std::move(joins)) {}
   const Hash32 hash;
   Mutex mu;
-  bool loaded = false;
-  std::optional<Hash32> base_leaf;  // Blob hash in history when loaded.
-  ChannelState state;
-  bool dirty = false;
-  std::vector<WaitingContinuation> installed;  // group[0] == hash
-  std::vector<JoinGroup> installed_joins;
+  bool loaded ABSL_GUARDED_BY(mu) = false;
+  // Blob hash in history when loaded.
+  std::optional<Hash32> base_leaf ABSL_GUARDED_BY(mu);
+  ChannelState state ABSL_GUARDED_BY(mu);
+  bool dirty ABSL_GUARDED_BY(mu) = false;
+  std::vector<WaitingContinuation> installed ABSL_GUARDED_BY(mu);  // group[0] == hash
+  std::vector<JoinGroup> installed_joins ABSL_GUARDED_BY(mu);
 };
 
 struct Space::Shard {
@@ -204,18 +213,18 @@ Space::Entry* Space::GetEntry(const Hash32& channel) {
   MutexLock lock(&s.mu);
   auto& slot = s.map[channel];
   if (slot == nullptr) {
-    slot = std::make_unique<Entry>(channel);
     const InstallTable* installs = installs_.load(std::memory_order_acquire);
     auto it = installs->find(channel);
-    if (it != installs->end()) {
-      slot->installed = it->second.continuations;
-      slot->installed_joins = it->second.joins;
-    }
+    slot = it == installs->end()
+               ? std::make_unique<Entry>(channel)
+               : std::make_unique<Entry>(channel, it->second.continuations,
+                                         it->second.joins);
   }
   return slot.get();
 }
 
 absl::Status Space::EnsureLoaded(Entry& e) {
+  e.mu.AssertHeld();
   if (e.loaded) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::optional<TrieLeaf> leaf,
                    root_node_ != nullptr
@@ -238,6 +247,7 @@ absl::Status Space::EnsureLoaded(Entry& e) {
 template <typename Item>
 void Space::Record(const OpContext& ctx, Entry& e,
                    DeployScope::Record::Kind kind, const Item& item) {
+  e.mu.AssertHeld();
   e.dirty = true;
   if (ctx.scope == nullptr) return;
   ctx.scope->Append(DeployScope::Record{kind, e.hash, item});
@@ -262,6 +272,7 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
     if (entry == nullptr) {
       return absl::InternalError("channel " + Hex(ch) + " is not locked");
     }
+    entry->mu.AssertHeld();
     const Term& pattern = *k.patterns[i];
     const Hash32* want =
         recorded != nullptr ? &recorded->binds[i].produce : nullptr;
@@ -335,6 +346,7 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
   comm.binds.reserve(chosen.size());
   for (size_t i = 0; i < chosen.size(); ++i) {
     const Chosen& c = chosen[i];
+    c.entry->mu.AssertHeld();
     const Datum& d = c.index < 0 ? *new_datum : c.entry->state.data[c.index];
     BindResult b;
     b.channel = k.channels[i];
@@ -351,6 +363,7 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
   if (!k.peek) {
     std::vector<std::pair<Entry*, int>> removals;
     for (const Chosen& c : chosen) {
+      c.entry->mu.AssertHeld();
       if (c.index >= 0 && !c.entry->state.data[c.index].persist) {
         removals.emplace_back(c.entry, c.index);
       }
@@ -363,6 +376,7 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
     removals.erase(std::unique(removals.begin(), removals.end()),
                    removals.end());
     for (const auto& [entry, index] : removals) {
+      entry->mu.AssertHeld();
       Record(ctx, *entry, DeployScope::Record::Kind::kRemoveDatum,
              entry->state.data[index]);
       entry->state.data.erase(entry->state.data.begin() + index);
@@ -374,11 +388,13 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
     for (const Chosen& c : chosen) used = used || c.index < 0;
     if (used) {
       Entry* e = locks.Find(*new_channel);
+      e->mu.AssertHeld();
       Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, *new_datum);
       InsertDatum(e->state.data, *new_datum);
     }
   }
   if (!installed && !k.persist && owner != nullptr) {
+    owner->mu.AssertHeld();
     auto& conts = owner->state.continuations;
     for (size_t i = 0; i < conts.size(); ++i) {
       if (conts[i].source == k.source) {
@@ -394,6 +410,7 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
           for (size_t j = 0; j < group.size(); ++j) {
             if (j > 0 && group[j] == group[j - 1]) continue;
             Entry* e = locks.Find(group[j]);
+            e->mu.AssertHeld();
             auto& joins = e->state.joins;
             auto it = std::find(joins.begin(), joins.end(), group);
             if (it != joins.end()) {
@@ -460,6 +477,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
         }
       }
     };
+    e->mu.AssertHeld();
     scan(e->installed_joins);
     scan(e->state.joins);
     if (missing.empty()) break;
@@ -468,12 +486,14 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
     for (const auto& h : missing) want.push_back(GetEntry(h));
   }
   TouchAll(ctx, *locks);
+  e->mu.AssertHeld();
 
   ASSIGN_OR_RETURN(ProduceEvent pe,
                    ctx.log->RecordProduce(ch, data->hash(), persist));
   Datum datum{data, persist, pe.hash};
 
   auto get = [&](const Chosen& c) -> const Datum& {
+    c.entry->mu.AssertHeld();
     return c.index < 0 ? datum : c.entry->state.data[c.index];
   };
 
@@ -482,6 +502,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
                           bool inst) -> absl::StatusOr<std::optional<Comm>> {
       for (const auto& g : groups) {
         Entry* owner = locks->Find(g.front());
+        owner->mu.AssertHeld();
         const auto& conts =
             inst ? owner->installed : owner->state.continuations;
         for (size_t i = 0; i < conts.size(); ++i) {
@@ -510,6 +531,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
       std::sort(g.begin(), g.end());
       Entry* owner = locks->Find(g.front());
       if (owner == nullptr) continue;
+      owner->mu.AssertHeld();
       bool all_locked = true;
       for (const auto& h : g)
         all_locked = all_locked && locks->Find(h) != nullptr;
@@ -543,6 +565,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
           Fire(ctx, kc, inst, owner, *locks, *chosen, &ch, &datum, h));
     }
   }
+  e->mu.AssertHeld();
   Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, datum);
   InsertDatum(e->state.data, std::move(datum));
   return std::optional<Comm>();
@@ -576,6 +599,7 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
   k.group = MakeJoinGroup(channels);
 
   auto get = [](const Chosen& c) -> const Datum& {
+    c.entry->mu.AssertHeld();
     return c.entry->state.data[c.index];
   };
   if (!ctx.log->replay()) {
@@ -606,10 +630,12 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
   for (size_t j = 0; j < k.group.size(); ++j) {
     if (j > 0 && k.group[j] == k.group[j - 1]) continue;
     Entry* x = locks.Find(k.group[j]);
+    x->mu.AssertHeld();
     if (AddJoin(x->state.joins, k.group)) {
       Record(ctx, *x, DeployScope::Record::Kind::kAddJoin, k.group);
     }
   }
+  owner->mu.AssertHeld();
   Record(ctx, *owner, DeployScope::Record::Kind::kAddContinuation, k);
   InsertContinuation(owner->state.continuations, std::move(k));
   return std::optional<Comm>();
@@ -653,9 +679,11 @@ absl::Status Space::Install(const Matcher& matcher,
   for (size_t j = 0; j < k.group.size(); ++j) {
     if (j > 0 && k.group[j] == k.group[j - 1]) continue;
     Entry* x = locks.Find(k.group[j]);
+    x->mu.AssertHeld();
     AddJoin(x->installed_joins, k.group);
     AddJoin((*next)[k.group[j]].joins, k.group);
   }
+  owner->mu.AssertHeld();
   owner->installed.push_back(k);
   (*next)[k.group.front()].continuations.push_back(std::move(k));
   // An entry created before this store (under its shard lock) is updated
@@ -683,14 +711,20 @@ void Space::DropOverlay() {
 }
 
 absl::StatusOr<Hash32> Space::CreateCheckpoint() {
+  // Entry locks are never taken under a shard lock (an operation takes the
+  // shard lock under its entry locks): collect, then look at each entry.
   std::vector<Entry*> dirty;
   for (size_t i = 0; i < kOverlayShards; ++i) {
     Shard& s = shards_[i];
     MutexLock lock(&s.mu);
-    for (auto& [h, e] : s.map) {
-      if (e->dirty) dirty.push_back(e.get());
-    }
+    for (auto& [h, e] : s.map) dirty.push_back(e.get());
   }
+  dirty.erase(std::remove_if(dirty.begin(), dirty.end(),
+                             [](Entry* e) {
+                               MutexLock lock(&e->mu);
+                               return !e->dirty;
+                             }),
+              dirty.end());
   std::sort(dirty.begin(), dirty.end(),
             [](const Entry* a, const Entry* b) { return a->hash < b->hash; });
   std::vector<LeafUpdate> updates;
@@ -792,6 +826,7 @@ absl::Status Space::RevertData(
     const std::vector<const DeployScope::Record*>& recs) {
   Entry* e = GetEntry(channel);
   LockedSet locks({e});
+  e->mu.AssertHeld();
   RETURN_IF_ERROR(EnsureLoaded(*e));
   // Applied to a copy, committed only if every inverse applies.
   std::vector<Datum> data = e->state.data;
@@ -825,6 +860,7 @@ absl::Status Space::RevertGroup(
   LockedSet locks(std::move(entries));
   for (Entry* x : locks.entries()) RETURN_IF_ERROR(EnsureLoaded(*x));
   Entry* owner = locks.Find(group.front());
+  owner->mu.AssertHeld();
   std::vector<WaitingContinuation> conts = owner->state.continuations;
   for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
     const WaitingContinuation& k = std::get<WaitingContinuation>((*it)->item);
@@ -848,6 +884,7 @@ absl::Status Space::RevertGroup(
     waiting = waiting || SameGroup(k.group, group);
   }
   for (Entry* x : locks.entries()) {
+    x->mu.AssertHeld();
     auto& joins = x->state.joins;
     auto it = std::lower_bound(joins.begin(), joins.end(), group);
     bool present = it != joins.end() && *it == group;
