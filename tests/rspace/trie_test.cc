@@ -376,6 +376,14 @@ TEST_P(TrieNodeDecodeTest, MalformedNodeIsDataLoss) {
             absl::StatusCode::kDataLoss);
 }
 
+// One item at index 1 with `tag`, a zero hash and then `tail`.
+Bytes OneItem(uint8_t tag, Bytes tail) {
+  Bytes out = {1, tag};
+  out.insert(out.end(), 32, 0);
+  out.insert(out.end(), tail.begin(), tail.end());
+  return out;
+}
+
 Bytes TwoItems(uint8_t a, uint8_t b) {
   Bytes out;
   for (uint8_t idx : {a, b}) {
@@ -397,26 +405,10 @@ INSTANTIATE_TEST_SUITE_P(
                                 return b;
                               }()},
                       BadNode{"InlineValueOnPointer",
-                              [] {
-                                Bytes b = {1, 0xc0};
-                                b.insert(b.end(), 32, 0);
-                                b.insert(b.end(), {1, 0, 0, 0, 7});
-                                return b;
-                              }()},
-                      BadNode{"TruncatedInlineLength",
-                              [] {
-                                Bytes b = {1, 0x40};
-                                b.insert(b.end(), 32, 0);
-                                b.insert(b.end(), {1, 0});
-                                return b;
-                              }()},
+                              OneItem(0xc0, {1, 0, 0, 0, 7})},
+                      BadNode{"TruncatedInlineLength", OneItem(0x40, {1, 0})},
                       BadNode{"TruncatedInlineValue",
-                              [] {
-                                Bytes b = {1, 0x40};
-                                b.insert(b.end(), 32, 0);
-                                b.insert(b.end(), {3, 0, 0, 0, 7});
-                                return b;
-                              }()},
+                              OneItem(0x40, {3, 0, 0, 0, 7})},
                       BadNode{"OutOfOrder", TwoItems(5, 3)},
                       BadNode{"DuplicateIndex", TwoItems(4, 4)}),
     [](const auto& info) { return std::string(info.param.name); });
