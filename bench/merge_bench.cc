@@ -277,9 +277,9 @@ void RunMerge(benchmark::State& state, Shape shape, size_t threads = 1,
     ++merges;
   }
   auto ms = [&](int64_t ns) {
-    return merges == 0 ? 0.0
-                       : static_cast<double>(ns) / 1e6 /
-                             static_cast<double>(merges);
+    return merges == 0
+               ? 0.0
+               : static_cast<double>(ns) / 1e6 / static_cast<double>(merges);
   };
   const int64_t steps = sum.index_ns + sum.branches_ns + sum.conflicts_ns +
                         sum.rejection_ns + sum.combine_ns +

@@ -40,7 +40,8 @@ struct Space::Entry {
   std::optional<Hash32> base_leaf ABSL_GUARDED_BY(mu);
   ChannelState state ABSL_GUARDED_BY(mu);
   bool dirty ABSL_GUARDED_BY(mu) = false;
-  std::vector<WaitingContinuation> installed ABSL_GUARDED_BY(mu);  // group[0] == hash
+  std::vector<WaitingContinuation> installed
+      ABSL_GUARDED_BY(mu);  // group[0] == hash
   std::vector<JoinGroup> installed_joins ABSL_GUARDED_BY(mu);
 };
 
@@ -236,7 +237,8 @@ absl::Status Space::EnsureLoaded(Entry& e) {
                        DecodeChannelState(*leaf->blob, options_.term_factory));
     } else {
       ASSIGN_OR_RETURN(Bytes blob, history_->LeafBlob(e.hash, *leaf));
-      ASSIGN_OR_RETURN(e.state, DecodeChannelState(blob, options_.term_factory));
+      ASSIGN_OR_RETURN(e.state,
+                       DecodeChannelState(blob, options_.term_factory));
     }
     e.base_leaf = leaf->hash;
   }

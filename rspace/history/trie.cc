@@ -74,7 +74,8 @@ Bytes EncodeNode(const TrieNode& node, bool stored) {
     out.insert(out.end(), it.hash.begin(), it.hash.end());
     if (inline_value) {
       const uint32_t n = static_cast<uint32_t>(it.blob->size());
-      for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(n >> (8 * i)));
+      for (int i = 0; i < 4; ++i)
+        out.push_back(static_cast<uint8_t>(n >> (8 * i)));
       out.insert(out.end(), it.blob->begin(), it.blob->end());
     }
   }
@@ -222,8 +223,8 @@ absl::StatusOr<std::optional<Hash32>> MerkleTrie::Get(const TrieNode& root,
   return HashOf(leaf);
 }
 
-absl::StatusOr<std::optional<TrieLeaf>> MerkleTrie::GetLeaf(
-    const Hash32& root, const Hash32& key) {
+absl::StatusOr<std::optional<TrieLeaf>> MerkleTrie::GetLeaf(const Hash32& root,
+                                                            const Hash32& key) {
   if (root == kEmptyRoot) return std::optional<TrieLeaf>();
   auto node = Load(root);
   if (!node.ok()) return node.status();
@@ -275,9 +276,9 @@ absl::Status MerkleTrie::GetMany(const Hash32& root,
   return absl::OkStatus();
 }
 
-absl::Status MerkleTrie::GetManyLeaves(
-    const Hash32& root, std::span<const Hash32> keys,
-    std::span<std::optional<TrieLeaf>> out) {
+absl::Status MerkleTrie::GetManyLeaves(const Hash32& root,
+                                       std::span<const Hash32> keys,
+                                       std::span<std::optional<TrieLeaf>> out) {
   if (out.size() != keys.size()) {
     return absl::InvalidArgumentError("trie GetMany: output size mismatch");
   }
@@ -418,8 +419,7 @@ struct MerkleTrie::LeafEntry {
   std::shared_ptr<const Bytes> blob;
 };
 
-TrieItem MerkleTrie::Build(std::span<const LeafEntry> set, size_t p,
-                           Ctx& ctx) {
+TrieItem MerkleTrie::Build(std::span<const LeafEntry> set, size_t p, Ctx& ctx) {
   TrieItem out;
   const Hash32& first = set.front().key;
   if (set.size() == 1) {
@@ -653,7 +653,8 @@ absl::StatusOr<TrieNode> MerkleTrie::ApplyRootInParallel(
       out.items.push_back(std::move(item));
     }
     ctx.batch->Append(std::move(g.batch));
-    for (auto& created : g.ctx.created) ctx.created.push_back(std::move(created));
+    for (auto& created : g.ctx.created)
+      ctx.created.push_back(std::move(created));
   }
   while (ri < root.items.size()) out.items.push_back(root.items[ri++]);
   return out;

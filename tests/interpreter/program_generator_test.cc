@@ -8,8 +8,8 @@
 #include <string>
 
 #include "crypto/hash.h"
-#include "tests/sanitizer.h"
 #include "rholang/normalizer.h"
+#include "tests/sanitizer.h"
 #include "util/bytes.h"
 
 namespace rnode::rholang::interp::testing {

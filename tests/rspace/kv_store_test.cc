@@ -437,8 +437,8 @@ TEST(HistoryTest, SmallBlobsAreStoredWithTheirLeafAndLargeOnesByHash) {
   auto h = *History::Open(&store, {});
   std::vector<LeafUpdate> updates;
   Bytes small(kDefaultInlineBlobMax, 1);
-  updates.push_back(LeafUpdate{T("a")->hash(), small,
-                               crypto::Blake2b256(small)});
+  updates.push_back(
+      LeafUpdate{T("a")->hash(), small, crypto::Blake2b256(small)});
   updates.push_back(LargeLeaf(T("b")->hash(), 2));
   std::sort(updates.begin(), updates.end(),
             [](const auto& x, const auto& y) { return x.key < y.key; });
@@ -455,7 +455,8 @@ TEST(HistoryTest, SmallBlobsAreStoredWithTheirLeafAndLargeOnesByHash) {
   for (const LeafUpdate& u : copy) keys.push_back(u.key);
   auto many = h->ReadLeaves(root, keys);
   ASSERT_TRUE(many.ok()) << many.status();
-  for (size_t i = 0; i < copy.size(); ++i) EXPECT_EQ(*(*many)[i], *copy[i].blob);
+  for (size_t i = 0; i < copy.size(); ++i)
+    EXPECT_EQ(*(*many)[i], *copy[i].blob);
   EXPECT_TRUE(h->VerifyRoot(root).ok());
 }
 
@@ -490,7 +491,8 @@ TEST(HistoryTest, InliningChangesNoRoot) {
       next.push_back(LeafUpdate{updates[i].key, std::nullopt, {}});
     } else {
       Bytes blob(i, 0xee);
-      next.push_back(LeafUpdate{updates[i].key, blob, crypto::Blake2b256(blob)});
+      next.push_back(
+          LeafUpdate{updates[i].key, blob, crypto::Blake2b256(blob)});
     }
   }
   Hash32 s1 = *inlined->Commit(r1, next);

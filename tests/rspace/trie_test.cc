@@ -143,7 +143,8 @@ TEST(TrieTest, UnsortedChangesAreRejected) {
 
 TEST(TrieTest, DuplicateKeysInOneBatchAreRejected) {
   TrieFixture f;
-  std::vector<TrieChange> changes = {{K(1), V(1), nullptr}, {K(1), V(2), nullptr}};
+  std::vector<TrieChange> changes = {{K(1), V(1), nullptr},
+                                     {K(1), V(2), nullptr}};
   WriteBatch batch;
   EXPECT_EQ(f.trie.Apply(kEmptyRoot, changes, &batch).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -324,8 +325,8 @@ TEST(TrieNodeCodecTest, RoundTrip) {
 
 TEST(TrieNodeCodecTest, InlineValuesAreStoredButNotHashed) {
   TrieNode n;
-  n.items.push_back(TrieItem{1, false, {9}, K(1),
-                             std::make_shared<const Bytes>(Bytes{0xab, 0xcd})});
+  n.items.push_back(TrieItem{
+      1, false, {9}, K(1), std::make_shared<const Bytes>(Bytes{0xab, 0xcd})});
   n.items.push_back(TrieItem{2, true, {}, K(2), nullptr});
   n.items.push_back(TrieItem{3, false, {}, K(3), nullptr});
   const Bytes preimage = EncodeTrieNode(n);
@@ -396,21 +397,19 @@ Bytes TwoItems(uint8_t a, uint8_t b) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, TrieNodeDecodeTest,
-    ::testing::Values(BadNode{"OneByte", {1}},
-                      BadNode{"TruncatedHash", {1, 0, 1, 2}},
-                      BadNode{"PrefixTooLong",
-                              [] {
-                                Bytes b = {1, 32};
-                                b.insert(b.end(), 64, 0);
-                                return b;
-                              }()},
-                      BadNode{"InlineValueOnPointer",
-                              OneItem(0xc0, {1, 0, 0, 0, 7})},
-                      BadNode{"TruncatedInlineLength", OneItem(0x40, {1, 0})},
-                      BadNode{"TruncatedInlineValue",
-                              OneItem(0x40, {3, 0, 0, 0, 7})},
-                      BadNode{"OutOfOrder", TwoItems(5, 3)},
-                      BadNode{"DuplicateIndex", TwoItems(4, 4)}),
+    ::testing::Values(
+        BadNode{"OneByte", {1}}, BadNode{"TruncatedHash", {1, 0, 1, 2}},
+        BadNode{"PrefixTooLong",
+                [] {
+                  Bytes b = {1, 32};
+                  b.insert(b.end(), 64, 0);
+                  return b;
+                }()},
+        BadNode{"InlineValueOnPointer", OneItem(0xc0, {1, 0, 0, 0, 7})},
+        BadNode{"TruncatedInlineLength", OneItem(0x40, {1, 0})},
+        BadNode{"TruncatedInlineValue", OneItem(0x40, {3, 0, 0, 0, 7})},
+        BadNode{"OutOfOrder", TwoItems(5, 3)},
+        BadNode{"DuplicateIndex", TwoItems(4, 4)}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
@@ -428,7 +427,8 @@ std::vector<TrieChange> CommitChanges(int first, int n, int salt) {
     if (i % 3 != 0) {
       c.value = V(i * 7 + salt);
       if (i % 5 == 0) {
-        c.blob = std::make_shared<const Bytes>(ToBytes("v" + std::to_string(i)));
+        c.blob =
+            std::make_shared<const Bytes>(ToBytes("v" + std::to_string(i)));
       }
     }
     m[c.key] = c;

@@ -144,13 +144,10 @@ void ItemPools::Assign(NewState& s, const ChannelState& state) {
   for (const JoinGroup& g : state.joins) s.joins.push_back(&g);
 }
 
-absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
-                                      const Branches& branches,
-                                      const Decision& decision,
-                                      const NumberBases& numbers,
-                                      const BaseSnapshot& base,
-                                      const NumberChannelCodec* codec,
-                                      WorkerPool* pool, size_t grain) {
+absl::StatusOr<CombinedState> Combine(
+    const ScopeIndex& index, const Branches& branches, const Decision& decision,
+    const NumberBases& numbers, const BaseSnapshot& base,
+    const NumberChannelCodec* codec, WorkerPool* pool, size_t grain) {
   RETURN_IF_ERROR(CheckPlanFits(base.plan, index));
   CombinedState out;
   const BasePlan& plan = base.plan;
@@ -206,9 +203,9 @@ absl::StatusOr<CombinedState> Combine(const ScopeIndex& index,
     ItemPools pools;
     absl::Status status;
   };
-  const size_t part_count =
-      pool != nullptr && kept >= grain ? static_cast<size_t>(pool->threads())
-                                       : 1;
+  const size_t part_count = pool != nullptr && kept >= grain
+                                ? static_cast<size_t>(pool->threads())
+                                : 1;
   std::vector<Part> parts(part_count);
   for (size_t p = 0, l = 0; p < part_count; ++p) {
     const size_t target = kept * (p + 1) / part_count;

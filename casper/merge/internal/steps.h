@@ -299,10 +299,10 @@ struct CombinedState {
 // finds nothing, a channel was not prefetched or `base` was planned for
 // another scope; the codec's error.
 absl::StatusOr<CombinedState> Combine(
-    const ScopeIndex& index, const Branches& branches,
-    const Decision& decision, const NumberBases& numbers,
-    const BaseSnapshot& base, const NumberChannelCodec* codec,
-    WorkerPool* pool = nullptr, size_t grain = kDefaultMergeParallelGrain);
+    const ScopeIndex& index, const Branches& branches, const Decision& decision,
+    const NumberBases& numbers, const BaseSnapshot& base,
+    const NumberChannelCodec* codec, WorkerPool* pool = nullptr,
+    size_t grain = kDefaultMergeParallelGrain);
 
 // Datum identity order (docs/merge.md §6): source, persist, value hash.
 bool DatumLess(const rspace::Datum& a, const rspace::Datum& b);

@@ -557,9 +557,9 @@ TEST_F(CombineTest, CombineAndTrieActionsWithAPoolEqualThoseWithout) {
         << i;
     auto ka = serial->pools.Conts(a), kb = parallel->pools.Conts(b);
     EXPECT_TRUE(std::equal(ka.begin(), ka.end(), kb.begin(), kb.end())) << i;
-    EXPECT_TRUE(std::equal(a.joins.begin(), a.joins.end(), b.joins.begin(),
-                           b.joins.end(),
-                           [](const auto* x, const auto* y) { return *x == *y; }))
+    EXPECT_TRUE(std::equal(
+        a.joins.begin(), a.joins.end(), b.joins.begin(), b.joins.end(),
+        [](const auto* x, const auto* y) { return *x == *y; }))
         << i;
   }
   std::vector<rspace::LeafUpdate> u1 = TrieActions(*serial, nullptr, 256);
