@@ -17,6 +17,22 @@ inline constexpr bool kUnderSanitizer = false;
 inline constexpr bool kUnderSanitizer = false;
 #endif
 
+// Whether it is ThreadSanitizer: its shadow call stack has a fixed size, and
+// a recursion as deep as the term depth limit (building, walking and
+// destroying a term kMaxIrDepth levels deep) overruns it and corrupts the
+// runtime, which then crashes in its exit handlers after the test passed.
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool kUnderThreadSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+inline constexpr bool kUnderThreadSanitizer = true;
+#else
+inline constexpr bool kUnderThreadSanitizer = false;
+#endif
+#else
+inline constexpr bool kUnderThreadSanitizer = false;
+#endif
+
 }  // namespace rnode::testing
 
 #endif  // RNODE_TESTS_SANITIZER_H_

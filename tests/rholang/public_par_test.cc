@@ -14,6 +14,7 @@
 #include "rholang/ir.h"
 #include "rholang/limits.h"
 #include "rholang/normalizer.h"
+#include "tests/sanitizer.h"
 #include "util/bytes.h"
 
 namespace rnode::rholang {
@@ -168,7 +169,7 @@ const SignedVector kSignedVectors[] = {
      "e8b91eefcbc5c7604aaf281922ccac0a0d2a0b10feffffffffffffffff01"},
 };
 
-class SignedRegistryVectorTest : public testing::TestWithParam<SignedVector> {};
+class SignedRegistryVectorTest : public ::testing::TestWithParam<SignedVector> {};
 
 TEST_P(SignedRegistryVectorTest, TupleOfTimestampKeyNonceMatchesToSign) {
   const SignedVector& v = GetParam();
@@ -177,8 +178,8 @@ TEST_P(SignedRegistryVectorTest, TupleOfTimestampKeyNonceMatchesToSign) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Genesis, SignedRegistryVectorTest,
-                         testing::ValuesIn(kSignedVectors),
-                         [](const testing::TestParamInfo<SignedVector>& info) {
+                         ::testing::ValuesIn(kSignedVectors),
+                         [](const ::testing::TestParamInfo<SignedVector>& info) {
                            return std::string(info.param.contract);
                          });
 
@@ -310,7 +311,7 @@ const HandVector kHandVectors[] = {
      "2a0e4a0c0a042a02100212042a021004"},
 };
 
-class HandVectorTest : public testing::TestWithParam<HandVector> {};
+class HandVectorTest : public ::testing::TestWithParam<HandVector> {};
 
 TEST_P(HandVectorTest, EncodesAsDerived) {
   const HandVector& v = GetParam();
@@ -319,8 +320,8 @@ TEST_P(HandVectorTest, EncodesAsDerived) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Public, HandVectorTest,
-                         testing::ValuesIn(kHandVectors),
-                         [](const testing::TestParamInfo<HandVector>& info) {
+                         ::testing::ValuesIn(kHandVectors),
+                         [](const ::testing::TestParamInfo<HandVector>& info) {
                            return std::string(info.param.name);
                          });
 
@@ -609,6 +610,11 @@ TEST(PublicParTest, EncodesTermsAtTheDepthLimit) {
 }
 
 TEST(PublicParTest, RejectsTermsDeeperThanTheLimit) {
+  if (::rnode::testing::kUnderThreadSanitizer) {
+    GTEST_SKIP() << "recursion at the depth limit overruns ThreadSanitizer's "
+                    "shadow stack (tests/sanitizer.h); single-threaded, run "
+                    "by the release and asan suites";
+  }
   ParPtr p = Int(0);
   for (uint32_t i = 0; i <= kMaxIrDepth; ++i) p = List({p});
   absl::StatusOr<Bytes> b = EncodePublicPar(*p);
