@@ -169,7 +169,8 @@ const SignedVector kSignedVectors[] = {
      "e8b91eefcbc5c7604aaf281922ccac0a0d2a0b10feffffffffffffffff01"},
 };
 
-class SignedRegistryVectorTest : public ::testing::TestWithParam<SignedVector> {};
+class SignedRegistryVectorTest : public ::testing::TestWithParam<SignedVector> {
+};
 
 TEST_P(SignedRegistryVectorTest, TupleOfTimestampKeyNonceMatchesToSign) {
   const SignedVector& v = GetParam();
@@ -177,11 +178,11 @@ TEST_P(SignedRegistryVectorTest, TupleOfTimestampKeyNonceMatchesToSign) {
   EXPECT_EQ(EncodeHex(*value), v.to_sign) << v.contract;
 }
 
-INSTANTIATE_TEST_SUITE_P(Genesis, SignedRegistryVectorTest,
-                         ::testing::ValuesIn(kSignedVectors),
-                         [](const ::testing::TestParamInfo<SignedVector>& info) {
-                           return std::string(info.param.contract);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Genesis, SignedRegistryVectorTest, ::testing::ValuesIn(kSignedVectors),
+    [](const ::testing::TestParamInfo<SignedVector>& info) {
+      return std::string(info.param.contract);
+    });
 
 TEST(PublicParTest, CompiledTupleEncodesLikeBuiltTuple) {
   absl::StatusOr<ParPtr> compiled =
