@@ -2,7 +2,6 @@
 #include "rspace/history/history.h"
 
 #include <algorithm>
-#include <type_traits>
 #include <utility>
 
 #include "crypto/hash.h"
@@ -41,19 +40,14 @@ void CollectUpdates(std::span<Update> updates, ColumnId values,
     c.key = u.key;
     if (u.blob.has_value()) {
       c.value = u.blob_hash;
-      if constexpr (std::is_const_v<Update>) {
-        if (u.blob->size() <= inline_max) {
-          c.blob = std::make_shared<const Bytes>(*u.blob);
-        } else {
-          batch.Put(values, u.blob_hash, *u.blob);
-        }
+      // Moved from an owned update; from a const one, std::move yields a
+      // const rvalue and this copies.
+      Bytes blob = std::move(*u.blob);
+      if (blob.size() <= inline_max) {
+        c.blob = std::make_shared<const Bytes>(std::move(blob));
       } else {
-        if (u.blob->size() <= inline_max) {
-          c.blob = std::make_shared<const Bytes>(std::move(*u.blob));
-        } else {
-          batch.Put(values, Bytes(u.blob_hash.begin(), u.blob_hash.end()),
-                    std::move(*u.blob));
-        }
+        batch.Put(values, Bytes(u.blob_hash.begin(), u.blob_hash.end()),
+                  std::move(blob));
       }
     }
     changes.push_back(std::move(c));

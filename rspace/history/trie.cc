@@ -375,7 +375,7 @@ absl::Status MerkleTrie::GetRange(const Hash32& node_hash, size_t depth,
 }
 
 bool MerkleTrie::Cached(const Hash32& hash) const {
-  const CacheShard& s = cache_[hash[8] % shard_count_];
+  const CacheShard& s = ShardOf(hash);
   MutexLock lock(&s.mu);
   return s.index.contains(hash);
 }

@@ -246,6 +246,9 @@ class MerkleTrie {
   CacheShard& ShardOf(const Hash32& hash) {
     return cache_[hash[8] % shard_count_];
   }
+  const CacheShard& ShardOf(const Hash32& hash) const {
+    return cache_[hash[8] % shard_count_];
+  }
 
   KeyValueStore* const store_;
   const ColumnId column_;

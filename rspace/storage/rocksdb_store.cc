@@ -160,12 +160,8 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
   // growing it by doubling copied a multi-megabyte state commit several
   // times and touched fresh pages each time (a quarter of a 10,000-chain
   // merge's time on RocksDB went there).
-  size_t bytes = kBatchHeaderBytes;
-  for (const WriteBatch::Op& op : ops) {
-    bytes += kBatchRecordOverhead + op.key.size() +
-             (op.value.has_value() ? op.value->size() : 0);
-  }
-  rocksdb::WriteBatch wb(bytes);
+  rocksdb::WriteBatch wb(kBatchHeaderBytes + batch.ByteSize() +
+                         ops.size() * kBatchRecordOverhead);
   for (uint32_t i : order) {
     const WriteBatch::Op& op = ops[i];
     if (op.column >= impl_->handles.size()) {

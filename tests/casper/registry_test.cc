@@ -129,28 +129,23 @@ TEST(RegistryTest, InsertSignedNeedsAValidSignatureAndAHigherNonce) {
                       InsertSigned(key, 5, "\"v5\"", SignedInsertSig(key, 5)))
                   .error.ok());
   env.lines.out.clear();
+  // Runs a signed insert that must be refused: no URI and no value in the
+  // reply, and the lookup still finds the value of nonce 5.
+  auto expect_refused = [&](const std::string& insert) {
+    auto r = env.Run(MakeTestKey(1), insert);
+    ASSERT_TRUE(r.error.ok());
+    EXPECT_EQ(env.lines.out,
+              (std::vector<std::string>{"(\"uri\", Nil)", "(\"value\", Nil)"}));
+    env.lines.out.clear();
+    ASSERT_TRUE(env.Run(MakeTestKey(1), Lookup(key)).error.ok());
+    EXPECT_EQ(env.lines.out,
+              (std::vector<std::string>{"(\"value\", (5, \"v5\"))"}));
+    env.lines.out.clear();
+  };
   // The same nonce again: refused, the old value stays.
-  auto again = env.Run(MakeTestKey(1), InsertSigned(key, 5, "\"again\"",
-                                                    SignedInsertSig(key, 5)));
-  ASSERT_TRUE(again.error.ok());
-  EXPECT_EQ(env.lines.out,
-            (std::vector<std::string>{"(\"uri\", Nil)", "(\"value\", Nil)"}));
-  env.lines.out.clear();
-  ASSERT_TRUE(env.Run(MakeTestKey(1), Lookup(key)).error.ok());
-  EXPECT_EQ(env.lines.out,
-            (std::vector<std::string>{"(\"value\", (5, \"v5\"))"}));
-  env.lines.out.clear();
+  expect_refused(InsertSigned(key, 5, "\"again\"", SignedInsertSig(key, 5)));
   // A signature for another nonce: refused.
-  auto bad = env.Run(MakeTestKey(1),
-                     InsertSigned(key, 9, "\"bad\"", SignedInsertSig(key, 8)));
-  ASSERT_TRUE(bad.error.ok());
-  EXPECT_EQ(env.lines.out,
-            (std::vector<std::string>{"(\"uri\", Nil)", "(\"value\", Nil)"}));
-  env.lines.out.clear();
-  ASSERT_TRUE(env.Run(MakeTestKey(1), Lookup(key)).error.ok());
-  EXPECT_EQ(env.lines.out,
-            (std::vector<std::string>{"(\"value\", (5, \"v5\"))"}));
-  env.lines.out.clear();
+  expect_refused(InsertSigned(key, 9, "\"bad\"", SignedInsertSig(key, 8)));
   // A higher nonce replaces the value.
   auto up = env.Run(MakeTestKey(1),
                     InsertSigned(key, 6, "\"v6\"", SignedInsertSig(key, 6)));
