@@ -1,0 +1,148 @@
+// The block store and the DAG (docs/formats/dag.md): blocks by hash, their
+// metadata, the deploy index and the last finalized block, in the node's
+// key-value store (one RocksDB instance, a column family per concern), with
+// the DAG's derived views (children, heights, latest messages, finalized
+// set) kept in memory and rebuilt on open.
+//
+// Every Insert is one atomic, durable store write: after a crash the store
+// reopens to the blocks whose Insert returned, and the DAG is always closed
+// under parents and justifications.
+//
+// Thread-safe. Writers (Insert, SetLastFinalized) are serialised; the
+// in-memory views are read under a short lock, never while the store is
+// written.
+#ifndef RNODE_CASPER_DAG_DAG_STORE_H_
+#define RNODE_CASPER_DAG_DAG_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "casper/block/block.h"
+#include "rspace/storage/kv_store.h"
+#include "util/bytes.h"
+#include "util/mutex.h"
+
+namespace rnode::casper::dag {
+
+// What the DAG keeps of a block (its metadata record).
+struct BlockMeta {
+  Hash32 hash{};
+  std::vector<Hash32> parents;  // Main parent first.
+  std::vector<block::Justification> justifications;
+  crypto::Secp256k1PublicKey sender{};
+  int32_t seq_num = 0;
+  int64_t block_number = 0;
+  int64_t timestamp = 0;
+  Hash32 pre_state{};
+  Hash32 post_state{};
+  std::vector<block::Bond> bonds;
+  uint32_t deploy_count = 0;
+  // Judged invalid by validation (kept as slashing evidence; never a
+  // parent, never a latest message).
+  bool invalid = false;
+  friend bool operator==(const BlockMeta&, const BlockMeta&) = default;
+};
+
+BlockMeta MetaOf(const block::Block& block, bool invalid);
+Bytes EncodeBlockMeta(const BlockMeta& meta);
+// DataLoss for bytes that are not a metadata record.
+absl::StatusOr<BlockMeta> DecodeBlockMeta(ByteView bytes);
+
+// The store's columns, as ColumnIds of the key-value store it is opened on.
+struct DagColumns {
+  rspace::ColumnId blocks = 0;
+  rspace::ColumnId meta = 1;
+  rspace::ColumnId deploys = 2;
+  rspace::ColumnId state = 3;
+};
+// The column family names, in DagColumns order from `first`.
+std::vector<std::string> DagColumnNames();
+DagColumns DagColumnsFrom(rspace::ColumnId first);
+
+class DagStore {
+ public:
+  // Opens the DAG kept in `store` (not owned; must outlive the DagStore):
+  // loads every metadata record and rebuilds the derived views. DataLoss if
+  // a record does not decode or names a parent that is not stored.
+  static absl::StatusOr<std::unique_ptr<DagStore>> Open(
+      rspace::KeyValueStore* store, DagColumns columns);
+
+  // Stores `block` (its canonical bytes, its metadata and its deploys in
+  // the deploy index) in one atomic write. Returns false and changes
+  // nothing if a block with its hash is already stored (the first copy
+  // wins). FailedPrecondition naming the hash if a parent or a
+  // justification's block is not stored (the caller buffers the block
+  // until it is); InvalidArgument for an unsealed block (zero hash).
+  absl::StatusOr<bool> Insert(const block::Block& block, bool invalid = false);
+
+  bool Contains(const Hash32& hash) const;
+  // The stored block; nullopt when not stored. DataLoss if its bytes do
+  // not decode.
+  absl::StatusOr<std::optional<block::Block>> GetBlock(const Hash32& hash);
+  // Its metadata; null when not stored.
+  std::shared_ptr<const BlockMeta> Meta(const Hash32& hash) const;
+
+  // Hashes of the stored blocks that list `hash` as a parent, ascending.
+  std::vector<Hash32> Children(const Hash32& hash) const;
+  // Hashes of the stored blocks of number `number`, ascending.
+  std::vector<Hash32> AtHeight(int64_t number) const;
+  // The largest block number stored; -1 for an empty DAG.
+  int64_t MaxHeight() const;
+  // Each validator's latest valid block (highest sequence number; on a tie,
+  // an equivocation, the smaller hash), by key.
+  std::map<crypto::Secp256k1PublicKey, Hash32> LatestMessages() const;
+  // Valid blocks without valid children, ascending.
+  std::vector<Hash32> Tips() const;
+  // Blocks that include the deploy with signature `sig`, ascending.
+  absl::StatusOr<std::vector<Hash32>> BlocksWithDeploy(ByteView sig);
+
+  // True when `ancestor` is `hash` or reachable from it through parents.
+  bool IsAncestor(const Hash32& ancestor, const Hash32& hash) const;
+
+  // Records `hash` (a stored block) as the last finalized block; it and
+  // every ancestor count as finalized from then on. FailedPrecondition if
+  // it is not stored or does not descend from the current last finalized
+  // block (finality never moves sideways or back). Durable on return.
+  absl::Status SetLastFinalized(const Hash32& hash);
+  std::optional<Hash32> LastFinalized() const;
+  bool IsFinalized(const Hash32& hash) const;
+
+  size_t size() const;
+
+ private:
+  DagStore(rspace::KeyValueStore* store, DagColumns columns);
+  // Adds a decoded record to the derived views.
+  void Index(std::shared_ptr<const BlockMeta> meta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks `hash` and its ancestors finalized.
+  void MarkFinalized(const Hash32& hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool IsAncestorLocked(const Hash32& ancestor, const Hash32& hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  rspace::KeyValueStore* const store_;
+  const DagColumns columns_;
+  // Serialises writers (Insert, SetLastFinalized) so that a read-modify-write
+  // of the deploy index sees the previous writer's result.
+  Mutex write_mu_;
+  mutable Mutex mu_;
+  absl::flat_hash_map<Hash32, std::shared_ptr<const BlockMeta>, Hash32Hasher>
+      metas_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<Hash32, std::vector<Hash32>, Hash32Hasher> children_
+      ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::vector<Hash32>> heights_ ABSL_GUARDED_BY(mu_);
+  std::map<crypto::Secp256k1PublicKey, std::shared_ptr<const BlockMeta>>
+      latest_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
+  std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rnode::casper::dag
+
+#endif  // RNODE_CASPER_DAG_DAG_STORE_H_

@@ -1,0 +1,357 @@
+// Tests for the block store and DAG: inserts and their refusals, the derived
+// views, the deploy index, finalization, reopening, the metadata codec and
+// durability across SIGKILL.
+#include "casper/dag/dag_store.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "casper/block/block.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rspace/storage/kv_store.h"
+#include "rspace/storage/rocksdb_store.h"
+#include "tests/casper/test_key.h"
+#include "tests/sanitizer.h"
+#include "tests/test_seed.h"
+
+namespace rnode::casper::dag {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::MakeTestKey;
+
+Hash32 StateHash(int i) {
+  Hash32 h{};
+  h[0] = static_cast<uint8_t>(i);
+  h[1] = static_cast<uint8_t>(i >> 8);
+  h[31] = 0xaa;
+  return h;
+}
+
+block::ProcessedDeploy Deploy(int i) {
+  block::ProcessedDeploy d;
+  d.data.term = "@0!(" + std::to_string(i) + ")";
+  d.data.shard_id = "root";
+  d.deployer = MakeTestKey(9).pk;
+  d.sig = Bytes{0x30, static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8)};
+  return d;
+}
+
+// A sealed block by validator `seed` on `parents`, justifying `justified`.
+block::Block MakeBlock(uint8_t seed, int32_t seq, int64_t number,
+                       std::vector<Hash32> parents,
+                       std::vector<block::Justification> justified = {},
+                       std::vector<int> deploys = {}) {
+  block::Block b;
+  b.header.parents = std::move(parents);
+  b.header.timestamp = 1'700'000'000'000 + number;
+  b.body.state.pre_state = StateHash(number);
+  b.body.state.post_state = StateHash(number + 1);
+  b.body.state.block_number = number;
+  b.body.state.bonds = {{MakeTestKey(1).pk, 10}, {MakeTestKey(2).pk, 20}};
+  for (int d : deploys) b.body.deploys.push_back(Deploy(d));
+  b.justifications = std::move(justified);
+  b.seq_num = seq;
+  b.shard_id = "root";
+  EXPECT_TRUE(block::SignBlock(b, MakeTestKey(seed).sk).ok());
+  return b;
+}
+
+class DagStoreTest : public ::testing::Test {
+ protected:
+  DagStoreTest() : store_(4) {}
+  std::unique_ptr<DagStore> Open() {
+    auto dag = DagStore::Open(&store_, DagColumnsFrom(0));
+    EXPECT_TRUE(dag.ok()) << dag.status();
+    return dag.ok() ? *std::move(dag) : nullptr;
+  }
+  rspace::InMemoryStore store_;
+};
+
+TEST_F(DagStoreTest, InsertsAndReadsBack) {
+  auto dag = Open();
+  const block::Block genesis = MakeBlock(1, 0, 0, {});
+  auto inserted = dag->Insert(genesis);
+  ASSERT_TRUE(inserted.ok()) << inserted.status();
+  EXPECT_TRUE(*inserted);
+  EXPECT_TRUE(dag->Contains(genesis.hash));
+  auto back = dag->GetBlock(genesis.hash);
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_EQ(**back, genesis);
+  ASSERT_NE(dag->Meta(genesis.hash), nullptr);
+  EXPECT_EQ(*dag->Meta(genesis.hash), MetaOf(genesis, false));
+  EXPECT_EQ(dag->size(), 1u);
+  EXPECT_FALSE(dag->GetBlock(StateHash(7))->has_value());
+  EXPECT_EQ(dag->Meta(StateHash(7)), nullptr);
+}
+
+TEST_F(DagStoreTest, FirstCopyWinsAndMissingDependenciesAreRefused) {
+  auto dag = Open();
+  const block::Block genesis = MakeBlock(1, 0, 0, {});
+  ASSERT_TRUE(*dag->Insert(genesis));
+  EXPECT_FALSE(*dag->Insert(genesis));
+  block::Block copy = genesis;
+  copy.sig.back() ^= 1;  // Same hash, another (bad) signature: not stored.
+  EXPECT_FALSE(*dag->Insert(copy));
+  EXPECT_EQ(dag->GetBlock(genesis.hash)->value().sig, genesis.sig);
+
+  const block::Block orphan = MakeBlock(2, 1, 1, {StateHash(50)});
+  auto r = dag->Insert(orphan);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("needs parent " + HexEncode(StateHash(50))));
+  const block::Block unjustified =
+      MakeBlock(2, 1, 1, {genesis.hash}, {{MakeTestKey(1).pk, StateHash(51)}});
+  r = dag->Insert(unjustified);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("needs justification " + HexEncode(StateHash(51))));
+  block::Block unsealed = genesis;
+  unsealed.hash = Hash32{};
+  EXPECT_EQ(dag->Insert(unsealed).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(dag->size(), 1u);
+}
+
+TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
+  auto dag = Open();
+  const auto k1 = MakeTestKey(1).pk, k2 = MakeTestKey(2).pk;
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  const block::Block a = MakeBlock(1, 1, 1, {g.hash}, {{k1, g.hash}});
+  const block::Block b = MakeBlock(2, 1, 1, {g.hash}, {{k1, g.hash}});
+  const block::Block c = MakeBlock(1, 2, 2, {a.hash, b.hash},
+                                   {{k1, a.hash}, {k2, b.hash}});
+  // An invalid block by 2 on c: stored as evidence, never a tip or latest.
+  const block::Block bad = MakeBlock(2, 2, 3, {c.hash}, {{k2, b.hash}});
+  for (const auto* blk : {&g, &a, &b, &c}) ASSERT_TRUE(*dag->Insert(*blk));
+  ASSERT_TRUE(*dag->Insert(bad, /*invalid=*/true));
+  EXPECT_TRUE(dag->Meta(bad.hash)->invalid);
+
+  std::vector<Hash32> ab{a.hash, b.hash};
+  std::sort(ab.begin(), ab.end());
+  EXPECT_EQ(dag->Children(g.hash), ab);
+  EXPECT_THAT(dag->Children(a.hash), ElementsAre(c.hash));
+  EXPECT_EQ(dag->AtHeight(1), ab);
+  EXPECT_EQ(dag->MaxHeight(), 3);
+  EXPECT_THAT(dag->Tips(), ElementsAre(c.hash));
+  auto latest = dag->LatestMessages();
+  EXPECT_EQ(latest.at(k1), c.hash);
+  EXPECT_EQ(latest.at(k2), b.hash);
+  EXPECT_TRUE(dag->IsAncestor(g.hash, c.hash));
+  EXPECT_TRUE(dag->IsAncestor(b.hash, c.hash));
+  EXPECT_TRUE(dag->IsAncestor(c.hash, c.hash));
+  EXPECT_FALSE(dag->IsAncestor(a.hash, b.hash));
+  EXPECT_FALSE(dag->IsAncestor(c.hash, g.hash));
+
+  // An equivocation: two blocks of 2 with sequence number 1; the latest
+  // message is the smaller hash, deterministically.
+  const block::Block b2 = MakeBlock(2, 1, 1, {g.hash}, {{k2, g.hash}});
+  ASSERT_TRUE(*dag->Insert(b2));
+  EXPECT_EQ(dag->LatestMessages().at(k2), std::min(b.hash, b2.hash));
+}
+
+TEST_F(DagStoreTest, DeployIndexListsEveryBlockHoldingADeploy) {
+  auto dag = Open();
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  const block::Block a = MakeBlock(1, 1, 1, {g.hash}, {}, {1, 2, 2});
+  const block::Block b = MakeBlock(2, 1, 1, {g.hash}, {}, {2});
+  for (const auto* blk : {&g, &a, &b}) ASSERT_TRUE(*dag->Insert(*blk));
+  std::vector<Hash32> both{a.hash, b.hash};
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(*dag->BlocksWithDeploy(Deploy(2).sig), both);
+  EXPECT_THAT(*dag->BlocksWithDeploy(Deploy(1).sig), ElementsAre(a.hash));
+  EXPECT_TRUE(dag->BlocksWithDeploy(Deploy(3).sig)->empty());
+}
+
+TEST_F(DagStoreTest, FinalityMovesOnlyForwardAndCoversAncestors) {
+  auto dag = Open();
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  const block::Block a = MakeBlock(1, 1, 1, {g.hash});
+  const block::Block b = MakeBlock(2, 1, 1, {g.hash});
+  const block::Block c = MakeBlock(1, 2, 2, {a.hash});
+  for (const auto* blk : {&g, &a, &b, &c}) ASSERT_TRUE(*dag->Insert(*blk));
+  EXPECT_FALSE(dag->LastFinalized().has_value());
+  ASSERT_TRUE(dag->SetLastFinalized(a.hash).ok());
+  EXPECT_EQ(dag->LastFinalized(), a.hash);
+  EXPECT_TRUE(dag->IsFinalized(g.hash));
+  EXPECT_TRUE(dag->IsFinalized(a.hash));
+  EXPECT_FALSE(dag->IsFinalized(b.hash));
+  EXPECT_FALSE(dag->IsFinalized(c.hash));
+  auto sideways = dag->SetLastFinalized(b.hash);
+  EXPECT_EQ(sideways.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(sideways.message()),
+              HasSubstr("does not descend from the last finalized block"));
+  EXPECT_EQ(dag->SetLastFinalized(StateHash(60)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(dag->SetLastFinalized(c.hash).ok());
+  EXPECT_TRUE(dag->IsFinalized(c.hash));
+}
+
+TEST_F(DagStoreTest, ReopeningRebuildsEveryView) {
+  std::vector<Hash32> tips;
+  std::map<crypto::Secp256k1PublicKey, Hash32> latest;
+  block::Block g, a, b;
+  {
+    auto dag = Open();
+    g = MakeBlock(1, 0, 0, {});
+    a = MakeBlock(1, 1, 1, {g.hash}, {}, {4});
+    b = MakeBlock(2, 1, 2, {a.hash});
+    for (const auto* blk : {&g, &a, &b}) ASSERT_TRUE(*dag->Insert(*blk));
+    ASSERT_TRUE(dag->SetLastFinalized(a.hash).ok());
+    tips = dag->Tips();
+    latest = dag->LatestMessages();
+  }
+  auto dag = Open();
+  EXPECT_EQ(dag->size(), 3u);
+  EXPECT_EQ(dag->Tips(), tips);
+  EXPECT_EQ(dag->LatestMessages(), latest);
+  EXPECT_EQ(dag->LastFinalized(), a.hash);
+  EXPECT_TRUE(dag->IsFinalized(g.hash));
+  EXPECT_FALSE(dag->IsFinalized(b.hash));
+  EXPECT_THAT(dag->Children(a.hash), ElementsAre(b.hash));
+  EXPECT_THAT(*dag->BlocksWithDeploy(Deploy(4).sig), ElementsAre(a.hash));
+  EXPECT_EQ(dag->GetBlock(b.hash)->value(), b);
+}
+
+TEST_F(DagStoreTest, OpenRefusesADamagedStore) {
+  {
+    auto dag = Open();
+    ASSERT_TRUE(*dag->Insert(MakeBlock(1, 0, 0, {})));
+  }
+  // A record whose parent is missing (as if written by something else).
+  const block::Block stray = MakeBlock(2, 1, 1, {StateHash(70)});
+  rspace::WriteBatch batch;
+  batch.Put(1, stray.hash, EncodeBlockMeta(MetaOf(stray, false)));
+  ASSERT_TRUE(store_.Write(batch).ok());
+  auto r = DagStore::Open(&store_, DagColumnsFrom(0));
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(r.status().message()),
+              HasSubstr("names parent " + HexEncode(StateHash(70))));
+}
+
+TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {
+  const BlockMeta meta = MetaOf(
+      MakeBlock(1, 3, 4, {StateHash(1), StateHash(2)},
+                {{MakeTestKey(1).pk, StateHash(3)}}, {1, 2}),
+      true);
+  const Bytes bytes = EncodeBlockMeta(meta);
+  auto back = DecodeBlockMeta(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, meta);
+  for (size_t cut : {size_t{0}, size_t{1}, size_t{40}, bytes.size() - 1}) {
+    auto r = DecodeBlockMeta(ByteView(bytes.data(), cut));
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << cut;
+  }
+  Bytes longer = bytes;
+  longer.push_back(0);
+  EXPECT_EQ(DecodeBlockMeta(longer).status().code(),
+            absl::StatusCode::kDataLoss);
+  Bytes version = bytes;
+  version[0] = 9;
+  EXPECT_THAT(std::string(DecodeBlockMeta(version).status().message()),
+              HasSubstr("bad version"));
+  Bytes flags = bytes;
+  flags.back() = 0x80;
+  EXPECT_EQ(DecodeBlockMeta(flags).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+// A child process inserts a chain of blocks into a RocksDB store and
+// reports each acknowledged insert; the parent SIGKILLs it at a random
+// point. Every acknowledged block must be there after reopening, and the
+// store must open (the DAG closed under parents).
+TEST(DagStoreCrashTest, AcknowledgedBlocksSurviveSigkill) {
+  if (rnode::testing::kUnderThreadSanitizer) {
+    GTEST_SKIP() << "RocksDB is not TSAN-instrumented, and TSAN refuses fork";
+  }
+  const uint64_t seed = rnode::testing::TestSeed(
+      "DagStoreCrashTest.AcknowledgedBlocksSurviveSigkill", 16);
+  std::mt19937_64 rng(seed);
+  const std::string dir =
+      (std::filesystem::temp_directory_path() /
+       ("dag_crash_" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::remove_all(dir);
+  // Blocks made before forking: the child only writes.
+  std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
+  for (int i = 1; i < 60; ++i) {
+    chain.push_back(MakeBlock(static_cast<uint8_t>(1 + i % 3), i, i,
+                              {chain.back().hash}, {}, {i}));
+  }
+  std::set<Hash32> acknowledged;
+  size_t start = 0;
+  int kills = 0;
+  for (int round = 0; round < 5 && start < chain.size(); ++round) {
+    // Lock step: the child inserts one block per byte on `go` and acks it
+    // on `ack`; after kill_after acks the parent lets it start one more
+    // insert and kills it at once, so the kill lands while it writes.
+    int go[2], ack[2];
+    ASSERT_EQ(::pipe(go), 0);
+    ASSERT_EQ(::pipe(ack), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(go[1]);
+      ::close(ack[0]);
+      auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
+      if (!store.ok()) ::_exit(2);
+      auto dag = DagStore::Open(store->get(), DagColumnsFrom(0));
+      if (!dag.ok()) ::_exit(3);
+      char c;
+      for (size_t i = start; i < chain.size(); ++i) {
+        if (::read(go[0], &c, 1) != 1) ::_exit(0);
+        auto r = (*dag)->Insert(chain[i]);
+        if (!r.ok()) ::_exit(4);
+        if (::write(ack[1], chain[i].hash.data(), 32) != 32) ::_exit(5);
+      }
+      ::_exit(0);
+    }
+    ::close(go[0]);
+    ::close(ack[1]);
+    const size_t remaining = chain.size() - start;
+    const size_t kill_after = rng() % std::max<size_t>(1, remaining - 1);
+    const char c = 1;
+    Hash32 h;
+    for (size_t acks = 0; acks < kill_after; ++acks) {
+      ASSERT_EQ(::write(go[1], &c, 1), 1);
+      ASSERT_EQ(::read(ack[0], h.data(), 32), 32);
+      acknowledged.insert(h);
+    }
+    ASSERT_EQ(::write(go[1], &c, 1), 1);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(go[1]);
+    ::close(ack[0]);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++kills;
+    auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto dag = DagStore::Open(store->get(), DagColumnsFrom(0));
+    ASSERT_TRUE(dag.ok()) << "round " << round << ": " << dag.status();
+    for (const Hash32& a : acknowledged) {
+      EXPECT_TRUE((*dag)->Contains(a)) << "round " << round;
+      auto b = (*dag)->GetBlock(a);
+      ASSERT_TRUE(b.ok() && b->has_value());
+    }
+    // The chain is linear and inserted in order: the stored count is the
+    // next block to insert (the one in flight at the kill may be there).
+    const size_t stored = (*dag)->size();
+    EXPECT_GE(stored, start + kill_after) << "round " << round;
+    EXPECT_LE(stored, start + kill_after + 1) << "round " << round;
+    start = stored;
+  }
+  EXPECT_EQ(kills, 5);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rnode::casper::dag
