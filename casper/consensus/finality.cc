@@ -1,0 +1,209 @@
+// Clique oracle and finalizer.
+#include "casper/consensus/finality.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace rnode::casper::consensus {
+namespace {
+
+using MetaPtr = std::shared_ptr<const dag::BlockMeta>;
+
+// True when `target` (of number `number`) is on `from`'s main-parent chain.
+bool OnMainChain(const dag::DagStore& dag, MetaPtr from, const Hash32& target,
+                 int64_t number) {
+  while (from != nullptr && from->block_number >= number) {
+    if (from->hash == target) return true;
+    if (from->parents.empty()) return false;
+    from = dag.Meta(from->parents.front());
+  }
+  return false;
+}
+
+// The block `meta` justifies for `validator`; null when it names none.
+MetaPtr JustifiedFor(const dag::DagStore& dag, const dag::BlockMeta& meta,
+                     const crypto::Secp256k1PublicKey& validator) {
+  for (const auto& j : meta.justifications) {
+    if (j.validator == validator) return dag.Meta(j.latest_block);
+  }
+  return nullptr;
+}
+
+// True when every block b made after a's view of b agrees with the target.
+bool NeverSeesDisagreement(const dag::DagStore& dag, const dag::BlockMeta& a,
+                           const MetaPtr& b_latest, const Hash32& target,
+                           int64_t number) {
+  const MetaPtr view = JustifiedFor(dag, a, b_latest->sender);
+  MetaPtr cur = b_latest;
+  while (cur != nullptr) {
+    if (view != nullptr &&
+        (cur->hash == view->hash || cur->seq_num <= view->seq_num)) {
+      return true;
+    }
+    if (!OnMainChain(dag, cur, target, number)) return false;
+    cur = JustifiedFor(dag, *cur, cur->sender);
+  }
+  return true;
+}
+
+void BronKerbosch(const std::vector<int64_t>& w,
+                  const std::vector<std::vector<bool>>& joined,
+                  int64_t r_weight, std::vector<int> p, std::vector<int> x,
+                  int64_t& best) {
+  if (p.empty()) {
+    if (x.empty()) best = std::max(best, r_weight);
+    return;
+  }
+  // Even taking all of p cannot beat the best: prune.
+  int64_t bound = r_weight;
+  for (int v : p) bound += w[v];
+  if (bound <= best) return;
+  // Pivot: the vertex of p or x with most neighbours in p.
+  int pivot = p.front();
+  size_t most = 0;
+  for (const auto* set : {&p, &x}) {
+    for (int u : *set) {
+      size_t n = 0;
+      for (int v : p) n += joined[u][v] ? 1 : 0;
+      if (n >= most) {
+        most = n;
+        pivot = u;
+      }
+    }
+  }
+  const std::vector<int> candidates = p;
+  for (int v : candidates) {
+    if (joined[pivot][v]) continue;
+    std::vector<int> p2, x2;
+    for (int u : p) {
+      if (joined[v][u]) p2.push_back(u);
+    }
+    for (int u : x) {
+      if (joined[v][u]) x2.push_back(u);
+    }
+    BronKerbosch(w, joined, r_weight + w[v], std::move(p2), std::move(x2),
+                 best);
+    p.erase(std::find(p.begin(), p.end(), v));
+    x.push_back(v);
+  }
+}
+
+}  // namespace
+
+bool FaultTolerance::Exceeds(int64_t threshold_ppm) const {
+  if (total_weight <= 0) return false;
+  const __int128 lhs =
+      (static_cast<__int128>(2) * clique_weight - total_weight) * 1'000'000;
+  const __int128 rhs = static_cast<__int128>(total_weight) * threshold_ppm;
+  return lhs > rhs;
+}
+
+double FaultTolerance::value() const {
+  if (total_weight <= 0) return -1.0;
+  return static_cast<double>(2 * static_cast<__int128>(clique_weight) -
+                             total_weight) /
+         static_cast<double>(total_weight);
+}
+
+int64_t MaxWeightClique(const std::vector<int64_t>& weights,
+                        const std::vector<std::vector<bool>>& joined) {
+  std::vector<int> all(weights.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  int64_t best = 0;
+  BronKerbosch(weights, joined, 0, all, {}, best);
+  return best;
+}
+
+absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
+                                            const Hash32& target,
+                                            const LatestMessages& latest) {
+  const MetaPtr t = dag.Meta(target);
+  if (t == nullptr) {
+    return absl::FailedPreconditionError("block " + HexEncode(target) +
+                                         " is not stored");
+  }
+  // Weights: the bonds of the main parent (a root's own).
+  MetaPtr weight_source = t->parents.empty() ? t : dag.Meta(t->parents[0]);
+  const Weights weights = WeightsOf(weight_source->bonds);
+  FaultTolerance ft;
+  for (const auto& [v, w] : weights) ft.total_weight += w;
+  std::vector<MetaPtr> agreeing;
+  std::vector<int64_t> agreeing_weights;
+  int64_t agreeing_weight = 0;
+  for (const auto& [v, w] : weights) {
+    auto it = latest.find(v);
+    if (it == latest.end()) continue;
+    MetaPtr m = dag.Meta(it->second);
+    if (m == nullptr) {
+      return absl::FailedPreconditionError(
+          "latest message " + HexEncode(it->second) + " is not stored");
+    }
+    if (!OnMainChain(dag, m, target, t->block_number)) continue;
+    agreeing.push_back(std::move(m));
+    agreeing_weights.push_back(w);
+    agreeing_weight += w;
+  }
+  if (2 * static_cast<__int128>(agreeing_weight) <= ft.total_weight) {
+    return ft;  // May still be orphaned: q = 0, fault tolerance -1.
+  }
+  const size_t n = agreeing.size();
+  std::vector<std::vector<bool>> joined(n, std::vector<bool>(n, false));
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) {
+      const bool edge =
+          NeverSeesDisagreement(dag, *agreeing[i], agreeing[j], target,
+                                t->block_number) &&
+          NeverSeesDisagreement(dag, *agreeing[j], agreeing[i], target,
+                                t->block_number);
+      joined[i][j] = joined[j][i] = edge;
+    }
+  }
+  ft.clique_weight = MaxWeightClique(agreeing_weights, joined);
+  return ft;
+}
+
+absl::StatusOr<std::optional<Hash32>> FindNewLastFinalized(
+    const dag::DagStore& dag, const LatestMessages& latest,
+    const FinalizerOptions& options) {
+  const std::optional<Hash32> lfb = dag.LastFinalized();
+  int64_t floor = -1;
+  if (lfb.has_value()) floor = dag.Meta(*lfb)->block_number;
+  // Candidates: blocks above the floor on the latest messages' main chains.
+  absl::flat_hash_set<Hash32, Hash32Hasher> seen;
+  std::vector<MetaPtr> candidates;
+  for (const auto& [v, hash] : latest) {
+    for (const Hash32& h : MainChain(dag, hash, floor + 1)) {
+      MetaPtr m = dag.Meta(h);
+      if (m == nullptr) {
+        return absl::FailedPreconditionError("latest message " +
+                                             HexEncode(hash) +
+                                             " is not stored");
+      }
+      if (m->block_number <= floor) break;
+      if (seen.insert(h).second) candidates.push_back(std::move(m));
+    }
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const MetaPtr& a, const MetaPtr& b) {
+              if (a->block_number != b->block_number) {
+                return a->block_number > b->block_number;
+              }
+              return a->hash < b->hash;
+            });
+  if (candidates.size() > options.max_candidates) {
+    candidates.resize(options.max_candidates);
+  }
+  for (const MetaPtr& c : candidates) {
+    if (lfb.has_value() && !dag.IsAncestor(*lfb, c->hash)) continue;
+    auto ft = CliqueOracle(dag, c->hash, latest);
+    if (!ft.ok()) return ft.status();
+    if (ft->Exceeds(options.threshold_ppm)) {
+      return std::optional<Hash32>(c->hash);
+    }
+  }
+  return std::optional<Hash32>();
+}
+
+}  // namespace rnode::casper::consensus
