@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 namespace rnode::casper::consensus {
@@ -11,16 +12,41 @@ namespace {
 
 using MetaPtr = std::shared_ptr<const dag::BlockMeta>;
 
-// True when `target` (of number `number`) is on `from`'s main-parent chain.
-bool OnMainChain(const dag::DagStore& dag, MetaPtr from, const Hash32& target,
-                 int64_t number) {
-  while (from != nullptr && from->block_number >= number) {
-    if (from->hash == target) return true;
-    if (from->parents.empty()) return false;
-    from = dag.Meta(from->parents.front());
+// Whether blocks have the target on their main-parent chain, remembered
+// for every block a walk passes: each block of the DAG is visited at most
+// once per oracle call, however many validator pairs ask.
+class Agreement {
+ public:
+  Agreement(const dag::DagStore& dag, const dag::BlockMeta& target)
+      : dag_(dag), target_(target.hash), number_(target.block_number) {}
+
+  bool Agrees(MetaPtr from) {
+    std::vector<Hash32> path;
+    bool result = false;
+    while (true) {
+      if (from == nullptr || from->block_number < number_) break;
+      if (auto it = memo_.find(from->hash); it != memo_.end()) {
+        result = it->second;
+        break;
+      }
+      path.push_back(from->hash);
+      if (from->hash == target_) {
+        result = true;
+        break;
+      }
+      if (from->parents.empty()) break;
+      from = dag_.Meta(from->parents.front());
+    }
+    for (const Hash32& h : path) memo_.emplace(h, result);
+    return result;
   }
-  return false;
-}
+
+ private:
+  const dag::DagStore& dag_;
+  const Hash32 target_;
+  const int64_t number_;
+  absl::flat_hash_map<Hash32, bool, Hash32Hasher> memo_;
+};
 
 // The block `meta` justifies for `validator`; null when it names none.
 MetaPtr JustifiedFor(const dag::DagStore& dag, const dag::BlockMeta& meta,
@@ -33,8 +59,7 @@ MetaPtr JustifiedFor(const dag::DagStore& dag, const dag::BlockMeta& meta,
 
 // True when every block b made after a's view of b agrees with the target.
 bool NeverSeesDisagreement(const dag::DagStore& dag, const dag::BlockMeta& a,
-                           const MetaPtr& b_latest, const Hash32& target,
-                           int64_t number) {
+                           const MetaPtr& b_latest, Agreement& agreement) {
   const MetaPtr view = JustifiedFor(dag, a, b_latest->sender);
   MetaPtr cur = b_latest;
   while (cur != nullptr) {
@@ -42,7 +67,7 @@ bool NeverSeesDisagreement(const dag::DagStore& dag, const dag::BlockMeta& a,
         (cur->hash == view->hash || cur->seq_num <= view->seq_num)) {
       return true;
     }
-    if (!OnMainChain(dag, cur, target, number)) return false;
+    if (!agreement.Agrees(cur)) return false;
     cur = JustifiedFor(dag, *cur, cur->sender);
   }
   return true;
@@ -129,6 +154,7 @@ absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
   const Weights weights = WeightsOf(weight_source->bonds);
   FaultTolerance ft;
   for (const auto& [v, w] : weights) ft.total_weight += w;
+  Agreement agreement(dag, *t);
   std::vector<MetaPtr> agreeing;
   std::vector<int64_t> agreeing_weights;
   int64_t agreeing_weight = 0;
@@ -140,7 +166,7 @@ absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
       return absl::FailedPreconditionError(
           "latest message " + HexEncode(it->second) + " is not stored");
     }
-    if (!OnMainChain(dag, m, target, t->block_number)) continue;
+    if (!agreement.Agrees(m)) continue;
     agreeing.push_back(std::move(m));
     agreeing_weights.push_back(w);
     agreeing_weight += w;
@@ -153,10 +179,8 @@ absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = i + 1; j < n; ++j) {
       const bool edge =
-          NeverSeesDisagreement(dag, *agreeing[i], agreeing[j], target,
-                                t->block_number) &&
-          NeverSeesDisagreement(dag, *agreeing[j], agreeing[i], target,
-                                t->block_number);
+          NeverSeesDisagreement(dag, *agreeing[i], agreeing[j], agreement) &&
+          NeverSeesDisagreement(dag, *agreeing[j], agreeing[i], agreement);
       joined[i][j] = joined[j][i] = edge;
     }
   }
@@ -174,15 +198,18 @@ absl::StatusOr<std::optional<Hash32>> FindNewLastFinalized(
   absl::flat_hash_set<Hash32, Hash32Hasher> seen;
   std::vector<MetaPtr> candidates;
   for (const auto& [v, hash] : latest) {
-    for (const Hash32& h : MainChain(dag, hash, floor + 1)) {
-      MetaPtr m = dag.Meta(h);
-      if (m == nullptr) {
-        return absl::FailedPreconditionError("latest message " +
-                                             HexEncode(hash) +
-                                             " is not stored");
-      }
-      if (m->block_number <= floor) break;
-      if (seen.insert(h).second) candidates.push_back(std::move(m));
+    MetaPtr m = dag.Meta(hash);
+    if (m == nullptr) {
+      return absl::FailedPreconditionError("latest message " +
+                                           HexEncode(hash) + " is not stored");
+    }
+    // Main chains merge: a walk stops where an earlier one passed.
+    while (m != nullptr && m->block_number > floor &&
+           seen.insert(m->hash).second) {
+      const MetaPtr next =
+          m->parents.empty() ? nullptr : dag.Meta(m->parents.front());
+      candidates.push_back(std::move(m));
+      m = next;
     }
   }
   std::sort(candidates.begin(), candidates.end(),
