@@ -35,6 +35,7 @@ void WriteBatch::Delete(ColumnId column, ByteView key) {
 
 void WriteBatch::Append(WriteBatch&& other) {
   bytes_ += other.bytes_;
+  sync_ = sync_ || other.sync_;
   if (ops_.empty()) {
     ops_ = std::move(other.ops_);
   } else {

@@ -40,7 +40,8 @@ class WriteBatch {
   void Put(ColumnId column, ByteView key, ByteView value);
   void Put(ColumnId column, Bytes key, Bytes value);
   void Delete(ColumnId column, ByteView key);
-  // Moves the ops of `other` to the end of this batch, in their order.
+  // Moves the ops of `other` to the end of this batch, in their order (a
+  // synced batch makes this one synced).
   void Append(WriteBatch&& other);
 
   const std::vector<Op>& ops() const { return ops_; }
@@ -51,9 +52,16 @@ class WriteBatch {
   // Sum of key and value sizes, for metrics and limits.
   size_t ByteSize() const { return bytes_; }
 
+  // Asks the store to make this write durable against power loss before
+  // Write returns (an fsync of RocksDB's log), not only against the death
+  // of the process. For writes acknowledged to a client.
+  void set_sync(bool sync) { sync_ = sync; }
+  bool sync() const { return sync_; }
+
  private:
   std::vector<Op> ops_;
   size_t bytes_ = 0;
+  bool sync_ = false;
 };
 
 // Storage interface. Implementations are thread-safe: Get and Write may be

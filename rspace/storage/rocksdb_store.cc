@@ -175,7 +175,9 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
             : wb.Delete(impl_->handles[op.column], ToSlice(op.key));
     if (!s.ok()) return FromRocks(s, "batch");
   }
-  return FromRocks(impl_->db->Write(impl_->write_options, &wb), "write");
+  rocksdb::WriteOptions options = impl_->write_options;
+  if (batch.sync()) options.sync = true;
+  return FromRocks(impl_->db->Write(options, &wb), "write");
 }
 
 absl::Status RocksDbStore::ForEach(

@@ -1,0 +1,198 @@
+// Deploy pool.
+#include "casper/pool/deploy_pool.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "CasperMessage.pb.h"
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::pool {
+namespace {
+
+// The stored record: the full DeployDataProto (signature included).
+Bytes EncodeRecord(const SignedDeploy& deploy) {
+  const std::string s = deploy.ToProto().SerializeAsString();
+  return Bytes(s.begin(), s.end());
+}
+
+// The highest block number `deploy` can still go in.
+int64_t LastNumber(const DeployData& d, int64_t lifespan) {
+  return d.valid_after_block_number > INT64_MAX - lifespan
+             ? INT64_MAX
+             : d.valid_after_block_number + lifespan;
+}
+
+}  // namespace
+
+bool InWindow(const DeployData& d, int64_t number, int64_t now_ms,
+              int64_t lifespan_blocks) {
+  if (d.valid_after_block_number >= number) return false;
+  if (number > LastNumber(d, lifespan_blocks)) return false;
+  if (d.expiration_timestamp != 0 && d.expiration_timestamp < now_ms) {
+    return false;
+  }
+  return true;
+}
+
+DeployPool::DeployPool(rspace::KeyValueStore* store, rspace::ColumnId column,
+                       DeployPoolOptions options)
+    : store_(store), column_(column), options_(options) {}
+
+absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
+    rspace::KeyValueStore* store, rspace::ColumnId column,
+    DeployPoolOptions options) {
+  std::unique_ptr<DeployPool> pool(new DeployPool(store, column, options));
+  MutexLock lock(&pool->mu_);
+  RETURN_IF_ERROR(store->ForEach(
+      column, [&](ByteView key, ByteView value) -> absl::Status {
+        ::casper::DeployDataProto proto;
+        if (!proto.ParseFromArray(value.data(),
+                                  static_cast<int>(value.size()))) {
+          return absl::DataLossError("pooled deploy " + HexEncode(key) +
+                                     " does not decode");
+        }
+        auto deploy = SignedDeploy::FromProto(proto);
+        if (!deploy.ok() || !std::equal(key.begin(), key.end(),
+                                        deploy->sig().begin(),
+                                        deploy->sig().end())) {
+          return absl::DataLossError(
+              "pooled deploy " + HexEncode(key) + " does not verify: " +
+              std::string(deploy.ok() ? "stored under another signature"
+                                      : deploy.status().message()));
+        }
+        pool->term_bytes_ += deploy->data().term.size();
+        Bytes sig = deploy->sig();
+        pool->deploys_.emplace(std::move(sig), *std::move(deploy));
+        return absl::OkStatus();
+      }));
+  return pool;
+}
+
+absl::Status DeployPool::Add(const SignedDeploy& deploy,
+                             int64_t last_block_number, int64_t now_ms) {
+  const DeployData& d = deploy.data();
+  const int64_t last = LastNumber(d, options_.lifespan_blocks);
+  if (last <= last_block_number) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "deploy can no longer be included: validAfterBlockNumber ",
+        d.valid_after_block_number, " allows blocks up to ", last,
+        " (lifespan ", options_.lifespan_blocks,
+        " blocks) and the chain is at block ", last_block_number));
+  }
+  if (d.expiration_timestamp != 0 && d.expiration_timestamp < now_ms) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("deploy expired: expirationTimestamp ",
+                     d.expiration_timestamp, " is before now (", now_ms, ")"));
+  }
+  MutexLock lock(&mu_);
+  if (deploys_.contains(deploy.sig())) {
+    return absl::AlreadyExistsError("deploy " + HexEncode(deploy.sig()) +
+                                    " is already in the pool");
+  }
+  if (deploys_.size() >= options_.max_deploys ||
+      term_bytes_ + d.term.size() > options_.max_term_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "deploy pool is full (", deploys_.size(), " deploys, ", term_bytes_,
+        " bytes of terms; limits ", options_.max_deploys, " and ",
+        options_.max_term_bytes, "): try again later"));
+  }
+  // The lock is held across the synced write so that the bounds above
+  // hold for concurrent adds; an acknowledged deploy is on disk.
+  rspace::WriteBatch batch;
+  batch.Put(column_, deploy.sig(), EncodeRecord(deploy));
+  batch.set_sync(true);
+  RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
+  term_bytes_ += d.term.size();
+  deploys_.emplace(deploy.sig(), deploy);
+  return absl::OkStatus();
+}
+
+std::vector<SignedDeploy> DeployPool::Select(
+    int64_t number, int64_t now_ms, size_t max,
+    const std::vector<Bytes>& exclude) const {
+  std::vector<const SignedDeploy*> eligible;
+  MutexLock lock(&mu_);
+  for (const auto& [sig, deploy] : deploys_) {
+    if (!InWindow(deploy.data(), number, now_ms, options_.lifespan_blocks)) {
+      continue;
+    }
+    if (std::find(exclude.begin(), exclude.end(), sig) != exclude.end()) {
+      continue;
+    }
+    eligible.push_back(&deploy);
+  }
+  auto order = [](const SignedDeploy* a, const SignedDeploy* b) {
+    if (a->data().valid_after_block_number !=
+        b->data().valid_after_block_number) {
+      return a->data().valid_after_block_number <
+             b->data().valid_after_block_number;
+    }
+    if (a->data().timestamp != b->data().timestamp) {
+      return a->data().timestamp < b->data().timestamp;
+    }
+    return a->sig() < b->sig();
+  };
+  const size_t n = std::min(max, eligible.size());
+  std::partial_sort(eligible.begin(), eligible.begin() + n, eligible.end(),
+                    order);
+  std::vector<SignedDeploy> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(*eligible[i]);
+  return out;
+}
+
+absl::Status DeployPool::RemoveLocked(std::span<const Bytes> sigs) {
+  rspace::WriteBatch batch;
+  for (const Bytes& sig : sigs) {
+    if (deploys_.contains(sig)) batch.Delete(column_, sig);
+  }
+  if (batch.empty()) return absl::OkStatus();
+  RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
+  for (const Bytes& sig : sigs) {
+    auto it = deploys_.find(sig);
+    if (it == deploys_.end()) continue;
+    term_bytes_ -= it->second.data().term.size();
+    deploys_.erase(it);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeployPool::Remove(std::span<const Bytes> sigs) {
+  MutexLock lock(&mu_);
+  return RemoveLocked(sigs);
+}
+
+absl::StatusOr<size_t> DeployPool::PruneExpired(int64_t last_block_number,
+                                                int64_t now_ms) {
+  MutexLock lock(&mu_);
+  std::vector<Bytes> dead;
+  for (const auto& [sig, deploy] : deploys_) {
+    const DeployData& d = deploy.data();
+    if (LastNumber(d, options_.lifespan_blocks) <= last_block_number ||
+        (d.expiration_timestamp != 0 && d.expiration_timestamp < now_ms)) {
+      dead.push_back(sig);
+    }
+  }
+  RETURN_IF_ERROR(RemoveLocked(dead));
+  return dead.size();
+}
+
+bool DeployPool::Contains(ByteView sig) const {
+  MutexLock lock(&mu_);
+  return deploys_.contains(Bytes(sig.begin(), sig.end()));
+}
+
+size_t DeployPool::size() const {
+  MutexLock lock(&mu_);
+  return deploys_.size();
+}
+
+size_t DeployPool::term_bytes() const {
+  MutexLock lock(&mu_);
+  return term_bytes_;
+}
+
+}  // namespace rnode::casper::pool

@@ -1,0 +1,103 @@
+// The deploy pool: signed deploys a client handed to this node, waiting for
+// a block (docs/formats/dag.md "Deploy pool").
+//
+// A deploy is acknowledged only once it is in the store with a synced
+// write: it survives a crash and a power loss, and Open brings it back.
+// The pool is bounded by count and bytes; a full pool refuses with
+// ResourceExhausted rather than dropping anything. Deploys leave the pool
+// by Remove (once a finalized block holds them) or PruneExpired.
+//
+// Validity window (the public node's rules): a deploy can go in block
+// number n when validAfterBlockNumber < n, n - validAfterBlockNumber <=
+// lifespan (50 blocks) and, if it has one, its expiration timestamp is not
+// before the block's time.
+//
+// Thread-safe.
+#ifndef RNODE_CASPER_POOL_DEPLOY_POOL_H_
+#define RNODE_CASPER_POOL_DEPLOY_POOL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "casper/deploy.h"
+#include "rspace/storage/kv_store.h"
+#include "util/bytes.h"
+#include "util/mutex.h"
+
+namespace rnode::casper::pool {
+
+// The public node's deploy lifespan, in blocks.
+inline constexpr int64_t kDeployLifespanBlocks = 50;
+
+struct DeployPoolOptions {
+  // At most this many deploys wait; more are refused.
+  size_t max_deploys = 20'000;
+  // At most this many bytes of terms wait (a pool of maximal terms must
+  // fit in memory).
+  size_t max_term_bytes = 256u << 20;
+  int64_t lifespan_blocks = kDeployLifespanBlocks;
+};
+
+// Whether `deploy` may go in block `number` made at `now_ms`.
+bool InWindow(const DeployData& deploy, int64_t number, int64_t now_ms,
+              int64_t lifespan_blocks = kDeployLifespanBlocks);
+
+class DeployPool {
+ public:
+  // Opens the pool kept in `column` of `store` (not owned; must outlive the
+  // pool), loading and re-verifying every stored deploy. DataLoss for a
+  // record that does not decode or verify.
+  static absl::StatusOr<std::unique_ptr<DeployPool>> Open(
+      rspace::KeyValueStore* store, rspace::ColumnId column,
+      DeployPoolOptions options = {});
+
+  // Adds `deploy` for blocks after `last_block_number` (the node's highest
+  // block) and durably stores it before returning OK. Refusals, each with a
+  // message a client can act on, and nothing stored:
+  //   AlreadyExists      the same deploy (signature) is already waiting;
+  //   InvalidArgument    it can never be included: its window closed
+  //                      (validAfterBlockNumber too old for the lifespan)
+  //                      or its expiration timestamp is before `now_ms`;
+  //   ResourceExhausted  the pool is full (count or bytes).
+  absl::Status Add(const SignedDeploy& deploy, int64_t last_block_number,
+                   int64_t now_ms);
+
+  // Up to `max` deploys that may go in block `number` at `now_ms`, ordered
+  // by (validAfterBlockNumber, timestamp, signature), skipping those whose
+  // signature is in `exclude` (already in the block's ancestry).
+  std::vector<SignedDeploy> Select(int64_t number, int64_t now_ms, size_t max,
+                                   const std::vector<Bytes>& exclude = {}) const;
+
+  // Drops the deploys with these signatures (absent ones are ignored).
+  absl::Status Remove(std::span<const Bytes> sigs);
+  // Drops every deploy that can no longer go in a block numbered above
+  // `last_block_number` or made at or after `now_ms`; returns how many.
+  absl::StatusOr<size_t> PruneExpired(int64_t last_block_number,
+                                      int64_t now_ms);
+
+  bool Contains(ByteView sig) const;
+  size_t size() const;
+  size_t term_bytes() const;
+
+ private:
+  DeployPool(rspace::KeyValueStore* store, rspace::ColumnId column,
+             DeployPoolOptions options);
+  absl::Status RemoveLocked(std::span<const Bytes> sigs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  rspace::KeyValueStore* const store_;
+  const rspace::ColumnId column_;
+  const DeployPoolOptions options_;
+  mutable Mutex mu_;
+  std::map<Bytes, SignedDeploy> deploys_ ABSL_GUARDED_BY(mu_);  // By sig.
+  size_t term_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace rnode::casper::pool
+
+#endif  // RNODE_CASPER_POOL_DEPLOY_POOL_H_

@@ -1,0 +1,176 @@
+// Tests for the deploy pool: admission and each refusal, the validity
+// window, selection order, removal and pruning, persistence across reopen.
+#include "casper/pool/deploy_pool.h"
+
+#include <string>
+#include <vector>
+
+#include "CasperMessage.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rspace/storage/kv_store.h"
+#include "tests/casper/test_key.h"
+
+namespace rnode::casper::pool {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MakeTestKey;
+
+constexpr int64_t kNow = 1'700'000'000'000;
+
+SignedDeploy Make(int i, int64_t valid_after = 0, int64_t expiration = 0,
+                  int64_t timestamp = kNow, size_t term_bytes = 0) {
+  DeployData d;
+  d.term = term_bytes == 0 ? "@0!(" + std::to_string(i) + ")"
+                           : std::string(term_bytes, 'x');
+  d.timestamp = timestamp + i;
+  d.phlo_price = 1;
+  d.phlo_limit = 1000;
+  d.valid_after_block_number = valid_after;
+  d.expiration_timestamp = expiration;
+  d.shard_id = "root";
+  return *SignedDeploy::Sign(d, MakeTestKey(7).sk);
+}
+
+class DeployPoolTest : public ::testing::Test {
+ protected:
+  DeployPoolTest() : store_(1) {}
+  std::unique_ptr<DeployPool> Open(DeployPoolOptions options = {}) {
+    auto p = DeployPool::Open(&store_, 0, options);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *std::move(p) : nullptr;
+  }
+  rspace::InMemoryStore store_;
+};
+
+TEST(InWindowTest, FollowsThePublicRules) {
+  DeployData d;
+  d.valid_after_block_number = 10;
+  EXPECT_FALSE(InWindow(d, 10, kNow));  // Not after block 10 yet.
+  EXPECT_TRUE(InWindow(d, 11, kNow));
+  EXPECT_TRUE(InWindow(d, 60, kNow));   // 60 - 10 = lifespan.
+  EXPECT_FALSE(InWindow(d, 61, kNow));  // Past the lifespan.
+  d.expiration_timestamp = kNow;
+  EXPECT_TRUE(InWindow(d, 11, kNow));
+  EXPECT_FALSE(InWindow(d, 11, kNow + 1));
+}
+
+TEST_F(DeployPoolTest, AddsOnceAndRefusesWithClearMessages) {
+  auto pool = Open();
+  const SignedDeploy d = Make(1);
+  ASSERT_TRUE(pool->Add(d, 0, kNow).ok());
+  EXPECT_TRUE(pool->Contains(d.sig()));
+  EXPECT_EQ(pool->size(), 1u);
+  auto again = pool->Add(d, 0, kNow);
+  EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(again.message()), HasSubstr("already in the pool"));
+
+  auto old = pool->Add(Make(2, /*valid_after=*/10), 60, kNow);
+  EXPECT_EQ(old.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(old.message()),
+              HasSubstr("allows blocks up to 60 (lifespan 50 blocks) and the "
+                        "chain is at block 60"));
+  EXPECT_TRUE(pool->Add(Make(3, 10), 59, kNow).ok());
+
+  auto expired = pool->Add(Make(4, 0, kNow - 1), 0, kNow);
+  EXPECT_EQ(expired.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(expired.message()), HasSubstr("deploy expired"));
+  EXPECT_EQ(pool->size(), 2u);
+  EXPECT_EQ(store_.KeyCount(0), 2u);
+}
+
+TEST_F(DeployPoolTest, FullPoolRefusesAndKeepsWhatItHas) {
+  DeployPoolOptions options;
+  options.max_deploys = 2;
+  options.max_term_bytes = 100;
+  auto pool = Open(options);
+  ASSERT_TRUE(pool->Add(Make(1), 0, kNow).ok());
+  auto big = pool->Add(Make(2, 0, 0, kNow, 95), 0, kNow);
+  EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(big.message()), HasSubstr("deploy pool is full"));
+  ASSERT_TRUE(pool->Add(Make(3), 0, kNow).ok());
+  auto third = pool->Add(Make(4), 0, kNow);
+  EXPECT_EQ(third.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(pool->size(), 2u);
+  // Room again after a removal.
+  const Bytes sig = Make(1).sig();
+  ASSERT_TRUE(pool->Remove(std::vector<Bytes>{sig}).ok());
+  EXPECT_TRUE(pool->Add(Make(4), 0, kNow).ok());
+}
+
+TEST_F(DeployPoolTest, SelectsWhatFitsTheBlockInOrder) {
+  auto pool = Open();
+  const SignedDeploy late = Make(1, /*valid_after=*/5);
+  const SignedDeploy early_new = Make(2, 0, 0, kNow + 100);
+  const SignedDeploy early_old = Make(3, 0, 0, kNow - 100);
+  const SignedDeploy future = Make(4, /*valid_after=*/20);
+  const SignedDeploy expiring = Make(5, 0, kNow + 10);
+  for (const auto* d : {&late, &early_new, &early_old, &future, &expiring}) {
+    ASSERT_TRUE(pool->Add(*d, 0, kNow).ok());
+  }
+  auto sigs = [](const std::vector<SignedDeploy>& v) {
+    std::vector<Bytes> out;
+    for (const auto& d : v) out.push_back(d.sig());
+    return out;
+  };
+  // Block 6 at kNow: the future one waits; order (validAfter, timestamp):
+  // timestamps are kNow - 97, kNow + 5 and kNow + 102 for validAfter 0.
+  EXPECT_EQ(sigs(pool->Select(6, kNow, 10)),
+            (std::vector<Bytes>{early_old.sig(), expiring.sig(),
+                                early_new.sig(), late.sig()}));
+  EXPECT_EQ(sigs(pool->Select(6, kNow, 2)),
+            (std::vector<Bytes>{early_old.sig(), expiring.sig()}));
+  // Later, the expiring one is out; excluded ones are skipped.
+  EXPECT_EQ(sigs(pool->Select(6, kNow + 11, 10, {early_new.sig()})),
+            (std::vector<Bytes>{early_old.sig(), late.sig()}));
+  // Block 52: validAfter 0 is past its lifespan; 5 and 20 are in.
+  EXPECT_EQ(sigs(pool->Select(52, kNow, 10)),
+            (std::vector<Bytes>{late.sig(), future.sig()}));
+}
+
+TEST_F(DeployPoolTest, PruneDropsWhatCanNeverBeIncluded) {
+  auto pool = Open();
+  ASSERT_TRUE(pool->Add(Make(1, 0), 0, kNow).ok());
+  ASSERT_TRUE(pool->Add(Make(2, 30), 0, kNow).ok());
+  ASSERT_TRUE(pool->Add(Make(3, 30, kNow + 5), 0, kNow).ok());
+  auto n = pool->PruneExpired(50, kNow + 6);  // 0 + 50 <= 50; 3 expired.
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 2u);
+  EXPECT_EQ(pool->size(), 1u);
+  EXPECT_TRUE(pool->Contains(Make(2, 30).sig()));
+  EXPECT_EQ(store_.KeyCount(0), 1u);
+}
+
+TEST_F(DeployPoolTest, ReopenBringsBackEveryAcknowledgedDeploy) {
+  {
+    auto pool = Open();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(pool->Add(Make(i), 0, kNow).ok());
+    ASSERT_TRUE(pool->Remove(std::vector<Bytes>{Make(2).sig()}).ok());
+  }
+  auto pool = Open();
+  EXPECT_EQ(pool->size(), 4u);
+  EXPECT_FALSE(pool->Contains(Make(2).sig()));
+  EXPECT_EQ(pool->term_bytes(), 4 * Make(0).data().term.size());
+  EXPECT_EQ(pool->Select(1, kNow, 10).front().data(), Make(0).data());
+}
+
+TEST_F(DeployPoolTest, OpenRefusesARecordThatDoesNotVerify) {
+  {
+    auto pool = Open();
+    ASSERT_TRUE(pool->Add(Make(1), 0, kNow).ok());
+  }
+  // Tamper with the stored term: the signature no longer covers it.
+  ::casper::DeployDataProto tampered = Make(1).ToProto();
+  tampered.set_term("@0!(666)");
+  rspace::WriteBatch batch;
+  const std::string bytes = tampered.SerializeAsString();
+  batch.Put(0, Make(1).sig(), AsBytes(bytes));
+  ASSERT_TRUE(store_.Write(batch).ok());
+  auto p = DeployPool::Open(&store_, 0);
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(p.status().message()), HasSubstr("does not verify"));
+}
+
+}  // namespace
+}  // namespace rnode::casper::pool
