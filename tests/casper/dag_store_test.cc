@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "casper/block/block.h"
@@ -236,6 +238,40 @@ TEST_F(DagStoreTest, OpenRefusesADamagedStore) {
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("names parent " + HexEncode(StateHash(70))));
+}
+
+// One writer inserts a chain while readers query the views: every view a
+// reader gets is of a DAG prefix (tips are one block, the latest message
+// is stored), and the final views hold the whole chain.
+TEST_F(DagStoreTest, ReadersRunConcurrentlyWithTheWriter) {
+  auto dag = Open();
+  std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
+  for (int i = 1; i < 120; ++i) {
+    chain.push_back(MakeBlock(static_cast<uint8_t>(1 + i % 2), i, i,
+                              {chain.back().hash}));
+  }
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::thread writer([&] {
+    for (const auto& b : chain) {
+      if (!dag->Insert(b).ok()) bad++;
+    }
+    done = true;
+  });
+  std::thread reader([&] {
+    while (!done) {
+      const auto tips = dag->Tips();
+      if (tips.size() > 1) bad++;
+      for (const auto& [key, hash] : dag->LatestMessages()) {
+        if (dag->Meta(hash) == nullptr) bad++;
+      }
+    }
+  });
+  writer.join();
+  reader.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(dag->size(), chain.size());
+  EXPECT_THAT(dag->Tips(), ElementsAre(chain.back().hash));
 }
 
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {

@@ -2,7 +2,9 @@
 // window, selection order, removal and pruning, persistence across reopen.
 #include "casper/pool/deploy_pool.h"
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CasperMessage.pb.h"
@@ -97,6 +99,34 @@ TEST_F(DeployPoolTest, FullPoolRefusesAndKeepsWhatItHas) {
   const Bytes sig = Make(1).sig();
   ASSERT_TRUE(pool->Remove(std::vector<Bytes>{sig}).ok());
   EXPECT_TRUE(pool->Add(Make(4), 0, kNow).ok());
+}
+
+// Two clients fill a pool of 30 at once: exactly 30 are acknowledged, and
+// those are exactly the ones stored.
+TEST_F(DeployPoolTest, ConcurrentAddsNeverExceedTheBound) {
+  DeployPoolOptions options;
+  options.max_deploys = 30;
+  auto pool = Open(options);
+  std::vector<SignedDeploy> deploys;
+  for (int i = 0; i < 40; ++i) deploys.push_back(Make(i));
+  std::atomic<int> accepted{0}, full{0};
+  auto client = [&](int first) {
+    for (int i = first; i < 40; i += 2) {
+      auto s = pool->Add(deploys[i], 0, kNow);
+      if (s.ok()) {
+        accepted++;
+      } else if (s.code() == absl::StatusCode::kResourceExhausted) {
+        full++;
+      }
+    }
+  };
+  std::thread a(client, 0), b(client, 1);
+  a.join();
+  b.join();
+  EXPECT_EQ(accepted.load(), 30);
+  EXPECT_EQ(full.load(), 10);
+  EXPECT_EQ(pool->size(), 30u);
+  EXPECT_EQ(store_.KeyCount(0), 30u);
 }
 
 TEST_F(DeployPoolTest, SelectsWhatFitsTheBlockInOrder) {
