@@ -36,8 +36,8 @@ absl::StatusOr<Hash32> ReadHash(const std::string& s, std::string_view field) {
   return h;
 }
 
-absl::StatusOr<std::optional<Hash32>> ReadOptionalHash(
-    const std::string& s, std::string_view field) {
+absl::StatusOr<std::optional<Hash32>> ReadOptionalHash(const std::string& s,
+                                                       std::string_view field) {
   if (s.empty()) return std::optional<Hash32>();
   ASSIGN_OR_RETURN(Hash32 h, ReadHash(s, field));
   return std::optional<Hash32>(h);
@@ -58,9 +58,9 @@ absl::StatusOr<crypto::Secp256k1PublicKey> ReadKey(const std::string& s,
 
 absl::StatusOr<Bytes> ReadSig(const std::string& s, std::string_view field) {
   if (s.empty() || s.size() > limits::kMaxDerSignatureBytes) {
-    return Bad(field, absl::StrCat("expected 1 to ",
-                                   limits::kMaxDerSignatureBytes,
-                                   " bytes, got ", s.size()));
+    return Bad(field,
+               absl::StrCat("expected 1 to ", limits::kMaxDerSignatureBytes,
+                            " bytes, got ", s.size()));
   }
   return Bytes(s.begin(), s.end());
 }
@@ -127,9 +127,9 @@ absl::StatusOr<Event> ConsumeFromProto(const ::casper::ConsumeEventProto& p) {
                             " channels, got ", n));
   }
   if (p.patternhashes_size() != n) {
-    return Bad("consume.patternHashes",
-               absl::StrCat(p.patternhashes_size(), " patterns for ", n,
-                            " channels"));
+    return Bad(
+        "consume.patternHashes",
+        absl::StrCat(p.patternhashes_size(), " patterns for ", n, " channels"));
   }
   ConsumeEvent e;
   e.channels.reserve(n);
@@ -155,9 +155,9 @@ absl::StatusOr<Event> ConsumeFromProto(const ::casper::ConsumeEventProto& p) {
 absl::StatusOr<Event> CommFromProto(const ::casper::CommEventProto& p) {
   const int n = p.produces_size();
   if (n == 0 || static_cast<size_t>(n) > rspace::kMaxJoinArity) {
-    return Bad("comm.produces", absl::StrCat("expected 1 to ",
-                                             rspace::kMaxJoinArity,
-                                             " binds, got ", n));
+    return Bad("comm.produces",
+               absl::StrCat("expected 1 to ", rspace::kMaxJoinArity,
+                            " binds, got ", n));
   }
   CommEvent e;
   ASSIGN_OR_RETURN(e.hash, ReadHash(p.hash(), "comm.hash"));
@@ -273,8 +273,8 @@ absl::StatusOr<ProcessedSystemDeploy> SystemDeployFromProto(
     case ::casper::SystemDeployDataProto::kSlashSystemDeploy: {
       const auto& q = s.slashsystemdeploy();
       SlashDeploy slash;
-      ASSIGN_OR_RETURN(slash.invalid_block,
-                       ReadHash(q.invalidblockhash(), "slash.invalidBlockHash"));
+      ASSIGN_OR_RETURN(slash.invalid_block, ReadHash(q.invalidblockhash(),
+                                                     "slash.invalidBlockHash"));
       ASSIGN_OR_RETURN(slash.issuer,
                        ReadKey(q.issuerpublickey(), "slash.issuerPublicKey"));
       slash.target_activation_epoch = q.targetactivationepoch();
@@ -477,8 +477,8 @@ Bytes BlockHashPreimage(const Block& block) {
 
 absl::StatusOr<Block> DecodeBlock(ByteView bytes, size_t max_bytes) {
   if (bytes.size() > max_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "block is ", bytes.size(), " bytes, limit ", max_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("block is ", bytes.size(), " bytes, limit ", max_bytes));
   }
   ::casper::BlockMessageProto p;
   if (!p.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

@@ -200,8 +200,8 @@ absl::StatusOr<std::optional<Hash32>> FindNewLastFinalized(
   for (const auto& [v, hash] : latest) {
     MetaPtr m = dag.Meta(hash);
     if (m == nullptr) {
-      return absl::FailedPreconditionError("latest message " +
-                                           HexEncode(hash) + " is not stored");
+      return absl::FailedPreconditionError("latest message " + HexEncode(hash) +
+                                           " is not stored");
     }
     // Main chains merge: a walk stops where an earlier one passed.
     while (m != nullptr && m->block_number > floor &&

@@ -41,8 +41,8 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
     if (w == weights.end() || w->second <= 0) continue;
     auto meta = dag.Meta(hash);
     if (meta == nullptr) {
-      return absl::FailedPreconditionError(
-          "latest message " + HexEncode(hash) + " is not stored");
+      return absl::FailedPreconditionError("latest message " + HexEncode(hash) +
+                                           " is not stored");
     }
     messages.emplace_back(std::move(meta), w->second);
   }

@@ -20,11 +20,13 @@ class Writer {
  public:
   void U8(uint8_t v) { out_.push_back(v); }
   void U32(uint32_t v) {
-    for (int i = 0; i < 4; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    for (int i = 0; i < 4; ++i)
+      out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
   }
   void I64(int64_t v) {
     const auto u = static_cast<uint64_t>(v);
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(u >> (8 * i)));
+    for (int i = 0; i < 8; ++i)
+      out_.push_back(static_cast<uint8_t>(u >> (8 * i)));
   }
   template <size_t N>
   void Fixed(const std::array<uint8_t, N>& a) {
@@ -186,8 +188,8 @@ absl::StatusOr<std::unique_ptr<DagStore>> DagStore::Open(
   RETURN_IF_ERROR(store->ForEach(
       columns.meta, [&](ByteView key, ByteView value) -> absl::Status {
         ASSIGN_OR_RETURN(BlockMeta meta, DecodeBlockMeta(value));
-        if (key.size() != 32 || !std::equal(key.begin(), key.end(),
-                                            meta.hash.begin())) {
+        if (key.size() != 32 ||
+            !std::equal(key.begin(), key.end(), meta.hash.begin())) {
           return absl::DataLossError("block metadata stored under " +
                                      HexEncode(key) + " is of block " +
                                      HexEncode(meta.hash));
@@ -244,9 +246,9 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
     if (metas_.contains(block.hash)) return false;
     auto require = [&](const Hash32& h, const char* what) -> absl::Status {
       if (metas_.contains(h)) return absl::OkStatus();
-      return absl::FailedPreconditionError(absl::StrCat(
-          "block ", HexEncode(block.hash), " needs ", what, " ", HexEncode(h),
-          ", which is not stored"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("block ", HexEncode(block.hash), " needs ", what, " ",
+                       HexEncode(h), ", which is not stored"));
     };
     for (const Hash32& p : block.header.parents) {
       RETURN_IF_ERROR(require(p, "parent"));
@@ -267,17 +269,18 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
   for (const auto& d : block.body.deploys) sigs.push_back(&d.sig);
   std::sort(sigs.begin(), sigs.end(),
             [](const Bytes* a, const Bytes* b) { return *a < *b; });
-  sigs.erase(std::unique(sigs.begin(), sigs.end(),
-                         [](const Bytes* a, const Bytes* b) { return *a == *b; }),
-             sigs.end());
+  sigs.erase(
+      std::unique(sigs.begin(), sigs.end(),
+                  [](const Bytes* a, const Bytes* b) { return *a == *b; }),
+      sigs.end());
   for (const Bytes* sig : sigs) {
     ASSIGN_OR_RETURN(std::optional<Bytes> held,
                      store_->Get(columns_.deploys, *sig));
     std::vector<Hash32> hashes;
     if (held.has_value()) {
       if (held->size() % 32 != 0) {
-        return absl::DataLossError("deploy index entry of " +
-                                   HexEncode(*sig) + " is malformed");
+        return absl::DataLossError("deploy index entry of " + HexEncode(*sig) +
+                                   " is malformed");
       }
       hashes.resize(held->size() / 32);
       for (size_t i = 0; i < hashes.size(); ++i) {
@@ -288,7 +291,8 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
     InsertSorted(hashes, block.hash);
     Bytes value;
     value.reserve(hashes.size() * 32);
-    for (const Hash32& h : hashes) value.insert(value.end(), h.begin(), h.end());
+    for (const Hash32& h : hashes)
+      value.insert(value.end(), h.begin(), h.end());
     batch.Put(columns_.deploys, *sig, std::move(value));
   }
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
@@ -309,9 +313,9 @@ absl::StatusOr<std::optional<block::Block>> DagStore::GetBlock(
   if (!bytes.has_value()) return std::optional<block::Block>();
   auto b = block::DecodeBlock(*bytes);
   if (!b.ok()) {
-    return absl::DataLossError("stored block " + HexEncode(hash) +
-                               " does not decode: " +
-                               std::string(b.status().message()));
+    return absl::DataLossError(
+        "stored block " + HexEncode(hash) +
+        " does not decode: " + std::string(b.status().message()));
   }
   return std::optional<block::Block>(*std::move(b));
 }
@@ -428,9 +432,8 @@ absl::Status DagStore::SetLastFinalized(const Hash32& hash) {
   {
     MutexLock lock(&mu_);
     if (!metas_.contains(hash)) {
-      return absl::FailedPreconditionError("cannot finalize " +
-                                           HexEncode(hash) +
-                                           ": block not stored");
+      return absl::FailedPreconditionError(
+          "cannot finalize " + HexEncode(hash) + ": block not stored");
     }
     if (last_finalized_.has_value() &&
         !IsAncestorLocked(*last_finalized_, hash)) {

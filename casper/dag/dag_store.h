@@ -137,8 +137,8 @@ class DagStore {
   absl::flat_hash_map<Hash32, std::vector<Hash32>, Hash32Hasher> children_
       ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::vector<Hash32>> heights_ ABSL_GUARDED_BY(mu_);
-  std::map<crypto::Secp256k1PublicKey, std::shared_ptr<const BlockMeta>>
-      latest_ ABSL_GUARDED_BY(mu_);
+  std::map<crypto::Secp256k1PublicKey, std::shared_ptr<const BlockMeta>> latest_
+      ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
 };

@@ -46,8 +46,8 @@ absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
     DeployPoolOptions options) {
   std::unique_ptr<DeployPool> pool(new DeployPool(store, column, options));
   MutexLock lock(&pool->mu_);
-  RETURN_IF_ERROR(store->ForEach(
-      column, [&](ByteView key, ByteView value) -> absl::Status {
+  RETURN_IF_ERROR(
+      store->ForEach(column, [&](ByteView key, ByteView value) -> absl::Status {
         ::casper::DeployDataProto proto;
         if (!proto.ParseFromArray(value.data(),
                                   static_cast<int>(value.size()))) {
@@ -55,9 +55,9 @@ absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
                                      " does not decode");
         }
         auto deploy = SignedDeploy::FromProto(proto);
-        if (!deploy.ok() || !std::equal(key.begin(), key.end(),
-                                        deploy->sig().begin(),
-                                        deploy->sig().end())) {
+        if (!deploy.ok() ||
+            !std::equal(key.begin(), key.end(), deploy->sig().begin(),
+                        deploy->sig().end())) {
           return absl::DataLossError(
               "pooled deploy " + HexEncode(key) + " does not verify: " +
               std::string(deploy.ok() ? "stored under another signature"
@@ -76,11 +76,11 @@ absl::Status DeployPool::Add(const SignedDeploy& deploy,
   const DeployData& d = deploy.data();
   const int64_t last = LastNumber(d, options_.lifespan_blocks);
   if (last <= last_block_number) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "deploy can no longer be included: validAfterBlockNumber ",
-        d.valid_after_block_number, " allows blocks up to ", last,
-        " (lifespan ", options_.lifespan_blocks,
-        " blocks) and the chain is at block ", last_block_number));
+    return absl::InvalidArgumentError(
+        absl::StrCat("deploy can no longer be included: validAfterBlockNumber ",
+                     d.valid_after_block_number, " allows blocks up to ", last,
+                     " (lifespan ", options_.lifespan_blocks,
+                     " blocks) and the chain is at block ", last_block_number));
   }
   if (d.expiration_timestamp != 0 && d.expiration_timestamp < now_ms) {
     return absl::InvalidArgumentError(

@@ -70,8 +70,9 @@ class DeployPool {
   // Up to `max` deploys that may go in block `number` at `now_ms`, ordered
   // by (validAfterBlockNumber, timestamp, signature), skipping those whose
   // signature is in `exclude` (already in the block's ancestry).
-  std::vector<SignedDeploy> Select(int64_t number, int64_t now_ms, size_t max,
-                                   const std::vector<Bytes>& exclude = {}) const;
+  std::vector<SignedDeploy> Select(
+      int64_t number, int64_t now_ms, size_t max,
+      const std::vector<Bytes>& exclude = {}) const;
 
   // Drops the deploys with these signatures (absent ones are ignored).
   absl::Status Remove(std::span<const Bytes> sigs);

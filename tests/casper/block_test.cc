@@ -45,8 +45,8 @@ rspace::ConsumeEvent Consume(uint8_t i, int arity, bool peek) {
   e.peek = peek;
   e.repeat = 1;
   e.hash = rspace::HashConsume(
-      rspace::HashConsumeBase(e.channels, e.patterns, e.continuation,
-                              e.persist, e.peek),
+      rspace::HashConsumeBase(e.channels, e.patterns, e.continuation, e.persist,
+                              e.peek),
       e.repeat);
   return e;
 }
@@ -156,9 +156,7 @@ TEST(BlockTest, HashCoversEveryFieldButHashAndSig) {
            [](Block& b) { b.body.deploys[0].system_deploy_error = "x"; }},
           {"deploy log", [](Block& b) { b.body.deploys[0].events.pop_back(); }},
           {"deploy order",
-           [](Block& b) {
-             std::swap(b.body.deploys[0], b.body.deploys[1]);
-           }},
+           [](Block& b) { std::swap(b.body.deploys[0], b.body.deploys[1]); }},
           {"system deploy error",
            [](Block& b) { b.body.system_deploys[1].error = ""; }},
           {"slash epoch",
@@ -221,8 +219,7 @@ TEST(BlockTest, DecoderRefusesMalformedBlocks) {
       std::tuple<std::string, std::function<void(::casper::BlockMessageProto&)>,
                  std::string>>
       cases = {
-          {"short hash",
-           [](auto& p) { p.set_blockhash("abc"); },
+          {"short hash", [](auto& p) { p.set_blockhash("abc"); },
            "blockHash: expected 32 bytes, got 3"},
           {"parent",
            [](auto& p) { p.mutable_header()->add_parentshashlist("x"); },
@@ -241,18 +238,22 @@ TEST(BlockTest, DecoderRefusesMalformedBlocks) {
                  "k");
            },
            "bond.validator"},
-          {"long sig",
-           [](auto& p) { p.set_sig(std::string(73, 's')); },
+          {"long sig", [](auto& p) { p.set_sig(std::string(73, 's')); },
            "sig: expected 1 to 72 bytes, got 73"},
           {"deploy algorithm",
            [](auto& p) {
-             p.mutable_body()->mutable_deploys(0)->mutable_deploy()->set_sigalgorithm(
-                 "rsa");
+             p.mutable_body()
+                 ->mutable_deploys(0)
+                 ->mutable_deploy()
+                 ->set_sigalgorithm("rsa");
            },
            "unsupported signature algorithm 'rsa'"},
           {"empty term",
            [](auto& p) {
-             p.mutable_body()->mutable_deploys(0)->mutable_deploy()->clear_term();
+             p.mutable_body()
+                 ->mutable_deploys(0)
+                 ->mutable_deploy()
+                 ->clear_term();
            },
            "term must not be empty"},
           {"event hash",
@@ -266,7 +267,10 @@ TEST(BlockTest, DecoderRefusesMalformedBlocks) {
            "does not match its fields"},
           {"empty event",
            [](auto& p) {
-             p.mutable_body()->mutable_deploys(0)->mutable_deploylog(0)->Clear();
+             p.mutable_body()
+                 ->mutable_deploys(0)
+                 ->mutable_deploylog(0)
+                 ->Clear();
            },
            "event: empty"},
           {"negative repeat",
@@ -327,16 +331,14 @@ TEST(BlockTest, DecoderRefusesMalformedBlocks) {
              p.mutable_body()->mutable_rejecteddeploys(0)->set_carrier("c");
            },
            "rejectedDeploy.carrier"},
-          {"merge base",
-           [](auto& p) { p.mutable_body()->set_mergebase("m"); },
+          {"merge base", [](auto& p) { p.mutable_body()->set_mergebase("m"); },
            "body.mergeBase"},
           {"justification",
            [](auto& p) {
              p.mutable_justifications(0)->set_latestblockhash("j");
            },
            "justification.latestBlockHash"},
-          {"shard id",
-           [](auto& p) { p.set_shardid(std::string(257, 'r')); },
+          {"shard id", [](auto& p) { p.set_shardid(std::string(257, 'r')); },
            "shardId: 257 bytes, limit 256"},
       };
   ::casper::BlockMessageProto good;

@@ -178,8 +178,7 @@ TEST(FinalityTest, ThreeAgreeingValidatorsFinalizeAtBothThresholds) {
   // 3, who have seen each other's latest blocks: 1/3 > 0.1. Block 10 is on
   // all three: 1 > 0.67.
   for (const auto& [ppm, number] :
-       std::vector<std::pair<int64_t, int64_t>>{{100'000, 11},
-                                                {670'000, 10}}) {
+       std::vector<std::pair<int64_t, int64_t>>{{100'000, 11}, {670'000, 10}}) {
     FinalizerOptions options;
     options.threshold_ppm = ppm;
     auto lfb = FindNewLastFinalized(s.dag(), latest, options);

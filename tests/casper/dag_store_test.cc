@@ -130,8 +130,8 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   const block::Block g = MakeBlock(1, 0, 0, {});
   const block::Block a = MakeBlock(1, 1, 1, {g.hash}, {{k1, g.hash}});
   const block::Block b = MakeBlock(2, 1, 1, {g.hash}, {{k1, g.hash}});
-  const block::Block c = MakeBlock(1, 2, 2, {a.hash, b.hash},
-                                   {{k1, a.hash}, {k2, b.hash}});
+  const block::Block c =
+      MakeBlock(1, 2, 2, {a.hash, b.hash}, {{k1, a.hash}, {k2, b.hash}});
   // An invalid block by 2 on c: stored as evidence, never a tip or latest.
   const block::Block bad = MakeBlock(2, 2, 3, {c.hash}, {{k2, b.hash}});
   for (const auto* blk : {&g, &a, &b, &c}) ASSERT_TRUE(*dag->Insert(*blk));
@@ -247,8 +247,8 @@ TEST_F(DagStoreTest, ReadersRunConcurrentlyWithTheWriter) {
   auto dag = Open();
   std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
   for (int i = 1; i < 120; ++i) {
-    chain.push_back(MakeBlock(static_cast<uint8_t>(1 + i % 2), i, i,
-                              {chain.back().hash}));
+    chain.push_back(
+        MakeBlock(static_cast<uint8_t>(1 + i % 2), i, i, {chain.back().hash}));
   }
   std::atomic<bool> done{false};
   std::atomic<int> bad{0};
@@ -275,10 +275,10 @@ TEST_F(DagStoreTest, ReadersRunConcurrentlyWithTheWriter) {
 }
 
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {
-  const BlockMeta meta = MetaOf(
-      MakeBlock(1, 3, 4, {StateHash(1), StateHash(2)},
-                {{MakeTestKey(1).pk, StateHash(3)}}, {1, 2}),
-      true);
+  const BlockMeta meta =
+      MetaOf(MakeBlock(1, 3, 4, {StateHash(1), StateHash(2)},
+                       {{MakeTestKey(1).pk, StateHash(3)}}, {1, 2}),
+             true);
   const Bytes bytes = EncodeBlockMeta(meta);
   auto back = DecodeBlockMeta(bytes);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -312,10 +312,9 @@ TEST(DagStoreCrashTest, AcknowledgedBlocksSurviveSigkill) {
   const uint64_t seed = rnode::testing::TestSeed(
       "DagStoreCrashTest.AcknowledgedBlocksSurviveSigkill", 16);
   std::mt19937_64 rng(seed);
-  const std::string dir =
-      (std::filesystem::temp_directory_path() /
-       ("dag_crash_" + std::to_string(::getpid())))
-          .string();
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("dag_crash_" + std::to_string(::getpid())))
+                              .string();
   std::filesystem::remove_all(dir);
   // Blocks made before forking: the child only writes.
   std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
