@@ -105,12 +105,12 @@ int RunGenesis(const GenesisToolOptions& options, std::ostream& out,
                std::ostream& err) {
   World w(options.pos);
   if (int rc = Build(options, w, err); rc != 0) return rc;
-  out << "shard: " << w.block.shard_id << "\n"
+  out << "shard: " << w.block.block.shard_id << "\n"
       << "validators: " << w.block.bonds.size() << "\n"
       << "wallets: " << w.params.wallets.size() << "\n"
       << "total supply: " << w.block.total_supply << "\n"
-      << "post-state: " << HexEncode(w.block.post_state) << "\n"
-      << "block hash: " << HexEncode(w.block.hash) << "\n";
+      << "post-state: " << HexEncode(w.block.post_state()) << "\n"
+      << "block hash: " << HexEncode(w.block.hash()) << "\n";
   return 0;
 }
 

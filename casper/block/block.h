@@ -128,6 +128,8 @@ struct Block {
   Header header;
   Body body;
   std::vector<Justification> justifications;
+  // All zero (encoded as absent) for a block without a sender: the genesis
+  // block, which is not signed either.
   crypto::Secp256k1PublicKey sender{};
   int32_t seq_num = 0;
   Bytes sig;

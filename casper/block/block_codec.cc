@@ -365,7 +365,7 @@ void BlockToProto(const Block& b, ::casper::BlockMessageProto* out) {
     q->set_validator(Str(j.validator));
     q->set_latestblockhash(Str(j.latest_block));
   }
-  out->set_sender(Str(b.sender));
+  if (b.sender != crypto::Secp256k1PublicKey{}) out->set_sender(Str(b.sender));
   out->set_seqnum(b.seq_num);
   out->set_sig(Str(b.sig));
   out->set_sigalgorithm(b.sig_algorithm);
@@ -435,7 +435,10 @@ absl::StatusOr<Block> BlockFromProto(const ::casper::BlockMessageProto& p) {
                                               "justification.latestBlockHash"));
     b.justifications.push_back(j);
   }
-  ASSIGN_OR_RETURN(b.sender, ReadKey(p.sender(), "sender"));
+  // A block without a sender (the genesis block) keeps the all-zero key.
+  if (!p.sender().empty()) {
+    ASSIGN_OR_RETURN(b.sender, ReadKey(p.sender(), "sender"));
+  }
   b.seq_num = p.seqnum();
   // An unsigned block (the genesis block) has an empty sig.
   if (!p.sig().empty()) {

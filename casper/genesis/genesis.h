@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "casper/block/block.h"
 #include "casper/contracts/pos.h"
 #include "casper/contracts/system_contracts.h"
 #include "casper/genesis/genesis_files.h"
@@ -27,16 +28,17 @@ struct GenesisParams {
   std::vector<Wallet> wallets;  // ParseWallets
 };
 
+// The genesis block (docs/formats/block.md "Genesis block") and what the
+// genesis files added up to.
 struct GenesisBlock {
-  std::string shard_id;
-  int64_t timestamp = 0;
-  int64_t block_number = 0;
-  Hash32 pre_state{};                  // the empty state
-  Hash32 post_state{};                 // after wallets and bonds
-  std::vector<contracts::Bond> bonds;  // ascending by key
-  int64_t total_supply = 0;            // wallets + stakes, in dust
-  // blake2b256 of the encoding in docs/contracts.md "Genesis".
-  Hash32 hash{};
+  block::Block block;
+  // The stakes as the PoS state holds them (ascending by key).
+  std::vector<contracts::Bond> bonds;
+  int64_t total_supply = 0;  // wallets + stakes, in dust
+
+  const Hash32& hash() const { return block.hash; }
+  const Hash32& pre_state() const { return block.body.state.pre_state; }
+  const Hash32& post_state() const { return block.body.state.post_state; }
 };
 
 // Builds the genesis state on `space` (reset to the empty root first) and
@@ -48,9 +50,6 @@ struct GenesisBlock {
 absl::StatusOr<GenesisBlock> CreateGenesis(
     const GenesisParams& params, rspace::Space* space,
     contracts::SystemContracts* contracts, rholang::interp::Runtime* runtime);
-
-// The block hash preimage (docs/contracts.md): exposed for tests.
-Bytes GenesisBlockPreimage(const GenesisBlock& block);
 
 }  // namespace rnode::casper::genesis
 

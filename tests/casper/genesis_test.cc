@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/names.h"
+#include "casper/block/block_codec.h"
 #include "casper/genesis/genesis.h"
 #include "gtest/gtest.h"
 #include "tests/casper/contract_env.h"
@@ -45,11 +46,37 @@ TEST(GenesisTest, SameFilesGiveThePinnedBlock) {
   ContractEnv env;
   auto b = Build(env, Params());
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_NE(b->post_state, b->pre_state);
-  EXPECT_EQ(HexEncode(ByteView(b->post_state)),
+  EXPECT_NE(b->post_state(), b->pre_state());
+  EXPECT_EQ(HexEncode(ByteView(b->post_state())),
             "afa39ac0c600312a950551ef4ba122a73dd068c58fd1daec0838f49dfa6c08da");
-  EXPECT_EQ(HexEncode(ByteView(b->hash)),
-            "4741d07b9021dcf85af044d19a0ac42255a9a4f9655a7e3000f895178e854113");
+  EXPECT_EQ(HexEncode(ByteView(b->hash())),
+            "7aeec32e1b69205bdd8f627c836134b84e12bf4f61164a1d48d942cb94b76865");
+}
+
+TEST(GenesisTest, GenesisIsAnUnsignedBlockOfNumberZero) {
+  ContractEnv env;
+  auto g = Build(env, Params());
+  ASSERT_TRUE(g.ok()) << g.status();
+  const block::Block& b = g->block;
+  EXPECT_TRUE(b.header.parents.empty());
+  EXPECT_EQ(b.number(), 0);
+  EXPECT_EQ(b.header.timestamp, 1'700'000'000'000);
+  EXPECT_EQ(b.shard_id, "root");
+  EXPECT_TRUE(b.body.deploys.empty());
+  EXPECT_TRUE(b.justifications.empty());
+  EXPECT_TRUE(b.sig.empty());
+  EXPECT_EQ(b.sender, crypto::Secp256k1PublicKey{});
+  EXPECT_EQ(b.hash, block::ComputeBlockHash(b));
+  ASSERT_EQ(b.body.state.bonds.size(), g->bonds.size());
+  for (size_t i = 0; i < g->bonds.size(); ++i) {
+    EXPECT_EQ(Bytes(b.body.state.bonds[i].validator.begin(),
+                    b.body.state.bonds[i].validator.end()),
+              g->bonds[i].validator);
+    EXPECT_EQ(b.body.state.bonds[i].stake, g->bonds[i].stake);
+  }
+  auto decoded = block::DecodeBlock(block::EncodeBlock(b));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, b);
 }
 
 TEST(GenesisTest, StateHoldsTheWalletsAndTheStakes) {
@@ -73,11 +100,11 @@ TEST(GenesisTest, BondsAreReadNativelyFromTheStateRoot) {
   auto b = Build(env, Params());
   ASSERT_TRUE(b.ok()) << b.status();
   contracts::ValidatorsCache cache(&env.space->history());
-  auto v = cache.Get(b->post_state);
+  auto v = cache.Get(b->post_state());
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ((*v)->bonds, b->bonds);
   EXPECT_EQ((*v)->active.size(), 3u);
-  EXPECT_FALSE(cache.Get(b->pre_state).ok());
+  EXPECT_FALSE(cache.Get(b->pre_state()).ok());
 }
 
 TEST(GenesisTest, FileContentChangesTheRoot) {
@@ -88,8 +115,8 @@ TEST(GenesisTest, FileContentChangesTheRoot) {
   p.wallets[0].balance += 1;
   auto y = Build(b, p);
   ASSERT_TRUE(x.ok() && y.ok());
-  EXPECT_NE(x->post_state, y->post_state);
-  EXPECT_NE(x->hash, y->hash);
+  EXPECT_NE(x->post_state(), y->post_state());
+  EXPECT_NE(x->hash(), y->hash());
 }
 
 TEST(GenesisTest, RefusesNoBondsAndOverflowingSupply) {

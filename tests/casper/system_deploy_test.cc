@@ -37,7 +37,7 @@ class SystemDeployTest : public ::testing::Test {
     auto g = genesis::CreateGenesis(p, env.space.get(), env.contracts.get(),
                                     env.runtime.get());
     EXPECT_TRUE(g.ok()) << g.status();
-    root = g->post_state;
+    root = g->post_state();
   }
   ContractEnv env;
   Hash32 root{};

@@ -55,7 +55,7 @@ TEST_F(GenesisToolTest, PrintsThePinnedBlock) {
       "post-state: "
       "59e9fb6bb3e25e5b3091ac6e507bf67dae17798a4b4092f37a1396098e95c85d\n"
       "block hash: "
-      "c9728f50172f1bad57aa7ddbce003e86ca17dff4bde55463a70d396bcbe0720a\n");
+      "8c8f97945c0d1acb44844ddba18fb71f622761781a8d3fda49c6a889d1f0e22c\n");
 }
 
 TEST_F(GenesisToolTest, BadLineIsReportedWithFileAndLine) {
