@@ -226,6 +226,7 @@ void DagStore::Index(std::shared_ptr<const BlockMeta> meta) {
   const Hash32 h = meta->hash;
   for (const Hash32& p : meta->parents) InsertSorted(children_[p], h);
   InsertSorted(heights_[meta->block_number], h);
+  if (meta->invalid) invalid_.insert(h);
   if (!meta->invalid) {
     auto& latest = latest_[meta->sender];
     if (latest == nullptr || meta->seq_num > latest->seq_num ||
@@ -369,6 +370,11 @@ std::vector<Hash32> DagStore::Tips() const {
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<Hash32> DagStore::InvalidBlocks() const {
+  MutexLock lock(&mu_);
+  return std::vector<Hash32>(invalid_.begin(), invalid_.end());
 }
 
 absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,8 @@ class DagStore {
   std::map<crypto::Secp256k1PublicKey, Hash32> LatestMessages() const;
   // Valid blocks without valid children, ascending.
   std::vector<Hash32> Tips() const;
+  // Blocks stored marked invalid, ascending.
+  std::vector<Hash32> InvalidBlocks() const;
   // Blocks that include the deploy with signature `sig`, ascending.
   absl::StatusOr<std::vector<Hash32>> BlocksWithDeploy(ByteView sig);
 
@@ -140,6 +143,7 @@ class DagStore {
   std::map<crypto::Secp256k1PublicKey, std::shared_ptr<const BlockMeta>> latest_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
+  std::set<Hash32> invalid_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -1,0 +1,109 @@
+// Block creation.
+#include "casper/proposer/block_creator.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "casper/consensus/fork_choice.h"
+#include "casper/validation/validator.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::proposer {
+
+absl::StatusOr<std::optional<Created>> BlockCreator::Create(
+    const crypto::Secp256k1PrivateKey& key, int64_t now_ms, bool allow_empty) {
+  const crypto::Secp256k1PublicKey me = crypto::Secp256k1PublicKeyOf(key);
+  // The root the fork choice weighs by: the last finalized block, or the
+  // lowest (genesis).
+  std::optional<Hash32> root = dag_->LastFinalized();
+  if (!root.has_value()) {
+    std::vector<Hash32> lowest = dag_->AtHeight(0);
+    if (lowest.empty()) return absl::FailedPreconditionError("empty DAG");
+    root = lowest.front();
+  }
+  const auto root_meta = dag_->Meta(*root);
+  const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
+      dag_->LatestMessages();
+  ASSIGN_OR_RETURN(consensus::ForkChoice fc,
+                   consensus::ChooseParents(
+                       *dag_, latest, consensus::WeightsOf(root_meta->bonds)));
+  const auto main = dag_->Meta(fc.parents.front());
+  bool bonded = false;
+  for (const auto& b : main->bonds) bonded = bonded || (b.validator == me && b.stake > 0);
+  if (!bonded) {
+    return absl::FailedPreconditionError(
+        "validator " + HexEncode(me) + " is not bonded in the state of " +
+        HexEncode(main->hash));
+  }
+  const int64_t number = main->block_number + 1;
+  const int64_t timestamp = std::max(now_ms, main->timestamp);
+
+  // Deploys: what fits this block and is not in its ancestry.
+  const std::vector<Hash32> parents{main->hash};
+  std::vector<SignedDeploy> deploys;
+  for (SignedDeploy& d : pool_->Select(number, timestamp,
+                                       std::numeric_limits<size_t>::max())) {
+    if (deploys.size() >= options_.max_deploys) break;
+    ASSIGN_OR_RETURN(bool repeated,
+                     validation::DeployInAncestry(
+                         *dag_, parents, d.sig(),
+                         number - options_.deploy_lifespan));
+    if (!repeated) deploys.push_back(std::move(d));
+  }
+
+  // Slashes: one per still-bonded sender of a block known invalid.
+  std::vector<SlashToRun> slashes;
+  for (const Hash32& h : dag_->InvalidBlocks()) {
+    const auto bad = dag_->Meta(h);
+    bool still_bonded = false;
+    for (const auto& b : main->bonds) {
+      still_bonded = still_bonded || (b.validator == bad->sender && b.stake > 0);
+    }
+    bool already = false;
+    for (const auto& s : slashes) {
+      already = already || std::equal(s.validator.begin(), s.validator.end(),
+                                       bad->sender.begin(), bad->sender.end());
+    }
+    if (!still_bonded || already) continue;
+    slashes.push_back(SlashToRun{block::SlashDeploy{h, me, 0},
+                                 Bytes(bad->sender.begin(), bad->sender.end())});
+  }
+  if (deploys.empty() && slashes.empty() && !allow_empty) {
+    return std::optional<Created>();
+  }
+
+  BlockEnv env{number, timestamp, me};
+  ASSIGN_OR_RETURN(PlayedBlock played,
+                   executor_->Play(main->post_state, deploys, slashes, env));
+  ASSIGN_OR_RETURN(auto post_validators, validators_->Get(played.post_state));
+
+  Created out;
+  block::Block& b = out.block;
+  b.header.parents = parents;
+  b.header.timestamp = timestamp;
+  b.body.state.pre_state = main->post_state;
+  b.body.state.post_state = played.post_state;
+  b.body.state.bonds = validation::BlockBonds(*post_validators);
+  b.body.state.block_number = number;
+  b.body.deploys = std::move(played.deploys);
+  b.body.system_deploys = std::move(played.system_deploys);
+  // Every validator bonded in the parent's state, at its latest block (the
+  // root before it has one).
+  for (const auto& bond : main->bonds) {
+    if (bond.stake <= 0) continue;
+    auto it = latest.find(bond.validator);
+    b.justifications.push_back(
+        {bond.validator, it == latest.end() ? *root : it->second});
+  }
+  auto mine = latest.find(me);
+  b.seq_num = 1;
+  if (mine != latest.end()) b.seq_num = dag_->Meta(mine->second)->seq_num + 1;
+  b.shard_id = options_.shard_id;
+  RETURN_IF_ERROR(block::SignBlock(b, key));
+  out.outcomes = std::move(played.outcomes);
+  return std::optional<Created>(std::move(out));
+}
+
+}  // namespace rnode::casper::proposer

@@ -1,0 +1,71 @@
+// Block creation (docs/validation.md "Creating a block"): parents from fork
+// choice, the pre-state of the main parent, deploys from the pool that fit
+// the block and are not in its ancestry, play, close block, one checkpoint,
+// the post-state's bonds, justifications of every bonded validator, seal.
+//
+// This first version makes single-parent blocks (the merger's multi-parent
+// pre-state comes with the shard work); fork choice still picks the parent.
+//
+// Not thread-safe (it plays on the node's space).
+#ifndef RNODE_CASPER_PROPOSER_BLOCK_CREATOR_H_
+#define RNODE_CASPER_PROPOSER_BLOCK_CREATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "casper/block/block.h"
+#include "casper/contracts/pos.h"
+#include "casper/dag/dag_store.h"
+#include "casper/execution/block_executor.h"
+#include "casper/pool/deploy_pool.h"
+
+namespace rnode::casper::proposer {
+
+struct CreatorOptions {
+  std::string shard_id = "root";
+  // The public node's cap on user deploys per block.
+  size_t max_deploys = 128;
+  int64_t deploy_lifespan = pool::kDeployLifespanBlocks;
+};
+
+struct Created {
+  block::Block block;
+  // Per user deploy, then per system deploy (the merger's index input).
+  std::vector<DeployOutcome> outcomes;
+};
+
+class BlockCreator {
+ public:
+  // None owned; all must outlive the creator.
+  BlockCreator(dag::DagStore* dag, pool::DeployPool* pool,
+               BlockExecutor* executor, contracts::ValidatorsCache* validators,
+               CreatorOptions options)
+      : dag_(dag),
+        pool_(pool),
+        executor_(executor),
+        validators_(validators),
+        options_(std::move(options)) {}
+
+  // Makes and seals a block by `key` at `now_ms`. nullopt when there is no
+  // deploy to include and `allow_empty` is false. FailedPrecondition when
+  // the key is not bonded in the parent's state; errors otherwise are
+  // internal. The block is not inserted: the caller stores and announces it.
+  absl::StatusOr<std::optional<Created>> Create(
+      const crypto::Secp256k1PrivateKey& key, int64_t now_ms,
+      bool allow_empty = false);
+
+ private:
+  dag::DagStore* dag_;
+  pool::DeployPool* pool_;
+  BlockExecutor* executor_;
+  contracts::ValidatorsCache* validators_;
+  const CreatorOptions options_;
+};
+
+}  // namespace rnode::casper::proposer
+
+#endif  // RNODE_CASPER_PROPOSER_BLOCK_CREATOR_H_

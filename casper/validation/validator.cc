@@ -1,0 +1,419 @@
+// The block validation pipeline.
+#include "casper/validation/validator.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace rnode::casper::validation {
+namespace {
+
+Verdict Invalid(InvalidReason reason, std::string detail) {
+  Verdict v;
+  v.kind = Verdict::Kind::kInvalid;
+  v.reason = reason;
+  v.detail = std::move(detail);
+  return v;
+}
+
+Verdict Internal(absl::Status error) {
+  Verdict v;
+  v.kind = Verdict::Kind::kInternal;
+  v.error = std::move(error);
+  return v;
+}
+
+std::string Hex(const Hash32& h) { return HexEncode(h); }
+
+}  // namespace
+
+std::string_view InvalidReasonName(InvalidReason reason) {
+  switch (reason) {
+    case InvalidReason::kInvalidBlockHash:
+      return "InvalidBlockHash";
+    case InvalidReason::kInvalidSignature:
+      return "InvalidSignature";
+    case InvalidReason::kInvalidFormat:
+      return "InvalidFormat";
+    case InvalidReason::kInvalidShardId:
+      return "InvalidShardId";
+    case InvalidReason::kInvalidParents:
+      return "InvalidParents";
+    case InvalidReason::kInvalidSender:
+      return "InvalidSender";
+    case InvalidReason::kInvalidFollows:
+      return "InvalidFollows";
+    case InvalidReason::kInvalidBlockNumber:
+      return "InvalidBlockNumber";
+    case InvalidReason::kInvalidSequenceNumber:
+      return "InvalidSequenceNumber";
+    case InvalidReason::kJustificationRegression:
+      return "JustificationRegression";
+    case InvalidReason::kInvalidTimestamp:
+      return "InvalidTimestamp";
+    case InvalidReason::kContainsFutureDeploy:
+      return "ContainsFutureDeploy";
+    case InvalidReason::kContainsExpiredDeploy:
+      return "ContainsExpiredDeploy";
+    case InvalidReason::kContainsTimeExpiredDeploy:
+      return "ContainsTimeExpiredDeploy";
+    case InvalidReason::kInvalidRepeatDeploy:
+      return "InvalidRepeatDeploy";
+    case InvalidReason::kDeployNotSigned:
+      return "DeployNotSigned";
+    case InvalidReason::kNeglectedInvalidBlock:
+      return "NeglectedInvalidBlock";
+    case InvalidReason::kUnauthorizedSlash:
+      return "UnauthorizedSlashDeploy";
+    case InvalidReason::kInvalidPreState:
+      return "InvalidPreState";
+    case InvalidReason::kInvalidTransaction:
+      return "InvalidTransaction";
+    case InvalidReason::kInvalidBondsCache:
+      return "InvalidBondsCache";
+    case InvalidReason::kEquivocation:
+      return "Equivocation";
+  }
+  return "Unknown";
+}
+
+bool IsSlashable(InvalidReason reason) {
+  switch (reason) {
+    // Nothing a block's sender signed can be held against it when the
+    // signature or the form is broken, or the clock may be ours.
+    case InvalidReason::kInvalidSignature:
+    case InvalidReason::kInvalidFormat:
+    case InvalidReason::kInvalidSender:
+    case InvalidReason::kInvalidTimestamp:
+      return false;
+    default:
+      return true;
+  }
+}
+
+absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
+                                      std::span<const Hash32> parents,
+                                      ByteView sig, int64_t min_number) {
+  auto holders = dag.BlocksWithDeploy(sig);
+  if (!holders.ok()) return holders.status();
+  for (const Hash32& h : *holders) {
+    auto meta = dag.Meta(h);
+    if (meta == nullptr || meta->block_number < min_number) continue;
+    for (const Hash32& p : parents) {
+      if (dag.IsAncestor(h, p)) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<block::Bond> BlockBonds(const contracts::Validators& validators) {
+  std::vector<block::Bond> out;
+  for (const contracts::Bond& b : validators.bonds) {
+    if (b.stake <= 0 || b.validator.size() != 65) continue;
+    block::Bond bond;
+    std::copy(b.validator.begin(), b.validator.end(), bond.validator.begin());
+    bond.stake = b.stake;
+    out.push_back(bond);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const block::Bond& a, const block::Bond& b) {
+              return a.validator < b.validator;
+            });
+  return out;
+}
+
+Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
+  using R = InvalidReason;
+  // 1. Seal.
+  switch (block::CheckSeal(b)) {
+    case block::SealError::kNone:
+      break;
+    case block::SealError::kHashMismatch:
+      return Invalid(R::kInvalidBlockHash,
+                     "hash " + Hex(b.hash) + " is not the block's (" +
+                         Hex(block::ComputeBlockHash(b)) + ")");
+    case block::SealError::kUnknownSigAlgorithm:
+      return Invalid(R::kInvalidSignature,
+                     "unknown signature algorithm '" + b.sig_algorithm + "'");
+    case block::SealError::kBadSignature:
+      return Invalid(R::kInvalidSignature,
+                     "the signature is not the sender's over the hash");
+  }
+  // 2. Form and shard.
+  if (b.sender == crypto::Secp256k1PublicKey{}) {
+    return Invalid(R::kInvalidFormat, "no sender");
+  }
+  if (b.header.version != block::kBlockVersion) {
+    return Invalid(R::kInvalidFormat,
+                   absl::StrCat("version ", b.header.version, ", expected ",
+                                block::kBlockVersion));
+  }
+  if (b.shard_id != options_.shard_id) {
+    return Invalid(R::kInvalidShardId, "shard '" + b.shard_id +
+                                           "', expected '" +
+                                           options_.shard_id + "'");
+  }
+  // 3. Dependencies: everything the block names must be stored.
+  std::set<Hash32> missing;
+  for (const Hash32& p : b.header.parents) {
+    if (!dag_->Contains(p)) missing.insert(p);
+  }
+  for (const auto& j : b.justifications) {
+    if (!dag_->Contains(j.latest_block)) missing.insert(j.latest_block);
+  }
+  for (const auto& s : b.body.system_deploys) {
+    if (const auto* slash = std::get_if<block::SlashDeploy>(&s.deploy)) {
+      if (!dag_->Contains(slash->invalid_block)) {
+        missing.insert(slash->invalid_block);
+      }
+    }
+  }
+  if (!missing.empty()) {
+    Verdict v;
+    v.kind = Verdict::Kind::kMissingDependency;
+    v.missing.assign(missing.begin(), missing.end());
+    return v;
+  }
+  // 4. Parents.
+  const auto& parents = b.header.parents;
+  if (parents.empty()) return Invalid(R::kInvalidParents, "no parents");
+  if (parents.size() > options_.max_parents) {
+    return Invalid(R::kInvalidParents,
+                   absl::StrCat(parents.size(), " parents, at most ",
+                                options_.max_parents));
+  }
+  std::vector<std::shared_ptr<const dag::BlockMeta>> parent_metas;
+  for (const Hash32& p : parents) {
+    if (std::count(parents.begin(), parents.end(), p) > 1) {
+      return Invalid(R::kInvalidParents, "parent " + Hex(p) + " repeated");
+    }
+    auto m = dag_->Meta(p);
+    if (m->invalid) {
+      return Invalid(R::kInvalidParents, "parent " + Hex(p) + " is invalid");
+    }
+    parent_metas.push_back(std::move(m));
+  }
+  const dag::BlockMeta& main = *parent_metas.front();
+  // 5. Sender bonded in the main parent's state.
+  auto bonded = [&](const crypto::Secp256k1PublicKey& k) {
+    for (const auto& bond : main.bonds) {
+      if (bond.validator == k) return bond.stake > 0;
+    }
+    return false;
+  };
+  if (!bonded(b.sender)) {
+    return Invalid(R::kInvalidSender, "sender " + HexEncode(b.sender) +
+                                          " is not bonded in the main "
+                                          "parent's state");
+  }
+  // 6. Justifications: exactly the main parent's bonded validators.
+  {
+    std::set<crypto::Secp256k1PublicKey> justified;
+    for (const auto& j : b.justifications) {
+      if (!justified.insert(j.validator).second) {
+        return Invalid(R::kInvalidFollows, "validator " +
+                                               HexEncode(j.validator) +
+                                               " justified twice");
+      }
+    }
+    std::set<crypto::Secp256k1PublicKey> expected;
+    for (const auto& bond : main.bonds) {
+      if (bond.stake > 0) expected.insert(bond.validator);
+    }
+    if (justified != expected) {
+      return Invalid(R::kInvalidFollows,
+                     absl::StrCat("justifies ", justified.size(),
+                                  " validators; the main parent bonds ",
+                                  expected.size()));
+    }
+  }
+  // 7. Block number.
+  int64_t number = 0;
+  int64_t parent_time = 0;
+  for (const auto& m : parent_metas) {
+    number = std::max(number, m->block_number + 1);
+    parent_time = std::max(parent_time, m->timestamp);
+  }
+  if (b.number() != number) {
+    return Invalid(R::kInvalidBlockNumber,
+                   absl::StrCat("number ", b.number(), ", expected ", number));
+  }
+  // 8. Sequence number: one more than the sender's justified block.
+  std::shared_ptr<const dag::BlockMeta> previous;
+  for (const auto& j : b.justifications) {
+    if (j.validator != b.sender) continue;
+    auto m = dag_->Meta(j.latest_block);
+    if (m->sender == b.sender) previous = std::move(m);
+  }
+  const int32_t expected_seq = previous == nullptr ? 1 : previous->seq_num + 1;
+  if (b.seq_num != expected_seq) {
+    return Invalid(R::kInvalidSequenceNumber,
+                   absl::StrCat("sequence number ", b.seq_num, ", expected ",
+                                expected_seq));
+  }
+  // 9. No justification older than the sender's previous block's.
+  if (previous != nullptr) {
+    for (const auto& pj : previous->justifications) {
+      auto before = dag_->Meta(pj.latest_block);
+      for (const auto& j : b.justifications) {
+        if (j.validator != pj.validator) continue;
+        auto now = dag_->Meta(j.latest_block);
+        if (before->sender == pj.validator &&
+            (now->sender != pj.validator ||
+             now->seq_num < before->seq_num)) {
+          return Invalid(R::kJustificationRegression,
+                         "justifies " + Hex(j.latest_block) + " of " +
+                             HexEncode(j.validator) +
+                             ", older than its previous block's " +
+                             Hex(pj.latest_block));
+        }
+      }
+    }
+  }
+  // 10. Timestamp.
+  if (b.header.timestamp < parent_time) {
+    return Invalid(R::kInvalidTimestamp,
+                   absl::StrCat("timestamp ", b.header.timestamp,
+                                " is before its parent's ", parent_time));
+  }
+  if (b.header.timestamp > now_ms + options_.max_clock_drift_ms) {
+    return Invalid(R::kInvalidTimestamp,
+                   absl::StrCat("timestamp ", b.header.timestamp,
+                                " is more than ", options_.max_clock_drift_ms,
+                                " ms ahead of now (", now_ms, ")"));
+  }
+  // 11. Deploys: shard, windows, repeats.
+  std::set<Bytes> sigs;
+  for (size_t i = 0; i < b.body.deploys.size(); ++i) {
+    const block::ProcessedDeploy& d = b.body.deploys[i];
+    const std::string which = absl::StrCat("deploy ", i, " (",
+                                           HexEncode(d.sig), ")");
+    if (d.data.shard_id != options_.shard_id) {
+      return Invalid(R::kInvalidShardId,
+                     which + " is for shard '" + d.data.shard_id + "'");
+    }
+    if (d.data.valid_after_block_number >= number) {
+      return Invalid(R::kContainsFutureDeploy,
+                     absl::StrCat(which, " is valid after block ",
+                                  d.data.valid_after_block_number));
+    }
+    if (number - d.data.valid_after_block_number > options_.deploy_lifespan) {
+      return Invalid(R::kContainsExpiredDeploy,
+                     absl::StrCat(which, " (valid after block ",
+                                  d.data.valid_after_block_number,
+                                  ") is past its lifespan of ",
+                                  options_.deploy_lifespan, " blocks"));
+    }
+    if (d.data.expiration_timestamp != 0 &&
+        d.data.expiration_timestamp < b.header.timestamp) {
+      return Invalid(R::kContainsTimeExpiredDeploy,
+                     absl::StrCat(which, " expired at ",
+                                  d.data.expiration_timestamp));
+    }
+    if (!sigs.insert(d.sig).second) {
+      return Invalid(R::kInvalidRepeatDeploy, which + " appears twice");
+    }
+    auto repeated = DeployInAncestry(*dag_, parents, d.sig,
+                                     number - options_.deploy_lifespan);
+    if (!repeated.ok()) return Internal(repeated.status());
+    if (*repeated) {
+      return Invalid(R::kInvalidRepeatDeploy,
+                     which + " is already in the block's ancestry");
+    }
+  }
+  // 12. Deploy signatures, in parallel.
+  std::vector<std::optional<SignedDeploy>> verified(b.body.deploys.size());
+  auto verify = [&](size_t i) {
+    const block::ProcessedDeploy& d = b.body.deploys[i];
+    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
+                                  SigAlgorithmName(d.sig_algorithm));
+    if (s.ok()) verified[i] = *std::move(s);
+  };
+  if (pool_ != nullptr && b.body.deploys.size() > 1) {
+    pool_->ParallelFor(b.body.deploys.size(), verify);
+  } else {
+    for (size_t i = 0; i < b.body.deploys.size(); ++i) verify(i);
+  }
+  std::vector<SignedDeploy> deploys;
+  deploys.reserve(verified.size());
+  for (size_t i = 0; i < verified.size(); ++i) {
+    if (!verified[i].has_value()) {
+      return Invalid(R::kDeployNotSigned,
+                     absl::StrCat("deploy ", i, " (",
+                                  HexEncode(b.body.deploys[i].sig),
+                                  ") does not verify"));
+    }
+    deploys.push_back(*std::move(verified[i]));
+  }
+  // 13. Invalid blocks justified must be slashed; slashes must be earned.
+  std::set<Hash32> slashed;
+  std::vector<Bytes> slash_validators;
+  for (const auto& s : b.body.system_deploys) {
+    const auto* slash = std::get_if<block::SlashDeploy>(&s.deploy);
+    if (slash == nullptr) continue;
+    auto target = dag_->Meta(slash->invalid_block);
+    if (!target->invalid || slash->issuer != b.sender) {
+      return Invalid(R::kUnauthorizedSlash,
+                     "slash for " + Hex(slash->invalid_block) +
+                         (target->invalid ? " issued by another key"
+                                          : ", which is not invalid"));
+    }
+    slashed.insert(slash->invalid_block);
+    slash_validators.emplace_back(target->sender.begin(),
+                                  target->sender.end());
+  }
+  for (const auto& j : b.justifications) {
+    if (dag_->Meta(j.latest_block)->invalid &&
+        !slashed.contains(j.latest_block)) {
+      return Invalid(R::kNeglectedInvalidBlock,
+                     "justifies invalid block " + Hex(j.latest_block) +
+                         " without slashing its sender");
+    }
+  }
+  // 14. Pre-state.
+  if (parents.size() > 1) {
+    return Internal(absl::UnimplementedError(
+        "the pre-state of a multi-parent block (the merge) is not "
+        "validated yet"));
+  }
+  if (b.body.state.pre_state != main.post_state) {
+    return Invalid(R::kInvalidPreState,
+                   "pre-state " + Hex(b.body.state.pre_state) +
+                       " is not the parent's post-state " +
+                       Hex(main.post_state));
+  }
+  // 15. Replay.
+  BlockReplayVerdict replay = executor_->Replay(b, deploys, slash_validators);
+  if (replay.kind == BlockReplayVerdict::Kind::kInternalError) {
+    return Internal(replay.error);
+  }
+  if (replay.kind == BlockReplayVerdict::Kind::kInvalid) {
+    return Invalid(R::kInvalidTransaction, replay.reason);
+  }
+  // 16. Bonds of the post-state.
+  auto post = validators_->Get(b.body.state.post_state);
+  if (!post.ok()) return Internal(post.status());
+  if (BlockBonds(**post) != b.body.state.bonds) {
+    return Invalid(R::kInvalidBondsCache,
+                   "bonds are not those of the block's post-state");
+  }
+  // 17. Equivocation: another block of the sender with this number.
+  auto latest = dag_->LatestMessages();
+  if (auto it = latest.find(b.sender); it != latest.end()) {
+    auto mine = dag_->Meta(it->second);
+    if (mine->seq_num >= b.seq_num) {
+      return Invalid(R::kEquivocation,
+                     absl::StrCat("the sender already made block ",
+                                  Hex(mine->hash), " with sequence number ",
+                                  mine->seq_num));
+    }
+  }
+  Verdict ok;
+  ok.outcomes = std::move(replay.outcomes);
+  return ok;
+}
+
+}  // namespace rnode::casper::validation

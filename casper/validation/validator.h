@@ -1,0 +1,127 @@
+// Block validation: the checks a block from a peer passes before it enters
+// the DAG, in a documented order, with a typed verdict
+// (docs/validation.md).
+//
+//   valid               every check passed (the replay's outcomes are in
+//                       the verdict for the merger's index);
+//   invalid(reason)     the block breaks a rule; slashable reasons are
+//                       stored in the DAG marked invalid, as evidence;
+//   missing dependency  a parent, a justification's block or a slashed
+//                       block is not stored yet: the caller buffers the
+//                       block and fetches them; never a judgement;
+//   internal error      a local fault; never the block's fault.
+//
+// Not thread-safe (it replays on the node's space); signature checks of
+// the block's deploys run on the given pool.
+#ifndef RNODE_CASPER_VALIDATION_VALIDATOR_H_
+#define RNODE_CASPER_VALIDATION_VALIDATOR_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "casper/block/block.h"
+#include "casper/contracts/pos.h"
+#include "casper/dag/dag_store.h"
+#include "casper/execution/block_executor.h"
+#include "util/worker_pool.h"
+
+namespace rnode::casper::validation {
+
+// Why a block is invalid, in the order the checks run.
+enum class InvalidReason : uint8_t {
+  kInvalidBlockHash,         // The hash is not the rule's.
+  kInvalidSignature,         // Unknown algorithm or bad signature.
+  kInvalidFormat,            // No sender, or not the shard's version.
+  kInvalidShardId,           // Not this shard (the block or a deploy).
+  kInvalidParents,           // None, repeated, too many, or an invalid one.
+  kInvalidSender,            // Not bonded in the main parent's state.
+  kInvalidFollows,           // Justifications: repeated, or not exactly
+                             // the main parent's bonded validators.
+  kInvalidBlockNumber,       // Not max(parent numbers) + 1.
+  kInvalidSequenceNumber,    // Not the sender's justified block's + 1.
+  kJustificationRegression,  // Justifies an older block of a validator
+                             // than the sender's previous block did.
+  kInvalidTimestamp,         // Before a parent's, or too far ahead.
+  kContainsFutureDeploy,     // validAfterBlockNumber >= block number.
+  kContainsExpiredDeploy,    // Past its lifespan.
+  kContainsTimeExpiredDeploy,  // Expiration timestamp before the block's.
+  kInvalidRepeatDeploy,      // Twice in the block, or already in its
+                             // ancestry within the lifespan.
+  kDeployNotSigned,          // A deploy's signature does not verify.
+  kNeglectedInvalidBlock,    // Justifies an invalid block without slashing
+                             // its sender.
+  kUnauthorizedSlash,        // Slashes for a block not known invalid.
+  kInvalidPreState,          // Pre-state is not what the parents give.
+  kInvalidTransaction,       // Replay does not reproduce the block.
+  kInvalidBondsCache,        // Bonds are not the post-state's.
+  kEquivocation,             // The sender already has another block with
+                             // this sequence number.
+};
+std::string_view InvalidReasonName(InvalidReason reason);
+// Whether a block invalid for `reason` is evidence against its sender
+// (stored marked invalid, its sender slashed); the others are dropped.
+bool IsSlashable(InvalidReason reason);
+
+struct Verdict {
+  enum class Kind : uint8_t { kValid, kInvalid, kMissingDependency, kInternal };
+  Kind kind = Kind::kValid;
+  InvalidReason reason = InvalidReason::kInvalidBlockHash;  // kInvalid
+  std::string detail;             // kInvalid: what exactly
+  std::vector<Hash32> missing;    // kMissingDependency, ascending
+  absl::Status error;             // kInternal
+  std::vector<DeployOutcome> outcomes;  // kValid: per deploy and system deploy
+
+  bool valid() const { return kind == Kind::kValid; }
+};
+
+struct ValidatorOptions {
+  std::string shard_id = "root";
+  // A block may be at most this far ahead of the local clock (the public
+  // node's DRIFT).
+  int64_t max_clock_drift_ms = 15'000;
+  size_t max_parents = 100;
+  int64_t deploy_lifespan = 50;
+};
+
+// True when a block of `parents` (stored) would repeat the deploy `sig`:
+// a stored block holding it is one of the parents or their ancestors, of
+// number at least `min_number`.
+absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
+                                      std::span<const Hash32> parents,
+                                      ByteView sig, int64_t min_number);
+
+// The bonds a block records for a state: those with stake, ascending by key.
+std::vector<block::Bond> BlockBonds(const contracts::Validators& validators);
+
+class BlockValidator {
+ public:
+  // None owned; all must outlive the validator. `pool` may be null (serial
+  // signature checks).
+  BlockValidator(dag::DagStore* dag, BlockExecutor* executor,
+                 contracts::ValidatorsCache* validators, WorkerPool* pool,
+                 ValidatorOptions options)
+      : dag_(dag),
+        executor_(executor),
+        validators_(validators),
+        pool_(pool),
+        options_(std::move(options)) {}
+
+  // Runs every check on `block` (not yet in the DAG) at local time
+  // `now_ms`. Leaves the space at the block's post-state when valid.
+  Verdict Validate(const block::Block& block, int64_t now_ms);
+
+ private:
+  dag::DagStore* dag_;
+  BlockExecutor* executor_;
+  contracts::ValidatorsCache* validators_;
+  WorkerPool* pool_;
+  const ValidatorOptions options_;
+};
+
+}  // namespace rnode::casper::validation
+
+#endif  // RNODE_CASPER_VALIDATION_VALIDATOR_H_

@@ -1,0 +1,143 @@
+// An in-process validator for Casper tests: its own store, space, runtime,
+// DAG, deploy pool, block creator and validator, on a genesis shared by
+// every TestNode made with the same validators and wallets.
+#ifndef RNODE_TESTS_CASPER_TEST_NODE_H_
+#define RNODE_TESTS_CASPER_TEST_NODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "casper/contracts/pos.h"
+#include "casper/contracts/system_contracts.h"
+#include "casper/dag/dag_store.h"
+#include "casper/execution/block_executor.h"
+#include "casper/execution/deploy_executor.h"
+#include "casper/genesis/genesis.h"
+#include "casper/pool/deploy_pool.h"
+#include "casper/proposer/block_creator.h"
+#include "casper/validation/validator.h"
+#include "gtest/gtest.h"
+#include "rholang/interpreter/reducer.h"
+#include "rholang/interpreter/term_codec.h"
+#include "rspace/space.h"
+#include "rspace/storage/kv_store.h"
+#include "tests/casper/test_key.h"
+#include "util/worker_pool.h"
+
+namespace rnode::casper::testing {
+
+inline constexpr int64_t kGenesisTime = 1'700'000'000'000;
+
+// Column layout of a test node's store: history, DAG, pool.
+inline constexpr size_t kHistoryColumns = 3;
+inline constexpr size_t kNodeColumns = kHistoryColumns + 4 + 1;
+
+class TestNode {
+ public:
+  // Validators are MakeTestKey(1..validators), each bonded with 1000; key
+  // 1's address holds `funds`. `key` is this node's signing key seed.
+  TestNode(uint8_t key, int validators, int64_t funds = 1'000'000'000,
+           int threads = 1)
+      : key_(MakeTestKey(key)), store_(kNodeColumns), pool_threads_(threads) {
+    rspace::SpaceOptions so;
+    so.term_factory = rholang::interp::StoredTermFactory();
+    space_ = *rspace::Space::Open(&store_, so);
+    contracts_ = std::make_unique<contracts::SystemContracts>(
+        contracts::ContractsOptions{});
+    runtime_ = *rholang::interp::Runtime::Create(
+        space_.get(), contracts_->RuntimeOptionsFor(threads, &output_));
+    executor_ = std::make_unique<DeployExecutor>(space_.get(), contracts_.get(),
+                                                 runtime_.get());
+    blocks_ = std::make_unique<BlockExecutor>(space_.get(), executor_.get());
+    validators_ =
+        std::make_unique<contracts::ValidatorsCache>(&space_->history());
+    genesis::GenesisParams p;
+    p.timestamp = kGenesisTime;
+    for (int i = 1; i <= validators; ++i) {
+      genesis::Bond b;
+      b.validator = MakeTestKey(static_cast<uint8_t>(i)).pk;
+      b.stake = 1000;
+      p.bonds.push_back(b);
+    }
+    genesis::Wallet w;
+    w.address = MakeTestKey(1).address;
+    w.balance = funds;
+    p.wallets.push_back(w);
+    auto g = genesis::CreateGenesis(p, space_.get(), contracts_.get(),
+                                    runtime_.get());
+    EXPECT_TRUE(g.ok()) << g.status();
+    genesis_ = g->block;
+    dag_ = *dag::DagStore::Open(&store_,
+                                dag::DagColumnsFrom(kHistoryColumns));
+    EXPECT_TRUE(*dag_->Insert(genesis_));
+    pool_ = *pool::DeployPool::Open(&store_, kHistoryColumns + 4);
+    creator_ = std::make_unique<proposer::BlockCreator>(
+        dag_.get(), pool_.get(), blocks_.get(), validators_.get(),
+        proposer::CreatorOptions{});
+    validator_ = std::make_unique<validation::BlockValidator>(
+        dag_.get(), blocks_.get(), validators_.get(), &pool_threads_,
+        validation::ValidatorOptions{});
+  }
+
+  // Creates a block (nullopt when nothing to include and not forced).
+  std::optional<block::Block> Propose(int64_t now_ms,
+                                     bool allow_empty = false) {
+    auto created = creator_->Create(key_.sk, now_ms, allow_empty);
+    EXPECT_TRUE(created.ok()) << created.status();
+    if (!created.ok() || !created->has_value()) return std::nullopt;
+    return (*created)->block;
+  }
+
+  // Validates and stores a block from a peer (or this node).
+  validation::Verdict Receive(const block::Block& b, int64_t now_ms) {
+    validation::Verdict v = validator_->Validate(b, now_ms);
+    if (v.valid()) {
+      EXPECT_TRUE(dag_->Insert(b).ok());
+    } else if (v.kind == validation::Verdict::Kind::kInvalid &&
+               validation::IsSlashable(v.reason)) {
+      EXPECT_TRUE(dag_->Insert(b, /*invalid=*/true).ok());
+    }
+    return v;
+  }
+
+  SignedDeploy Sign(const std::string& term, int64_t timestamp,
+                    uint8_t signer = 1, int64_t valid_after = 0) {
+    DeployData d;
+    d.term = term;
+    d.timestamp = timestamp;
+    d.phlo_price = 1;
+    d.phlo_limit = 100'000;
+    d.valid_after_block_number = valid_after;
+    d.shard_id = "root";
+    return *SignedDeploy::Sign(d, MakeTestKey(signer).sk);
+  }
+
+  const TestKey& key() const { return key_; }
+  dag::DagStore& dag() { return *dag_; }
+  pool::DeployPool& pool() { return *pool_; }
+  rspace::Space& space() { return *space_; }
+  const block::Block& genesis() const { return genesis_; }
+
+ private:
+  TestKey key_;
+  rspace::InMemoryStore store_;
+  WorkerPool pool_threads_;
+  rholang::interp::CollectingSink output_;
+  std::unique_ptr<rspace::Space> space_;
+  std::unique_ptr<contracts::SystemContracts> contracts_;
+  std::unique_ptr<rholang::interp::Runtime> runtime_;
+  std::unique_ptr<DeployExecutor> executor_;
+  std::unique_ptr<BlockExecutor> blocks_;
+  std::unique_ptr<contracts::ValidatorsCache> validators_;
+  block::Block genesis_;
+  std::unique_ptr<dag::DagStore> dag_;
+  std::unique_ptr<pool::DeployPool> pool_;
+  std::unique_ptr<proposer::BlockCreator> creator_;
+  std::unique_ptr<validation::BlockValidator> validator_;
+};
+
+}  // namespace rnode::casper::testing
+
+#endif  // RNODE_TESTS_CASPER_TEST_NODE_H_

@@ -1,0 +1,316 @@
+// Tests for block creation and the validation pipeline: a created block is
+// valid on another node, and each invalid-block kind is reported with its
+// exact reason; a block with a missing dependency is a missing-dependency
+// verdict, then valid once the dependency arrives.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "casper/validation/validator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/casper/test_node.h"
+
+namespace rnode::casper {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kGenesisTime;
+using testing::MakeTestKey;
+using testing::TestNode;
+using validation::InvalidReason;
+using validation::Verdict;
+
+constexpr int64_t kT = kGenesisTime + 1000;
+
+void Reseal(block::Block& b, uint8_t key) {
+  ASSERT_TRUE(block::SignBlock(b, MakeTestKey(key).sk).ok());
+}
+
+TEST(BlockCreationTest, ACreatedBlockIsValidOnAnotherNode) {
+  TestNode a(1, 3), b(2, 3);
+  EXPECT_EQ(a.genesis().hash, b.genesis().hash);
+  // Nothing to include: no block unless asked.
+  EXPECT_FALSE(a.Propose(kT).has_value());
+  ASSERT_TRUE(a.pool().Add(a.Sign("@0!(1)", kT), 0, kT).ok());
+  auto blk = a.Propose(kT);
+  ASSERT_TRUE(blk.has_value());
+  EXPECT_EQ(blk->number(), 1);
+  EXPECT_EQ(blk->seq_num, 1);
+  EXPECT_EQ(blk->body.deploys.size(), 1u);
+  EXPECT_EQ(blk->justifications.size(), 3u);
+  Verdict v = b.Receive(*blk, kT);
+  ASSERT_TRUE(v.valid()) << validation::InvalidReasonName(v.reason) << ": "
+                         << v.detail << v.error;
+  EXPECT_EQ(b.space().root(), blk->body.state.post_state);
+  // The creator validates its own block the same way.
+  EXPECT_TRUE(a.Receive(*blk, kT).valid());
+  // The deploy is not proposed twice.
+  EXPECT_FALSE(a.Propose(kT + 1).has_value());
+  // An empty block when asked for one.
+  auto empty = a.Propose(kT + 2, /*allow_empty=*/true);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->seq_num, 2);
+  EXPECT_TRUE(b.Receive(*empty, kT + 2).valid());
+}
+
+// A block made by node a (validator 1), altered, checked by node b.
+class InvalidBlockTest : public ::testing::Test {
+ protected:
+  InvalidBlockTest() : a(1, 3), b(2, 3) {
+    deploy = a.Sign("@0!(7)", kT);
+    EXPECT_TRUE(a.pool().Add(deploy, 0, kT).ok());
+    good = *a.Propose(kT);
+  }
+
+  // Alters a copy of the good block, reseals it by `key`, validates on b.
+  Verdict Check(const std::function<void(block::Block&)>& change,
+                uint8_t key = 1, bool reseal = true) {
+    block::Block x = good;
+    change(x);
+    if (reseal) Reseal(x, key);
+    return b.Receive(x, kT);
+  }
+
+  void ExpectInvalid(const Verdict& v, InvalidReason reason,
+                     const std::string& detail) {
+    ASSERT_EQ(v.kind, Verdict::Kind::kInvalid)
+        << "expected " << validation::InvalidReasonName(reason) << " "
+        << v.error;
+    EXPECT_EQ(validation::InvalidReasonName(v.reason),
+              validation::InvalidReasonName(reason))
+        << v.detail;
+    EXPECT_THAT(v.detail, HasSubstr(detail));
+  }
+
+  TestNode a, b;
+  SignedDeploy deploy = a.Sign("Nil", 0);
+  block::Block good;
+};
+
+TEST_F(InvalidBlockTest, TheUnalteredBlockIsValid) {
+  EXPECT_TRUE(b.Receive(good, kT).valid());
+}
+
+TEST_F(InvalidBlockTest, InvalidBlockHash) {
+  ExpectInvalid(Check([](block::Block& x) { x.seq_num = 9; }, 1, false),
+                InvalidReason::kInvalidBlockHash, "is not the block's");
+}
+
+TEST_F(InvalidBlockTest, InvalidSignature) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  block::Block other = x;
+                  ASSERT_TRUE(block::SignBlock(other, MakeTestKey(2).sk).ok());
+                  x.sig = other.sig;
+                }, 1, false),
+                InvalidReason::kInvalidSignature, "not the sender's");
+}
+
+TEST_F(InvalidBlockTest, InvalidFormatVersion) {
+  ExpectInvalid(Check([](block::Block& x) { x.header.version = 2; }),
+                InvalidReason::kInvalidFormat, "version 2, expected 1");
+}
+
+TEST_F(InvalidBlockTest, InvalidShardId) {
+  ExpectInvalid(Check([](block::Block& x) { x.shard_id = "other"; }),
+                InvalidReason::kInvalidShardId, "shard 'other'");
+}
+
+TEST_F(InvalidBlockTest, InvalidParents) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.header.parents.push_back(x.header.parents[0]);
+                }),
+                InvalidReason::kInvalidParents, "repeated");
+}
+
+TEST_F(InvalidBlockTest, InvalidSender) {
+  ExpectInvalid(Check([](block::Block&) {}, /*key=*/9),
+                InvalidReason::kInvalidSender, "is not bonded");
+}
+
+TEST_F(InvalidBlockTest, InvalidFollows) {
+  ExpectInvalid(Check([](block::Block& x) { x.justifications.pop_back(); }),
+                InvalidReason::kInvalidFollows,
+                "justifies 2 validators; the main parent bonds 3");
+}
+
+TEST_F(InvalidBlockTest, InvalidBlockNumber) {
+  ExpectInvalid(Check([](block::Block& x) { x.body.state.block_number = 2; }),
+                InvalidReason::kInvalidBlockNumber, "number 2, expected 1");
+}
+
+TEST_F(InvalidBlockTest, InvalidSequenceNumber) {
+  ExpectInvalid(Check([](block::Block& x) { x.seq_num = 3; }),
+                InvalidReason::kInvalidSequenceNumber,
+                "sequence number 3, expected 1");
+}
+
+TEST_F(InvalidBlockTest, InvalidTimestamp) {
+  ExpectInvalid(Check([](block::Block& x) { x.header.timestamp = 5; }),
+                InvalidReason::kInvalidTimestamp, "before its parent's");
+  ExpectInvalid(
+      Check([](block::Block& x) { x.header.timestamp = kT + 60'000; }),
+      InvalidReason::kInvalidTimestamp, "ahead of now");
+}
+
+TEST_F(InvalidBlockTest, ContainsFutureDeploy) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.valid_after_block_number = 1;
+                }),
+                InvalidReason::kContainsFutureDeploy, "valid after block 1");
+}
+
+TEST_F(InvalidBlockTest, ContainsExpiredDeploy) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.valid_after_block_number = -60;
+                }),
+                InvalidReason::kContainsExpiredDeploy, "past its lifespan");
+}
+
+TEST_F(InvalidBlockTest, ContainsTimeExpiredDeploy) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.expiration_timestamp = 5;
+                }),
+                InvalidReason::kContainsTimeExpiredDeploy, "expired at 5");
+}
+
+TEST_F(InvalidBlockTest, RepeatDeployInTheBlock) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys.push_back(x.body.deploys[0]);
+                }),
+                InvalidReason::kInvalidRepeatDeploy, "appears twice");
+}
+
+TEST_F(InvalidBlockTest, RepeatDeployInTheAncestry) {
+  ASSERT_TRUE(b.Receive(good, kT).valid());
+  ASSERT_TRUE(a.Receive(good, kT).valid());
+  // a's next block, with the deploy of its first one put back in.
+  auto next = a.Propose(kT + 1, /*allow_empty=*/true);
+  ASSERT_TRUE(next.has_value());
+  block::Block x = *next;
+  x.body.deploys.push_back(good.body.deploys[0]);
+  Reseal(x, 1);
+  ExpectInvalid(b.Receive(x, kT + 1), InvalidReason::kInvalidRepeatDeploy,
+                "already in the block's ancestry");
+}
+
+TEST_F(InvalidBlockTest, DeployNotSigned) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.term = "@0!(8)";
+                }),
+                InvalidReason::kDeployNotSigned, "does not verify");
+}
+
+TEST_F(InvalidBlockTest, UnauthorizedSlash) {
+  ExpectInvalid(Check([&](block::Block& x) {
+                  x.body.system_deploys.insert(
+                      x.body.system_deploys.begin(),
+                      block::ProcessedSystemDeploy{
+                          block::SlashDeploy{b.genesis().hash,
+                                             MakeTestKey(1).pk, 0},
+                          {}, ""});
+                }),
+                InvalidReason::kUnauthorizedSlash, "which is not invalid");
+}
+
+TEST_F(InvalidBlockTest, NeglectedInvalidBlock) {
+  // Validator 3's block is invalid on b (a bad sequence number); a's block
+  // justifies it without slashing 3.
+  TestNode c(3, 3);
+  auto c_block = c.Propose(kT, /*allow_empty=*/true);
+  ASSERT_TRUE(c_block.has_value());
+  block::Block bad = *c_block;
+  bad.seq_num = 5;
+  Reseal(bad, 3);
+  ASSERT_EQ(b.Receive(bad, kT).reason, InvalidReason::kInvalidSequenceNumber);
+  ASSERT_TRUE(b.dag().Meta(bad.hash)->invalid);
+  ExpectInvalid(Check([&](block::Block& x) {
+                  for (auto& j : x.justifications) {
+                    if (j.validator == MakeTestKey(3).pk) {
+                      j.latest_block = bad.hash;
+                    }
+                  }
+                }),
+                InvalidReason::kNeglectedInvalidBlock,
+                "without slashing its sender");
+}
+
+TEST_F(InvalidBlockTest, InvalidPreState) {
+  ExpectInvalid(Check([](block::Block& x) { x.body.state.pre_state[0] ^= 1; }),
+                InvalidReason::kInvalidPreState,
+                "is not the parent's post-state");
+}
+
+TEST_F(InvalidBlockTest, InvalidTransaction) {
+  ExpectInvalid(Check([](block::Block& x) { ++x.body.deploys[0].cost; }),
+                InvalidReason::kInvalidTransaction, "recorded cost");
+  ExpectInvalid(
+      Check([](block::Block& x) { x.body.state.post_state[0] ^= 1; }),
+      InvalidReason::kInvalidTransaction, "post-state");
+}
+
+TEST_F(InvalidBlockTest, InvalidBondsCache) {
+  ExpectInvalid(Check([](block::Block& x) { ++x.body.state.bonds[0].stake; }),
+                InvalidReason::kInvalidBondsCache, "post-state");
+}
+
+TEST_F(InvalidBlockTest, Equivocation) {
+  ASSERT_TRUE(b.Receive(good, kT).valid());
+  // Validator 1 signs another first block (a different deploy) on a node
+  // that has not seen its first.
+  TestNode a2(1, 3);
+  ASSERT_TRUE(a2.pool().Add(a2.Sign("@0!(8)", kT), 0, kT).ok());
+  auto twin = a2.Propose(kT);
+  ASSERT_TRUE(twin.has_value());
+  ASSERT_EQ(twin->seq_num, good.seq_num);
+  ExpectInvalid(b.Receive(*twin, kT), InvalidReason::kEquivocation,
+                "already made block");
+  EXPECT_TRUE(b.dag().Meta(twin->hash)->invalid);
+}
+
+TEST_F(InvalidBlockTest, JustificationRegression) {
+  // a's first block justifies b's first block; a's second then justifies
+  // genesis for b again.
+  auto b1 = b.Propose(kT, /*allow_empty=*/true);
+  ASSERT_TRUE(b1.has_value());
+  ASSERT_TRUE(a.Receive(*b1, kT).valid());
+  ASSERT_TRUE(b.Receive(*b1, kT).valid());
+  TestNode a_fresh(1, 3);  // Without a's earlier (unsent) block.
+  ASSERT_TRUE(a_fresh.Receive(*b1, kT).valid());
+  auto a1 = a_fresh.Propose(kT + 1, true);
+  ASSERT_TRUE(a1.has_value());
+  ASSERT_TRUE(b.Receive(*a1, kT + 1).valid());
+  ASSERT_TRUE(a_fresh.Receive(*a1, kT + 1).valid());
+  auto a2 = a_fresh.Propose(kT + 2, true);
+  ASSERT_TRUE(a2.has_value());
+  block::Block x = *a2;
+  for (auto& j : x.justifications) {
+    if (j.validator == MakeTestKey(2).pk) j.latest_block = b.genesis().hash;
+  }
+  Reseal(x, 1);
+  ExpectInvalid(b.Receive(x, kT + 2), InvalidReason::kJustificationRegression,
+                "older than its previous block's");
+}
+
+TEST_F(InvalidBlockTest, MissingDependencyIsBufferedNotJudged) {
+  // a makes two blocks; b first sees only the second.
+  ASSERT_TRUE(a.Receive(good, kT).valid());
+  auto second = a.Propose(kT + 1, /*allow_empty=*/true);
+  ASSERT_TRUE(second.has_value());
+  Verdict v = b.Receive(*second, kT + 1);
+  ASSERT_EQ(v.kind, Verdict::Kind::kMissingDependency);
+  EXPECT_THAT(v.missing, ::testing::Contains(good.hash));
+  EXPECT_FALSE(b.dag().Contains(second->hash));
+  ASSERT_TRUE(b.Receive(good, kT + 1).valid());
+  EXPECT_TRUE(b.Receive(*second, kT + 1).valid());
+}
+
+TEST(InvalidReasonTest, SlashableKinds) {
+  EXPECT_TRUE(validation::IsSlashable(InvalidReason::kInvalidTransaction));
+  EXPECT_TRUE(validation::IsSlashable(InvalidReason::kEquivocation));
+  EXPECT_FALSE(validation::IsSlashable(InvalidReason::kInvalidSignature));
+  EXPECT_FALSE(validation::IsSlashable(InvalidReason::kInvalidTimestamp));
+}
+
+}  // namespace
+}  // namespace rnode::casper
