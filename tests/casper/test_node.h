@@ -119,6 +119,8 @@ class TestNode {
   pool::DeployPool& pool() { return *pool_; }
   rspace::Space& space() { return *space_; }
   const block::Block& genesis() const { return genesis_; }
+  validation::BlockValidator& validator() { return *validator_; }
+  proposer::BlockCreator& creator() { return *creator_; }
 
  private:
   TestKey key_;

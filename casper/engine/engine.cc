@@ -1,0 +1,145 @@
+// The per-validator Casper engine.
+#include "casper/engine/engine.h"
+
+#include <deque>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::engine {
+
+using validation::Verdict;
+
+absl::StatusOr<Received> Engine::Admit(const block::Block& block,
+                                       int64_t now_ms) {
+  Received r;
+  r.verdict = validator_->Validate(block, now_ms);
+  switch (r.verdict.kind) {
+    case Verdict::Kind::kInternal:
+      return r.verdict.error;
+    case Verdict::Kind::kMissingDependency: {
+      if (!buffer_.contains(block.hash) &&
+          buffer_.size() >= options_.max_buffered) {
+        ++counters_.buffer_full;
+        return absl::ResourceExhaustedError(
+            absl::StrCat("block buffer full (", buffer_.size(),
+                         " blocks wait for dependencies)"));
+      }
+      buffer_.emplace(block.hash, block);
+      ++counters_.buffered;
+      for (const Hash32& h : r.verdict.missing) {
+        // Ask once per hash; a buffered block is not fetched again.
+        if (!buffer_.contains(h) && requested_.insert(h).second) {
+          transport_->Request(h);
+        }
+      }
+      r.kind = Received::Kind::kBuffered;
+      return r;
+    }
+    case Verdict::Kind::kInvalid:
+      ++counters_.invalid;
+      if (validation::IsSlashable(r.verdict.reason)) {
+        RETURN_IF_ERROR(dag_->Insert(block, /*invalid=*/true).status());
+      }
+      r.kind = Received::Kind::kInvalid;
+      return r;
+    case Verdict::Kind::kValid:
+      RETURN_IF_ERROR(dag_->Insert(block).status());
+      ++counters_.added;
+      r.kind = Received::Kind::kAdded;
+      return r;
+  }
+  return r;
+}
+
+absl::Status Engine::DrainBuffer(int64_t now_ms) {
+  bool progress = true;
+  while (progress && !buffer_.empty()) {
+    progress = false;
+    for (auto it = buffer_.begin(); it != buffer_.end();) {
+      const block::Block& b = it->second;
+      bool ready = true;
+      for (const Hash32& p : b.header.parents) ready = ready && dag_->Contains(p);
+      for (const auto& j : b.justifications) {
+        ready = ready && dag_->Contains(j.latest_block);
+      }
+      if (!ready) {
+        ++it;
+        continue;
+      }
+      block::Block waiting = std::move(it->second);
+      it = buffer_.erase(it);
+      ASSIGN_OR_RETURN(Received r, Admit(waiting, now_ms));
+      (void)r;  // Added, invalid or buffered again: all settled here.
+      progress = true;
+      break;  // The map changed under Admit; start over.
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Finalize() {
+  ASSIGN_OR_RETURN(std::optional<Hash32> lfb,
+                   consensus::FindNewLastFinalized(
+                       *dag_, dag_->LatestMessages(), options_.finalizer));
+  if (!lfb.has_value() || dag_->LastFinalized() == lfb) return absl::OkStatus();
+  // The blocks this finalizes: the new one and its ancestors not yet final.
+  std::vector<Hash32> newly;
+  std::deque<Hash32> queue{*lfb};
+  std::set<Hash32> seen{*lfb};
+  while (!queue.empty()) {
+    const Hash32 h = queue.front();
+    queue.pop_front();
+    if (dag_->IsFinalized(h)) continue;
+    newly.push_back(h);
+    for (const Hash32& p : dag_->Meta(h)->parents) {
+      if (seen.insert(p).second) queue.push_back(p);
+    }
+  }
+  RETURN_IF_ERROR(dag_->SetLastFinalized(*lfb));
+  counters_.finalized += newly.size();
+  std::vector<Bytes> done;
+  for (const Hash32& h : newly) {
+    ASSIGN_OR_RETURN(std::optional<block::Block> b, dag_->GetBlock(h));
+    if (!b.has_value()) continue;
+    for (const auto& d : b->body.deploys) done.push_back(d.sig);
+  }
+  return pool_->Remove(done);
+}
+
+absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
+                                         int64_t now_ms) {
+  requested_.erase(block.hash);
+  if (dag_->Contains(block.hash) || buffer_.contains(block.hash)) {
+    Received r;
+    r.kind = Received::Kind::kKnown;
+    return r;
+  }
+  ASSIGN_OR_RETURN(Received r, Admit(block, now_ms));
+  if (r.kind == Received::Kind::kAdded) {
+    RETURN_IF_ERROR(DrainBuffer(now_ms));
+    RETURN_IF_ERROR(Finalize());
+  }
+  return r;
+}
+
+absl::StatusOr<std::optional<Hash32>> Engine::Propose(int64_t now_ms,
+                                                      bool allow_empty) {
+  ASSIGN_OR_RETURN(std::optional<proposer::Created> created,
+                   creator_->Create(key_, now_ms, allow_empty));
+  if (!created.has_value()) return std::optional<Hash32>();
+  const block::Block& b = created->block;
+  ASSIGN_OR_RETURN(Received r, Admit(b, now_ms));
+  if (r.kind != Received::Kind::kAdded) {
+    return absl::InternalError(
+        "this node's own block did not validate: " +
+        std::string(validation::InvalidReasonName(r.verdict.reason)) + ": " +
+        r.verdict.detail);
+  }
+  transport_->Broadcast(b);
+  RETURN_IF_ERROR(Finalize());
+  return std::optional<Hash32>(b.hash);
+}
+
+}  // namespace rnode::casper::engine

@@ -1,0 +1,123 @@
+// The Casper engine of one validator (docs/validation.md "Engine"): takes
+// blocks from peers through validation into the DAG, holds blocks whose
+// dependencies are missing in a bounded buffer and asks peers for them,
+// proposes, and moves finality forward after every block it adds.
+//
+// The transport is an interface: tests deliver in process, the node's
+// peer-to-peer layer implements it over gRPC.
+//
+// Not thread-safe: the node calls it from one consensus thread.
+#ifndef RNODE_CASPER_ENGINE_ENGINE_H_
+#define RNODE_CASPER_ENGINE_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "casper/block/block.h"
+#include "casper/consensus/finality.h"
+#include "casper/dag/dag_store.h"
+#include "casper/pool/deploy_pool.h"
+#include "casper/proposer/block_creator.h"
+#include "casper/validation/validator.h"
+
+namespace rnode::casper::engine {
+
+// What the engine sends to its peers.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // A block this node made or admitted, for every peer.
+  virtual void Broadcast(const block::Block& block) = 0;
+  // Asks the peers for the block with this hash.
+  virtual void Request(const Hash32& hash) = 0;
+};
+
+struct EngineOptions {
+  // Blocks waiting for dependencies; beyond it a block is refused with
+  // ResourceExhausted (and counted), never dropped silently.
+  size_t max_buffered = 1024;
+  consensus::FinalizerOptions finalizer;
+};
+
+// What happened to a received block.
+struct Received {
+  enum class Kind : uint8_t {
+    kAdded,      // valid, stored (and so were buffered blocks it freed)
+    kInvalid,    // invalid (stored as evidence when slashable)
+    kBuffered,   // waiting for `verdict.missing`, which were requested
+    kKnown,      // already stored or buffered
+  };
+  Kind kind = Kind::kAdded;
+  validation::Verdict verdict;
+};
+
+struct EngineCounters {
+  uint64_t added = 0;
+  uint64_t invalid = 0;
+  uint64_t buffered = 0;
+  uint64_t buffer_full = 0;
+  uint64_t finalized = 0;
+};
+
+class Engine {
+ public:
+  // None owned; all must outlive the engine. `key` signs this node's blocks.
+  Engine(dag::DagStore* dag, pool::DeployPool* pool,
+         validation::BlockValidator* validator,
+         proposer::BlockCreator* creator, Transport* transport,
+         const crypto::Secp256k1PrivateKey& key, EngineOptions options = {})
+      : dag_(dag),
+        pool_(pool),
+        validator_(validator),
+        creator_(creator),
+        transport_(transport),
+        key_(key),
+        options_(options) {}
+
+  // A block from a peer (or asked for). Internal errors are returned; the
+  // block's own faults are in the result.
+  absl::StatusOr<Received> OnBlock(const block::Block& block, int64_t now_ms);
+
+  // Makes a block (nullopt when there is nothing to include and
+  // `allow_empty` is false), validates it as a peer would, stores and
+  // broadcasts it.
+  absl::StatusOr<std::optional<Hash32>> Propose(int64_t now_ms,
+                                                bool allow_empty = false);
+
+  // A stored block for a peer's request.
+  absl::StatusOr<std::optional<block::Block>> GetBlock(const Hash32& hash) {
+    return dag_->GetBlock(hash);
+  }
+
+  size_t buffered() const { return buffer_.size(); }
+  const EngineCounters& counters() const { return counters_; }
+
+ private:
+  // Validates and stores one block; buffers it on missing dependencies.
+  absl::StatusOr<Received> Admit(const block::Block& block, int64_t now_ms);
+  // Retries buffered blocks until none can move.
+  absl::Status DrainBuffer(int64_t now_ms);
+  // Moves the last finalized block forward if the DAG allows, and drops
+  // the newly finalized blocks' deploys from the pool.
+  absl::Status Finalize();
+
+  dag::DagStore* dag_;
+  pool::DeployPool* pool_;
+  validation::BlockValidator* validator_;
+  proposer::BlockCreator* creator_;
+  Transport* transport_;
+  const crypto::Secp256k1PrivateKey key_;
+  const EngineOptions options_;
+  std::map<Hash32, block::Block> buffer_;
+  std::set<Hash32> requested_;
+  EngineCounters counters_;
+};
+
+}  // namespace rnode::casper::engine
+
+#endif  // RNODE_CASPER_ENGINE_ENGINE_H_

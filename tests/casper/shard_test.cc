@@ -1,0 +1,270 @@
+// In-process shards: 3 to 5 validators, each a TestNode with a Casper
+// engine, exchanging blocks through an in-process transport that delivers
+// in a deterministic order. Deploys are included and finalized everywhere
+// with identical states; the fault-tolerance threshold behaves as
+// documented; missing blocks are fetched; an equivocator is slashed once.
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "casper/engine/engine.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/casper/test_node.h"
+
+namespace rnode::casper {
+namespace {
+
+using engine::Engine;
+using engine::EngineOptions;
+using engine::Received;
+using testing::kGenesisTime;
+using testing::MakeTestKey;
+using testing::TestNode;
+
+class Network;
+
+// One validator: a TestNode and its engine, talking through the network.
+class Peer : public engine::Transport {
+ public:
+  Peer(Network* net, int index, uint8_t key, int validators,
+       EngineOptions options);
+  void Broadcast(const block::Block& block) override;
+  void Request(const Hash32& hash) override;
+
+  TestNode node;
+  std::unique_ptr<Engine> engine;
+  int index;
+  Network* net;
+};
+
+class Network {
+ public:
+  struct Message {
+    int to = 0;
+    int from = 0;
+    bool request = false;  // else a block
+    block::Block block;
+    Hash32 hash{};
+  };
+
+  Network(int validators, int64_t ftt_ppm = 100'000) {
+    EngineOptions options;
+    options.finalizer.threshold_ppm = ftt_ppm;
+    for (int i = 0; i < validators; ++i) {
+      peers.push_back(std::make_unique<Peer>(
+          this, i, static_cast<uint8_t>(i + 1), validators, options));
+    }
+  }
+
+  bool Linked(int a, int b) const {
+    return !cut.contains(a) && !cut.contains(b);
+  }
+
+  // Delivers every queued message in order (each may queue more); bounded.
+  void Pump() {
+    for (int steps = 0; steps < 100'000 && !queue.empty(); ++steps) {
+      Message m = std::move(queue.front());
+      queue.pop_front();
+      if (!Linked(m.from, m.to)) continue;
+      Peer& to = *peers[m.to];
+      if (m.request) {
+        auto b = to.engine->GetBlock(m.hash);
+        ASSERT_TRUE(b.ok());
+        if (b->has_value()) {
+          queue.push_back(Message{m.from, m.to, false, **b, {}});
+        }
+        continue;
+      }
+      auto r = to.engine->OnBlock(m.block, now);
+      ASSERT_TRUE(r.ok()) << r.status();
+    }
+    ASSERT_TRUE(queue.empty()) << "the network did not settle";
+  }
+
+  // Validator i proposes (and the network settles).
+  std::optional<Hash32> Propose(int i, bool allow_empty = false) {
+    now += 10;
+    auto h = peers[i]->engine->Propose(now, allow_empty);
+    EXPECT_TRUE(h.ok()) << h.status();
+    Pump();
+    return h.ok() ? *h : std::nullopt;
+  }
+
+  Peer& operator[](int i) { return *peers[i]; }
+
+  std::vector<std::unique_ptr<Peer>> peers;
+  std::deque<Message> queue;
+  std::set<int> cut;  // Peers whose links are down.
+  int64_t now = kGenesisTime + 1000;
+};
+
+Peer::Peer(Network* n, int i, uint8_t key, int validators,
+           EngineOptions options)
+    : node(key, validators), index(i), net(n) {
+  engine = std::make_unique<Engine>(&node.dag(), &node.pool(),
+                                    &node.validator(), &node.creator(), this,
+                                    node.key().sk, options);
+}
+
+void Peer::Broadcast(const block::Block& block) {
+  for (size_t j = 0; j < net->peers.size(); ++j) {
+    if (static_cast<int>(j) == index) continue;
+    net->queue.push_back(
+        Network::Message{static_cast<int>(j), index, false, block, {}});
+  }
+}
+
+void Peer::Request(const Hash32& hash) {
+  for (size_t j = 0; j < net->peers.size(); ++j) {
+    if (static_cast<int>(j) == index) continue;
+    net->queue.push_back(
+        Network::Message{static_cast<int>(j), index, true, {}, hash});
+  }
+}
+
+// Every peer holds the same blocks, the same last finalized block, and the
+// same post-state for it.
+void ExpectConverged(Network& net) {
+  const auto lfb = net[0].node.dag().LastFinalized();
+  ASSERT_TRUE(lfb.has_value());
+  for (auto& p : net.peers) {
+    EXPECT_EQ(p->node.dag().size(), net[0].node.dag().size()) << p->index;
+    EXPECT_EQ(p->node.dag().LastFinalized(), lfb) << p->index;
+    EXPECT_EQ(p->node.dag().Tips(), net[0].node.dag().Tips()) << p->index;
+    EXPECT_EQ(p->node.dag().Meta(*lfb)->post_state,
+              net[0].node.dag().Meta(*lfb)->post_state);
+  }
+}
+
+TEST(ShardTest, ThreeValidatorsIncludeAndFinalizeEveryDeploy) {
+  Network net(3);
+  std::vector<Bytes> sigs;
+  // Each validator gets its own deploys and proposes in turn.
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      SignedDeploy d = net[i].node.Sign(
+          "@0!(" + std::to_string(round * 3 + i) + ")", net.now + i);
+      ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
+      sigs.push_back(d.sig());
+      ASSERT_TRUE(net.Propose(i).has_value());
+    }
+  }
+  // Empty blocks let the last deploys gather the votes they need.
+  for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  ExpectConverged(net);
+  for (auto& p : net.peers) {
+    for (const Bytes& sig : sigs) {
+      auto holders = p->node.dag().BlocksWithDeploy(sig);
+      ASSERT_TRUE(holders.ok());
+      ASSERT_EQ(holders->size(), 1u);
+      EXPECT_TRUE(p->node.dag().IsFinalized(holders->front()));
+    }
+    EXPECT_EQ(p->node.pool().size(), 0u);  // Finalized deploys leave.
+    EXPECT_EQ(p->engine->counters().invalid, 0u);
+  }
+}
+
+TEST(ShardTest, FiveValidatorsAgree) {
+  Network net(5);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_TRUE(net[i].node.pool()
+                      .Add(net[i].node.Sign("@1!(" + std::to_string(i) + ")",
+                                            net.now + round * 10 + i),
+                           0, net.now)
+                      .ok());
+      ASSERT_TRUE(net.Propose(i).has_value());
+    }
+  }
+  ExpectConverged(net);
+  EXPECT_GE(net[0].node.dag().Meta(*net[0].node.dag().LastFinalized())
+                ->block_number,
+            10);
+}
+
+// Validator 3 is bonded but offline: 2 of 3 agree, fault tolerance 1/3.
+TEST(ShardTest, TwoOfThreeFinalizeAtPointOneNotAtPointSixSeven) {
+  for (const auto& [ppm, finalizes] :
+       std::vector<std::pair<int64_t, bool>>{{100'000, true},
+                                             {670'000, false}}) {
+    Network net(3, ppm);
+    net.cut.insert(2);
+    for (int round = 0; round < 4; ++round) {
+      for (int i = 0; i < 2; ++i) net.Propose(i, /*allow_empty=*/true);
+    }
+    const auto lfb = net[0].node.dag().LastFinalized();
+    if (finalizes) {
+      ASSERT_TRUE(lfb.has_value());
+      EXPECT_GT(net[0].node.dag().Meta(*lfb)->block_number, 0) << ppm;
+      EXPECT_EQ(net[1].node.dag().LastFinalized(), lfb);
+    } else {
+      // Only genesis can be final (every validator agrees with it).
+      EXPECT_TRUE(!lfb.has_value() ||
+                  net[0].node.dag().Meta(*lfb)->block_number == 0)
+          << ppm;
+    }
+  }
+}
+
+TEST(ShardTest, AMissingBlockIsFetchedThenAccepted) {
+  Network net(3);
+  // Validator 1 proposes twice while cut off; then its link heals and its
+  // next block arrives first at the others.
+  net.cut.insert(0);
+  net.Propose(0, /*allow_empty=*/true);
+  net.Propose(0, /*allow_empty=*/true);
+  net.cut.clear();
+  const auto third = net.Propose(0, /*allow_empty=*/true);
+  ASSERT_TRUE(third.has_value());
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_TRUE(net[i].node.dag().Contains(*third)) << i;
+    EXPECT_EQ(net[i].node.dag().size(), 4u);
+    EXPECT_EQ(net[i].engine->buffered(), 0u);
+    EXPECT_GE(net[i].engine->counters().buffered, 1u);
+  }
+}
+
+TEST(ShardTest, AnEquivocatorIsDetectedAndSlashedOnce) {
+  Network net(3);
+  // Validator 3 makes two different first blocks on two nodes of its own
+  // (its engine's and a twin with the same key) and sends both.
+  TestNode twin(3, 3);
+  ASSERT_TRUE(twin.pool().Add(twin.Sign("@2!(2)", net.now), 0, net.now).ok());
+  auto twin_block = twin.Propose(net.now);
+  ASSERT_TRUE(twin_block.has_value());
+  net.Propose(2, /*allow_empty=*/true);  // The first, everywhere.
+  for (int i = 0; i < 2; ++i) {
+    auto r = net[i].engine->OnBlock(*twin_block, net.now);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->kind, Received::Kind::kInvalid);
+    EXPECT_EQ(r->verdict.reason, validation::InvalidReason::kEquivocation);
+  }
+  // Validator 1 proposes: its block slashes 3; later blocks do not again.
+  const auto slashing = net.Propose(0, /*allow_empty=*/true);
+  ASSERT_TRUE(slashing.has_value());
+  auto b = net[1].node.dag().GetBlock(*slashing);
+  ASSERT_TRUE(b.ok() && b->has_value());
+  int slashes = 0;
+  for (const auto& s : (*b)->body.system_deploys) {
+    slashes += std::holds_alternative<block::SlashDeploy>(s.deploy) ? 1 : 0;
+  }
+  EXPECT_EQ(slashes, 1);
+  for (const auto& bond : (*b)->body.state.bonds) {
+    EXPECT_NE(bond.validator, MakeTestKey(3).pk);  // No stake left.
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto later = net.Propose(i, /*allow_empty=*/true);
+    ASSERT_TRUE(later.has_value());
+    auto lb = net[0].node.dag().GetBlock(*later);
+    for (const auto& s : (*lb)->body.system_deploys) {
+      EXPECT_FALSE(std::holds_alternative<block::SlashDeploy>(s.deploy));
+    }
+  }
+  EXPECT_EQ(net[0].engine->counters().invalid, 1u);
+}
+
+}  // namespace
+}  // namespace rnode::casper
