@@ -13,8 +13,21 @@
 #include "casper/block/block_codec.h"
 #include "casper/consensus/finality.h"
 #include "casper/consensus/fork_choice.h"
+#include "casper/contracts/pos.h"
+#include "casper/contracts/system_contracts.h"
 #include "casper/dag/dag_store.h"
+#include "casper/execution/block_executor.h"
+#include "casper/execution/deploy_executor.h"
+#include "casper/genesis/genesis.h"
+#include "casper/pool/deploy_pool.h"
+#include "casper/proposer/block_creator.h"
+#include "casper/validation/validator.h"
+#include "crypto/rev_address.h"
+#include "rholang/interpreter/reducer.h"
+#include "rholang/interpreter/term_codec.h"
+#include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
+#include "util/worker_pool.h"
 
 namespace rnode::casper {
 namespace {
@@ -147,6 +160,107 @@ void BM_BlockCheckSeal(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_BlockCheckSeal)->Unit(benchmark::kMicrosecond);
+
+
+// A validator's execution stack on an in-memory store: genesis with three
+// validators and a funded deployer, DAG, pool, creator and validator.
+struct Stack {
+  // `threads` for the validator's pool, `runtime_threads` for the
+  // interpreter's parallel rounds.
+  explicit Stack(int threads, int runtime_threads = 1)
+      : store(8), workers(threads), contracts(contracts::ContractsOptions{}) {
+    rspace::SpaceOptions so;
+    so.term_factory = rholang::interp::StoredTermFactory();
+    space = *rspace::Space::Open(&store, so);
+    runtime = *rholang::interp::Runtime::Create(
+        space.get(), contracts.RuntimeOptionsFor(runtime_threads, &output));
+    deploys = std::make_unique<DeployExecutor>(space.get(), &contracts,
+                                               runtime.get());
+    blocks = std::make_unique<BlockExecutor>(space.get(), deploys.get());
+    validators = std::make_unique<contracts::ValidatorsCache>(
+        &space->history());
+    genesis::GenesisParams p;
+    p.timestamp = 1'700'000'000'000;
+    for (int v = 0; v < 3; ++v) {
+      genesis::Bond b;
+      b.validator = crypto::Secp256k1PublicKeyOf(KeyOf(v));
+      b.stake = 1000;
+      p.bonds.push_back(b);
+    }
+    genesis::Wallet w;
+    w.address = *crypto::RevAddressFromKeyBytes(
+        ByteView(crypto::Secp256k1PublicKeyOf(KeyOf(50))));
+    w.balance = 1'000'000'000'000;
+    p.wallets.push_back(w);
+    auto g = genesis::CreateGenesis(p, space.get(), &contracts, runtime.get());
+    dag = *dag::DagStore::Open(&store, dag::DagColumnsFrom(3));
+    (void)*dag->Insert(g->block);
+    pool = *pool::DeployPool::Open(&store, 7);
+    creator = std::make_unique<proposer::BlockCreator>(
+        dag.get(), pool.get(), blocks.get(), validators.get(),
+        proposer::CreatorOptions{});
+    validator = std::make_unique<validation::BlockValidator>(
+        dag.get(), blocks.get(), validators.get(), &workers,
+        validation::ValidatorOptions{});
+  }
+  rspace::InMemoryStore store;
+  WorkerPool workers;
+  rholang::interp::CollectingSink output;
+  std::unique_ptr<rspace::Space> space;
+  contracts::SystemContracts contracts;
+  std::unique_ptr<rholang::interp::Runtime> runtime;
+  std::unique_ptr<DeployExecutor> deploys;
+  std::unique_ptr<BlockExecutor> blocks;
+  std::unique_ptr<contracts::ValidatorsCache> validators;
+  std::unique_ptr<dag::DagStore> dag;
+  std::unique_ptr<pool::DeployPool> pool;
+  std::unique_ptr<proposer::BlockCreator> creator;
+  std::unique_ptr<validation::BlockValidator> validator;
+};
+
+// A block of 100 trivial deploys, made once by validator 0.
+const block::Block& HundredDeployBlock() {
+  static const block::Block block = [] {
+    Stack maker(1);
+    const auto deployer = KeyOf(50);
+    for (int i = 0; i < 100; ++i) {
+      DeployData d;
+      d.term = "@0!(" + std::to_string(i) + ")";
+      d.timestamp = 1'700'000'001'000 + i;
+      d.phlo_price = 1;
+      d.phlo_limit = 100'000;
+      d.shard_id = "root";
+      (void)maker.pool->Add(*SignedDeploy::Sign(d, deployer), 0,
+                            1'700'000'001'000);
+    }
+    auto created = maker.creator->Create(KeyOf(0), 1'700'000'002'000);
+    return (*created)->block;
+  }();
+  return block;
+}
+
+// Validation of a peer's block of 100 trivial deploys: seal, every check,
+// the 100 deploy signatures (on the pool), the replay and the post-state.
+void BM_ValidateBlock(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const block::Block& block = HundredDeployBlock();
+  Stack node(threads, static_cast<int>(state.range(1)));
+  for (auto _ : state) {
+    validation::Verdict v = node.validator->Validate(block, 1'700'000'002'000);
+    if (!v.valid()) {
+      state.SkipWithError(v.detail.c_str());
+      return;
+    }
+  }
+  state.counters["deploys"] = static_cast<double>(block.body.deploys.size());
+}
+// Args: validator threads, interpreter threads.
+BENCHMARK(BM_ValidateBlock)
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({2, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace rnode::casper

@@ -94,12 +94,19 @@ absl::StatusOr<PlayedBlock> BlockExecutor::Play(
 BlockReplayVerdict BlockExecutor::Replay(
     const block::Block& block, std::span<const SignedDeploy> deploys,
     std::span<const Bytes> slash_validators) {
-  const block::Body& body = block.body;
-  if (deploys.size() != body.deploys.size()) {
+  if (deploys.size() != block.body.deploys.size()) {
     return Internal(absl::InvalidArgumentError(
         absl::StrCat("replay given ", deploys.size(), " deploys for a block "
-                     "of ", body.deploys.size())));
+                     "of ", block.body.deploys.size())));
   }
+  return Replay(
+      block, [&](size_t i) { return &deploys[i]; }, slash_validators);
+}
+
+BlockReplayVerdict BlockExecutor::Replay(
+    const block::Block& block, const DeploySource& deploys,
+    std::span<const Bytes> slash_validators) {
+  const block::Body& body = block.body;
   // System deploys: the slashes, then exactly one close-block, last.
   const size_t n_system = body.system_deploys.size();
   if (n_system == 0 || !std::holds_alternative<block::CloseBlockDeploy>(
@@ -124,10 +131,15 @@ BlockReplayVerdict BlockExecutor::Replay(
   BlockEnv env{block.number(), block.header.timestamp, block.sender};
   const rholang::interp::BlockInfo info = InfoOf(env);
   BlockReplayVerdict verdict;
-  verdict.outcomes.reserve(deploys.size() + n_system);
-  for (size_t i = 0; i < deploys.size(); ++i) {
+  verdict.outcomes.reserve(body.deploys.size() + n_system);
+  for (size_t i = 0; i < body.deploys.size(); ++i) {
     const block::ProcessedDeploy& recorded = body.deploys[i];
-    ReplayVerdict r = executor_->Replay(deploys[i], info, recorded.events);
+    const SignedDeploy* deploy = deploys(i);
+    if (deploy == nullptr) {
+      return Invalid(absl::StrCat("deploy ", i, " (", HexEncode(recorded.sig),
+                                  ") is not signed"));
+    }
+    ReplayVerdict r = executor_->Replay(*deploy, info, recorded.events);
     if (r.kind == ReplayVerdict::Kind::kInternalError) {
       return Internal(r.error);
     }
@@ -136,7 +148,7 @@ BlockReplayVerdict BlockExecutor::Replay(
                                   HexEncode(recorded.sig),
                                   ") diverged: ", r.divergence.ToString()));
     }
-    const block::ProcessedDeploy again = RecordDeploy(deploys[i], r.outcome);
+    const block::ProcessedDeploy again = RecordDeploy(*deploy, r.outcome);
     if (again.cost != recorded.cost || again.errored != recorded.errored ||
         again.system_deploy_error.empty() !=
             recorded.system_deploy_error.empty()) {

@@ -14,6 +14,7 @@
 #define RNODE_CASPER_EXECUTION_BLOCK_EXECUTOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,6 +90,15 @@ class BlockExecutor {
   // `slash_validators` the keys its slash system deploys slash, in order.
   BlockReplayVerdict Replay(const block::Block& block,
                             std::span<const SignedDeploy> deploys,
+                            std::span<const Bytes> slash_validators);
+
+  // The user deploy at a block index, verified, asked for in block order
+  // just before it replays (so signature checks can still be running on
+  // other threads); null when its signature does not verify, which stops
+  // the replay with kInvalid.
+  using DeploySource = std::function<const SignedDeploy*(size_t index)>;
+  BlockReplayVerdict Replay(const block::Block& block,
+                            const DeploySource& deploys,
                             std::span<const Bytes> slash_validators);
 
  private:

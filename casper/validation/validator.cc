@@ -2,6 +2,9 @@
 #include "casper/validation/validator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
 #include <optional>
 #include <set>
 #include <utility>
@@ -324,31 +327,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                      which + " is already in the block's ancestry");
     }
   }
-  // 12. Deploy signatures, in parallel.
-  std::vector<std::optional<SignedDeploy>> verified(b.body.deploys.size());
-  auto verify = [&](size_t i) {
-    const block::ProcessedDeploy& d = b.body.deploys[i];
-    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
-                                  SigAlgorithmName(d.sig_algorithm));
-    if (s.ok()) verified[i] = *std::move(s);
-  };
-  if (pool_ != nullptr && b.body.deploys.size() > 1) {
-    pool_->ParallelFor(b.body.deploys.size(), verify);
-  } else {
-    for (size_t i = 0; i < b.body.deploys.size(); ++i) verify(i);
-  }
-  std::vector<SignedDeploy> deploys;
-  deploys.reserve(verified.size());
-  for (size_t i = 0; i < verified.size(); ++i) {
-    if (!verified[i].has_value()) {
-      return Invalid(R::kDeployNotSigned,
-                     absl::StrCat("deploy ", i, " (",
-                                  HexEncode(b.body.deploys[i].sig),
-                                  ") does not verify"));
-    }
-    deploys.push_back(*std::move(verified[i]));
-  }
-  // 13. Invalid blocks justified must be slashed; slashes must be earned.
+  // 12. Invalid blocks justified must be slashed; slashes must be earned.
   std::set<Hash32> slashed;
   std::vector<Bytes> slash_validators;
   for (const auto& s : b.body.system_deploys) {
@@ -373,7 +352,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                          " without slashing its sender");
     }
   }
-  // 14. Pre-state.
+  // 13. Pre-state.
   if (parents.size() > 1) {
     return Internal(absl::UnimplementedError(
         "the pre-state of a multi-parent block (the merge) is not "
@@ -385,8 +364,69 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                        " is not the parent's post-state " +
                        Hex(main.post_state));
   }
-  // 15. Replay.
-  BlockReplayVerdict replay = executor_->Replay(b, deploys, slash_validators);
+  // 14 and 15. Deploy signatures and the replay, overlapped: the pool's
+  // threads check signatures in block order while this thread replays each
+  // deploy as soon as its signature is checked (checking the next ones
+  // itself when it would wait). Every signature is checked before a
+  // verdict, so a bad signature is reported as such whatever the replay
+  // found, and the verdict does not depend on timing.
+  const size_t n = b.body.deploys.size();
+  std::vector<std::optional<SignedDeploy>> verified(n);
+  // 0 unclaimed, 1 being checked, 2 verified, 3 failed.
+  std::unique_ptr<std::atomic<int>[]> state(new std::atomic<int>[n]);
+  for (size_t i = 0; i < n; ++i) state[i].store(0);
+  std::atomic<size_t> next{0};
+  auto check = [&](size_t i) {
+    const block::ProcessedDeploy& d = b.body.deploys[i];
+    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
+                                  SigAlgorithmName(d.sig_algorithm));
+    if (s.ok()) verified[i] = *std::move(s);
+    state[i].store(s.ok() ? 2 : 3, std::memory_order_release);
+  };
+  // Claims and checks the next unclaimed deploy; false when none is left.
+  auto check_next = [&]() {
+    const size_t k = next.fetch_add(1);
+    if (k >= n) return false;
+    state[k].store(1, std::memory_order_relaxed);
+    check(k);
+    return true;
+  };
+  BlockReplayVerdict replay;
+  auto replay_role = [&] {
+    replay = executor_->Replay(
+        b,
+        [&](size_t i) -> const SignedDeploy* {
+          while (state[i].load(std::memory_order_acquire) < 2) {
+            if (!check_next()) std::this_thread::yield();
+          }
+          return state[i].load(std::memory_order_acquire) == 2
+                     ? &*verified[i]
+                     : nullptr;
+        },
+        slash_validators);
+    while (check_next()) {
+    }
+  };
+  if (pool_ != nullptr && pool_->threads() > 1 && n > 1) {
+    pool_->ParallelFor(static_cast<size_t>(pool_->threads()), [&](size_t t) {
+      if (t == 0) {
+        replay_role();
+      } else {
+        while (check_next()) {
+        }
+      }
+    });
+  } else {
+    replay_role();
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (state[i].load(std::memory_order_acquire) != 2) {
+      return Invalid(R::kDeployNotSigned,
+                     absl::StrCat("deploy ", i, " (",
+                                  HexEncode(b.body.deploys[i].sig),
+                                  ") does not verify"));
+    }
+  }
   if (replay.kind == BlockReplayVerdict::Kind::kInternalError) {
     return Internal(replay.error);
   }

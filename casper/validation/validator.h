@@ -51,11 +51,11 @@ enum class InvalidReason : uint8_t {
   kContainsTimeExpiredDeploy,  // Expiration timestamp before the block's.
   kInvalidRepeatDeploy,      // Twice in the block, or already in its
                              // ancestry within the lifespan.
-  kDeployNotSigned,          // A deploy's signature does not verify.
+  kUnauthorizedSlash,        // Slashes for a block not known invalid.
   kNeglectedInvalidBlock,    // Justifies an invalid block without slashing
                              // its sender.
-  kUnauthorizedSlash,        // Slashes for a block not known invalid.
   kInvalidPreState,          // Pre-state is not what the parents give.
+  kDeployNotSigned,          // A deploy's signature does not verify.
   kInvalidTransaction,       // Replay does not reproduce the block.
   kInvalidBondsCache,        // Bonds are not the post-state's.
   kEquivocation,             // The sender already has another block with
