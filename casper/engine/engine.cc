@@ -46,6 +46,11 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
       return r;
     case Verdict::Kind::kValid:
       RETURN_IF_ERROR(dag_->Insert(block).status());
+      if (pre_states_ != nullptr) {
+        ASSIGN_OR_RETURN(auto index,
+                         validation::IndexOf(block, r.verdict.outcomes));
+        pre_states_->Remember(block.hash, std::move(index));
+      }
       ++counters_.added;
       r.kind = Received::Kind::kAdded;
       return r;

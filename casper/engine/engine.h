@@ -67,15 +67,18 @@ struct EngineCounters {
 class Engine {
  public:
   // None owned; all must outlive the engine. `key` signs this node's blocks.
+  // `pre_states` (may be null) is given each admitted block's merge index.
   Engine(dag::DagStore* dag, pool::DeployPool* pool,
          validation::BlockValidator* validator,
          proposer::BlockCreator* creator, Transport* transport,
-         const crypto::Secp256k1PrivateKey& key, EngineOptions options = {})
+         const crypto::Secp256k1PrivateKey& key, EngineOptions options = {},
+         validation::PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         pool_(pool),
         validator_(validator),
         creator_(creator),
         transport_(transport),
+        pre_states_(pre_states),
         key_(key),
         options_(options) {}
 
@@ -111,6 +114,7 @@ class Engine {
   validation::BlockValidator* validator_;
   proposer::BlockCreator* creator_;
   Transport* transport_;
+  validation::PreStateBuilder* pre_states_;
   const crypto::Secp256k1PrivateKey key_;
   const EngineOptions options_;
   std::map<Hash32, block::Block> buffer_;

@@ -37,11 +37,29 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
         "validator " + HexEncode(me) + " is not bonded in the state of " +
         HexEncode(main->hash));
   }
-  const int64_t number = main->block_number + 1;
-  const int64_t timestamp = std::max(now_ms, main->timestamp);
+  std::vector<Hash32> parents{main->hash};
+  if (pre_states_ != nullptr) {
+    for (size_t i = 1; i < fc.parents.size() && i < options_.max_parents;
+         ++i) {
+      parents.push_back(fc.parents[i]);
+    }
+  }
+  int64_t number = 0;
+  int64_t parent_time = 0;
+  for (const Hash32& p : parents) {
+    const auto m = dag_->Meta(p);
+    number = std::max(number, m->block_number + 1);
+    parent_time = std::max(parent_time, m->timestamp);
+  }
+  const int64_t timestamp = std::max(now_ms, parent_time);
+  validation::PreState pre;
+  if (pre_states_ != nullptr) {
+    ASSIGN_OR_RETURN(pre, pre_states_->Compute(parents));
+  } else {
+    pre.root = main->post_state;
+  }
 
   // Deploys: what fits this block and is not in its ancestry.
-  const std::vector<Hash32> parents{main->hash};
   std::vector<SignedDeploy> deploys;
   for (SignedDeploy& d : pool_->Select(number, timestamp,
                                        std::numeric_limits<size_t>::max())) {
@@ -76,14 +94,16 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
 
   BlockEnv env{number, timestamp, me};
   ASSIGN_OR_RETURN(PlayedBlock played,
-                   executor_->Play(main->post_state, deploys, slashes, env));
+                   executor_->Play(pre.root, deploys, slashes, env));
   ASSIGN_OR_RETURN(auto post_validators, validators_->Get(played.post_state));
 
   Created out;
   block::Block& b = out.block;
   b.header.parents = parents;
   b.header.timestamp = timestamp;
-  b.body.state.pre_state = main->post_state;
+  b.body.state.pre_state = pre.root;
+  b.body.merge_base = pre.merge_base;
+  b.body.rejected = std::move(pre.rejected);
   b.body.state.post_state = played.post_state;
   b.body.state.bonds = validation::BlockBonds(*post_validators);
   b.body.state.block_number = number;

@@ -3,8 +3,8 @@
 // the block and are not in its ancestry, play, close block, one checkpoint,
 // the post-state's bonds, justifications of every bonded validator, seal.
 //
-// This first version makes single-parent blocks (the merger's multi-parent
-// pre-state comes with the shard work); fork choice still picks the parent.
+// With max_parents above 1 and a pre-state builder, a block has fork
+// choice's first parents and the merge of their scope as its pre-state.
 //
 // Not thread-safe (it plays on the node's space).
 #ifndef RNODE_CASPER_PROPOSER_BLOCK_CREATOR_H_
@@ -22,6 +22,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/execution/block_executor.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/validation/pre_state.h"
 
 namespace rnode::casper::proposer {
 
@@ -30,6 +31,9 @@ struct CreatorOptions {
   // The public node's cap on user deploys per block.
   size_t max_deploys = 128;
   int64_t deploy_lifespan = pool::kDeployLifespanBlocks;
+  // Parents a block may have (fork choice's first ones); more than one
+  // needs a pre-state builder (the merge).
+  size_t max_parents = 1;
 };
 
 struct Created {
@@ -43,11 +47,13 @@ class BlockCreator {
   // None owned; all must outlive the creator.
   BlockCreator(dag::DagStore* dag, pool::DeployPool* pool,
                BlockExecutor* executor, contracts::ValidatorsCache* validators,
-               CreatorOptions options)
+               CreatorOptions options,
+               validation::PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         pool_(pool),
         executor_(executor),
         validators_(validators),
+        pre_states_(pre_states),
         options_(std::move(options)) {}
 
   // Makes and seals a block by `key` at `now_ms`. nullopt when there is no
@@ -63,6 +69,7 @@ class BlockCreator {
   pool::DeployPool* pool_;
   BlockExecutor* executor_;
   contracts::ValidatorsCache* validators_;
+  validation::PreStateBuilder* pre_states_;
   const CreatorOptions options_;
 };
 

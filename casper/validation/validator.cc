@@ -73,6 +73,8 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "UnauthorizedSlashDeploy";
     case InvalidReason::kInvalidPreState:
       return "InvalidPreState";
+    case InvalidReason::kInvalidRejectedDeploy:
+      return "InvalidRejectedDeploy";
     case InvalidReason::kInvalidTransaction:
       return "InvalidTransaction";
     case InvalidReason::kInvalidBondsCache:
@@ -91,6 +93,7 @@ bool IsSlashable(InvalidReason reason) {
     case InvalidReason::kInvalidFormat:
     case InvalidReason::kInvalidSender:
     case InvalidReason::kInvalidTimestamp:
+    case InvalidReason::kInvalidRejectedDeploy:
       return false;
     default:
       return true;
@@ -352,17 +355,32 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                          " without slashing its sender");
     }
   }
-  // 13. Pre-state.
-  if (parents.size() > 1) {
+  // 13. Pre-state: the parent's post-state, or the merge of the scope.
+  PreState pre;
+  if (pre_states_ != nullptr) {
+    auto computed = pre_states_->Compute(parents);
+    if (!computed.ok()) return Internal(computed.status());
+    pre = *std::move(computed);
+  } else if (parents.size() > 1) {
     return Internal(absl::UnimplementedError(
-        "the pre-state of a multi-parent block (the merge) is not "
-        "validated yet"));
+        "no pre-state builder: a multi-parent block cannot be checked"));
+  } else {
+    pre.root = main.post_state;
   }
-  if (b.body.state.pre_state != main.post_state) {
+  if (b.body.state.pre_state != pre.root) {
     return Invalid(R::kInvalidPreState,
                    "pre-state " + Hex(b.body.state.pre_state) +
-                       " is not the parent's post-state " +
-                       Hex(main.post_state));
+                       " is not the parents' " + Hex(pre.root));
+  }
+  if (b.body.merge_base != pre.merge_base) {
+    return Invalid(R::kInvalidRejectedDeploy,
+                   "merge base is not the parents' main-chain meeting point");
+  }
+  if (b.body.rejected != pre.rejected) {
+    return Invalid(R::kInvalidRejectedDeploy,
+                   absl::StrCat("records ", b.body.rejected.size(),
+                                " rejected deploys; the merge rejects ",
+                                pre.rejected.size()));
   }
   // 14 and 15. Deploy signatures and the replay, overlapped: the pool's
   // threads check signatures in block order while this thread replays each

@@ -27,6 +27,7 @@
 #include "casper/contracts/pos.h"
 #include "casper/dag/dag_store.h"
 #include "casper/execution/block_executor.h"
+#include "casper/validation/pre_state.h"
 #include "util/worker_pool.h"
 
 namespace rnode::casper::validation {
@@ -55,6 +56,8 @@ enum class InvalidReason : uint8_t {
   kNeglectedInvalidBlock,    // Justifies an invalid block without slashing
                              // its sender.
   kInvalidPreState,          // Pre-state is not what the parents give.
+  kInvalidRejectedDeploy,    // Merge base or rejected deploys are not the
+                             // merge's.
   kDeployNotSigned,          // A deploy's signature does not verify.
   kInvalidTransaction,       // Replay does not reproduce the block.
   kInvalidBondsCache,        // Bonds are not the post-state's.
@@ -100,14 +103,17 @@ std::vector<block::Bond> BlockBonds(const contracts::Validators& validators);
 class BlockValidator {
  public:
   // None owned; all must outlive the validator. `pool` may be null (serial
-  // signature checks).
+  // signature checks); `pre_states` may be null (then a block with several
+  // parents is an internal error, never a judgement).
   BlockValidator(dag::DagStore* dag, BlockExecutor* executor,
                  contracts::ValidatorsCache* validators, WorkerPool* pool,
-                 ValidatorOptions options)
+                 ValidatorOptions options,
+                 PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         executor_(executor),
         validators_(validators),
         pool_(pool),
+        pre_states_(pre_states),
         options_(std::move(options)) {}
 
   // Runs every check on `block` (not yet in the DAG) at local time
@@ -119,6 +125,7 @@ class BlockValidator {
   BlockExecutor* executor_;
   contracts::ValidatorsCache* validators_;
   WorkerPool* pool_;
+  PreStateBuilder* pre_states_;
   const ValidatorOptions options_;
 };
 

@@ -30,7 +30,7 @@ class Network;
 class Peer : public engine::Transport {
  public:
   Peer(Network* net, int index, uint8_t key, int validators,
-       EngineOptions options);
+       EngineOptions options, size_t max_parents);
   void Broadcast(const block::Block& block) override;
   void Request(const Hash32& hash) override;
 
@@ -50,12 +50,13 @@ class Network {
     Hash32 hash{};
   };
 
-  Network(int validators, int64_t ftt_ppm = 100'000) {
+  Network(int validators, int64_t ftt_ppm = 100'000, size_t max_parents = 1) {
     EngineOptions options;
     options.finalizer.threshold_ppm = ftt_ppm;
     for (int i = 0; i < validators; ++i) {
-      peers.push_back(std::make_unique<Peer>(
-          this, i, static_cast<uint8_t>(i + 1), validators, options));
+      peers.push_back(std::make_unique<Peer>(this, i,
+                                             static_cast<uint8_t>(i + 1),
+                                             validators, options, max_parents));
     }
   }
 
@@ -102,11 +103,11 @@ class Network {
 };
 
 Peer::Peer(Network* n, int i, uint8_t key, int validators,
-           EngineOptions options)
-    : node(key, validators), index(i), net(n) {
+           EngineOptions options, size_t max_parents)
+    : node(key, validators, 1'000'000'000, 1, max_parents), index(i), net(n) {
   engine = std::make_unique<Engine>(&node.dag(), &node.pool(),
                                     &node.validator(), &node.creator(), this,
-                                    node.key().sk, options);
+                                    node.key().sk, options, &node.pre_states());
 }
 
 void Peer::Broadcast(const block::Block& block) {
@@ -163,6 +164,92 @@ TEST(ShardTest, ThreeValidatorsIncludeAndFinalizeEveryDeploy) {
       EXPECT_TRUE(p->node.dag().IsFinalized(holders->front()));
     }
     EXPECT_EQ(p->node.pool().size(), 0u);  // Finalized deploys leave.
+    EXPECT_EQ(p->engine->counters().invalid, 0u);
+  }
+}
+
+// Validators propose without waiting for each other's blocks: blocks get
+// several parents, and their pre-states are merges of the parents' scope;
+// every node computes the same merge, and every deploy is finalized once.
+TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  std::vector<Bytes> sigs;
+  for (int round = 0; round < 4; ++round) {
+    // All three propose on the same view, then the network delivers.
+    std::vector<Hash32> made;
+    for (int i = 0; i < 3; ++i) {
+      SignedDeploy d = net[i].node.Sign(
+          "@" + std::to_string(i) + "!(" + std::to_string(round) + ")",
+          net.now + i);
+      ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
+      sigs.push_back(d.sig());
+      auto h = net[i].engine->Propose(net.now + 5 + i);
+      ASSERT_TRUE(h.ok()) << h.status();
+      ASSERT_TRUE(h->has_value());
+      made.push_back(**h);
+    }
+    net.now += 10;
+    net.Pump();
+  }
+  for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  ExpectConverged(net);
+  // Some block has several parents and a merge base.
+  bool merged = false;
+  for (int64_t n = 1; n <= net[0].node.dag().MaxHeight(); ++n) {
+    for (const Hash32& h : net[0].node.dag().AtHeight(n)) {
+      auto b = net[0].node.dag().GetBlock(h);
+      ASSERT_TRUE(b.ok() && b->has_value());
+      if ((*b)->header.parents.size() > 1) {
+        merged = true;
+        EXPECT_TRUE((*b)->body.merge_base.has_value());
+        EXPECT_TRUE((*b)->body.rejected.empty());
+      }
+    }
+  }
+  EXPECT_TRUE(merged);
+  for (auto& p : net.peers) {
+    for (const Bytes& sig : sigs) {
+      auto holders = p->node.dag().BlocksWithDeploy(sig);
+      ASSERT_TRUE(holders.ok());
+      ASSERT_EQ(holders->size(), 1u);
+      EXPECT_TRUE(p->node.dag().IsFinalized(holders->front()));
+    }
+    EXPECT_EQ(p->engine->counters().invalid, 0u);
+  }
+}
+
+// Two validators include deploys that both take the one datum on a channel,
+// on the same view; the next block merges both branches, rejects one of
+// the two deploys, records it, and every node agrees (a node computing
+// another rejection would judge the block invalid).
+TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  ASSERT_TRUE(net[0].node.pool()
+                  .Add(net[0].node.Sign("@\"x\"!(1)", net.now), 0, net.now)
+                  .ok());
+  ASSERT_TRUE(net.Propose(0).has_value());
+  std::vector<Bytes> racers;
+  for (int i = 0; i < 2; ++i) {
+    SignedDeploy d = net[i].node.Sign("for (_ <- @\"x\") { Nil }",
+                                      net.now + 100 + i);
+    racers.push_back(d.sig());
+    ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto h = net[i].engine->Propose(net.now + 5);
+    ASSERT_TRUE(h.ok() && h->has_value()) << h.status();
+  }
+  net.Pump();
+  const auto merge = net.Propose(2, /*allow_empty=*/true);
+  ASSERT_TRUE(merge.has_value());
+  auto b = net[0].node.dag().GetBlock(*merge);
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ((*b)->header.parents.size(), 2u);
+  ASSERT_EQ((*b)->body.rejected.size(), 1u);
+  EXPECT_TRUE((*b)->body.rejected[0].sig == racers[0] ||
+              (*b)->body.rejected[0].sig == racers[1]);
+  for (auto& p : net.peers) {
+    EXPECT_TRUE(p->node.dag().Contains(*merge)) << p->index;
     EXPECT_EQ(p->engine->counters().invalid, 0u);
   }
 }

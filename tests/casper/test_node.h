@@ -9,14 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "casper/contracts/ledger.h"
 #include "casper/contracts/pos.h"
 #include "casper/contracts/system_contracts.h"
 #include "casper/dag/dag_store.h"
 #include "casper/execution/block_executor.h"
 #include "casper/execution/deploy_executor.h"
 #include "casper/genesis/genesis.h"
+#include "casper/merge/merge_context.h"
 #include "casper/pool/deploy_pool.h"
 #include "casper/proposer/block_creator.h"
+#include "casper/validation/pre_state.h"
 #include "casper/validation/validator.h"
 #include "gtest/gtest.h"
 #include "rholang/interpreter/reducer.h"
@@ -37,9 +40,10 @@ inline constexpr size_t kNodeColumns = kHistoryColumns + 4 + 1;
 class TestNode {
  public:
   // Validators are MakeTestKey(1..validators), each bonded with 1000; key
-  // 1's address holds `funds`. `key` is this node's signing key seed.
+  // 1's address holds `funds`. `key` is this node's signing key seed; its
+  // blocks have at most `max_parents` parents.
   TestNode(uint8_t key, int validators, int64_t funds = 1'000'000'000,
-           int threads = 1)
+           int threads = 1, size_t max_parents = 1)
       : key_(MakeTestKey(key)), store_(kNodeColumns), pool_threads_(threads) {
     rspace::SpaceOptions so;
     so.term_factory = rholang::interp::StoredTermFactory();
@@ -73,12 +77,19 @@ class TestNode {
                                 dag::DagColumnsFrom(kHistoryColumns));
     EXPECT_TRUE(*dag_->Insert(genesis_));
     pool_ = *pool::DeployPool::Open(&store_, kHistoryColumns + 4);
+    pre_states_ = std::make_unique<validation::PreStateBuilder>(
+        dag_.get(), &space_->history(), &codec_,
+        rholang::interp::StoredTermFactory(), &merge_context_);
+    pre_states_->Remember(genesis_.hash,
+                          *validation::IndexOf(genesis_, {}));
+    proposer::CreatorOptions creator_options;
+    creator_options.max_parents = max_parents;
     creator_ = std::make_unique<proposer::BlockCreator>(
         dag_.get(), pool_.get(), blocks_.get(), validators_.get(),
-        proposer::CreatorOptions{});
+        creator_options, pre_states_.get());
     validator_ = std::make_unique<validation::BlockValidator>(
         dag_.get(), blocks_.get(), validators_.get(), &pool_threads_,
-        validation::ValidatorOptions{});
+        validation::ValidatorOptions{}, pre_states_.get());
   }
 
   // Creates a block (nullopt when nothing to include and not forced).
@@ -95,6 +106,7 @@ class TestNode {
     validation::Verdict v = validator_->Validate(b, now_ms);
     if (v.valid()) {
       EXPECT_TRUE(dag_->Insert(b).ok());
+      pre_states_->Remember(b.hash, *validation::IndexOf(b, v.outcomes));
     } else if (v.kind == validation::Verdict::Kind::kInvalid &&
                validation::IsSlashable(v.reason)) {
       EXPECT_TRUE(dag_->Insert(b, /*invalid=*/true).ok());
@@ -120,6 +132,7 @@ class TestNode {
   rspace::Space& space() { return *space_; }
   const block::Block& genesis() const { return genesis_; }
   validation::BlockValidator& validator() { return *validator_; }
+  validation::PreStateBuilder& pre_states() { return *pre_states_; }
   proposer::BlockCreator& creator() { return *creator_; }
 
  private:
@@ -133,6 +146,9 @@ class TestNode {
   std::unique_ptr<DeployExecutor> executor_;
   std::unique_ptr<BlockExecutor> blocks_;
   std::unique_ptr<contracts::ValidatorsCache> validators_;
+  contracts::BalanceCodec codec_;
+  merge::MergeContext merge_context_;
+  std::unique_ptr<validation::PreStateBuilder> pre_states_;
   block::Block genesis_;
   std::unique_ptr<dag::DagStore> dag_;
   std::unique_ptr<pool::DeployPool> pool_;

@@ -237,8 +237,20 @@ TEST_F(InvalidBlockTest, NeglectedInvalidBlock) {
 
 TEST_F(InvalidBlockTest, InvalidPreState) {
   ExpectInvalid(Check([](block::Block& x) { x.body.state.pre_state[0] ^= 1; }),
-                InvalidReason::kInvalidPreState,
-                "is not the parent's post-state");
+                InvalidReason::kInvalidPreState, "is not the parents'");
+}
+
+TEST_F(InvalidBlockTest, InvalidRejectedDeploy) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.merge_base = x.header.parents[0];
+                }),
+                InvalidReason::kInvalidRejectedDeploy, "merge base");
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.rejected.push_back({Bytes{0x30, 1}, false, {}});
+                }),
+                InvalidReason::kInvalidRejectedDeploy,
+                "records 1 rejected deploys; the merge rejects 0");
+  EXPECT_FALSE(validation::IsSlashable(InvalidReason::kInvalidRejectedDeploy));
 }
 
 TEST_F(InvalidBlockTest, InvalidTransaction) {

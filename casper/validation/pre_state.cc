@@ -1,0 +1,136 @@
+// Pre-states of blocks: one parent's post-state or the merge of the scope.
+#include "casper/validation/pre_state.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <utility>
+
+#include "casper/merge/merger.h"
+#include "util/status_macros.h"
+
+namespace rnode::casper::validation {
+
+absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
+    const block::Block& block, std::span<const DeployOutcome> outcomes) {
+  const size_t users = block.body.deploys.size();
+  const size_t total = users + block.body.system_deploys.size();
+  if (outcomes.size() != total) {
+    return absl::InvalidArgumentError(
+        "index of block " + HexEncode(block.hash) + ": " +
+        std::to_string(outcomes.size()) + " outcomes for " +
+        std::to_string(total) + " deploys");
+  }
+  merge::BlockInput input;
+  input.hash = block.hash;
+  input.number = static_cast<uint64_t>(block.number());
+  input.deploys.reserve(total);
+  for (size_t i = 0; i < total; ++i) {
+    const DeployOutcome& o = outcomes[i];
+    merge::DeployInput d;
+    if (i < users) {
+      d.id = block.body.deploys[i].sig;
+      d.cost = static_cast<uint64_t>(std::max<int64_t>(o.cost, 0));
+    } else {
+      // A system deploy: the block hash and its position (unique).
+      d.id.assign(block.hash.begin(), block.hash.end());
+      d.id.push_back(static_cast<uint8_t>(i - users));
+    }
+    d.events = o.events;
+    d.changes = o.changes;
+    for (const auto& n : o.number_diffs) d.number_diffs[n.channel] += n.delta;
+    input.deploys.push_back(std::move(d));
+  }
+  return merge::BuildBlockIndex(std::move(input));
+}
+
+absl::StatusOr<PreState> PreStateBuilder::Compute(
+    std::span<const Hash32> parents) {
+  if (parents.empty()) {
+    return absl::InvalidArgumentError("a pre-state needs a parent");
+  }
+  std::vector<std::shared_ptr<const dag::BlockMeta>> cursors;
+  for (const Hash32& p : parents) {
+    auto m = dag_->Meta(p);
+    if (m == nullptr) {
+      return absl::FailedPreconditionError("parent " + HexEncode(p) +
+                                           " is not stored");
+    }
+    cursors.push_back(std::move(m));
+  }
+  PreState out;
+  if (parents.size() == 1) {
+    out.root = cursors.front()->post_state;
+    return out;
+  }
+  // The merge base: walk the highest cursors down their main chains until
+  // they meet.
+  while (true) {
+    bool same = true;
+    int64_t top = cursors.front()->block_number;
+    for (const auto& c : cursors) {
+      same = same && c->hash == cursors.front()->hash;
+      top = std::max(top, c->block_number);
+    }
+    if (same) break;
+    for (auto& c : cursors) {
+      if (c->block_number != top) continue;
+      if (c->parents.empty()) {
+        return absl::FailedPreconditionError(
+            "the parents share no main-chain ancestor");
+      }
+      c = dag_->Meta(c->parents.front());
+    }
+  }
+  const auto base = cursors.front();
+  // The scope: ancestors of the parents that are not ancestors of the base.
+  std::set<Hash32> scope;
+  std::deque<Hash32> queue(parents.begin(), parents.end());
+  std::set<Hash32> seen(parents.begin(), parents.end());
+  while (!queue.empty()) {
+    const Hash32 h = queue.front();
+    queue.pop_front();
+    if (dag_->IsAncestor(h, base->hash)) continue;
+    scope.insert(h);
+    if (scope.size() > merge::kMaxScopeBlocks) {
+      return absl::ResourceExhaustedError(
+          "merge scope larger than " + std::to_string(merge::kMaxScopeBlocks) +
+          " blocks");
+    }
+    for (const Hash32& p : dag_->Meta(h)->parents) {
+      if (seen.insert(p).second) queue.push_back(p);
+    }
+  }
+  std::vector<std::shared_ptr<const merge::BlockIndex>> indexes;
+  indexes.reserve(scope.size());
+  std::set<Bytes> user_sigs;
+  for (const Hash32& h : scope) {
+    std::optional<std::shared_ptr<const merge::BlockIndex>> index =
+        indexes_.Get(h);
+    if (!index.has_value()) {
+      return absl::FailedPreconditionError(
+          "the merge index of block " + HexEncode(h) +
+          " is not kept (blocks admitted before a restart are not "
+          "re-indexed yet)");
+    }
+    indexes.push_back(*std::move(index));
+    ASSIGN_OR_RETURN(std::optional<block::Block> b, dag_->GetBlock(h));
+    if (b.has_value()) {
+      for (const auto& d : b->body.deploys) user_sigs.insert(d.sig);
+    }
+  }
+  merge::MergeOptions options;
+  options.number_codec = codec_;
+  options.term_factory = term_factory_;
+  ASSIGN_OR_RETURN(merge::MergeResult merged,
+                   merge::Merge(*history_, base->post_state, indexes, options,
+                                *context_));
+  out.root = merged.root;
+  out.merge_base = base->hash;
+  for (const merge::RejectedDeploy& r : merged.rejected) {
+    if (user_sigs.contains(r.id)) out.rejected.push_back({r.id, false, {}});
+  }
+  return out;
+}
+
+}  // namespace rnode::casper::validation

@@ -1,0 +1,89 @@
+// The pre-state of a block from its parents (docs/validation.md
+// "Multi-parent blocks"): one parent's post-state, or the merge of the
+// parents' scope over their merge base.
+//
+// The merge base is the highest block on the main-parent chain of every
+// parent; the scope is every block that is an ancestor of (or is) a parent
+// but not an ancestor of the base. The merger (casper/merge) combines the
+// scope's deploys over the base's post-state and rejects conflicting
+// branches; the result is the same on every node that holds the same
+// blocks.
+//
+// The merger reads each scope block's index (built once, when the block is
+// admitted or created, from its deploys' outcomes); the builder keeps them
+// in a bounded cache. Not thread-safe.
+#ifndef RNODE_CASPER_VALIDATION_PRE_STATE_H_
+#define RNODE_CASPER_VALIDATION_PRE_STATE_H_
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "casper/block/block.h"
+#include "casper/dag/dag_store.h"
+#include "casper/execution/deploy_executor.h"
+#include "casper/merge/block_index.h"
+#include "casper/merge/merge_context.h"
+#include "casper/merge/number_channel.h"
+#include "rspace/history/history.h"
+#include "util/bounded_cache.h"
+
+namespace rnode::casper::validation {
+
+struct PreState {
+  Hash32 root{};
+  // nullopt for a single parent (the pre-state is its post-state).
+  std::optional<Hash32> merge_base;
+  // The scope's user deploys the merge rejected, ascending by signature.
+  std::vector<block::RejectedDeploy> rejected;
+};
+
+// The merger's index of a block, from its deploys' outcomes (per user
+// deploy, then per system deploy, as BlockExecutor gives them).
+absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
+    const block::Block& block, std::span<const DeployOutcome> outcomes);
+
+class PreStateBuilder {
+ public:
+  // Indexes of the scope blocks a node keeps: blocks above the last
+  // finalized one, with room to spare.
+  static constexpr size_t kDefaultIndexCapacity = 4096;
+
+  // None owned; all must outlive the builder.
+  PreStateBuilder(dag::DagStore* dag, rspace::History* history,
+                  const merge::NumberChannelCodec* codec,
+                  rspace::TermFactory term_factory,
+                  merge::MergeContext* context,
+                  size_t index_capacity = kDefaultIndexCapacity)
+      : dag_(dag),
+        history_(history),
+        codec_(codec),
+        term_factory_(std::move(term_factory)),
+        context_(context),
+        indexes_(index_capacity) {}
+
+  // Keeps a block's index for later merges.
+  void Remember(const Hash32& block,
+                std::shared_ptr<const merge::BlockIndex> index) {
+    indexes_.Put(block, std::move(index));
+  }
+
+  // The pre-state of a block on `parents` (stored). Errors are internal
+  // (a scope block's index not kept, the merger's faults).
+  absl::StatusOr<PreState> Compute(std::span<const Hash32> parents);
+
+ private:
+  dag::DagStore* dag_;
+  rspace::History* history_;
+  const merge::NumberChannelCodec* codec_;
+  rspace::TermFactory term_factory_;
+  merge::MergeContext* context_;
+  BoundedCache<Hash32, std::shared_ptr<const merge::BlockIndex>, Hash32Hasher>
+      indexes_;
+};
+
+}  // namespace rnode::casper::validation
+
+#endif  // RNODE_CASPER_VALIDATION_PRE_STATE_H_
