@@ -2,7 +2,12 @@
 // window, selection order, removal and pruning, persistence across reopen.
 #include "casper/pool/deploy_pool.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -11,7 +16,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "rspace/storage/kv_store.h"
+#include "rspace/storage/rocksdb_store.h"
 #include "tests/casper/test_key.h"
+#include "tests/sanitizer.h"
 
 namespace rnode::casper::pool {
 namespace {
@@ -200,6 +207,73 @@ TEST_F(DeployPoolTest, OpenRefusesARecordThatDoesNotVerify) {
   auto p = DeployPool::Open(&store_, 0);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("does not verify"));
+}
+
+// A child process adds deploys to a RocksDB-backed pool in lock step with
+// the parent, which SIGKILLs it while it adds one more: every deploy whose
+// Add returned is in the pool after reopening.
+TEST(DeployPoolCrashTest, AcknowledgedDeploysSurviveSigkill) {
+  if (rnode::testing::kUnderThreadSanitizer) {
+    GTEST_SKIP() << "RocksDB is not TSAN-instrumented, and TSAN refuses fork";
+  }
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("pool_crash_" + std::to_string(::getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  std::vector<SignedDeploy> deploys;
+  for (int i = 0; i < 40; ++i) deploys.push_back(Make(i));
+  size_t start = 0;
+  size_t acknowledged = 0;
+  for (int round = 0; round < 4; ++round) {
+    int go[2], ack[2];
+    ASSERT_EQ(::pipe(go), 0);
+    ASSERT_EQ(::pipe(ack), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(go[1]);
+      ::close(ack[0]);
+      auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
+      if (!store.ok()) ::_exit(2);
+      auto pool = DeployPool::Open(store->get(), 0);
+      if (!pool.ok()) ::_exit(3);
+      char c;
+      for (size_t i = start; i < deploys.size(); ++i) {
+        if (::read(go[0], &c, 1) != 1) ::_exit(0);
+        if (!(*pool)->Add(deploys[i], 0, kNow).ok()) ::_exit(4);
+        if (::write(ack[1], &c, 1) != 1) ::_exit(5);
+      }
+      ::_exit(0);
+    }
+    ::close(go[0]);
+    ::close(ack[1]);
+    const size_t kill_after = 3 + static_cast<size_t>(round) * 2;
+    const char c = 1;
+    char got;
+    for (size_t k = 0; k < kill_after; ++k) {
+      ASSERT_EQ(::write(go[1], &c, 1), 1);
+      ASSERT_EQ(::read(ack[0], &got, 1), 1);
+    }
+    ASSERT_EQ(::write(go[1], &c, 1), 1);
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(go[1]);
+    ::close(ack[0]);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    acknowledged = start + kill_after;
+    auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto pool = DeployPool::Open(store->get(), 0);
+    ASSERT_TRUE(pool.ok()) << pool.status();
+    for (size_t i = 0; i < acknowledged; ++i) {
+      EXPECT_TRUE((*pool)->Contains(deploys[i].sig()))
+          << "round " << round << " deploy " << i;
+    }
+    EXPECT_LE((*pool)->size(), acknowledged + 1);
+    start = (*pool)->size();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
