@@ -161,7 +161,6 @@ void BM_BlockCheckSeal(benchmark::State& state) {
 }
 BENCHMARK(BM_BlockCheckSeal)->Unit(benchmark::kMicrosecond);
 
-
 // A validator's execution stack on an in-memory store: genesis with three
 // validators and a funded deployer, DAG, pool, creator and validator.
 struct Stack {
@@ -177,8 +176,8 @@ struct Stack {
     deploys = std::make_unique<DeployExecutor>(space.get(), &contracts,
                                                runtime.get());
     blocks = std::make_unique<BlockExecutor>(space.get(), deploys.get());
-    validators = std::make_unique<contracts::ValidatorsCache>(
-        &space->history());
+    validators =
+        std::make_unique<contracts::ValidatorsCache>(&space->history());
     genesis::GenesisParams p;
     p.timestamp = 1'700'000'000'000;
     for (int v = 0; v < 3; ++v) {

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "util/status_macros.h"
 
 namespace rnode::casper::consensus {
 
@@ -67,25 +68,8 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
   // until they meet.
   std::vector<std::shared_ptr<const dag::BlockMeta>> cursors;
   for (const auto& [meta, w] : messages) cursors.push_back(meta);
-  while (true) {
-    bool all_same = true;
-    int64_t top = cursors.front()->block_number;
-    for (const auto& c : cursors) {
-      all_same = all_same && c->hash == cursors.front()->hash;
-      top = std::max(top, c->block_number);
-    }
-    if (all_same) break;
-    for (auto& c : cursors) {
-      if (c->block_number != top) continue;
-      if (c->parents.empty()) {
-        return absl::FailedPreconditionError(
-            "latest messages share no main-chain ancestor (block " +
-            HexEncode(c->hash) + " is a root)");
-      }
-      c = dag.Meta(c->parents.front());
-    }
-  }
-  const std::shared_ptr<const dag::BlockMeta> base = cursors.front();
+  ASSIGN_OR_RETURN(const std::shared_ptr<const dag::BlockMeta> base,
+                   dag::MainChainMeet(dag, std::move(cursors)));
 
   // Step 3: scores on each message's main chain above the base.
   absl::flat_hash_map<Hash32, int64_t, Hash32Hasher> score;

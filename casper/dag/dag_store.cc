@@ -468,6 +468,32 @@ bool DagStore::IsFinalized(const Hash32& hash) const {
   return finalized_.contains(hash);
 }
 
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
+    const DagStore& dag,
+    std::vector<std::shared_ptr<const BlockMeta>> cursors) {
+  if (cursors.empty()) {
+    return absl::InvalidArgumentError("no blocks to meet");
+  }
+  while (true) {
+    bool same = true;
+    int64_t top = cursors.front()->block_number;
+    for (const auto& c : cursors) {
+      same = same && c->hash == cursors.front()->hash;
+      top = std::max(top, c->block_number);
+    }
+    if (same) return cursors.front();
+    for (auto& c : cursors) {
+      if (c->block_number != top) continue;
+      if (c->parents.empty()) {
+        return absl::FailedPreconditionError(
+            "main-parent chains never meet: block " + HexEncode(c->hash) +
+            " is a root");
+      }
+      c = dag.Meta(c->parents.front());
+    }
+  }
+}
+
 size_t DagStore::size() const {
   MutexLock lock(&mu_);
   return metas_.size();

@@ -147,6 +147,13 @@ class DagStore {
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
 };
 
+// Where the main-parent chains of `blocks` (stored, at least one) meet: the
+// highest block on every one of them. Found by walking the highest of the
+// chains down one block at a time until all are at the same block.
+// FailedPrecondition if two of them never meet (different roots).
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
+    const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks);
+
 }  // namespace rnode::casper::dag
 
 #endif  // RNODE_CASPER_DAG_DAG_STORE_H_

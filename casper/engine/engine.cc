@@ -65,7 +65,8 @@ absl::Status Engine::DrainBuffer(int64_t now_ms) {
     for (auto it = buffer_.begin(); it != buffer_.end();) {
       const block::Block& b = it->second;
       bool ready = true;
-      for (const Hash32& p : b.header.parents) ready = ready && dag_->Contains(p);
+      for (const Hash32& p : b.header.parents)
+        ready = ready && dag_->Contains(p);
       for (const auto& j : b.justifications) {
         ready = ready && dag_->Contains(j.latest_block);
       }

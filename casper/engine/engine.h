@@ -47,10 +47,10 @@ struct EngineOptions {
 // What happened to a received block.
 struct Received {
   enum class Kind : uint8_t {
-    kAdded,      // valid, stored (and so were buffered blocks it freed)
-    kInvalid,    // invalid (stored as evidence when slashable)
-    kBuffered,   // waiting for `verdict.missing`, which were requested
-    kKnown,      // already stored or buffered
+    kAdded,     // valid, stored (and so were buffered blocks it freed)
+    kInvalid,   // invalid (stored as evidence when slashable)
+    kBuffered,  // waiting for `verdict.missing`, which were requested
+    kKnown,     // already stored or buffered
   };
   Kind kind = Kind::kAdded;
   validation::Verdict verdict;
@@ -69,9 +69,9 @@ class Engine {
   // None owned; all must outlive the engine. `key` signs this node's blocks.
   // `pre_states` (may be null) is given each admitted block's merge index.
   Engine(dag::DagStore* dag, pool::DeployPool* pool,
-         validation::BlockValidator* validator,
-         proposer::BlockCreator* creator, Transport* transport,
-         const crypto::Secp256k1PrivateKey& key, EngineOptions options = {},
+         validation::BlockValidator* validator, proposer::BlockCreator* creator,
+         Transport* transport, const crypto::Secp256k1PrivateKey& key,
+         EngineOptions options = {},
          validation::PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         pool_(pool),

@@ -29,9 +29,9 @@ block::ProcessedSystemDeploy RecordSystem(
   d.deploy = std::move(which);
   d.events = outcome.events;
   if (outcome.failed()) {
-    d.error = outcome.message.empty() ? std::string(DeployFailureName(
-                                            outcome.failure))
-                                      : outcome.message;
+    d.error = outcome.message.empty()
+                  ? std::string(DeployFailureName(outcome.failure))
+                  : outcome.message;
   }
   return d;
 }
@@ -95,9 +95,11 @@ BlockReplayVerdict BlockExecutor::Replay(
     const block::Block& block, std::span<const SignedDeploy> deploys,
     std::span<const Bytes> slash_validators) {
   if (deploys.size() != block.body.deploys.size()) {
-    return Internal(absl::InvalidArgumentError(
-        absl::StrCat("replay given ", deploys.size(), " deploys for a block "
-                     "of ", block.body.deploys.size())));
+    return Internal(
+        absl::InvalidArgumentError(absl::StrCat("replay given ", deploys.size(),
+                                                " deploys for a block "
+                                                "of ",
+                                                block.body.deploys.size())));
   }
   return Replay(
       block, [&](size_t i) { return &deploys[i]; }, slash_validators);
@@ -116,8 +118,8 @@ BlockReplayVerdict BlockExecutor::Replay(
   for (size_t i = 0; i + 1 < n_system; ++i) {
     if (!std::holds_alternative<block::SlashDeploy>(
             body.system_deploys[i].deploy)) {
-      return Invalid(absl::StrCat("system deploy ", i,
-                                  " is a second close-block deploy"));
+      return Invalid(
+          absl::StrCat("system deploy ", i, " is a second close-block deploy"));
     }
   }
   if (slash_validators.size() != n_system - 1) {
@@ -144,8 +146,7 @@ BlockReplayVerdict BlockExecutor::Replay(
       return Internal(r.error);
     }
     if (r.kind == ReplayVerdict::Kind::kDiverged) {
-      return Invalid(absl::StrCat("deploy ", i, " (",
-                                  HexEncode(recorded.sig),
+      return Invalid(absl::StrCat("deploy ", i, " (", HexEncode(recorded.sig),
                                   ") diverged: ", r.divergence.ToString()));
     }
     const block::ProcessedDeploy again = RecordDeploy(*deploy, r.outcome);
@@ -154,10 +155,9 @@ BlockReplayVerdict BlockExecutor::Replay(
             recorded.system_deploy_error.empty()) {
       return Invalid(absl::StrCat(
           "deploy ", i, " (", HexEncode(recorded.sig), ") recorded cost ",
-          recorded.cost, ", errored ", recorded.errored,
-          ", precharge failed ", !recorded.system_deploy_error.empty(),
-          "; replay gives ", again.cost, ", ", again.errored, ", ",
-          !again.system_deploy_error.empty()));
+          recorded.cost, ", errored ", recorded.errored, ", precharge failed ",
+          !recorded.system_deploy_error.empty(), "; replay gives ", again.cost,
+          ", ", again.errored, ", ", !again.system_deploy_error.empty()));
     }
     verdict.outcomes.push_back(std::move(r.outcome));
   }
@@ -177,10 +177,10 @@ BlockReplayVerdict BlockExecutor::Replay(
                                   " diverged: ", r.divergence.ToString()));
     }
     if (r.outcome.failed() != !recorded.error.empty()) {
-      return Invalid(absl::StrCat("system deploy ", i, " recorded ",
-                                  recorded.error.empty() ? "success"
-                                                         : "failure",
-                                  "; replay gives the other"));
+      return Invalid(
+          absl::StrCat("system deploy ", i, " recorded ",
+                       recorded.error.empty() ? "success" : "failure",
+                       "; replay gives the other"));
     }
     verdict.outcomes.push_back(std::move(r.outcome));
   }

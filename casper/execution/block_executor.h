@@ -66,7 +66,7 @@ struct BlockReplayVerdict {
   };
   Kind kind = Kind::kOk;
   std::string reason;
-  absl::Status error;            // kInternalError
+  absl::Status error;                   // kInternalError
   std::vector<DeployOutcome> outcomes;  // kOk: as PlayedBlock::outcomes
   bool ok() const { return kind == Kind::kOk; }
 };

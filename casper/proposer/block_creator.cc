@@ -31,16 +31,16 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
                        *dag_, latest, consensus::WeightsOf(root_meta->bonds)));
   const auto main = dag_->Meta(fc.parents.front());
   bool bonded = false;
-  for (const auto& b : main->bonds) bonded = bonded || (b.validator == me && b.stake > 0);
+  for (const auto& b : main->bonds)
+    bonded = bonded || (b.validator == me && b.stake > 0);
   if (!bonded) {
-    return absl::FailedPreconditionError(
-        "validator " + HexEncode(me) + " is not bonded in the state of " +
-        HexEncode(main->hash));
+    return absl::FailedPreconditionError("validator " + HexEncode(me) +
+                                         " is not bonded in the state of " +
+                                         HexEncode(main->hash));
   }
   std::vector<Hash32> parents{main->hash};
   if (pre_states_ != nullptr) {
-    for (size_t i = 1; i < fc.parents.size() && i < options_.max_parents;
-         ++i) {
+    for (size_t i = 1; i < fc.parents.size() && i < options_.max_parents; ++i) {
       parents.push_back(fc.parents[i]);
     }
   }
@@ -61,13 +61,12 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
 
   // Deploys: what fits this block and is not in its ancestry.
   std::vector<SignedDeploy> deploys;
-  for (SignedDeploy& d : pool_->Select(number, timestamp,
-                                       std::numeric_limits<size_t>::max())) {
+  for (SignedDeploy& d :
+       pool_->Select(number, timestamp, std::numeric_limits<size_t>::max())) {
     if (deploys.size() >= options_.max_deploys) break;
-    ASSIGN_OR_RETURN(bool repeated,
-                     validation::DeployInAncestry(
-                         *dag_, parents, d.sig(),
-                         number - options_.deploy_lifespan));
+    ASSIGN_OR_RETURN(bool repeated, validation::DeployInAncestry(
+                                        *dag_, parents, d.sig(),
+                                        number - options_.deploy_lifespan));
     if (!repeated) deploys.push_back(std::move(d));
   }
 
@@ -77,16 +76,18 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
     const auto bad = dag_->Meta(h);
     bool still_bonded = false;
     for (const auto& b : main->bonds) {
-      still_bonded = still_bonded || (b.validator == bad->sender && b.stake > 0);
+      still_bonded =
+          still_bonded || (b.validator == bad->sender && b.stake > 0);
     }
     bool already = false;
     for (const auto& s : slashes) {
       already = already || std::equal(s.validator.begin(), s.validator.end(),
-                                       bad->sender.begin(), bad->sender.end());
+                                      bad->sender.begin(), bad->sender.end());
     }
     if (!still_bonded || already) continue;
-    slashes.push_back(SlashToRun{block::SlashDeploy{h, me, 0},
-                                 Bytes(bad->sender.begin(), bad->sender.end())});
+    slashes.push_back(
+        SlashToRun{block::SlashDeploy{h, me, 0},
+                   Bytes(bad->sender.begin(), bad->sender.end())});
   }
   if (deploys.empty() && slashes.empty() && !allow_empty) {
     return std::optional<Created>();

@@ -63,26 +63,8 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     out.root = cursors.front()->post_state;
     return out;
   }
-  // The merge base: walk the highest cursors down their main chains until
-  // they meet.
-  while (true) {
-    bool same = true;
-    int64_t top = cursors.front()->block_number;
-    for (const auto& c : cursors) {
-      same = same && c->hash == cursors.front()->hash;
-      top = std::max(top, c->block_number);
-    }
-    if (same) break;
-    for (auto& c : cursors) {
-      if (c->block_number != top) continue;
-      if (c->parents.empty()) {
-        return absl::FailedPreconditionError(
-            "the parents share no main-chain ancestor");
-      }
-      c = dag_->Meta(c->parents.front());
-    }
-  }
-  const auto base = cursors.front();
+  ASSIGN_OR_RETURN(const auto base,
+                   dag::MainChainMeet(*dag_, std::move(cursors)));
   // The scope: ancestors of the parents that are not ancestors of the base.
   std::set<Hash32> scope;
   std::deque<Hash32> queue(parents.begin(), parents.end());
@@ -122,9 +104,9 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   merge::MergeOptions options;
   options.number_codec = codec_;
   options.term_factory = term_factory_;
-  ASSIGN_OR_RETURN(merge::MergeResult merged,
-                   merge::Merge(*history_, base->post_state, indexes, options,
-                                *context_));
+  ASSIGN_OR_RETURN(
+      merge::MergeResult merged,
+      merge::Merge(*history_, base->post_state, indexes, options, *context_));
   out.root = merged.root;
   out.merge_base = base->hash;
   for (const merge::RejectedDeploy& r : merged.rejected) {

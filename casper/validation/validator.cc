@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
-#include <thread>
 #include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -158,9 +158,9 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                                 block::kBlockVersion));
   }
   if (b.shard_id != options_.shard_id) {
-    return Invalid(R::kInvalidShardId, "shard '" + b.shard_id +
-                                           "', expected '" +
-                                           options_.shard_id + "'");
+    return Invalid(
+        R::kInvalidShardId,
+        "shard '" + b.shard_id + "', expected '" + options_.shard_id + "'");
   }
   // 3. Dependencies: everything the block names must be stored.
   std::set<Hash32> missing;
@@ -220,9 +220,9 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     std::set<crypto::Secp256k1PublicKey> justified;
     for (const auto& j : b.justifications) {
       if (!justified.insert(j.validator).second) {
-        return Invalid(R::kInvalidFollows, "validator " +
-                                               HexEncode(j.validator) +
-                                               " justified twice");
+        return Invalid(
+            R::kInvalidFollows,
+            "validator " + HexEncode(j.validator) + " justified twice");
       }
     }
     std::set<crypto::Secp256k1PublicKey> expected;
@@ -230,10 +230,10 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
       if (bond.stake > 0) expected.insert(bond.validator);
     }
     if (justified != expected) {
-      return Invalid(R::kInvalidFollows,
-                     absl::StrCat("justifies ", justified.size(),
-                                  " validators; the main parent bonds ",
-                                  expected.size()));
+      return Invalid(
+          R::kInvalidFollows,
+          absl::StrCat("justifies ", justified.size(),
+                       " validators; the main parent bonds ", expected.size()));
     }
   }
   // 7. Block number.
@@ -268,8 +268,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
         if (j.validator != pj.validator) continue;
         auto now = dag_->Meta(j.latest_block);
         if (before->sender == pj.validator &&
-            (now->sender != pj.validator ||
-             now->seq_num < before->seq_num)) {
+            (now->sender != pj.validator || now->seq_num < before->seq_num)) {
           return Invalid(R::kJustificationRegression,
                          "justifies " + Hex(j.latest_block) + " of " +
                              HexEncode(j.validator) +
@@ -295,8 +294,8 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   std::set<Bytes> sigs;
   for (size_t i = 0; i < b.body.deploys.size(); ++i) {
     const block::ProcessedDeploy& d = b.body.deploys[i];
-    const std::string which = absl::StrCat("deploy ", i, " (",
-                                           HexEncode(d.sig), ")");
+    const std::string which =
+        absl::StrCat("deploy ", i, " (", HexEncode(d.sig), ")");
     if (d.data.shard_id != options_.shard_id) {
       return Invalid(R::kInvalidShardId,
                      which + " is for shard '" + d.data.shard_id + "'");
@@ -315,9 +314,9 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     }
     if (d.data.expiration_timestamp != 0 &&
         d.data.expiration_timestamp < b.header.timestamp) {
-      return Invalid(R::kContainsTimeExpiredDeploy,
-                     absl::StrCat(which, " expired at ",
-                                  d.data.expiration_timestamp));
+      return Invalid(
+          R::kContainsTimeExpiredDeploy,
+          absl::StrCat(which, " expired at ", d.data.expiration_timestamp));
     }
     if (!sigs.insert(d.sig).second) {
       return Invalid(R::kInvalidRepeatDeploy, which + " appears twice");
@@ -344,8 +343,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                                           : ", which is not invalid"));
     }
     slashed.insert(slash->invalid_block);
-    slash_validators.emplace_back(target->sender.begin(),
-                                  target->sender.end());
+    slash_validators.emplace_back(target->sender.begin(), target->sender.end());
   }
   for (const auto& j : b.justifications) {
     if (dag_->Meta(j.latest_block)->invalid &&
@@ -417,9 +415,8 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
           while (state[i].load(std::memory_order_acquire) < 2) {
             if (!check_next()) std::this_thread::yield();
           }
-          return state[i].load(std::memory_order_acquire) == 2
-                     ? &*verified[i]
-                     : nullptr;
+          return state[i].load(std::memory_order_acquire) == 2 ? &*verified[i]
+                                                               : nullptr;
         },
         slash_validators);
     while (check_next()) {
@@ -439,10 +436,10 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   }
   for (size_t i = 0; i < n; ++i) {
     if (state[i].load(std::memory_order_acquire) != 2) {
-      return Invalid(R::kDeployNotSigned,
-                     absl::StrCat("deploy ", i, " (",
-                                  HexEncode(b.body.deploys[i].sig),
-                                  ") does not verify"));
+      return Invalid(
+          R::kDeployNotSigned,
+          absl::StrCat("deploy ", i, " (", HexEncode(b.body.deploys[i].sig),
+                       ") does not verify"));
     }
   }
   if (replay.kind == BlockReplayVerdict::Kind::kInternalError) {
@@ -463,10 +460,10 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   if (auto it = latest.find(b.sender); it != latest.end()) {
     auto mine = dag_->Meta(it->second);
     if (mine->seq_num >= b.seq_num) {
-      return Invalid(R::kEquivocation,
-                     absl::StrCat("the sender already made block ",
-                                  Hex(mine->hash), " with sequence number ",
-                                  mine->seq_num));
+      return Invalid(
+          R::kEquivocation,
+          absl::StrCat("the sender already made block ", Hex(mine->hash),
+                       " with sequence number ", mine->seq_num));
     }
   }
   Verdict ok;

@@ -34,35 +34,35 @@ namespace rnode::casper::validation {
 
 // Why a block is invalid, in the order the checks run.
 enum class InvalidReason : uint8_t {
-  kInvalidBlockHash,         // The hash is not the rule's.
-  kInvalidSignature,         // Unknown algorithm or bad signature.
-  kInvalidFormat,            // No sender, or not the shard's version.
-  kInvalidShardId,           // Not this shard (the block or a deploy).
-  kInvalidParents,           // None, repeated, too many, or an invalid one.
-  kInvalidSender,            // Not bonded in the main parent's state.
-  kInvalidFollows,           // Justifications: repeated, or not exactly
-                             // the main parent's bonded validators.
-  kInvalidBlockNumber,       // Not max(parent numbers) + 1.
-  kInvalidSequenceNumber,    // Not the sender's justified block's + 1.
-  kJustificationRegression,  // Justifies an older block of a validator
-                             // than the sender's previous block did.
-  kInvalidTimestamp,         // Before a parent's, or too far ahead.
-  kContainsFutureDeploy,     // validAfterBlockNumber >= block number.
-  kContainsExpiredDeploy,    // Past its lifespan.
+  kInvalidBlockHash,           // The hash is not the rule's.
+  kInvalidSignature,           // Unknown algorithm or bad signature.
+  kInvalidFormat,              // No sender, or not the shard's version.
+  kInvalidShardId,             // Not this shard (the block or a deploy).
+  kInvalidParents,             // None, repeated, too many, or an invalid one.
+  kInvalidSender,              // Not bonded in the main parent's state.
+  kInvalidFollows,             // Justifications: repeated, or not exactly
+                               // the main parent's bonded validators.
+  kInvalidBlockNumber,         // Not max(parent numbers) + 1.
+  kInvalidSequenceNumber,      // Not the sender's justified block's + 1.
+  kJustificationRegression,    // Justifies an older block of a validator
+                               // than the sender's previous block did.
+  kInvalidTimestamp,           // Before a parent's, or too far ahead.
+  kContainsFutureDeploy,       // validAfterBlockNumber >= block number.
+  kContainsExpiredDeploy,      // Past its lifespan.
   kContainsTimeExpiredDeploy,  // Expiration timestamp before the block's.
-  kInvalidRepeatDeploy,      // Twice in the block, or already in its
-                             // ancestry within the lifespan.
-  kUnauthorizedSlash,        // Slashes for a block not known invalid.
-  kNeglectedInvalidBlock,    // Justifies an invalid block without slashing
-                             // its sender.
-  kInvalidPreState,          // Pre-state is not what the parents give.
-  kInvalidRejectedDeploy,    // Merge base or rejected deploys are not the
-                             // merge's.
-  kDeployNotSigned,          // A deploy's signature does not verify.
-  kInvalidTransaction,       // Replay does not reproduce the block.
-  kInvalidBondsCache,        // Bonds are not the post-state's.
-  kEquivocation,             // The sender already has another block with
-                             // this sequence number.
+  kInvalidRepeatDeploy,        // Twice in the block, or already in its
+                               // ancestry within the lifespan.
+  kUnauthorizedSlash,          // Slashes for a block not known invalid.
+  kNeglectedInvalidBlock,      // Justifies an invalid block without slashing
+                               // its sender.
+  kInvalidPreState,            // Pre-state is not what the parents give.
+  kInvalidRejectedDeploy,      // Merge base or rejected deploys are not the
+                               // merge's.
+  kDeployNotSigned,            // A deploy's signature does not verify.
+  kInvalidTransaction,         // Replay does not reproduce the block.
+  kInvalidBondsCache,          // Bonds are not the post-state's.
+  kEquivocation,               // The sender already has another block with
+                               // this sequence number.
 };
 std::string_view InvalidReasonName(InvalidReason reason);
 // Whether a block invalid for `reason` is evidence against its sender
@@ -73,9 +73,9 @@ struct Verdict {
   enum class Kind : uint8_t { kValid, kInvalid, kMissingDependency, kInternal };
   Kind kind = Kind::kValid;
   InvalidReason reason = InvalidReason::kInvalidBlockHash;  // kInvalid
-  std::string detail;             // kInvalid: what exactly
-  std::vector<Hash32> missing;    // kMissingDependency, ascending
-  absl::Status error;             // kInternal
+  std::string detail;                   // kInvalid: what exactly
+  std::vector<Hash32> missing;          // kMissingDependency, ascending
+  absl::Status error;                   // kInternal
   std::vector<DeployOutcome> outcomes;  // kValid: per deploy and system deploy
 
   bool valid() const { return kind == Kind::kValid; }

@@ -13,8 +13,8 @@
 namespace rnode::casper {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::ContractEnv;
+using ::testing::HasSubstr;
 using testing::MakeTestKey;
 
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -117,11 +117,9 @@ TEST_F(BlockExecutorTest, MisstatedExecutionIsInvalid) {
       {"event dropped",
        [](block::Block& b) { b.body.deploys[0].events.pop_back(); },
        "deploy 0"},
-      {"post-state",
-       [](block::Block& b) { b.body.state.post_state[0] ^= 1; },
+      {"post-state", [](block::Block& b) { b.body.state.post_state[0] ^= 1; },
        "post-state"},
-      {"no close-block",
-       [](block::Block& b) { b.body.system_deploys.clear(); },
+      {"no close-block", [](block::Block& b) { b.body.system_deploys.clear(); },
        "close-block"},
       {"two close-blocks",
        [](block::Block& b) {

@@ -154,6 +154,17 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   EXPECT_FALSE(dag->IsAncestor(a.hash, b.hash));
   EXPECT_FALSE(dag->IsAncestor(c.hash, g.hash));
 
+  // Main chains: c's runs c, a, g; b's runs b, g; they meet at g, and a
+  // block meets itself.
+  EXPECT_EQ(
+      (*MainChainMeet(*dag, {dag->Meta(c.hash), dag->Meta(b.hash)}))->hash,
+      g.hash);
+  EXPECT_EQ(
+      (*MainChainMeet(*dag, {dag->Meta(c.hash), dag->Meta(a.hash)}))->hash,
+      a.hash);
+  EXPECT_EQ(MainChainMeet(*dag, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
   // An equivocation: two blocks of 2 with sequence number 1; the latest
   // message is the smaller hash, deterministically.
   const block::Block b2 = MakeBlock(2, 1, 1, {g.hash}, {{k2, g.hash}});

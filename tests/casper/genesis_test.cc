@@ -2,8 +2,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "casper/contracts/names.h"
 #include "casper/block/block_codec.h"
+#include "casper/contracts/names.h"
 #include "casper/genesis/genesis.h"
 #include "gtest/gtest.h"
 #include "tests/casper/contract_env.h"

@@ -224,14 +224,15 @@ TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
 // another rejection would judge the block invalid).
 TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
   Network net(3, 100'000, /*max_parents=*/3);
-  ASSERT_TRUE(net[0].node.pool()
+  ASSERT_TRUE(net[0]
+                  .node.pool()
                   .Add(net[0].node.Sign("@\"x\"!(1)", net.now), 0, net.now)
                   .ok());
   ASSERT_TRUE(net.Propose(0).has_value());
   std::vector<Bytes> racers;
   for (int i = 0; i < 2; ++i) {
-    SignedDeploy d = net[i].node.Sign("for (_ <- @\"x\") { Nil }",
-                                      net.now + 100 + i);
+    SignedDeploy d =
+        net[i].node.Sign("for (_ <- @\"x\") { Nil }", net.now + 100 + i);
     racers.push_back(d.sig());
     ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
   }
@@ -258,7 +259,8 @@ TEST(ShardTest, FiveValidatorsAgree) {
   Network net(5);
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 5; ++i) {
-      ASSERT_TRUE(net[i].node.pool()
+      ASSERT_TRUE(net[i]
+                      .node.pool()
                       .Add(net[i].node.Sign("@1!(" + std::to_string(i) + ")",
                                             net.now + round * 10 + i),
                            0, net.now)
@@ -267,16 +269,15 @@ TEST(ShardTest, FiveValidatorsAgree) {
     }
   }
   ExpectConverged(net);
-  EXPECT_GE(net[0].node.dag().Meta(*net[0].node.dag().LastFinalized())
-                ->block_number,
-            10);
+  EXPECT_GE(
+      net[0].node.dag().Meta(*net[0].node.dag().LastFinalized())->block_number,
+      10);
 }
 
 // Validator 3 is bonded but offline: 2 of 3 agree, fault tolerance 1/3.
 TEST(ShardTest, TwoOfThreeFinalizeAtPointOneNotAtPointSixSeven) {
-  for (const auto& [ppm, finalizes] :
-       std::vector<std::pair<int64_t, bool>>{{100'000, true},
-                                             {670'000, false}}) {
+  for (const auto& [ppm, finalizes] : std::vector<std::pair<int64_t, bool>>{
+           {100'000, true}, {670'000, false}}) {
     Network net(3, ppm);
     net.cut.insert(2);
     for (int round = 0; round < 4; ++round) {

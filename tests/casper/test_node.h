@@ -73,15 +73,13 @@ class TestNode {
                                     runtime_.get());
     EXPECT_TRUE(g.ok()) << g.status();
     genesis_ = g->block;
-    dag_ = *dag::DagStore::Open(&store_,
-                                dag::DagColumnsFrom(kHistoryColumns));
+    dag_ = *dag::DagStore::Open(&store_, dag::DagColumnsFrom(kHistoryColumns));
     EXPECT_TRUE(*dag_->Insert(genesis_));
     pool_ = *pool::DeployPool::Open(&store_, kHistoryColumns + 4);
     pre_states_ = std::make_unique<validation::PreStateBuilder>(
         dag_.get(), &space_->history(), &codec_,
         rholang::interp::StoredTermFactory(), &merge_context_);
-    pre_states_->Remember(genesis_.hash,
-                          *validation::IndexOf(genesis_, {}));
+    pre_states_->Remember(genesis_.hash, *validation::IndexOf(genesis_, {}));
     proposer::CreatorOptions creator_options;
     creator_options.max_parents = max_parents;
     creator_ = std::make_unique<proposer::BlockCreator>(
@@ -94,7 +92,7 @@ class TestNode {
 
   // Creates a block (nullopt when nothing to include and not forced).
   std::optional<block::Block> Propose(int64_t now_ms,
-                                     bool allow_empty = false) {
+                                      bool allow_empty = false) {
     auto created = creator_->Create(key_.sk, now_ms, allow_empty);
     EXPECT_TRUE(created.ok()) << created.status();
     if (!created.ok() || !created->has_value()) return std::nullopt;

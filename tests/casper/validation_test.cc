@@ -98,12 +98,15 @@ TEST_F(InvalidBlockTest, InvalidBlockHash) {
 }
 
 TEST_F(InvalidBlockTest, InvalidSignature) {
-  ExpectInvalid(Check([](block::Block& x) {
-                  block::Block other = x;
-                  ASSERT_TRUE(block::SignBlock(other, MakeTestKey(2).sk).ok());
-                  x.sig = other.sig;
-                }, 1, false),
-                InvalidReason::kInvalidSignature, "not the sender's");
+  ExpectInvalid(
+      Check(
+          [](block::Block& x) {
+            block::Block other = x;
+            ASSERT_TRUE(block::SignBlock(other, MakeTestKey(2).sk).ok());
+            x.sig = other.sig;
+          },
+          1, false),
+      InvalidReason::kInvalidSignature, "not the sender's");
 }
 
 TEST_F(InvalidBlockTest, InvalidFormatVersion) {
@@ -195,22 +198,22 @@ TEST_F(InvalidBlockTest, RepeatDeployInTheAncestry) {
 }
 
 TEST_F(InvalidBlockTest, DeployNotSigned) {
-  ExpectInvalid(Check([](block::Block& x) {
-                  x.body.deploys[0].data.term = "@0!(8)";
-                }),
-                InvalidReason::kDeployNotSigned, "does not verify");
+  ExpectInvalid(
+      Check([](block::Block& x) { x.body.deploys[0].data.term = "@0!(8)"; }),
+      InvalidReason::kDeployNotSigned, "does not verify");
 }
 
 TEST_F(InvalidBlockTest, UnauthorizedSlash) {
-  ExpectInvalid(Check([&](block::Block& x) {
-                  x.body.system_deploys.insert(
-                      x.body.system_deploys.begin(),
-                      block::ProcessedSystemDeploy{
-                          block::SlashDeploy{b.genesis().hash,
-                                             MakeTestKey(1).pk, 0},
-                          {}, ""});
-                }),
-                InvalidReason::kUnauthorizedSlash, "which is not invalid");
+  ExpectInvalid(
+      Check([&](block::Block& x) {
+        x.body.system_deploys.insert(
+            x.body.system_deploys.begin(),
+            block::ProcessedSystemDeploy{
+                block::SlashDeploy{b.genesis().hash, MakeTestKey(1).pk, 0},
+                {},
+                ""});
+      }),
+      InvalidReason::kUnauthorizedSlash, "which is not invalid");
 }
 
 TEST_F(InvalidBlockTest, NeglectedInvalidBlock) {
@@ -241,10 +244,9 @@ TEST_F(InvalidBlockTest, InvalidPreState) {
 }
 
 TEST_F(InvalidBlockTest, InvalidRejectedDeploy) {
-  ExpectInvalid(Check([](block::Block& x) {
-                  x.body.merge_base = x.header.parents[0];
-                }),
-                InvalidReason::kInvalidRejectedDeploy, "merge base");
+  ExpectInvalid(
+      Check([](block::Block& x) { x.body.merge_base = x.header.parents[0]; }),
+      InvalidReason::kInvalidRejectedDeploy, "merge base");
   ExpectInvalid(Check([](block::Block& x) {
                   x.body.rejected.push_back({Bytes{0x30, 1}, false, {}});
                 }),
@@ -256,9 +258,8 @@ TEST_F(InvalidBlockTest, InvalidRejectedDeploy) {
 TEST_F(InvalidBlockTest, InvalidTransaction) {
   ExpectInvalid(Check([](block::Block& x) { ++x.body.deploys[0].cost; }),
                 InvalidReason::kInvalidTransaction, "recorded cost");
-  ExpectInvalid(
-      Check([](block::Block& x) { x.body.state.post_state[0] ^= 1; }),
-      InvalidReason::kInvalidTransaction, "post-state");
+  ExpectInvalid(Check([](block::Block& x) { x.body.state.post_state[0] ^= 1; }),
+                InvalidReason::kInvalidTransaction, "post-state");
 }
 
 TEST_F(InvalidBlockTest, InvalidBondsCache) {
