@@ -68,6 +68,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
+  db_options.max_total_wal_size = options.max_total_wal_bytes;
   // Tuned for what the history does: point reads of keys that are hashes
   // (docs/rspace.md "Storage"). A Bloom filter per table lets a read skip
   // the level-0 tables that cannot hold its key (every table's key range

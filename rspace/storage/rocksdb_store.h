@@ -20,6 +20,12 @@ struct RocksDbOptions {
   // Block cache for reads, shared by all column families. 64 MiB keeps the
   // hot trie levels in memory for a test node without dominating its RSS.
   size_t block_cache_bytes = 64u << 20;
+  // Total size of the write-ahead log files before RocksDB flushes the
+  // column families that pin the oldest one. Without a bound, a column
+  // written rarely (roots, DAG state) keeps every log file alive until
+  // RocksDB's default of 4 x the sum of the write buffers (about 2 GiB for
+  // the node's columns): disk use and restart (log replay) time.
+  uint64_t max_total_wal_bytes = 256u << 20;
 };
 
 class RocksDbStore final : public KeyValueStore {
