@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "util/byte_reader.h"
 #include "util/status_macros.h"
 
 namespace rnode::rspace {
@@ -93,46 +94,6 @@ Bytes Encode(const DataRange& data, const ContRange& conts,
   return std::move(w).Finish();
 }
 
-class Reader {
- public:
-  explicit Reader(ByteView b) : b_(b) {}
-  bool U8(uint8_t& v) {
-    if (pos_ + 1 > b_.size()) return false;
-    v = b_[pos_++];
-    return true;
-  }
-  bool U32(uint32_t& v) {
-    if (b_.size() - pos_ < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v |= uint32_t{b_[pos_ + i]} << (8 * i);
-    pos_ += 4;
-    return true;
-  }
-  bool Hash(Hash32& h) {
-    if (b_.size() - pos_ < 32) return false;
-    std::copy(b_.begin() + pos_, b_.begin() + pos_ + 32, h.begin());
-    pos_ += 32;
-    return true;
-  }
-  bool Blob(Bytes& out) {
-    uint32_t n;
-    if (!U32(n) || b_.size() - pos_ < n) return false;
-    out.assign(b_.begin() + pos_, b_.begin() + pos_ + n);
-    pos_ += n;
-    return true;
-  }
-  // Counts are bounded by the remaining bytes so a corrupt count cannot make
-  // the decoder allocate.
-  bool Count(uint32_t& n, size_t min_item_bytes) {
-    return U32(n) && n <= (b_.size() - pos_) / min_item_bytes;
-  }
-  bool done() const { return pos_ == b_.size(); }
-
- private:
-  ByteView b_;
-  size_t pos_ = 0;
-};
-
 absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("channel state blob: ") + what);
 }
@@ -152,7 +113,7 @@ Bytes EncodeChannelState(std::span<const Datum* const> data,
 absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
                                                 const TermFactory& make_term,
                                                 ValueHashes value_hashes) {
-  Reader r(bytes);
+  ByteReader r(bytes);
   ChannelState st;
   uint8_t version;
   if (!r.U8(version) || version != kVersion) return Corrupt("bad version");
@@ -164,8 +125,8 @@ absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
     uint8_t persist;
     Hash32 value_hash;
     Bytes value;
-    if (!r.U8(persist) || persist > 1 || !r.Hash(d.source) ||
-        !r.Hash(value_hash) || !r.Blob(value)) {
+    if (!r.U8(persist) || persist > 1 || !r.Fixed(d.source) ||
+        !r.Fixed(value_hash) || !r.Blob(value)) {
       return Corrupt("bad datum");
     }
     d.persist = persist == 1;
@@ -188,7 +149,7 @@ absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
     WaitingContinuation k;
     uint8_t flags;
     uint32_t binds;
-    if (!r.U8(flags) || flags > 3 || !r.Hash(k.source) || !r.Count(binds, 8) ||
+    if (!r.U8(flags) || flags > 3 || !r.Fixed(k.source) || !r.Count(binds, 8) ||
         binds == 0 || binds > kMaxJoinArity) {
       return Corrupt("bad continuation");
     }
@@ -220,7 +181,7 @@ absl::StatusOr<ChannelState> DecodeChannelState(ByteView bytes,
       return Corrupt("bad join");
     JoinGroup g(m);
     for (uint32_t j = 0; j < m; ++j) {
-      if (!r.Hash(g[j])) return Corrupt("bad join");
+      if (!r.Fixed(g[j])) return Corrupt("bad join");
     }
     if (!std::is_sorted(g.begin(), g.end())) return Corrupt("unsorted join");
     if (!st.joins.empty() && !(st.joins.back() < g)) {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
+#include "util/byte_reader.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::dag {
@@ -38,49 +39,26 @@ class Writer {
   Bytes out_;
 };
 
-class Reader {
- public:
-  explicit Reader(ByteView b) : b_(b) {}
-  bool U8(uint8_t& v) {
-    if (b_.size() - pos_ < 1) return false;
-    v = b_[pos_++];
-    return true;
-  }
-  bool U32(uint32_t& v) {
-    if (b_.size() - pos_ < 4) return false;
-    v = 0;
-    for (int i = 0; i < 4; ++i) v |= uint32_t{b_[pos_ + i]} << (8 * i);
-    pos_ += 4;
-    return true;
-  }
-  bool I64(int64_t& v) {
-    if (b_.size() - pos_ < 8) return false;
-    uint64_t u = 0;
-    for (int i = 0; i < 8; ++i) u |= uint64_t{b_[pos_ + i]} << (8 * i);
-    pos_ += 8;
-    v = static_cast<int64_t>(u);
-    return true;
-  }
-  template <size_t N>
-  bool Fixed(std::array<uint8_t, N>& a) {
-    if (b_.size() - pos_ < N) return false;
-    std::copy(b_.begin() + pos_, b_.begin() + pos_ + N, a.begin());
-    pos_ += N;
-    return true;
-  }
-  // A count of items of at least `item_bytes` each that the rest can hold.
-  bool Count(uint32_t& n, size_t item_bytes) {
-    return U32(n) && n <= (b_.size() - pos_) / item_bytes;
-  }
-  bool done() const { return pos_ == b_.size(); }
-
- private:
-  ByteView b_;
-  size_t pos_ = 0;
-};
-
 absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("block metadata record: ") + what);
+}
+
+// A deploy index entry: the ascending 32-byte hashes of the blocks holding
+// the deploy `sig` (none when absent).
+absl::StatusOr<std::vector<Hash32>> DecodeHolders(
+    ByteView sig, const std::optional<Bytes>& held) {
+  std::vector<Hash32> out;
+  if (!held.has_value()) return out;
+  if (held->size() % 32 != 0) {
+    return absl::DataLossError("deploy index entry of " + HexEncode(sig) +
+                               " is malformed");
+  }
+  out.resize(held->size() / 32);
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::copy(held->begin() + 32 * i, held->begin() + 32 * (i + 1),
+              out[i].begin());
+  }
+  return out;
 }
 
 void InsertSorted(std::vector<Hash32>& v, const Hash32& h) {
@@ -135,7 +113,7 @@ Bytes EncodeBlockMeta(const BlockMeta& m) {
 }
 
 absl::StatusOr<BlockMeta> DecodeBlockMeta(ByteView bytes) {
-  Reader r(bytes);
+  ByteReader r(bytes);
   BlockMeta m;
   uint8_t version = 0;
   if (!r.U8(version) || version != kMetaVersion) return Corrupt("bad version");
@@ -264,37 +242,32 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
             block::EncodeBlock(block));
   batch.Put(columns_.meta, Bytes(block.hash.begin(), block.hash.end()),
             EncodeBlockMeta(meta));
-  // The deploy index: sig -> ascending hashes of the blocks holding it. Only
-  // this (serialised) writer changes it, so read-modify-write is safe.
-  std::vector<const Bytes*> sigs;
-  for (const auto& d : block.body.deploys) sigs.push_back(&d.sig);
-  std::sort(sigs.begin(), sigs.end(),
-            [](const Bytes* a, const Bytes* b) { return *a < *b; });
-  sigs.erase(
-      std::unique(sigs.begin(), sigs.end(),
-                  [](const Bytes* a, const Bytes* b) { return *a == *b; }),
-      sigs.end());
-  for (const Bytes* sig : sigs) {
-    ASSIGN_OR_RETURN(std::optional<Bytes> held,
-                     store_->Get(columns_.deploys, *sig));
-    std::vector<Hash32> hashes;
-    if (held.has_value()) {
-      if (held->size() % 32 != 0) {
-        return absl::DataLossError("deploy index entry of " + HexEncode(*sig) +
-                                   " is malformed");
-      }
-      hashes.resize(held->size() / 32);
-      for (size_t i = 0; i < hashes.size(); ++i) {
-        std::copy(held->begin() + 32 * i, held->begin() + 32 * (i + 1),
-                  hashes[i].begin());
-      }
-    }
+  // The deploy index: sig -> ascending hashes of the blocks holding it,
+  // read for all of the block's deploys at once. Only this (serialised)
+  // writer changes it, so read-modify-write is safe.
+  std::vector<ByteView> sigs;
+  for (const auto& d : block.body.deploys) sigs.push_back(d.sig);
+  std::sort(sigs.begin(), sigs.end(), [](ByteView a, ByteView b) {
+    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
+  });
+  sigs.erase(std::unique(sigs.begin(), sigs.end(),
+                         [](ByteView a, ByteView b) {
+                           return std::equal(a.begin(), a.end(), b.begin(),
+                                             b.end());
+                         }),
+             sigs.end());
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
+                   store_->MultiGet(columns_.deploys, sigs));
+  for (size_t i = 0; i < sigs.size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<Hash32> hashes,
+                     DecodeHolders(sigs[i], held[i]));
     InsertSorted(hashes, block.hash);
     Bytes value;
     value.reserve(hashes.size() * 32);
-    for (const Hash32& h : hashes)
+    for (const Hash32& h : hashes) {
       value.insert(value.end(), h.begin(), h.end());
-    batch.Put(columns_.deploys, *sig, std::move(value));
+    }
+    batch.Put(columns_.deploys, sigs[i], value);
   }
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   MutexLock lock(&mu_);
@@ -380,18 +353,7 @@ std::vector<Hash32> DagStore::InvalidBlocks() const {
 absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {
   ASSIGN_OR_RETURN(std::optional<Bytes> held,
                    store_->Get(columns_.deploys, sig));
-  std::vector<Hash32> out;
-  if (!held.has_value()) return out;
-  if (held->size() % 32 != 0) {
-    return absl::DataLossError("deploy index entry of " + HexEncode(sig) +
-                               " is malformed");
-  }
-  out.resize(held->size() / 32);
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::copy(held->begin() + 32 * i, held->begin() + 32 * (i + 1),
-              out[i].begin());
-  }
-  return out;
+  return DecodeHolders(sig, held);
 }
 
 bool DagStore::IsAncestorLocked(const Hash32& ancestor,
