@@ -21,13 +21,12 @@ JoinGroup MakeJoinGroup(const std::vector<TermPtr>& channels) {
   return g;
 }
 
-// One channel of the overlay. Every field except `hash` is guarded by `mu`
-// (held through a LockedSet); entries live until the overlay is dropped.
-// One channel's state in the overlay. Its fields are guarded by `mu`, which
-// an operation holds through a LockedSet (entry locks are a dynamic set:
-// code that reaches an entry through the set states that its lock is held
-// with mu.AssertHeld(), which the clang analysis takes as given) and the
-// quiescent calls take one at a time.
+// One channel's state in the overlay; entries live until the overlay is
+// dropped. Its fields are guarded by `mu`, which an operation holds through
+// a LockedSet (entry locks are a dynamic set: code that reaches an entry
+// through the set states that its lock is held with mu.AssertHeld(), which
+// the clang analysis takes as given) and the quiescent calls take one at a
+// time.
 struct Space::Entry {
   explicit Entry(const Hash32& h) : hash(h) {}
   Entry(const Hash32& h, std::vector<WaitingContinuation> k,

@@ -22,17 +22,21 @@ bool PrechargeFailed(DeployFailure f) {
          f == DeployFailure::kPhloOverflow;
 }
 
+// What a block records of a failed outcome: its message, or the failure's
+// name when it has none.
+std::string FailureText(const DeployOutcome& outcome) {
+  return outcome.message.empty()
+             ? std::string(DeployFailureName(outcome.failure))
+             : outcome.message;
+}
+
 block::ProcessedSystemDeploy RecordSystem(
     std::variant<block::SlashDeploy, block::CloseBlockDeploy> which,
     const DeployOutcome& outcome) {
   block::ProcessedSystemDeploy d;
   d.deploy = std::move(which);
   d.events = outcome.events;
-  if (outcome.failed()) {
-    d.error = outcome.message.empty()
-                  ? std::string(DeployFailureName(outcome.failure))
-                  : outcome.message;
-  }
+  if (outcome.failed()) d.error = FailureText(outcome);
   return d;
 }
 
@@ -57,11 +61,7 @@ block::ProcessedDeploy RecordDeploy(const SignedDeploy& deploy,
   const bool precharge_failed = PrechargeFailed(outcome.failure);
   return block::MakeProcessedDeploy(
       deploy, outcome.cost, outcome.failed() && !precharge_failed,
-      precharge_failed ? (outcome.message.empty()
-                              ? std::string(DeployFailureName(outcome.failure))
-                              : outcome.message)
-                       : std::string(),
-      outcome.events);
+      precharge_failed ? FailureText(outcome) : std::string(), outcome.events);
 }
 
 absl::StatusOr<PlayedBlock> BlockExecutor::Play(
