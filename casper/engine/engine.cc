@@ -1,6 +1,7 @@
 // The per-validator Casper engine.
 #include "casper/engine/engine.h"
 
+#include <algorithm>
 #include <deque>
 #include <utility>
 
@@ -26,14 +27,13 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
             absl::StrCat("block buffer full (", buffer_.size(),
                          " blocks wait for dependencies)"));
       }
-      buffer_.emplace(block.hash, block);
-      ++counters_.buffered;
+      // Ask for what no buffered block waits for already (and is not
+      // itself buffered).
       for (const Hash32& h : r.verdict.missing) {
-        // Ask once per hash; a buffered block is not fetched again.
-        if (!buffer_.contains(h) && requested_.insert(h).second) {
-          transport_->Request(h);
-        }
+        if (!buffer_.contains(h) && !Awaited(h)) transport_->Request(h);
       }
+      buffer_[block.hash] = Waiting{block, r.verdict.missing};
+      ++counters_.buffered;
       r.kind = Received::Kind::kBuffered;
       return r;
     }
@@ -58,26 +58,33 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
   return r;
 }
 
+bool Engine::Awaited(const Hash32& hash) const {
+  for (const auto& [h, w] : buffer_) {
+    if (std::find(w.missing.begin(), w.missing.end(), hash) !=
+        w.missing.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 absl::Status Engine::DrainBuffer(int64_t now_ms) {
+  // A waiting block is retried once everything its verdict named missing is
+  // stored; validating it again may name more (then it waits for those).
   bool progress = true;
-  while (progress && !buffer_.empty()) {
+  while (progress) {
     progress = false;
-    for (auto it = buffer_.begin(); it != buffer_.end();) {
-      const block::Block& b = it->second;
-      bool ready = true;
-      for (const Hash32& p : b.header.parents)
-        ready = ready && dag_->Contains(p);
-      for (const auto& j : b.justifications) {
-        ready = ready && dag_->Contains(j.latest_block);
-      }
-      if (!ready) {
-        ++it;
+    for (auto it = buffer_.begin(); it != buffer_.end(); ++it) {
+      const std::vector<Hash32>& missing = it->second.missing;
+      if (!std::all_of(missing.begin(), missing.end(),
+                       [&](const Hash32& h) { return dag_->Contains(h); })) {
         continue;
       }
-      block::Block waiting = std::move(it->second);
-      it = buffer_.erase(it);
-      ASSIGN_OR_RETURN(Received r, Admit(waiting, now_ms));
-      (void)r;  // Added, invalid or buffered again: all settled here.
+      block::Block waiting = std::move(it->second.block);
+      buffer_.erase(it);
+      // Added, invalid or buffered again (waiting for other blocks): all
+      // settled here.
+      RETURN_IF_ERROR(Admit(waiting, now_ms).status());
       progress = true;
       break;  // The map changed under Admit; start over.
     }
@@ -116,7 +123,6 @@ absl::Status Engine::Finalize() {
 
 absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
                                          int64_t now_ms) {
-  requested_.erase(block.hash);
   if (dag_->Contains(block.hash) || buffer_.contains(block.hash)) {
     Received r;
     r.kind = Received::Kind::kKnown;

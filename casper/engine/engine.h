@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -117,8 +116,16 @@ class Engine {
   validation::PreStateBuilder* pre_states_;
   const crypto::Secp256k1PrivateKey key_;
   const EngineOptions options_;
-  std::map<Hash32, block::Block> buffer_;
-  std::set<Hash32> requested_;
+  // A block waiting for the blocks its verdict named missing.
+  struct Waiting {
+    block::Block block;
+    std::vector<Hash32> missing;
+  };
+  // Whether a buffered block already waits for `hash` (then it was asked
+  // for when that block was buffered).
+  bool Awaited(const Hash32& hash) const;
+
+  std::map<Hash32, Waiting> buffer_;
   EngineCounters counters_;
 };
 

@@ -315,6 +315,31 @@ TEST(ShardTest, AMissingBlockIsFetchedThenAccepted) {
   }
 }
 
+// A block waiting for a block it slashes (not for a parent) stays waiting
+// while other blocks arrive, and its missing block is requested once.
+TEST(ShardTest, ABlockWaitingForASlashedBlockStaysBuffered) {
+  Network net(3);
+  auto made = net[0].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(made.has_value());
+  block::Block waiting = *made;
+  Hash32 unknown{};
+  unknown[0] = 0x5a;
+  waiting.body.system_deploys.insert(
+      waiting.body.system_deploys.begin(),
+      block::ProcessedSystemDeploy{
+          block::SlashDeploy{unknown, MakeTestKey(1).pk, 0}, {}, ""});
+  ASSERT_TRUE(block::SignBlock(waiting, MakeTestKey(1).sk).ok());
+  auto r = net[1].engine->OnBlock(waiting, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
+  net.queue.clear();  // Nobody has the unknown block.
+  // Another validator's block arrives: the waiting one is still missing
+  // its slashed block, so it stays.
+  ASSERT_TRUE(net.Propose(2, /*allow_empty=*/true).has_value());
+  EXPECT_EQ(net[1].engine->buffered(), 1u);
+  EXPECT_EQ(net[1].engine->counters().buffered, 1u);
+}
+
 TEST(ShardTest, AnEquivocatorIsDetectedAndSlashedOnce) {
   Network net(3);
   // Validator 3 makes two different first blocks on two nodes of its own
