@@ -40,6 +40,24 @@ absl::StatusOr<SigAlgorithm> ParseSigAlgorithm(std::string_view name) {
                    "' (expected secp256k1 or secp256k1:eth)"));
 }
 
+int64_t LastBlockNumber(const DeployData& d, int64_t lifespan) {
+  int64_t last = 0;
+  if (__builtin_add_overflow(d.valid_after_block_number, lifespan, &last)) {
+    return lifespan > 0 ? INT64_MAX : INT64_MIN;
+  }
+  return last;
+}
+
+DeployWindow WindowAt(const DeployData& d, int64_t number, int64_t timestamp_ms,
+                      int64_t lifespan) {
+  if (d.valid_after_block_number >= number) return DeployWindow::kFuture;
+  if (number > LastBlockNumber(d, lifespan)) return DeployWindow::kExpired;
+  if (d.expiration_timestamp != 0 && d.expiration_timestamp < timestamp_ms) {
+    return DeployWindow::kTimeExpired;
+  }
+  return DeployWindow::kOpen;
+}
+
 absl::Status ValidateDeployData(const DeployData& data) {
   if (data.term.empty()) {
     return absl::InvalidArgumentError("term must not be empty");

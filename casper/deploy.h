@@ -53,6 +53,26 @@ struct DeployData {
   friend bool operator==(const DeployData&, const DeployData&) = default;
 };
 
+// The public node's deploy lifespan, in blocks.
+inline constexpr int64_t kDeployLifespanBlocks = 50;
+
+// Where a deploy stands for a block of number `number` made at
+// `timestamp_ms` (the public node's rules); it may go in the block only
+// when kOpen. The checks are in this order.
+enum class DeployWindow : uint8_t {
+  kOpen,
+  kFuture,       // validAfterBlockNumber >= number.
+  kExpired,      // number > LastBlockNumber (past the lifespan).
+  kTimeExpired,  // An expiration timestamp before `timestamp_ms`.
+};
+DeployWindow WindowAt(const DeployData& data, int64_t number,
+                      int64_t timestamp_ms,
+                      int64_t lifespan = kDeployLifespanBlocks);
+// The highest block number the deploy may go in: validAfterBlockNumber +
+// lifespan, saturating at INT64_MAX.
+int64_t LastBlockNumber(const DeployData& data,
+                        int64_t lifespan = kDeployLifespanBlocks);
+
 // Checks the fields a signature cannot vouch for: a non-empty term within
 // limits::kMaxDeployTermBytes, timestamp, phlo price, phlo limit and
 // expiration not negative, a shard id within limits::kMaxShardIdBytes, and

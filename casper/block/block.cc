@@ -9,6 +9,14 @@
 
 namespace rnode::casper::block {
 
+int64_t StakeOf(const std::vector<Bond>& bonds,
+                const crypto::Secp256k1PublicKey& validator) {
+  for (const Bond& b : bonds) {
+    if (b.validator == validator) return b.stake;
+  }
+  return 0;
+}
+
 Hash32 ComputeBlockHash(const Block& block) {
   return crypto::Blake2b256(BlockHashPreimage(block));
 }

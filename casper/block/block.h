@@ -38,6 +38,10 @@ struct Bond {
   friend bool operator==(const Bond&, const Bond&) = default;
 };
 
+// The stake of `validator` in `bonds`; 0 when it is not there.
+int64_t StakeOf(const std::vector<Bond>& bonds,
+                const crypto::Secp256k1PublicKey& validator);
+
 struct Justification {
   crypto::Secp256k1PublicKey validator{};
   Hash32 latest_block{};

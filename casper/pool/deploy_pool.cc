@@ -18,23 +18,11 @@ Bytes EncodeRecord(const SignedDeploy& deploy) {
   return Bytes(s.begin(), s.end());
 }
 
-// The highest block number `deploy` can still go in.
-int64_t LastNumber(const DeployData& d, int64_t lifespan) {
-  return d.valid_after_block_number > INT64_MAX - lifespan
-             ? INT64_MAX
-             : d.valid_after_block_number + lifespan;
-}
-
 }  // namespace
 
 bool InWindow(const DeployData& d, int64_t number, int64_t now_ms,
               int64_t lifespan_blocks) {
-  if (d.valid_after_block_number >= number) return false;
-  if (number > LastNumber(d, lifespan_blocks)) return false;
-  if (d.expiration_timestamp != 0 && d.expiration_timestamp < now_ms) {
-    return false;
-  }
-  return true;
+  return WindowAt(d, number, now_ms, lifespan_blocks) == DeployWindow::kOpen;
 }
 
 DeployPool::DeployPool(rspace::KeyValueStore* store, rspace::ColumnId column,
@@ -74,7 +62,7 @@ absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
 absl::Status DeployPool::Add(const SignedDeploy& deploy,
                              int64_t last_block_number, int64_t now_ms) {
   const DeployData& d = deploy.data();
-  const int64_t last = LastNumber(d, options_.lifespan_blocks);
+  const int64_t last = LastBlockNumber(d, options_.lifespan_blocks);
   if (last <= last_block_number) {
     return absl::InvalidArgumentError(
         absl::StrCat("deploy can no longer be included: validAfterBlockNumber ",
@@ -110,19 +98,15 @@ absl::Status DeployPool::Add(const SignedDeploy& deploy,
   return absl::OkStatus();
 }
 
-std::vector<SignedDeploy> DeployPool::Select(
-    int64_t number, int64_t now_ms, size_t max,
-    const std::vector<Bytes>& exclude) const {
+std::vector<SignedDeploy> DeployPool::Select(int64_t number, int64_t now_ms,
+                                             size_t max,
+                                             const Accept& accept) const {
   std::vector<const SignedDeploy*> eligible;
   MutexLock lock(&mu_);
   for (const auto& [sig, deploy] : deploys_) {
-    if (!InWindow(deploy.data(), number, now_ms, options_.lifespan_blocks)) {
-      continue;
+    if (InWindow(deploy.data(), number, now_ms, options_.lifespan_blocks)) {
+      eligible.push_back(&deploy);
     }
-    if (std::find(exclude.begin(), exclude.end(), sig) != exclude.end()) {
-      continue;
-    }
-    eligible.push_back(&deploy);
   }
   auto order = [](const SignedDeploy* a, const SignedDeploy* b) {
     if (a->data().valid_after_block_number !=
@@ -135,12 +119,19 @@ std::vector<SignedDeploy> DeployPool::Select(
     }
     return a->sig() < b->sig();
   };
-  const size_t n = std::min(max, eligible.size());
-  std::partial_sort(eligible.begin(), eligible.begin() + n, eligible.end(),
-                    order);
   std::vector<SignedDeploy> out;
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) out.push_back(*eligible[i]);
+  if (!accept) {
+    const size_t n = std::min(max, eligible.size());
+    std::partial_sort(eligible.begin(), eligible.begin() + n, eligible.end(),
+                      order);
+    eligible.resize(n);
+  } else {
+    std::sort(eligible.begin(), eligible.end(), order);
+  }
+  for (const SignedDeploy* d : eligible) {
+    if (out.size() >= max) break;
+    if (!accept || accept(*d)) out.push_back(*d);
+  }
   return out;
 }
 
@@ -171,7 +162,7 @@ absl::StatusOr<size_t> DeployPool::PruneExpired(int64_t last_block_number,
   std::vector<Bytes> dead;
   for (const auto& [sig, deploy] : deploys_) {
     const DeployData& d = deploy.data();
-    if (LastNumber(d, options_.lifespan_blocks) <= last_block_number ||
+    if (LastBlockNumber(d, options_.lifespan_blocks) <= last_block_number ||
         (d.expiration_timestamp != 0 && d.expiration_timestamp < now_ms)) {
       dead.push_back(sig);
     }

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -31,8 +32,7 @@
 
 namespace rnode::casper::pool {
 
-// The public node's deploy lifespan, in blocks.
-inline constexpr int64_t kDeployLifespanBlocks = 50;
+inline constexpr int64_t kDeployLifespanBlocks = casper::kDeployLifespanBlocks;
 
 struct DeployPoolOptions {
   // At most this many deploys wait; more are refused.
@@ -43,7 +43,8 @@ struct DeployPoolOptions {
   int64_t lifespan_blocks = kDeployLifespanBlocks;
 };
 
-// Whether `deploy` may go in block `number` made at `now_ms`.
+// Whether `deploy` may go in block `number` made at `now_ms` (WindowAt is
+// kOpen).
 bool InWindow(const DeployData& deploy, int64_t number, int64_t now_ms,
               int64_t lifespan_blocks = kDeployLifespanBlocks);
 
@@ -67,12 +68,13 @@ class DeployPool {
   absl::Status Add(const SignedDeploy& deploy, int64_t last_block_number,
                    int64_t now_ms);
 
-  // Up to `max` deploys that may go in block `number` at `now_ms`, ordered
-  // by (validAfterBlockNumber, timestamp, signature), skipping those whose
-  // signature is in `exclude` (already in the block's ancestry).
-  std::vector<SignedDeploy> Select(
-      int64_t number, int64_t now_ms, size_t max,
-      const std::vector<Bytes>& exclude = {}) const;
+  // Up to `max` deploys that may go in block `number` at `now_ms` and that
+  // `accept` (when given) takes, ordered by (validAfterBlockNumber,
+  // timestamp, signature). `accept` is asked in that order only until `max`
+  // are taken; it runs under the pool's lock and must not call the pool.
+  using Accept = std::function<bool(const SignedDeploy&)>;
+  std::vector<SignedDeploy> Select(int64_t number, int64_t now_ms, size_t max,
+                                   const Accept& accept = nullptr) const;
 
   // Drops the deploys with these signatures (absent ones are ignored).
   absl::Status Remove(std::span<const Bytes> sigs);

@@ -204,13 +204,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   }
   const dag::BlockMeta& main = *parent_metas.front();
   // 5. Sender bonded in the main parent's state.
-  auto bonded = [&](const crypto::Secp256k1PublicKey& k) {
-    for (const auto& bond : main.bonds) {
-      if (bond.validator == k) return bond.stake > 0;
-    }
-    return false;
-  };
-  if (!bonded(b.sender)) {
+  if (block::StakeOf(main.bonds, b.sender) <= 0) {
     return Invalid(R::kInvalidSender, "sender " + HexEncode(b.sender) +
                                           " is not bonded in the main "
                                           "parent's state");
@@ -254,7 +248,9 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     auto m = dag_->Meta(j.latest_block);
     if (m->sender == b.sender) previous = std::move(m);
   }
-  const int32_t expected_seq = previous == nullptr ? 1 : previous->seq_num + 1;
+  // In 64 bits: a stored (invalid) block may carry INT32_MAX.
+  const int64_t expected_seq =
+      previous == nullptr ? 1 : int64_t{previous->seq_num} + 1;
   if (b.seq_num != expected_seq) {
     return Invalid(R::kInvalidSequenceNumber,
                    absl::StrCat("sequence number ", b.seq_num, ", expected ",
@@ -300,23 +296,24 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
       return Invalid(R::kInvalidShardId,
                      which + " is for shard '" + d.data.shard_id + "'");
     }
-    if (d.data.valid_after_block_number >= number) {
-      return Invalid(R::kContainsFutureDeploy,
-                     absl::StrCat(which, " is valid after block ",
-                                  d.data.valid_after_block_number));
-    }
-    if (number - d.data.valid_after_block_number > options_.deploy_lifespan) {
-      return Invalid(R::kContainsExpiredDeploy,
-                     absl::StrCat(which, " (valid after block ",
-                                  d.data.valid_after_block_number,
-                                  ") is past its lifespan of ",
-                                  options_.deploy_lifespan, " blocks"));
-    }
-    if (d.data.expiration_timestamp != 0 &&
-        d.data.expiration_timestamp < b.header.timestamp) {
-      return Invalid(
-          R::kContainsTimeExpiredDeploy,
-          absl::StrCat(which, " expired at ", d.data.expiration_timestamp));
+    switch (WindowAt(d.data, number, b.header.timestamp,
+                     options_.deploy_lifespan)) {
+      case DeployWindow::kOpen:
+        break;
+      case DeployWindow::kFuture:
+        return Invalid(R::kContainsFutureDeploy,
+                       absl::StrCat(which, " is valid after block ",
+                                    d.data.valid_after_block_number));
+      case DeployWindow::kExpired:
+        return Invalid(R::kContainsExpiredDeploy,
+                       absl::StrCat(which, " (valid after block ",
+                                    d.data.valid_after_block_number,
+                                    ") is past its lifespan of ",
+                                    options_.deploy_lifespan, " blocks"));
+      case DeployWindow::kTimeExpired:
+        return Invalid(
+            R::kContainsTimeExpiredDeploy,
+            absl::StrCat(which, " expired at ", d.data.expiration_timestamp));
     }
     if (!sigs.insert(d.sig).second) {
       return Invalid(R::kInvalidRepeatDeploy, which + " appears twice");
@@ -388,23 +385,21 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   // found, and the verdict does not depend on timing.
   const size_t n = b.body.deploys.size();
   std::vector<std::optional<SignedDeploy>> verified(n);
-  // 0 unclaimed, 1 being checked, 2 verified, 3 failed.
+  // Per deploy: not checked yet (claimed or not: `next` says which are
+  // claimed), or its result.
+  enum : int { kUnchecked, kVerified, kNotSigned };
   std::unique_ptr<std::atomic<int>[]> state(new std::atomic<int>[n]);
-  for (size_t i = 0; i < n; ++i) state[i].store(0);
+  for (size_t i = 0; i < n; ++i) state[i].store(kUnchecked);
   std::atomic<size_t> next{0};
-  auto check = [&](size_t i) {
-    const block::ProcessedDeploy& d = b.body.deploys[i];
-    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
-                                  SigAlgorithmName(d.sig_algorithm));
-    if (s.ok()) verified[i] = *std::move(s);
-    state[i].store(s.ok() ? 2 : 3, std::memory_order_release);
-  };
   // Claims and checks the next unclaimed deploy; false when none is left.
   auto check_next = [&]() {
     const size_t k = next.fetch_add(1);
     if (k >= n) return false;
-    state[k].store(1, std::memory_order_relaxed);
-    check(k);
+    const block::ProcessedDeploy& d = b.body.deploys[k];
+    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
+                                  SigAlgorithmName(d.sig_algorithm));
+    if (s.ok()) verified[k] = *std::move(s);
+    state[k].store(s.ok() ? kVerified : kNotSigned, std::memory_order_release);
     return true;
   };
   BlockReplayVerdict replay;
@@ -412,11 +407,12 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     replay = executor_->Replay(
         b,
         [&](size_t i) -> const SignedDeploy* {
-          while (state[i].load(std::memory_order_acquire) < 2) {
+          while (state[i].load(std::memory_order_acquire) == kUnchecked) {
             if (!check_next()) std::this_thread::yield();
           }
-          return state[i].load(std::memory_order_acquire) == 2 ? &*verified[i]
-                                                               : nullptr;
+          return state[i].load(std::memory_order_acquire) == kVerified
+                     ? &*verified[i]
+                     : nullptr;
         },
         slash_validators);
     while (check_next()) {
@@ -435,7 +431,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     replay_role();
   }
   for (size_t i = 0; i < n; ++i) {
-    if (state[i].load(std::memory_order_acquire) != 2) {
+    if (state[i].load(std::memory_order_acquire) != kVerified) {
       return Invalid(
           R::kDeployNotSigned,
           absl::StrCat("deploy ", i, " (", HexEncode(b.body.deploys[i].sig),

@@ -26,6 +26,7 @@
 #include "casper/block/block.h"
 #include "casper/contracts/pos.h"
 #include "casper/dag/dag_store.h"
+#include "casper/deploy.h"
 #include "casper/execution/block_executor.h"
 #include "casper/validation/pre_state.h"
 #include "util/worker_pool.h"
@@ -87,7 +88,7 @@ struct ValidatorOptions {
   // node's DRIFT).
   int64_t max_clock_drift_ms = 15'000;
   size_t max_parents = 100;
-  int64_t deploy_lifespan = 50;
+  int64_t deploy_lifespan = kDeployLifespanBlocks;
 };
 
 // True when a block of `parents` (stored) would repeat the deploy `sig`:

@@ -159,7 +159,10 @@ TEST_F(DeployPoolTest, SelectsWhatFitsTheBlockInOrder) {
   EXPECT_EQ(sigs(pool->Select(6, kNow, 2)),
             (std::vector<Bytes>{early_old.sig(), expiring.sig()}));
   // Later, the expiring one is out; excluded ones are skipped.
-  EXPECT_EQ(sigs(pool->Select(6, kNow + 11, 10, {early_new.sig()})),
+  EXPECT_EQ(sigs(pool->Select(6, kNow + 11, 10,
+                              [&](const SignedDeploy& d) {
+                                return d.sig() != early_new.sig();
+                              })),
             (std::vector<Bytes>{early_old.sig(), late.sig()}));
   // Block 52: validAfter 0 is past its lifespan; 5 and 20 are in.
   EXPECT_EQ(sigs(pool->Select(52, kNow, 10)),

@@ -148,6 +148,26 @@ TEST_F(InvalidBlockTest, InvalidSequenceNumber) {
                 "sequence number 3, expected 1");
 }
 
+// A block stored as invalid with the largest sequence number, then a block
+// of the same sender after it: the expected number does not overflow.
+TEST_F(InvalidBlockTest, SequenceNumberAfterTheLargest) {
+  TestNode c(3, 3);
+  auto first = c.Propose(kT, /*allow_empty=*/true);
+  ASSERT_TRUE(first.has_value());
+  block::Block largest = *first;
+  largest.seq_num = INT32_MAX;
+  Reseal(largest, 3);
+  ASSERT_EQ(b.Receive(largest, kT).reason,
+            InvalidReason::kInvalidSequenceNumber);
+  block::Block next = *first;
+  for (auto& j : next.justifications) {
+    if (j.validator == MakeTestKey(3).pk) j.latest_block = largest.hash;
+  }
+  Reseal(next, 3);
+  ExpectInvalid(b.Receive(next, kT), InvalidReason::kInvalidSequenceNumber,
+                "sequence number 1, expected 2147483648");
+}
+
 TEST_F(InvalidBlockTest, InvalidTimestamp) {
   ExpectInvalid(Check([](block::Block& x) { x.header.timestamp = 5; }),
                 InvalidReason::kInvalidTimestamp, "before its parent's");
@@ -166,6 +186,13 @@ TEST_F(InvalidBlockTest, ContainsFutureDeploy) {
 TEST_F(InvalidBlockTest, ContainsExpiredDeploy) {
   ExpectInvalid(Check([](block::Block& x) {
                   x.body.deploys[0].data.valid_after_block_number = -60;
+                }),
+                InvalidReason::kContainsExpiredDeploy, "past its lifespan");
+}
+
+TEST_F(InvalidBlockTest, ExpiredDeployWithTheSmallestValidAfterNumber) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.valid_after_block_number = INT64_MIN;
                 }),
                 InvalidReason::kContainsExpiredDeploy, "past its lifespan");
 }
