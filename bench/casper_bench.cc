@@ -233,7 +233,7 @@ const block::Block& HundredDeployBlock() {
                             1'700'000'001'000);
     }
     auto created = maker.creator->Create(KeyOf(0), 1'700'000'002'000);
-    return (*created)->block;
+    return **created;
   }();
   return block;
 }

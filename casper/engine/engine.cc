@@ -47,9 +47,7 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
     case Verdict::Kind::kValid:
       RETURN_IF_ERROR(dag_->Insert(block).status());
       if (pre_states_ != nullptr) {
-        ASSIGN_OR_RETURN(auto index,
-                         validation::IndexOf(block, r.verdict.outcomes));
-        pre_states_->Remember(block.hash, std::move(index));
+        RETURN_IF_ERROR(pre_states_->Remember(block, r.verdict.outcomes));
       }
       ++counters_.added;
       r.kind = Received::Kind::kAdded;
@@ -138,10 +136,10 @@ absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
 
 absl::StatusOr<std::optional<Hash32>> Engine::Propose(int64_t now_ms,
                                                       bool allow_empty) {
-  ASSIGN_OR_RETURN(std::optional<proposer::Created> created,
+  ASSIGN_OR_RETURN(std::optional<block::Block> created,
                    creator_->Create(key_, now_ms, allow_empty));
   if (!created.has_value()) return std::optional<Hash32>();
-  const block::Block& b = created->block;
+  const block::Block& b = *created;
   ASSIGN_OR_RETURN(Received r, Admit(b, now_ms));
   if (r.kind != Received::Kind::kAdded) {
     return absl::InternalError(

@@ -2,8 +2,8 @@
 #include "casper/proposer/block_creator.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "casper/consensus/fork_choice.h"
@@ -12,7 +12,7 @@
 
 namespace rnode::casper::proposer {
 
-absl::StatusOr<std::optional<Created>> BlockCreator::Create(
+absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
     const crypto::Secp256k1PrivateKey& key, int64_t now_ms, bool allow_empty) {
   const crypto::Secp256k1PublicKey me = crypto::Secp256k1PublicKeyOf(key);
   // The root the fork choice weighs by: the last finalized block, or the
@@ -30,10 +30,7 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
                    consensus::ChooseParents(
                        *dag_, latest, consensus::WeightsOf(root_meta->bonds)));
   const auto main = dag_->Meta(fc.parents.front());
-  bool bonded = false;
-  for (const auto& b : main->bonds)
-    bonded = bonded || (b.validator == me && b.stake > 0);
-  if (!bonded) {
+  if (block::StakeOf(main->bonds, me) <= 0) {
     return absl::FailedPreconditionError("validator " + HexEncode(me) +
                                          " is not bonded in the state of " +
                                          HexEncode(main->hash));
@@ -59,38 +56,33 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
     pre.root = main->post_state;
   }
 
-  // Deploys: what fits this block and is not in its ancestry.
-  std::vector<SignedDeploy> deploys;
-  for (SignedDeploy& d :
-       pool_->Select(number, timestamp, std::numeric_limits<size_t>::max())) {
-    if (deploys.size() >= options_.max_deploys) break;
-    ASSIGN_OR_RETURN(bool repeated, validation::DeployInAncestry(
-                                        *dag_, parents, d.sig(),
-                                        number - options_.deploy_lifespan));
-    if (!repeated) deploys.push_back(std::move(d));
-  }
+  // Deploys: what fits this block and is not in its ancestry (asked only
+  // until the block is full).
+  absl::Status ancestry_error;
+  std::vector<SignedDeploy> deploys = pool_->Select(
+      number, timestamp, options_.max_deploys, [&](const SignedDeploy& d) {
+        auto repeated = validation::DeployInAncestry(
+            *dag_, parents, d.sig(), number - options_.deploy_lifespan);
+        if (!repeated.ok()) ancestry_error.Update(repeated.status());
+        return repeated.ok() && !*repeated;
+      });
+  RETURN_IF_ERROR(ancestry_error);
 
   // Slashes: one per still-bonded sender of a block known invalid.
   std::vector<SlashToRun> slashes;
+  std::set<crypto::Secp256k1PublicKey> slashed;
   for (const Hash32& h : dag_->InvalidBlocks()) {
     const auto bad = dag_->Meta(h);
-    bool still_bonded = false;
-    for (const auto& b : main->bonds) {
-      still_bonded =
-          still_bonded || (b.validator == bad->sender && b.stake > 0);
+    if (block::StakeOf(main->bonds, bad->sender) <= 0 ||
+        !slashed.insert(bad->sender).second) {
+      continue;
     }
-    bool already = false;
-    for (const auto& s : slashes) {
-      already = already || std::equal(s.validator.begin(), s.validator.end(),
-                                      bad->sender.begin(), bad->sender.end());
-    }
-    if (!still_bonded || already) continue;
     slashes.push_back(
         SlashToRun{block::SlashDeploy{h, me, 0},
                    Bytes(bad->sender.begin(), bad->sender.end())});
   }
   if (deploys.empty() && slashes.empty() && !allow_empty) {
-    return std::optional<Created>();
+    return std::optional<block::Block>();
   }
 
   BlockEnv env{number, timestamp, me};
@@ -98,8 +90,7 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
                    executor_->Play(pre.root, deploys, slashes, env));
   ASSIGN_OR_RETURN(auto post_validators, validators_->Get(played.post_state));
 
-  Created out;
-  block::Block& b = out.block;
+  block::Block b;
   b.header.parents = parents;
   b.header.timestamp = timestamp;
   b.body.state.pre_state = pre.root;
@@ -123,8 +114,7 @@ absl::StatusOr<std::optional<Created>> BlockCreator::Create(
   if (mine != latest.end()) b.seq_num = dag_->Meta(mine->second)->seq_num + 1;
   b.shard_id = options_.shard_id;
   RETURN_IF_ERROR(block::SignBlock(b, key));
-  out.outcomes = std::move(played.outcomes);
-  return std::optional<Created>(std::move(out));
+  return std::optional<block::Block>(std::move(b));
 }
 
 }  // namespace rnode::casper::proposer

@@ -36,12 +36,6 @@ struct CreatorOptions {
   size_t max_parents = 1;
 };
 
-struct Created {
-  block::Block block;
-  // Per user deploy, then per system deploy (the merger's index input).
-  std::vector<DeployOutcome> outcomes;
-};
-
 class BlockCreator {
  public:
   // None owned; all must outlive the creator.
@@ -60,7 +54,7 @@ class BlockCreator {
   // deploy to include and `allow_empty` is false. FailedPrecondition when
   // the key is not bonded in the parent's state; errors otherwise are
   // internal. The block is not inserted: the caller stores and announces it.
-  absl::StatusOr<std::optional<Created>> Create(
+  absl::StatusOr<std::optional<block::Block>> Create(
       const crypto::Secp256k1PrivateKey& key, int64_t now_ms,
       bool allow_empty = false);
 

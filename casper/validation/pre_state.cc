@@ -10,6 +10,7 @@
 #include "util/status_macros.h"
 
 namespace rnode::casper::validation {
+namespace {
 
 absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
     const block::Block& block, std::span<const DeployOutcome> outcomes) {
@@ -42,6 +43,17 @@ absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
     input.deploys.push_back(std::move(d));
   }
   return merge::BuildBlockIndex(std::move(input));
+}
+
+}  // namespace
+
+absl::Status PreStateBuilder::Remember(
+    const block::Block& block, std::span<const DeployOutcome> outcomes) {
+  auto kept = std::make_shared<Kept>();
+  ASSIGN_OR_RETURN(kept->index, IndexOf(block, outcomes));
+  for (const auto& d : block.body.deploys) kept->user_sigs.push_back(d.sig);
+  indexes_.Put(block.hash, std::move(kept));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PreState> PreStateBuilder::Compute(
@@ -87,19 +99,15 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   indexes.reserve(scope.size());
   std::set<Bytes> user_sigs;
   for (const Hash32& h : scope) {
-    std::optional<std::shared_ptr<const merge::BlockIndex>> index =
-        indexes_.Get(h);
-    if (!index.has_value()) {
+    std::optional<std::shared_ptr<const Kept>> kept = indexes_.Get(h);
+    if (!kept.has_value()) {
       return absl::FailedPreconditionError(
           "the merge index of block " + HexEncode(h) +
           " is not kept (blocks admitted before a restart are not "
           "re-indexed yet)");
     }
-    indexes.push_back(*std::move(index));
-    ASSIGN_OR_RETURN(std::optional<block::Block> b, dag_->GetBlock(h));
-    if (b.has_value()) {
-      for (const auto& d : b->body.deploys) user_sigs.insert(d.sig);
-    }
+    indexes.push_back((*kept)->index);
+    user_sigs.insert((*kept)->user_sigs.begin(), (*kept)->user_sigs.end());
   }
   merge::MergeOptions options;
   options.number_codec = codec_;

@@ -40,11 +40,6 @@ struct PreState {
   std::vector<block::RejectedDeploy> rejected;
 };
 
-// The merger's index of a block, from its deploys' outcomes (per user
-// deploy, then per system deploy, as BlockExecutor gives them).
-absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
-    const block::Block& block, std::span<const DeployOutcome> outcomes);
-
 class PreStateBuilder {
  public:
   // Indexes of the scope blocks a node keeps: blocks above the last
@@ -64,11 +59,11 @@ class PreStateBuilder {
         context_(context),
         indexes_(index_capacity) {}
 
-  // Keeps a block's index for later merges.
-  void Remember(const Hash32& block,
-                std::shared_ptr<const merge::BlockIndex> index) {
-    indexes_.Put(block, std::move(index));
-  }
+  // Builds and keeps the merger's index of an admitted or created block,
+  // from its deploys' outcomes (per user deploy, then per system deploy, as
+  // BlockExecutor gives them). InvalidArgument if the counts differ.
+  absl::Status Remember(const block::Block& block,
+                        std::span<const DeployOutcome> outcomes);
 
   // The pre-state of a block on `parents` (stored). Errors are internal
   // (a scope block's index not kept, the merger's faults).
@@ -80,8 +75,13 @@ class PreStateBuilder {
   const merge::NumberChannelCodec* codec_;
   rspace::TermFactory term_factory_;
   merge::MergeContext* context_;
-  BoundedCache<Hash32, std::shared_ptr<const merge::BlockIndex>, Hash32Hasher>
-      indexes_;
+  // What a merge needs of a scope block: its index, and its user deploys'
+  // signatures (to tell them from its system deploys among the rejected).
+  struct Kept {
+    std::shared_ptr<const merge::BlockIndex> index;
+    std::vector<Bytes> user_sigs;
+  };
+  BoundedCache<Hash32, std::shared_ptr<const Kept>, Hash32Hasher> indexes_;
 };
 
 }  // namespace rnode::casper::validation

@@ -79,7 +79,7 @@ class TestNode {
     pre_states_ = std::make_unique<validation::PreStateBuilder>(
         dag_.get(), &space_->history(), &codec_,
         rholang::interp::StoredTermFactory(), &merge_context_);
-    pre_states_->Remember(genesis_.hash, *validation::IndexOf(genesis_, {}));
+    EXPECT_TRUE(pre_states_->Remember(genesis_, {}).ok());
     proposer::CreatorOptions creator_options;
     creator_options.max_parents = max_parents;
     creator_ = std::make_unique<proposer::BlockCreator>(
@@ -96,7 +96,7 @@ class TestNode {
     auto created = creator_->Create(key_.sk, now_ms, allow_empty);
     EXPECT_TRUE(created.ok()) << created.status();
     if (!created.ok() || !created->has_value()) return std::nullopt;
-    return (*created)->block;
+    return **created;
   }
 
   // Validates and stores a block from a peer (or this node).
@@ -104,7 +104,7 @@ class TestNode {
     validation::Verdict v = validator_->Validate(b, now_ms);
     if (v.valid()) {
       EXPECT_TRUE(dag_->Insert(b).ok());
-      pre_states_->Remember(b.hash, *validation::IndexOf(b, v.outcomes));
+      EXPECT_TRUE(pre_states_->Remember(b, v.outcomes).ok());
     } else if (v.kind == validation::Verdict::Kind::kInvalid &&
                validation::IsSlashable(v.reason)) {
       EXPECT_TRUE(dag_->Insert(b, /*invalid=*/true).ok());
