@@ -3,8 +3,6 @@
 // durability across SIGKILL.
 #include "casper/dag/dag_store.h"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
+#include "tests/casper/lock_step_child.h"
 #include "tests/casper/test_key.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
@@ -337,48 +336,32 @@ TEST(DagStoreCrashTest, AcknowledgedBlocksSurviveSigkill) {
   size_t start = 0;
   int kills = 0;
   for (int round = 0; round < 5 && start < chain.size(); ++round) {
-    // Lock step: the child inserts one block per byte on `go` and acks it
-    // on `ack`; after kill_after acks the parent lets it start one more
-    // insert and kills it at once, so the kill lands while it writes.
-    int go[2], ack[2];
-    ASSERT_EQ(::pipe(go), 0);
-    ASSERT_EQ(::pipe(ack), 0);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::close(go[1]);
-      ::close(ack[0]);
-      auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
-      if (!store.ok()) ::_exit(2);
-      auto dag = DagStore::Open(store->get(), DagColumnsFrom(0));
-      if (!dag.ok()) ::_exit(3);
-      char c;
-      for (size_t i = start; i < chain.size(); ++i) {
-        if (::read(go[0], &c, 1) != 1) ::_exit(0);
-        auto r = (*dag)->Insert(chain[i]);
-        if (!r.ok()) ::_exit(4);
-        if (::write(ack[1], chain[i].hash.data(), 32) != 32) ::_exit(5);
-      }
-      ::_exit(0);
-    }
-    ::close(go[0]);
-    ::close(ack[1]);
+    // The child inserts chain[start + i] at step i; after kill_after
+    // acknowledged inserts it is killed while it makes the next one.
+    std::unique_ptr<rspace::RocksDbStore> child_store;
+    std::unique_ptr<DagStore> child_dag;
+    testing::LockStepChild child(
+        [&] {
+          auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
+          if (!store.ok()) return false;
+          child_store = *std::move(store);
+          auto dag = DagStore::Open(child_store.get(), DagColumnsFrom(0));
+          if (!dag.ok()) return false;
+          child_dag = *std::move(dag);
+          return true;
+        },
+        [&](size_t i) {
+          return start + i < chain.size() &&
+                 child_dag->Insert(chain[start + i]).ok();
+        });
+    ASSERT_TRUE(child.started());
     const size_t remaining = chain.size() - start;
     const size_t kill_after = rng() % std::max<size_t>(1, remaining - 1);
-    const char c = 1;
-    Hash32 h;
     for (size_t acks = 0; acks < kill_after; ++acks) {
-      ASSERT_EQ(::write(go[1], &c, 1), 1);
-      ASSERT_EQ(::read(ack[0], h.data(), 32), 32);
-      acknowledged.insert(h);
+      ASSERT_TRUE(child.Step());
+      acknowledged.insert(chain[start + acks].hash);
     }
-    ASSERT_EQ(::write(go[1], &c, 1), 1);
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ::close(go[1]);
-    ::close(ack[0]);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) ++kills;
+    if (child.KillDuringNextStep()) ++kills;
     auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
     ASSERT_TRUE(store.ok()) << store.status();
     auto dag = DagStore::Open(store->get(), DagColumnsFrom(0));

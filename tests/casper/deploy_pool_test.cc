@@ -2,8 +2,6 @@
 // window, selection order, removal and pruning, persistence across reopen.
 #include "casper/pool/deploy_pool.h"
 
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
+#include "tests/casper/lock_step_child.h"
 #include "tests/casper/test_key.h"
 #include "tests/sanitizer.h"
 
@@ -228,42 +227,27 @@ TEST(DeployPoolCrashTest, AcknowledgedDeploysSurviveSigkill) {
   size_t start = 0;
   size_t acknowledged = 0;
   for (int round = 0; round < 4; ++round) {
-    int go[2], ack[2];
-    ASSERT_EQ(::pipe(go), 0);
-    ASSERT_EQ(::pipe(ack), 0);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::close(go[1]);
-      ::close(ack[0]);
-      auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
-      if (!store.ok()) ::_exit(2);
-      auto pool = DeployPool::Open(store->get(), 0);
-      if (!pool.ok()) ::_exit(3);
-      char c;
-      for (size_t i = start; i < deploys.size(); ++i) {
-        if (::read(go[0], &c, 1) != 1) ::_exit(0);
-        if (!(*pool)->Add(deploys[i], 0, kNow).ok()) ::_exit(4);
-        if (::write(ack[1], &c, 1) != 1) ::_exit(5);
-      }
-      ::_exit(0);
-    }
-    ::close(go[0]);
-    ::close(ack[1]);
+    // The child adds deploys[start + i] at step i.
+    std::unique_ptr<rspace::RocksDbStore> child_store;
+    std::unique_ptr<DeployPool> child_pool;
+    testing::LockStepChild child(
+        [&] {
+          auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
+          if (!store.ok()) return false;
+          child_store = *std::move(store);
+          auto pool = DeployPool::Open(child_store.get(), 0);
+          if (!pool.ok()) return false;
+          child_pool = *std::move(pool);
+          return true;
+        },
+        [&](size_t i) {
+          return start + i < deploys.size() &&
+                 child_pool->Add(deploys[start + i], 0, kNow).ok();
+        });
+    ASSERT_TRUE(child.started());
     const size_t kill_after = 3 + static_cast<size_t>(round) * 2;
-    const char c = 1;
-    char got;
-    for (size_t k = 0; k < kill_after; ++k) {
-      ASSERT_EQ(::write(go[1], &c, 1), 1);
-      ASSERT_EQ(::read(ack[0], &got, 1), 1);
-    }
-    ASSERT_EQ(::write(go[1], &c, 1), 1);
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ::close(go[1]);
-    ::close(ack[0]);
-    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    for (size_t k = 0; k < kill_after; ++k) ASSERT_TRUE(child.Step());
+    EXPECT_TRUE(child.KillDuringNextStep());
     acknowledged = start + kill_after;
     auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
     ASSERT_TRUE(store.ok()) << store.status();
