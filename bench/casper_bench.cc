@@ -18,6 +18,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/execution/block_executor.h"
 #include "casper/execution/deploy_executor.h"
+#include "casper/execution/executor_lanes.h"
 #include "casper/genesis/genesis.h"
 #include "casper/pool/deploy_pool.h"
 #include "casper/proposer/block_creator.h"
@@ -161,21 +162,37 @@ void BM_BlockCheckSeal(benchmark::State& state) {
 }
 BENCHMARK(BM_BlockCheckSeal)->Unit(benchmark::kMicrosecond);
 
+// Deployers of the benchmark blocks: KeyOf(kFirstDeployer + i).
+constexpr int kFirstDeployer = 100;
+constexpr int kDeployers = 100;
+
 // A validator's execution stack on an in-memory store: genesis with three
-// validators and a funded deployer, DAG, pool, creator and validator.
+// validators and kDeployers + 1 funded deployers, DAG, pool, creator and
+// validator.
 struct Stack {
-  // `threads` for the validator's pool, `runtime_threads` for the
-  // interpreter's parallel rounds.
-  explicit Stack(int threads, int runtime_threads = 1)
+  // One pool of `threads` runs the signature checks and, with threads > 1,
+  // `threads` replay lanes and (with parallel_rounds) the interpreter's
+  // parallel rounds.
+  explicit Stack(int threads, bool parallel_rounds = false,
+                 bool replay_lanes = true, bool always_lanes = false)
       : store(8), workers(threads), contracts(contracts::ContractsOptions{}) {
     rspace::SpaceOptions so;
     so.term_factory = rholang::interp::StoredTermFactory();
     space = *rspace::Space::Open(&store, so);
-    runtime = *rholang::interp::Runtime::Create(
-        space.get(), contracts.RuntimeOptionsFor(runtime_threads, &output));
+    rholang::interp::RuntimeOptions ro =
+        contracts.RuntimeOptionsFor(1, &output);
+    if (parallel_rounds) ro.pool = &workers;
+    runtime = *rholang::interp::Runtime::Create(space.get(), ro);
     deploys = std::make_unique<DeployExecutor>(space.get(), &contracts,
                                                runtime.get());
-    blocks = std::make_unique<BlockExecutor>(space.get(), deploys.get());
+    if (threads > 1 && replay_lanes) {
+      lanes = *ExecutorLanes::Create(space.get(), contracts::ContractsOptions{},
+                                     static_cast<size_t>(threads), &workers);
+    }
+    BlockExecutorOptions options;
+    if (always_lanes) options.min_parallel_events_per_deploy = 0;
+    blocks = std::make_unique<BlockExecutor>(space.get(), deploys.get(),
+                                             lanes.get(), options);
     validators =
         std::make_unique<contracts::ValidatorsCache>(&space->history());
     genesis::GenesisParams p;
@@ -186,11 +203,15 @@ struct Stack {
       b.stake = 1000;
       p.bonds.push_back(b);
     }
-    genesis::Wallet w;
-    w.address = *crypto::RevAddressFromKeyBytes(
-        ByteView(crypto::Secp256k1PublicKeyOf(KeyOf(50))));
-    w.balance = 1'000'000'000'000;
-    p.wallets.push_back(w);
+    auto fund = [&](int key) {
+      genesis::Wallet w;
+      w.address = *crypto::RevAddressFromKeyBytes(
+          ByteView(crypto::Secp256k1PublicKeyOf(KeyOf(key))));
+      w.balance = 1'000'000'000'000;
+      p.wallets.push_back(w);
+    };
+    fund(50);
+    for (int i = 0; i < kDeployers; ++i) fund(kFirstDeployer + i);
     auto g = genesis::CreateGenesis(p, space.get(), &contracts, runtime.get());
     dag = *dag::DagStore::Open(&store, dag::DagColumnsFrom(3));
     (void)*dag->Insert(g->block);
@@ -209,6 +230,7 @@ struct Stack {
   contracts::SystemContracts contracts;
   std::unique_ptr<rholang::interp::Runtime> runtime;
   std::unique_ptr<DeployExecutor> deploys;
+  std::unique_ptr<ExecutorLanes> lanes;
   std::unique_ptr<BlockExecutor> blocks;
   std::unique_ptr<contracts::ValidatorsCache> validators;
   std::unique_ptr<dag::DagStore> dag;
@@ -217,47 +239,109 @@ struct Stack {
   std::unique_ptr<validation::BlockValidator> validator;
 };
 
-// A block of 100 trivial deploys, made once by validator 0.
-const block::Block& HundredDeployBlock() {
-  static const block::Block block = [] {
-    Stack maker(1);
-    const auto deployer = KeyOf(50);
-    for (int i = 0; i < 100; ++i) {
-      DeployData d;
-      d.term = "@0!(" + std::to_string(i) + ")";
-      d.timestamp = 1'700'000'001'000 + i;
-      d.phlo_price = 1;
-      d.phlo_limit = 100'000;
-      d.shard_id = "root";
-      (void)maker.pool->Add(*SignedDeploy::Sign(d, deployer), 0,
-                            1'700'000'001'000);
+// A block of 100 trivial deploys made by validator 0. Shared: one deployer
+// sends on one public name (every deploy depends on the one before: the
+// worst case of parallel replay, one group). Independent: 100 deployers
+// each send on a name of its own (100 groups), as users paying for their
+// own work do.
+block::Block MakeHundredDeployBlock(bool independent, bool heavy = false) {
+  Stack maker(1);
+  for (int i = 0; i < 100; ++i) {
+    DeployData d;
+    d.term = independent ? "new x in { x!(" + std::to_string(i) + ") }"
+                         : "@0!(" + std::to_string(i) + ")";
+    if (heavy) {
+      d.term =
+          "new loop, x in { contract loop(@n) = { if (n > 0) { x!(n) | "
+          "loop!(n - 1) } } | loop!(" +
+          std::to_string(20 + i % 3) + ") }";
     }
-    auto created = maker.creator->Create(KeyOf(0), 1'700'000'002'000);
-    return **created;
-  }();
-  return block;
+    d.timestamp = 1'700'000'001'000 + i;
+    d.phlo_price = 1;
+    d.phlo_limit = 100'000;
+    d.shard_id = "root";
+    const auto deployer = KeyOf(independent ? kFirstDeployer + i : 50);
+    (void)maker.pool->Add(*SignedDeploy::Sign(d, deployer), 0,
+                          1'700'000'001'000);
+  }
+  auto created = maker.creator->Create(KeyOf(0), 1'700'000'002'000);
+  return **created;
+}
+
+const block::Block& HundredDeployBlock(bool independent, bool heavy = false) {
+  static const block::Block shared = MakeHundredDeployBlock(false);
+  static const block::Block own = MakeHundredDeployBlock(true);
+  static const block::Block loops = MakeHundredDeployBlock(true, true);
+  return heavy ? loops : independent ? own : shared;
 }
 
 // Validation of a peer's block of 100 trivial deploys: seal, every check,
-// the 100 deploy signatures (on the pool), the replay and the post-state.
+// the 100 deploy signatures, the replay (on lanes when the pool has more
+// than one thread) and the post-state.
 void BM_ValidateBlock(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0));
-  const block::Block& block = HundredDeployBlock();
-  Stack node(threads, static_cast<int>(state.range(1)));
+  const bool independent = state.range(1) != 0;
+  const block::Block& block = HundredDeployBlock(independent);
+  Stack node(threads, /*parallel_rounds=*/state.range(2) != 0,
+             /*replay_lanes=*/state.range(3) != 0);
+  size_t parallel = 0;
   for (auto _ : state) {
     validation::Verdict v = node.validator->Validate(block, 1'700'000'002'000);
     if (!v.valid()) {
       state.SkipWithError(v.detail.c_str());
       return;
     }
+    parallel += node.blocks->last_replay().parallel ? 1 : 0;
   }
   state.counters["deploys"] = static_cast<double>(block.body.deploys.size());
+  state.counters["groups"] =
+      static_cast<double>(node.blocks->last_replay().groups);
+  state.counters["parallel"] = benchmark::Counter(
+      static_cast<double>(parallel), benchmark::Counter::kAvgIterations);
 }
-// Args: validator threads, interpreter threads.
+// Args: pool threads, independent deploys (0: one deployer, one name),
+// interpreter rounds on the pool, replay lanes.
 BENCHMARK(BM_ValidateBlock)
-    ->Args({1, 1})
-    ->Args({2, 1})
-    ->Args({2, 2})
+    ->Args({1, 0, 0, 0})
+    ->Args({2, 0, 0, 1})
+    ->Args({1, 1, 0, 0})
+    ->Args({2, 1, 0, 0})
+    ->Args({2, 1, 0, 1})
+    ->Args({2, 1, 1, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Replay alone (signatures verified beforehand) of a block of 100
+// independent deploys: serially, or on the lanes of a pool (whatever the
+// work per deploy: kMinParallelEventsPerDeploy comes from these figures).
+void BM_ReplayBlock(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  const block::Block& block =
+      HundredDeployBlock(/*independent=*/true, state.range(2) != 0);
+  Stack node(threads, /*parallel_rounds=*/false,
+             /*replay_lanes=*/state.range(1) != 0, /*always_lanes=*/true);
+  std::vector<SignedDeploy> deploys;
+  for (const block::ProcessedDeploy& d : block.body.deploys) {
+    deploys.push_back(*SignedDeploy::Verify(d.data, d.deployer, d.sig,
+                                            SigAlgorithmName(d.sig_algorithm)));
+  }
+  for (auto _ : state) {
+    BlockReplayVerdict v = node.blocks->Replay(block, deploys, {});
+    if (!v.ok()) {
+      state.SkipWithError(v.reason.c_str());
+      return;
+    }
+  }
+  state.counters["parallel"] = node.blocks->last_replay().parallel ? 1 : 0;
+}
+// Args: pool threads, replay lanes, heavy deploys (a recursive contract
+// of about 20 rounds each instead of one send).
+BENCHMARK(BM_ReplayBlock)
+    ->Args({1, 0, 0})
+    ->Args({2, 0, 0})
+    ->Args({2, 1, 0})
+    ->Args({1, 0, 1})
+    ->Args({2, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -642,6 +642,18 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
   return std::optional<Comm>();
 }
 
+std::vector<std::pair<Hash32, Hash32>> Space::InstalledSources() const {
+  const InstallTable* installs = installs_.load(std::memory_order_acquire);
+  std::vector<std::pair<Hash32, Hash32>> out;
+  for (const auto& [channel, installed] : *installs) {
+    for (const WaitingContinuation& k : installed.continuations) {
+      out.emplace_back(channel, k.source);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 absl::Status Space::Install(const Matcher& matcher,
                             const std::vector<TermPtr>& channels,
                             const std::vector<TermPtr>& patterns,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -117,6 +118,12 @@ class Space {
   absl::StatusOr<std::vector<WaitingContinuation>> GetContinuations(
       const std::vector<TermPtr>& channels);
   absl::StatusOr<std::vector<JoinGroup>> GetJoins(const Hash32& channel);
+
+  // The installed continuations, each as (a channel it is installed on,
+  // its source: the consume hash a COMM with it names), ascending. Lets a
+  // reader of event logs tell a COMM with a system process from one with a
+  // deploy's continuation. Thread-safe.
+  std::vector<std::pair<Hash32, Hash32>> InstalledSources() const;
 
   // Number of channels in the overlay (loaded or changed).
   size_t OverlaySize() const;

@@ -132,6 +132,34 @@ absl::StatusOr<TransferError> Ledger::Transfer(interp::NativeSpace& space,
   return TransferError::kNone;
 }
 
+absl::StatusOr<TransferError> Ledger::Withdraw(interp::NativeSpace& space,
+                                               std::string_view from,
+                                               int64_t amount) {
+  if (amount <= 0) return TransferError::kNonPositiveAmount;
+  ASSIGN_OR_RETURN(Channel ch, ChannelOf(from));
+  ASSIGN_OR_RETURN(int64_t balance, Read(space, ch, false));
+  if (balance - HeldFrom(from) < amount) {
+    return TransferError::kInsufficientFunds;
+  }
+  ASSIGN_OR_RETURN(int64_t taken, Read(space, ch, true));
+  RETURN_IF_ERROR(Write(space, ch, taken - amount));
+  return TransferError::kNone;
+}
+
+absl::StatusOr<TransferError> Ledger::Deposit(interp::NativeSpace& space,
+                                              std::string_view to,
+                                              int64_t amount) {
+  if (amount <= 0) return TransferError::kNonPositiveAmount;
+  ASSIGN_OR_RETURN(Channel ch, ChannelOf(to));
+  ASSIGN_OR_RETURN(int64_t balance, Read(space, ch, false));
+  if (balance > std::numeric_limits<int64_t>::max() - amount) {
+    return TransferError::kOverflow;
+  }
+  ASSIGN_OR_RETURN(int64_t taken, Read(space, ch, true));
+  RETURN_IF_ERROR(Write(space, ch, taken + amount));
+  return TransferError::kNone;
+}
+
 absl::Status Ledger::Mint(interp::NativeSpace& space, std::string_view address,
                           int64_t amount) {
   if (amount < 0) return absl::InvalidArgumentError("mint: negative amount");
@@ -151,10 +179,10 @@ std::optional<std::string> Ledger::KnownAddress(const Hash32& channel) const {
   return found;
 }
 
-std::vector<NumberDiff> Ledger::Diffs() const {
+std::vector<NumberDiff> Ledger::DiffsOf(const Snapshot& touched) {
   std::vector<NumberDiff> out;
-  out.reserve(touched_.size());
-  for (const auto& [channel, values] : touched_) {
+  out.reserve(touched.size());
+  for (const auto& [channel, values] : touched) {
     out.push_back(NumberDiff{channel, values.second - values.first});
   }
   return out;

@@ -79,6 +79,16 @@ class Ledger {
                                          std::string_view from,
                                          std::string_view to, int64_t amount);
 
+  // Transfer's two halves, for the deploy fee, whose deposit into the PoS
+  // vault parallel replay runs apart from the rest of the deploy
+  // (casper/execution/block_executor.h). Withdraw checks `from`'s funds
+  // (its hold included) and takes `amount` out; Deposit adds `amount` to
+  // `to`, refusing an overflow. The events are Transfer's, in its order.
+  absl::StatusOr<TransferError> Withdraw(rholang::interp::NativeSpace& space,
+                                         std::string_view from, int64_t amount);
+  absl::StatusOr<TransferError> Deposit(rholang::interp::NativeSpace& space,
+                                        std::string_view to, int64_t amount);
+
   // The precharge of the deploy being run: `amount` of `address`'s balance
   // is held, so every read of that balance through the ledger (the vault's
   // "balance", a transfer's funds check) sees balance - amount, as if it
@@ -104,10 +114,12 @@ class Ledger {
   void BeginDeploy() { touched_.clear(); }
   // The touched balance channels of the deploy so far, ascending by
   // channel, with end - start (0 for a read-only touch).
-  std::vector<NumberDiff> Diffs() const;
+  std::vector<NumberDiff> Diffs() const { return DiffsOf(touched_); }
   // Save / restore around a phase the space may revert (a failed program).
   using Snapshot = std::map<Hash32, std::pair<int64_t, int64_t>>;
   Snapshot Save() const { return touched_; }
+  // Diffs() of a saved snapshot.
+  static std::vector<NumberDiff> DiffsOf(const Snapshot& touched);
   void Restore(Snapshot s) { touched_ = std::move(s); }
 
  private:

@@ -44,25 +44,14 @@ DeployFailure FailureOf(const absl::Status& status) {
                                      : DeployFailure::kProgramError;
 }
 
-// `run` on a log rigged with `recorded`; then every recorded COMM must have
-// been used. The log decides divergence, whatever status carried it out.
-template <typename RunFn>
-ReplayVerdict Replayed(std::span<const rspace::Event> recorded, RunFn run) {
+// The verdict of a replay whose run ended with `out`: the log decides
+// divergence, whatever status carried it out; then every recorded COMM
+// must have been used.
+ReplayVerdict VerdictOf(rspace::EventLog& log,
+                        absl::StatusOr<DeployOutcome> out) {
   ReplayVerdict v;
-  absl::StatusOr<std::unique_ptr<rspace::EventLog>> log =
-      rspace::EventLog::ForReplay(recorded);
-  if (!log.ok()) {
-    // The block's log itself is malformed (a bad hash, too large).
-    v.kind = ReplayVerdict::Kind::kDiverged;
-    v.divergence = {rspace::Divergence::Kind::kMalformedLog,
-                    {},
-                    std::string(log.status().message()),
-                    "nothing"};
-    return v;
-  }
-  absl::StatusOr<DeployOutcome> out = run(**log);
-  if (out.ok()) (void)(*log)->CheckReplayDone();
-  if (std::optional<rspace::Divergence> d = (*log)->divergence()) {
+  if (out.ok()) (void)log.CheckReplayDone();
+  if (std::optional<rspace::Divergence> d = log.divergence()) {
     v.kind = ReplayVerdict::Kind::kDiverged;
     v.divergence = *std::move(d);
     return v;
@@ -74,6 +63,31 @@ ReplayVerdict Replayed(std::span<const rspace::Event> recorded, RunFn run) {
   }
   v.outcome = *std::move(out);
   return v;
+}
+
+// The replay log rigged with `recorded`, or the verdict on a malformed one
+// (a bad hash, too large): the block's fault.
+std::variant<std::unique_ptr<rspace::EventLog>, ReplayVerdict> ReplayLog(
+    std::span<const rspace::Event> recorded) {
+  absl::StatusOr<std::unique_ptr<rspace::EventLog>> log =
+      rspace::EventLog::ForReplay(recorded);
+  if (log.ok()) return *std::move(log);
+  ReplayVerdict v;
+  v.kind = ReplayVerdict::Kind::kDiverged;
+  v.divergence = {rspace::Divergence::Kind::kMalformedLog,
+                  {},
+                  std::string(log.status().message()),
+                  "nothing"};
+  return v;
+}
+
+// `run` on a log rigged with `recorded`, then its verdict.
+template <typename RunFn>
+ReplayVerdict Replayed(std::span<const rspace::Event> recorded, RunFn run) {
+  auto log = ReplayLog(recorded);
+  if (ReplayVerdict* v = std::get_if<ReplayVerdict>(&log)) return *v;
+  rspace::EventLog& l = *std::get<std::unique_ptr<rspace::EventLog>>(log);
+  return VerdictOf(l, run(l));
 }
 
 }  // namespace
@@ -94,17 +108,63 @@ std::string_view DeployFailureName(DeployFailure failure) {
   return "unknown";
 }
 
+PartialDeploy::PartialDeploy() = default;
+PartialDeploy::~PartialDeploy() = default;
+PartialDeploy::PartialDeploy(PartialDeploy&&) noexcept = default;
+PartialDeploy& PartialDeploy::operator=(PartialDeploy&&) noexcept = default;
+
+std::vector<Hash32> PartialDeploy::written_channels() const {
+  return scope_ != nullptr ? scope_->WrittenChannels() : std::vector<Hash32>();
+}
+
+std::vector<Hash32> PartialDeploy::touched_channels() const {
+  return scope_ != nullptr ? scope_->TouchedChannels() : std::vector<Hash32>();
+}
+
 absl::StatusOr<DeployOutcome> DeployExecutor::Play(
     const SignedDeploy& deploy, const interp::BlockInfo& block) {
-  rspace::EventLog log;
-  return Run(deploy, block, log);
+  PartialDeploy partial;
+  partial.log_ = std::make_unique<rspace::EventLog>();
+  RunUntilDeposit(deploy, block, partial);
+  if (!partial.error_.ok()) return partial.error_;
+  return Deposit(partial);
 }
 
 ReplayVerdict DeployExecutor::Replay(const SignedDeploy& deploy,
                                      const interp::BlockInfo& block,
                                      std::span<const rspace::Event> recorded) {
-  return Replayed(
-      recorded, [&](rspace::EventLog& log) { return Run(deploy, block, log); });
+  PartialDeploy partial = ReplayUntilDeposit(deploy, block, recorded);
+  return FinishReplay(partial);
+}
+
+PartialDeploy DeployExecutor::ReplayUntilDeposit(
+    const SignedDeploy& deploy, const interp::BlockInfo& block,
+    std::span<const rspace::Event> recorded) {
+  PartialDeploy partial;
+  auto log = ReplayLog(recorded);
+  if (ReplayVerdict* v = std::get_if<ReplayVerdict>(&log)) {
+    partial.early_verdict_ = std::move(*v);
+    return partial;
+  }
+  partial.log_ = std::get<std::unique_ptr<rspace::EventLog>>(std::move(log));
+  RunUntilDeposit(deploy, block, partial);
+  return partial;
+}
+
+ReplayVerdict DeployExecutor::FinishReplay(PartialDeploy& partial) {
+  DepositReplayed(partial);
+  return CompleteReplay(partial);
+}
+
+void DeployExecutor::DepositReplayed(PartialDeploy& partial) {
+  if (partial.stopped()) return;
+  partial.error_ = DepositFee(partial);
+}
+
+ReplayVerdict DeployExecutor::CompleteReplay(PartialDeploy& partial) {
+  if (partial.early_verdict_.has_value()) return *partial.early_verdict_;
+  if (!partial.error_.ok()) return VerdictOf(*partial.log_, partial.error_);
+  return VerdictOf(*partial.log_, Record(partial));
 }
 
 absl::StatusOr<DeployOutcome> DeployExecutor::PlaySystem(
@@ -166,20 +226,29 @@ std::optional<std::string> DeployExecutor::DeployerAddress(
   return addresses_.Put(key, *std::move(address));
 }
 
-absl::StatusOr<DeployOutcome> DeployExecutor::Run(
-    const SignedDeploy& deploy, const interp::BlockInfo& block,
-    rspace::EventLog& log) {
-  DeployOutcome out;
+void DeployExecutor::RunUntilDeposit(const SignedDeploy& deploy,
+                                     const interp::BlockInfo& block,
+                                     PartialDeploy& partial) {
+  DeployOutcome& out = partial.out_;
+  rspace::EventLog& log = *partial.log_;
   contracts::Ledger& ledger = contracts_->ledger();
   ledger.BeginDeploy();
+  // Whatever the run's end, the balances it touched are the partial's.
+  struct SaveBalances {
+    PartialDeploy& partial;
+    contracts::Ledger& ledger;
+    ~SaveBalances() { partial.balances_ = ledger.Save(); }
+  } save{partial, ledger};
   const DeployData& data = deploy.data();
   std::optional<std::string> deployer = DeployerAddress(deploy);
   if (!deployer.has_value()) {
-    return absl::InvalidArgumentError("deployer key is not 65 bytes");
+    partial.error_ = absl::InvalidArgumentError("deployer key is not 65 bytes");
+    return;
   }
   // This deploy's record of its space changes (its soft-checkpoint
   // journal); one per deploy, so deploys may share the space.
-  rspace::DeployScope scope(*space_);
+  partial.scope_ = std::make_unique<rspace::DeployScope>(*space_);
+  rspace::DeployScope& scope = *partial.scope_;
   // Native operations cost no phlo: the deploy pays the same whatever the
   // accounting costs.
   interp::SpaceNative native(
@@ -192,19 +261,20 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   if (!charge.has_value()) {
     out.failure = DeployFailure::kPhloOverflow;
     out.message = "Deploy payment failed: phlo limit x price overflows";
-    out.events = log.Take();
-    return out;
+    return;
   }
   if (*charge > 0) {
-    ASSIGN_OR_RETURN(int64_t balance, ledger.Balance(native, *deployer));
-    if (balance < *charge) {
+    absl::StatusOr<int64_t> balance = ledger.Balance(native, *deployer);
+    if (!balance.ok()) {
+      partial.error_ = balance.status();
+      return;
+    }
+    if (*balance < *charge) {
       out.failure = DeployFailure::kInsufficientFunds;
       out.message = "Deploy payment failed: " +
                     std::string(contracts::TransferErrorText(
                         contracts::TransferError::kInsufficientFunds));
-      out.events = log.Take();
-      out.number_diffs = ledger.Diffs();
-      return out;
+      return;
     }
     ledger.Hold(*deployer, *charge);
     out.charged = *charge;
@@ -217,7 +287,7 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
                                   deploy.deployer().end());
   info.deploy_id = deploy.id();
   contracts::Ledger::Snapshot before_program = ledger.Save();
-  const rspace::DeployScope::Mark program_start = scope.mark();
+  partial.program_start_ = scope.mark();
   interp::EvalResult result =
       runtime_->EvaluateSource(data.term, info, data.phlo_limit, &log, &block,
                                /*check_replay_done=*/false, &scope);
@@ -226,7 +296,8 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
     // A divergence is the block's fault and a local fault is nobody's: in
     // neither case is there a deploy outcome to record.
     if (log.divergence().has_value() || !IsDeployFault(result.error)) {
-      return result.error;
+      partial.error_ = result.error;
+      return;
     }
     ledger.Restore(std::move(before_program));
     out.failure = FailureOf(result.error);
@@ -234,28 +305,68 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Run(
   }
   out.cost = result.cost;
 
-  // 3. Settlement: the fee (cost x price) moves to the PoS vault; the rest
-  // of the hold is the refund. The hold guaranteed the funds.
+  // 3. Settlement: the fee (cost x price) moves from the deployer to the
+  // PoS vault; the rest of the hold is the refund. The hold guaranteed the
+  // funds. Here the fee leaves the deployer; Deposit moves it in.
   std::optional<int64_t> fee =
       Product(std::min(out.cost, data.phlo_limit), data.phlo_price);
-  if (fee.has_value() && *fee > 0) {
-    ASSIGN_OR_RETURN(
-        contracts::TransferError refused,
-        ledger.Transfer(native, *deployer, contracts::PosVaultAddress(), *fee));
-    if (refused != contracts::TransferError::kNone) {
-      return absl::InternalError(
-          "deploy fee settlement failed: " +
-          std::string(contracts::TransferErrorText(refused)));
-    }
-  }
   out.refunded = out.charged - fee.value_or(0);
+  if (!fee.has_value() || *fee <= 0) return;
+  const std::string& pos_vault = contracts::PosVaultAddress();
+  absl::StatusOr<contracts::TransferError> refused =
+      *deployer == pos_vault
+          ? ledger.Transfer(native, *deployer, pos_vault, *fee)  // funds only
+          : ledger.Withdraw(native, *deployer, *fee);
+  if (!refused.ok()) {
+    partial.error_ = refused.status();
+  } else if (*refused != contracts::TransferError::kNone) {
+    partial.error_ = absl::InternalError(
+        "deploy fee settlement failed: " +
+        std::string(contracts::TransferErrorText(*refused)));
+  } else if (*deployer != pos_vault) {
+    partial.deposit_ = *fee;
+  }
+}
 
+absl::Status DeployExecutor::DepositFee(PartialDeploy& partial) {
+  if (partial.deposit_ <= 0) return absl::OkStatus();
+  contracts::Ledger& ledger = contracts_->ledger();
+  ledger.BeginDeploy();
+  ledger.Restore(std::move(partial.balances_));
+  interp::SpaceNative native(
+      space_,
+      rspace::OpContext{partial.log_.get(), &runtime_->matcher(),
+                        partial.scope_.get()},
+      nullptr, runtime_->channel_terms());
+  absl::StatusOr<contracts::TransferError> refused =
+      ledger.Deposit(native, contracts::PosVaultAddress(), partial.deposit_);
+  partial.balances_ = ledger.Save();
+  if (!refused.ok()) return refused.status();
+  if (*refused != contracts::TransferError::kNone) {
+    return absl::InternalError(
+        "deploy fee settlement failed: " +
+        std::string(contracts::TransferErrorText(*refused)));
+  }
+  partial.deposit_ = 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DeployOutcome> DeployExecutor::Record(PartialDeploy& partial) {
+  DeployOutcome out = std::move(partial.out_);
   // The program's and the settlement's changes as one (the precharge wrote
   // nothing): the scope's net change over both phases, which is their
   // composition (rspace::ComposeChanges; pinned by DeployScopeTest).
-  ASSIGN_OR_RETURN(out.changes, scope.ChangesSince(program_start));
-  out.number_diffs = ledger.Diffs();
-  out.events = log.Take();
+  if (partial.program_start_.has_value()) {
+    ASSIGN_OR_RETURN(out.changes,
+                     partial.scope_->ChangesSince(*partial.program_start_));
+  }
+  out.number_diffs = contracts::Ledger::DiffsOf(partial.balances_);
+  out.events = partial.log_->Take();
   return out;
+}
+
+absl::StatusOr<DeployOutcome> DeployExecutor::Deposit(PartialDeploy& partial) {
+  RETURN_IF_ERROR(DepositFee(partial));
+  return Record(partial);
 }
 }  // namespace rnode::casper

@@ -105,9 +105,45 @@ struct SystemDeploy {
   Bytes validator;  // kSlash: the 65-byte key to slash
 };
 
-// Not thread-safe: one deploy at a time on the space (the runtime's rule).
-// Each deploy's space changes are recorded in a DeployScope the executor
-// owns for that deploy (the space itself keeps no per-deploy state).
+// A user deploy run up to its fee's deposit into the PoS vault
+// (DeployExecutor::ReplayUntilDeposit): every deploy with a fee writes the
+// PoS vault's balance, so parallel replay runs the rest of each deploy on
+// its own and the deposits in block order. Opaque but for the two readers.
+class PartialDeploy {
+ public:
+  PartialDeploy();
+  ~PartialDeploy();
+  PartialDeploy(PartialDeploy&&) noexcept;
+  PartialDeploy& operator=(PartialDeploy&&) noexcept;
+
+  // The run stopped before its deposit: a divergence or a local fault
+  // (FinishReplay says which). Nothing it did is to be kept.
+  bool stopped() const { return early_verdict_.has_value() || !error_.ok(); }
+  // The channels the run changed, and those it touched (read, locked or
+  // looked at, whether or not the log records it), ascending: the
+  // DeployScope's. Empty when stopped before the program's scope existed.
+  std::vector<Hash32> written_channels() const;
+  std::vector<Hash32> touched_channels() const;
+
+ private:
+  friend class DeployExecutor;
+  std::unique_ptr<rspace::EventLog> log_;
+  std::unique_ptr<rspace::DeployScope> scope_;
+  // Where the program began, once it did (a precharge failure stops
+  // before): the deploy's state change is the scope's since then.
+  std::optional<rspace::DeployScope::Mark> program_start_;
+  DeployOutcome out_;
+  int64_t deposit_ = 0;  // the fee, still to move into the PoS vault
+  contracts::Ledger::Snapshot balances_;
+  absl::Status error_;                          // the run's own error
+  std::optional<ReplayVerdict> early_verdict_;  // e.g. a malformed log
+};
+
+// Not thread-safe: one deploy at a time per executor (the runtime's rule).
+// Several executors (each with its own runtime and contracts) may run
+// deploys on one space at once. Each deploy's space changes are recorded in
+// a DeployScope the executor owns for that deploy (the space itself keeps
+// no per-deploy state).
 class DeployExecutor {
  public:
   // None owned; all must outlive the executor. `runtime` must have been
@@ -131,6 +167,23 @@ class DeployExecutor {
                        const rholang::interp::BlockInfo& block,
                        std::span<const rspace::Event> recorded);
 
+  // Replay in two steps (parallel replay): ReplayUntilDeposit runs
+  // everything but the fee's deposit into the PoS vault (and may run on any
+  // executor of the space); FinishReplay deposits the fee and gives
+  // Replay's verdict. Replay(d, b, r) is FinishReplay(ReplayUntilDeposit(d,
+  // b, r)). A PartialDeploy must be finished or destroyed before the space
+  // is reset or checkpointed.
+  PartialDeploy ReplayUntilDeposit(const SignedDeploy& deploy,
+                                   const rholang::interp::BlockInfo& block,
+                                   std::span<const rspace::Event> recorded);
+  ReplayVerdict FinishReplay(PartialDeploy& partial);
+  // FinishReplay's two steps: DepositReplayed moves the fee into the PoS
+  // vault (in block order, on this executor); CompleteReplay, which needs
+  // no executor and may run for several partials at once on any threads,
+  // records the outcome and gives the verdict.
+  void DepositReplayed(PartialDeploy& partial);
+  static ReplayVerdict CompleteReplay(PartialDeploy& partial);
+
   // Runs a system deploy natively (no Rholang, no phlo: cost 0). A failure
   // of the operation itself (e.g. malformed PoS state) is the outcome's
   // kProgramError, with its effects undone; errors returned are internal.
@@ -142,9 +195,17 @@ class DeployExecutor {
                              std::span<const rspace::Event> recorded);
 
  private:
-  absl::StatusOr<DeployOutcome> Run(const SignedDeploy& deploy,
-                                    const rholang::interp::BlockInfo& block,
-                                    rspace::EventLog& log);
+  // The deploy up to its fee's deposit, on partial.log_; fills `partial`
+  // (its error_ on failure).
+  void RunUntilDeposit(const SignedDeploy& deploy,
+                       const rholang::interp::BlockInfo& block,
+                       PartialDeploy& partial);
+  // The fee's deposit into the PoS vault (none pending: nothing).
+  absl::Status DepositFee(PartialDeploy& partial);
+  // The outcome's record: events, state change, balance diffs.
+  static absl::StatusOr<DeployOutcome> Record(PartialDeploy& partial);
+  // Both.
+  absl::StatusOr<DeployOutcome> Deposit(PartialDeploy& partial);
   absl::StatusOr<DeployOutcome> RunSystem(
       const SystemDeploy& deploy, const rholang::interp::BlockInfo& block,
       rspace::EventLog& log);

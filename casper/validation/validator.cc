@@ -377,24 +377,26 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                                 " rejected deploys; the merge rejects ",
                                 pre.rejected.size()));
   }
-  // 14 and 15. Deploy signatures and the replay, overlapped: the pool's
-  // threads check signatures in block order while this thread replays each
-  // deploy as soon as its signature is checked (checking the next ones
-  // itself when it would wait). Every signature is checked before a
-  // verdict, so a bad signature is reported as such whatever the replay
-  // found, and the verdict does not depend on timing.
+  // 14 and 15. Deploy signatures and the replay, overlapped: each deploy's
+  // signature is checked when the replay first asks for it, by the thread
+  // that asks (a lane of parallel replay, or one of the threads the serial
+  // replay's look-ahead runs on: BlockExecutor::Replay), and the ones the
+  // replay never asked for are checked after it. Every signature is checked
+  // before a verdict, so a bad signature is reported as such whatever the
+  // replay found, and the verdict does not depend on timing.
   const size_t n = b.body.deploys.size();
   std::vector<std::optional<SignedDeploy>> verified(n);
-  // Per deploy: not checked yet (claimed or not: `next` says which are
-  // claimed), or its result.
-  enum : int { kUnchecked, kVerified, kNotSigned };
+  enum : int { kUnchecked, kChecking, kVerified, kNotSigned };
   std::unique_ptr<std::atomic<int>[]> state(new std::atomic<int>[n]);
   for (size_t i = 0; i < n; ++i) state[i].store(kUnchecked);
-  std::atomic<size_t> next{0};
-  // Claims and checks the next unclaimed deploy; false when none is left.
-  auto check_next = [&]() {
-    const size_t k = next.fetch_add(1);
-    if (k >= n) return false;
+  // Checks deploy k unless another thread has claimed it; true if this
+  // call checked it.
+  auto check = [&](size_t k) {
+    int expected = kUnchecked;
+    if (!state[k].compare_exchange_strong(expected, kChecking,
+                                          std::memory_order_acq_rel)) {
+      return false;
+    }
     const block::ProcessedDeploy& d = b.body.deploys[k];
     auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
                                   SigAlgorithmName(d.sig_algorithm));
@@ -402,33 +404,30 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     state[k].store(s.ok() ? kVerified : kNotSigned, std::memory_order_release);
     return true;
   };
-  BlockReplayVerdict replay;
-  auto replay_role = [&] {
-    replay = executor_->Replay(
-        b,
-        [&](size_t i) -> const SignedDeploy* {
-          while (state[i].load(std::memory_order_acquire) == kUnchecked) {
-            if (!check_next()) std::this_thread::yield();
+  // Where a thread that would wait looks for a deploy to check instead.
+  std::atomic<size_t> cursor{0};
+  auto source = [&](size_t i) -> const SignedDeploy* {
+    if (!check(i)) {
+      while (state[i].load(std::memory_order_acquire) == kChecking) {
+        bool helped = false;
+        for (size_t k = cursor.load(); k < n && !helped; k = cursor.load()) {
+          if (state[k].load(std::memory_order_acquire) != kUnchecked) {
+            cursor.compare_exchange_weak(k, k + 1);
+            continue;
           }
-          return state[i].load(std::memory_order_acquire) == kVerified
-                     ? &*verified[i]
-                     : nullptr;
-        },
-        slash_validators);
-    while (check_next()) {
-    }
-  };
-  if (pool_ != nullptr && pool_->threads() > 1 && n > 1) {
-    pool_->ParallelFor(static_cast<size_t>(pool_->threads()), [&](size_t t) {
-      if (t == 0) {
-        replay_role();
-      } else {
-        while (check_next()) {
+          helped = check(k);
         }
+        if (!helped) std::this_thread::yield();
       }
-    });
+    }
+    return state[i].load(std::memory_order_acquire) == kVerified ? &*verified[i]
+                                                                 : nullptr;
+  };
+  BlockReplayVerdict replay = executor_->Replay(b, source, slash_validators);
+  if (pool_ != nullptr) {
+    pool_->ParallelFor(n, [&](size_t k) { (void)source(k); });
   } else {
-    replay_role();
+    for (size_t k = 0; k < n; ++k) (void)source(k);
   }
   for (size_t i = 0; i < n; ++i) {
     if (state[i].load(std::memory_order_acquire) != kVerified) {

@@ -388,8 +388,12 @@ TaskResult RunTask(const Task& task, int64_t budget,
 // RunTask runs on the worker pool.
 class Runtime::Impl {
  public:
-  Impl(Runtime& rt, int threads) : rt_(rt) {
-    if (threads > 1) pool_ = std::make_unique<WorkerPool>(threads);
+  Impl(Runtime& rt, int threads, WorkerPool* shared) : rt_(rt), pool_(shared) {
+    if (pool_ == nullptr && threads > 1) {
+      owned_pool_ = std::make_unique<WorkerPool>(threads);
+      pool_ = owned_pool_.get();
+    }
+    if (pool_ != nullptr && pool_->threads() < 2) pool_ = nullptr;
   }
 
   const std::vector<SystemProcessDef>& table() const {
@@ -617,7 +621,8 @@ class Runtime::Impl {
   }
 
   Runtime& rt_;
-  std::unique_ptr<WorkerPool> pool_;
+  WorkerPool* pool_ = nullptr;  // null: rounds run on the caller
+  std::unique_ptr<WorkerPool> owned_pool_;
   const DeployInfo* deploy_ = nullptr;
   const BlockInfo* block_ = nullptr;
   rspace::OpContext ctx_;
@@ -641,9 +646,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(
         "runtime: min_parallel_tasks must be >= 1");
   }
   std::unique_ptr<Runtime> rt(new Runtime(space, options));
-  rt->impl_ = std::make_unique<Impl>(*rt, options.threads);
+  rt->impl_ = std::make_unique<Impl>(*rt, options.threads, options.pool);
   for (const SystemProcessDef& def : rt->impl_->table()) {
-    if (!def.handler) continue;
+    if (!def.handler || !options.install_processes) continue;
     ASSIGN_OR_RETURN(TermPtr chan,
                      MakeChannelTerm(FixedChannel(def.channel_byte)));
     BindPattern pat;

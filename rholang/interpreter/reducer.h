@@ -43,6 +43,10 @@
 #include "rspace/event_log.h"
 #include "rspace/space.h"
 
+namespace rnode {
+class WorkerPool;
+}  // namespace rnode
+
 namespace rnode::rholang::interp {
 
 // Most rounds one deploy may take. Every round of a real program does some
@@ -72,7 +76,15 @@ inline constexpr int64_t kDefaultToolPhloLimit = 10'000'000;
 
 struct RuntimeOptions {
   // Worker threads for the parallel phase (>= 1). Results do not depend on it.
+  // Ignored when `pool` is set.
   int threads = 1;
+  // The node's worker pool to run the parallel phase on (not owned; must
+  // outlive the runtime); null: the runtime owns a pool of `threads`.
+  WorkerPool* pool = nullptr;
+  // Install the system processes into the space. Only the first runtime of
+  // a space does; further runtimes on it (parallel replay's lanes) share
+  // those installs and must be made with the same process table.
+  bool install_processes = true;
   // Fewest tasks in a round for the parallel phase to use the workers (>= 1).
   // Results do not depend on it; tests set 1 so that a comparison of thread
   // counts runs every round of the multi-threaded run through the workers.

@@ -15,6 +15,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/execution/block_executor.h"
 #include "casper/execution/deploy_executor.h"
+#include "casper/execution/executor_lanes.h"
 #include "casper/genesis/genesis.h"
 #include "casper/merge/merge_context.h"
 #include "casper/pool/deploy_pool.h"
@@ -39,22 +40,34 @@ inline constexpr size_t kNodeColumns = kHistoryColumns + 4 + 1;
 
 class TestNode {
  public:
-  // Validators are MakeTestKey(1..validators), each bonded with 1000; key
-  // 1's address holds `funds`. `key` is this node's signing key seed; its
-  // blocks have at most `max_parents` parents.
+  // Validators are MakeTestKey(1..validators), each bonded with 1000; the
+  // addresses of keys 1..funded hold `funds` each. `key` is this node's
+  // signing key seed; its blocks have at most `max_parents` parents. With
+  // threads > 1 the node's one pool runs the interpreter's rounds,
+  // signature checks and parallel replay on `threads` lanes.
   TestNode(uint8_t key, int validators, int64_t funds = 1'000'000'000,
-           int threads = 1, size_t max_parents = 1)
+           int threads = 1, size_t max_parents = 1, int funded = 1)
       : key_(MakeTestKey(key)), store_(kNodeColumns), pool_threads_(threads) {
     rspace::SpaceOptions so;
     so.term_factory = rholang::interp::StoredTermFactory();
     space_ = *rspace::Space::Open(&store_, so);
     contracts_ = std::make_unique<contracts::SystemContracts>(
         contracts::ContractsOptions{});
-    runtime_ = *rholang::interp::Runtime::Create(
-        space_.get(), contracts_->RuntimeOptionsFor(threads, &output_));
+    rholang::interp::RuntimeOptions ro =
+        contracts_->RuntimeOptionsFor(threads, &output_);
+    ro.pool = &pool_threads_;
+    runtime_ = *rholang::interp::Runtime::Create(space_.get(), ro);
     executor_ = std::make_unique<DeployExecutor>(space_.get(), contracts_.get(),
                                                  runtime_.get());
-    blocks_ = std::make_unique<BlockExecutor>(space_.get(), executor_.get());
+    if (threads > 1) {
+      lanes_ =
+          *ExecutorLanes::Create(space_.get(), contracts::ContractsOptions{},
+                                 static_cast<size_t>(threads), &pool_threads_);
+    }
+    // Every block of independent deploys on the lanes, however small.
+    blocks_ = std::make_unique<BlockExecutor>(
+        space_.get(), executor_.get(), lanes_.get(),
+        BlockExecutorOptions{.min_parallel_events_per_deploy = 0});
     validators_ =
         std::make_unique<contracts::ValidatorsCache>(&space_->history());
     genesis::GenesisParams p;
@@ -65,10 +78,12 @@ class TestNode {
       b.stake = 1000;
       p.bonds.push_back(b);
     }
-    genesis::Wallet w;
-    w.address = MakeTestKey(1).address;
-    w.balance = funds;
-    p.wallets.push_back(w);
+    for (int i = 1; i <= funded; ++i) {
+      genesis::Wallet w;
+      w.address = MakeTestKey(static_cast<uint8_t>(i)).address;
+      w.balance = funds;
+      p.wallets.push_back(w);
+    }
     auto g = genesis::CreateGenesis(p, space_.get(), contracts_.get(),
                                     runtime_.get());
     EXPECT_TRUE(g.ok()) << g.status();
@@ -128,6 +143,7 @@ class TestNode {
   dag::DagStore& dag() { return *dag_; }
   pool::DeployPool& pool() { return *pool_; }
   rspace::Space& space() { return *space_; }
+  BlockExecutor& blocks() { return *blocks_; }
   const block::Block& genesis() const { return genesis_; }
   validation::BlockValidator& validator() { return *validator_; }
   validation::PreStateBuilder& pre_states() { return *pre_states_; }
@@ -142,6 +158,7 @@ class TestNode {
   std::unique_ptr<contracts::SystemContracts> contracts_;
   std::unique_ptr<rholang::interp::Runtime> runtime_;
   std::unique_ptr<DeployExecutor> executor_;
+  std::unique_ptr<ExecutorLanes> lanes_;
   std::unique_ptr<BlockExecutor> blocks_;
   std::unique_ptr<contracts::ValidatorsCache> validators_;
   contracts::BalanceCodec codec_;

@@ -74,5 +74,54 @@ TEST(WorkerPoolConcurrencyTest, CallsRunAtOnceOnDistinctThreads) {
   }
 }
 
+// Several threads call ParallelFor at once: every job gets every index
+// exactly once and each caller returns only when its own job is complete.
+TEST(WorkerPoolConcurrencyTest, ConcurrentCallersEachGetTheirWholeJob) {
+  WorkerPool pool(3);
+  constexpr int kCallers = 4;
+  constexpr size_t kN = 500;
+  std::vector<int> complete(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c) {
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<int> mine(kN, 0);
+        pool.ParallelFor(kN, [&](size_t i) { ++mine[i]; });
+        if (std::count(mine.begin(), mine.end(), 1) ==
+            static_cast<std::ptrdiff_t>(kN)) {
+          ++complete[c];
+        }
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(complete[c], 20) << c;
+}
+
+// A call of a ParallelFor calls ParallelFor again (the replay of a block's
+// deploys on the pool, each running the reducer's rounds on it): every
+// inner index runs once per outer index, and nothing deadlocks, whatever
+// the pool's size.
+TEST(WorkerPoolConcurrencyTest, NestedCallsComplete) {
+  for (int threads : {1, 2, 4}) {
+    WorkerPool pool(threads);
+    constexpr size_t kOuter = 16;
+    constexpr size_t kInner = 64;
+    std::vector<std::vector<int>> calls(kOuter, std::vector<int>(kInner, 0));
+    pool.ParallelFor(kOuter, [&](size_t o) {
+      pool.ParallelFor(kInner, [&](size_t i) {
+        pool.ParallelFor(2, [&](size_t k) {
+          if (k == 0) ++calls[o][i];
+        });
+      });
+    });
+    for (size_t o = 0; o < kOuter; ++o) {
+      EXPECT_EQ(std::count(calls[o].begin(), calls[o].end(), 1),
+                static_cast<std::ptrdiff_t>(kInner))
+          << threads << " threads, outer " << o;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rnode
