@@ -97,6 +97,12 @@ absl::Status Ledger::Write(interp::NativeSpace& space, const Channel& channel,
   return absl::OkStatus();
 }
 
+absl::Status Ledger::Add(interp::NativeSpace& space, const Channel& channel,
+                         int64_t delta) {
+  ASSIGN_OR_RETURN(int64_t taken, Read(space, channel, /*take=*/true));
+  return Write(space, channel, taken + delta);
+}
+
 absl::StatusOr<int64_t> Ledger::Balance(interp::NativeSpace& space,
                                         std::string_view address) {
   ASSIGN_OR_RETURN(Channel c, ChannelOf(address));
@@ -125,10 +131,8 @@ absl::StatusOr<TransferError> Ledger::Transfer(interp::NativeSpace& space,
   if (to_balance > std::numeric_limits<int64_t>::max() - amount) {
     return TransferError::kOverflow;
   }
-  ASSIGN_OR_RETURN(int64_t taken, Read(space, from_ch, true));
-  RETURN_IF_ERROR(Write(space, from_ch, taken - amount));
-  ASSIGN_OR_RETURN(int64_t got, Read(space, to_ch, true));
-  RETURN_IF_ERROR(Write(space, to_ch, got + amount));
+  RETURN_IF_ERROR(Add(space, from_ch, -amount));
+  RETURN_IF_ERROR(Add(space, to_ch, amount));
   return TransferError::kNone;
 }
 
@@ -141,8 +145,7 @@ absl::StatusOr<TransferError> Ledger::Withdraw(interp::NativeSpace& space,
   if (balance - HeldFrom(from) < amount) {
     return TransferError::kInsufficientFunds;
   }
-  ASSIGN_OR_RETURN(int64_t taken, Read(space, ch, true));
-  RETURN_IF_ERROR(Write(space, ch, taken - amount));
+  RETURN_IF_ERROR(Add(space, ch, -amount));
   return TransferError::kNone;
 }
 
@@ -155,8 +158,7 @@ absl::StatusOr<TransferError> Ledger::Deposit(interp::NativeSpace& space,
   if (balance > std::numeric_limits<int64_t>::max() - amount) {
     return TransferError::kOverflow;
   }
-  ASSIGN_OR_RETURN(int64_t taken, Read(space, ch, true));
-  RETURN_IF_ERROR(Write(space, ch, taken + amount));
+  RETURN_IF_ERROR(Add(space, ch, amount));
   return TransferError::kNone;
 }
 

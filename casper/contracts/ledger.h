@@ -139,6 +139,10 @@ class Ledger {
                                const Channel& channel, bool take);
   absl::Status Write(rholang::interp::NativeSpace& space,
                      const Channel& channel, int64_t value);
+  // Takes the datum and puts it back with `delta` added (a balance move;
+  // the caller checked the bounds).
+  absl::Status Add(rholang::interp::NativeSpace& space, const Channel& channel,
+                   int64_t delta);
 
   // The held amount if `address` holds one, else 0.
   int64_t HeldFrom(std::string_view address) const {

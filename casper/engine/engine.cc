@@ -50,6 +50,7 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
         RETURN_IF_ERROR(pre_states_->Remember(block, r.verdict.outcomes));
       }
       ++counters_.added;
+      if (options_.listener != nullptr) options_.listener->OnBlockAdded(block);
       r.kind = Received::Kind::kAdded;
       return r;
   }
@@ -110,13 +111,25 @@ absl::Status Engine::Finalize() {
   }
   RETURN_IF_ERROR(dag_->SetLastFinalized(*lfb));
   counters_.finalized += newly.size();
-  std::vector<Bytes> done;
+  std::vector<std::pair<int64_t, Hash32>> ordered;
+  ordered.reserve(newly.size());
   for (const Hash32& h : newly) {
+    ordered.emplace_back(dag_->Meta(h)->block_number, h);
+  }
+  std::sort(ordered.begin(), ordered.end());
+  newly.clear();
+  std::vector<Bytes> done;
+  for (const auto& [number, h] : ordered) {
+    newly.push_back(h);
     ASSIGN_OR_RETURN(std::optional<block::Block> b, dag_->GetBlock(h));
     if (!b.has_value()) continue;
     for (const auto& d : b->body.deploys) done.push_back(d.sig);
   }
-  return pool_->Remove(done);
+  RETURN_IF_ERROR(pool_->Remove(done));
+  if (options_.listener != nullptr) {
+    options_.listener->OnFinalized(*lfb, newly, done);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,

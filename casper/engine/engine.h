@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -36,11 +37,29 @@ class Transport {
   virtual void Request(const Hash32& hash) = 0;
 };
 
+// What the engine tells the node's API and metrics. Called on the engine's
+// thread after the DAG holds the fact; must not call back into the engine.
+class EngineListener {
+ public:
+  virtual ~EngineListener() = default;
+  // A valid block was stored (this node's or a peer's).
+  virtual void OnBlockAdded(const block::Block& block) {}
+  // Finality moved to `last_finalized`; `blocks` are the blocks it
+  // finalized (it and its ancestors not final before), ascending by block
+  // number then hash, and `deploys` the signatures of their user deploys in
+  // that order. Each block is reported once.
+  virtual void OnFinalized(const Hash32& last_finalized,
+                           std::span<const Hash32> blocks,
+                           std::span<const Bytes> deploys) {}
+};
+
 struct EngineOptions {
   // Blocks waiting for dependencies; beyond it a block is refused with
   // ResourceExhausted (and counted), never dropped silently.
   size_t max_buffered = 1024;
   consensus::FinalizerOptions finalizer;
+  // Not owned; may be null.
+  EngineListener* listener = nullptr;
 };
 
 // What happened to a received block.

@@ -13,11 +13,20 @@ MergeContext::MergeContext(MergeContextOptions options)
     : options_(options),
       scratch_(std::make_unique<internal::MergeScratch>()),
       helper_scratch_(std::make_unique<internal::MergeScratch>()) {
+  if (options_.pool != nullptr) {
+    options_.threads = static_cast<size_t>(options_.pool->threads());
+  }
   options_.threads = std::clamp<size_t>(options_.threads, 1, kMaxMergeThreads);
   options_.parallel_grain = std::max<size_t>(options_.parallel_grain, 1);
   options_.base_read_chunk = std::max<size_t>(options_.base_read_chunk, 1);
   if (options_.threads > 1) {
-    pool_ = std::make_unique<WorkerPool>(static_cast<int>(options_.threads));
+    if (options_.pool != nullptr) {
+      pool_ = options_.pool;
+    } else {
+      owned_pool_ =
+          std::make_unique<WorkerPool>(static_cast<int>(options_.threads));
+      pool_ = owned_pool_.get();
+    }
     helper_ = std::make_unique<internal::SerialExecutor>();
   }
 }

@@ -43,6 +43,10 @@ struct MergeContextOptions {
   // branch and conflict steps on it, and the decoded base states are freed
   // on it). The result of a merge never depends on it.
   size_t threads = 1;
+  // The node's pool (not owned; must outlive the context): per-channel
+  // work runs on it instead of a pool of the context's own, and `threads`
+  // is taken from it. Null: the context owns a pool of `threads`.
+  WorkerPool* pool = nullptr;
   // Items per pool task; tests set 1 to exercise the parallel path on
   // small merges. 0 counts as 1.
   size_t parallel_grain = kDefaultMergeParallelGrain;
@@ -60,9 +64,10 @@ struct MergeContextOptions {
   size_t max_kept_scratch_bytes = size_t{16} << 20;
 };
 
-// One per merging thread: not thread-safe (one Merge at a time). Owns every
-// thread a merge uses; the destructor runs the helper's queued work (the
-// freeing of the last merge's base states) and joins every thread.
+// One per merging thread: not thread-safe (one Merge at a time). Owns the
+// helper thread, and the pool unless given the node's; the destructor runs
+// the helper's queued work (the freeing of the last merge's base states)
+// and joins the threads it owns.
 class MergeContext {
  public:
   explicit MergeContext(MergeContextOptions options = {});
@@ -74,7 +79,7 @@ class MergeContext {
   const MergeContextOptions& options() const { return options_; }
 
   // Null when options().threads == 1.
-  WorkerPool* pool() { return pool_.get(); }
+  WorkerPool* pool() { return pool_; }
 
   // Null when options().threads == 1. Runs one task at a time, in order.
   internal::SerialExecutor* helper() { return helper_.get(); }
@@ -97,7 +102,8 @@ class MergeContext {
   // Declared before the threads: destroyed after them.
   std::unique_ptr<internal::MergeScratch> scratch_;
   std::unique_ptr<internal::MergeScratch> helper_scratch_;
-  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<WorkerPool> owned_pool_;
+  WorkerPool* pool_ = nullptr;
   std::unique_ptr<internal::SerialExecutor> helper_;
 };
 

@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "casper/merge/merger.h"
 #include "util/status_macros.h"
@@ -99,15 +102,9 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   indexes.reserve(scope.size());
   std::set<Bytes> user_sigs;
   for (const Hash32& h : scope) {
-    std::optional<std::shared_ptr<const Kept>> kept = indexes_.Get(h);
-    if (!kept.has_value()) {
-      return absl::FailedPreconditionError(
-          "the merge index of block " + HexEncode(h) +
-          " is not kept (blocks admitted before a restart are not "
-          "re-indexed yet)");
-    }
-    indexes.push_back((*kept)->index);
-    user_sigs.insert((*kept)->user_sigs.begin(), (*kept)->user_sigs.end());
+    ASSIGN_OR_RETURN(std::shared_ptr<const Kept> kept, KeptOf(h));
+    indexes.push_back(kept->index);
+    user_sigs.insert(kept->user_sigs.begin(), kept->user_sigs.end());
   }
   merge::MergeOptions options;
   options.number_codec = codec_;
@@ -121,6 +118,63 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     if (user_sigs.contains(r.id)) out.rejected.push_back({r.id, false, {}});
   }
   return out;
+}
+
+absl::StatusOr<std::shared_ptr<const PreStateBuilder::Kept>>
+PreStateBuilder::KeptOf(const Hash32& hash) {
+  if (std::optional<std::shared_ptr<const Kept>> kept = indexes_.Get(hash)) {
+    return *std::move(kept);
+  }
+  if (replayer_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "the merge index of block " + HexEncode(hash) +
+        " is not kept and there is no replayer to rebuild it");
+  }
+  ASSIGN_OR_RETURN(std::optional<block::Block> stored, dag_->GetBlock(hash));
+  if (!stored.has_value()) {
+    return absl::FailedPreconditionError("scope block " + HexEncode(hash) +
+                                         " is not stored");
+  }
+  const block::Block& b = *stored;
+  // The block was validated when it was stored: its deploys verify and its
+  // slashes name stored invalid blocks. Anything else is a local fault.
+  std::vector<SignedDeploy> deploys;
+  deploys.reserve(b.body.deploys.size());
+  for (const block::ProcessedDeploy& d : b.body.deploys) {
+    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
+                                  SigAlgorithmName(d.sig_algorithm));
+    if (!s.ok()) {
+      return absl::InternalError("stored block " + HexEncode(hash) +
+                                 " holds a deploy that does not verify");
+    }
+    deploys.push_back(*std::move(s));
+  }
+  std::vector<Bytes> slashed;
+  for (const block::ProcessedSystemDeploy& sd : b.body.system_deploys) {
+    const auto* slash = std::get_if<block::SlashDeploy>(&sd.deploy);
+    if (slash == nullptr) continue;
+    auto target = dag_->Meta(slash->invalid_block);
+    if (target == nullptr) {
+      return absl::InternalError("stored block " + HexEncode(hash) +
+                                 " slashes a block that is not stored");
+    }
+    slashed.emplace_back(target->sender.begin(), target->sender.end());
+  }
+  BlockReplayVerdict replay = replayer_->Replay(b, deploys, slashed);
+  if (!replay.ok()) {
+    return absl::InternalError(
+        "stored block " + HexEncode(hash) + " does not replay: " +
+        (replay.kind == BlockReplayVerdict::Kind::kInvalid
+             ? replay.reason
+             : std::string(replay.error.message())));
+  }
+  RETURN_IF_ERROR(Remember(b, replay.outcomes));
+  ++rebuilt_;
+  std::optional<std::shared_ptr<const Kept>> kept = indexes_.Get(hash);
+  if (!kept.has_value()) {
+    return absl::InternalError("a rebuilt merge index was not kept");
+  }
+  return *std::move(kept);
 }
 
 }  // namespace rnode::casper::validation

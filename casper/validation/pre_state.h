@@ -11,10 +11,13 @@
 //
 // The merger reads each scope block's index (built once, when the block is
 // admitted or created, from its deploys' outcomes); the builder keeps them
-// in a bounded cache. Not thread-safe.
+// in a bounded cache, and rebuilds one it does not hold (evicted, or the
+// block was admitted before a restart) by replaying the stored block on
+// the replayer it was given. Not thread-safe.
 #ifndef RNODE_CASPER_VALIDATION_PRE_STATE_H_
 #define RNODE_CASPER_VALIDATION_PRE_STATE_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -23,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
+#include "casper/execution/block_executor.h"
 #include "casper/execution/deploy_executor.h"
 #include "casper/merge/block_index.h"
 #include "casper/merge/merge_context.h"
@@ -66,8 +70,17 @@ class PreStateBuilder {
                         std::span<const DeployOutcome> outcomes);
 
   // The pre-state of a block on `parents` (stored). Errors are internal
-  // (a scope block's index not kept, the merger's faults).
+  // (a scope block's index neither kept nor rebuilt, the merger's faults).
+  // Rebuilding an index replays on the replayer's space: the caller resets
+  // the space before using it again (validation and creation do).
   absl::StatusOr<PreState> Compute(std::span<const Hash32> parents);
+
+  // Scope blocks whose index is not kept are replayed on `replayer` (not
+  // owned; may be null: then Compute fails for them, FailedPrecondition).
+  void set_replayer(BlockExecutor* replayer) { replayer_ = replayer; }
+
+  // Indexes rebuilt by replay so far (tests, metrics).
+  uint64_t rebuilt() const { return rebuilt_; }
 
  private:
   dag::DagStore* dag_;
@@ -81,7 +94,12 @@ class PreStateBuilder {
     std::shared_ptr<const merge::BlockIndex> index;
     std::vector<Bytes> user_sigs;
   };
+  // The kept index of `hash`, rebuilt by replay when not kept.
+  absl::StatusOr<std::shared_ptr<const Kept>> KeptOf(const Hash32& hash);
+
   BoundedCache<Hash32, std::shared_ptr<const Kept>, Hash32Hasher> indexes_;
+  BlockExecutor* replayer_ = nullptr;
+  uint64_t rebuilt_ = 0;
 };
 
 }  // namespace rnode::casper::validation

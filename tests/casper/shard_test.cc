@@ -3,9 +3,12 @@
 // in a deterministic order. Deploys are included and finalized everywhere
 // with identical states; the fault-tolerance threshold behaves as
 // documented; missing blocks are fetched; an equivocator is slashed once.
+#include <algorithm>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +29,26 @@ using testing::TestNode;
 
 class Network;
 
+// What an engine reported to its listener.
+class Recorder : public engine::EngineListener {
+ public:
+  void OnBlockAdded(const block::Block& block) override {
+    added.push_back(block.hash);
+  }
+  void OnFinalized(const Hash32& last, std::span<const Hash32> blocks,
+                   std::span<const Bytes> deploys) override {
+    last_finalized = last;
+    finalized_blocks.insert(finalized_blocks.end(), blocks.begin(),
+                            blocks.end());
+    finalized_deploys.insert(finalized_deploys.end(), deploys.begin(),
+                             deploys.end());
+  }
+  std::vector<Hash32> added;
+  std::optional<Hash32> last_finalized;
+  std::vector<Hash32> finalized_blocks;
+  std::vector<Bytes> finalized_deploys;
+};
+
 // One validator: a TestNode and its engine, talking through the network.
 class Peer : public engine::Transport {
  public:
@@ -35,6 +58,7 @@ class Peer : public engine::Transport {
   void Request(const Hash32& hash) override;
 
   TestNode node;
+  Recorder events;
   std::unique_ptr<Engine> engine;
   int index;
   Network* net;
@@ -105,6 +129,7 @@ class Network {
 Peer::Peer(Network* n, int i, uint8_t key, int validators,
            EngineOptions options, size_t max_parents)
     : node(key, validators, 1'000'000'000, 1, max_parents), index(i), net(n) {
+  options.listener = &events;
   engine = std::make_unique<Engine>(&node.dag(), &node.pool(),
                                     &node.validator(), &node.creator(), this,
                                     node.key().sk, options, &node.pre_states());
@@ -165,6 +190,25 @@ TEST(ShardTest, ThreeValidatorsIncludeAndFinalizeEveryDeploy) {
     }
     EXPECT_EQ(p->node.pool().size(), 0u);  // Finalized deploys leave.
     EXPECT_EQ(p->engine->counters().invalid, 0u);
+    // The listener heard every stored block once, and every finalization:
+    // each finalized block once, in block-number order, with its deploys.
+    EXPECT_EQ(p->events.added.size(), p->node.dag().size() - 1);
+    EXPECT_EQ(p->events.last_finalized, p->node.dag().LastFinalized());
+    std::set<Hash32> blocks(p->events.finalized_blocks.begin(),
+                            p->events.finalized_blocks.end());
+    EXPECT_EQ(blocks.size(), p->events.finalized_blocks.size());
+    EXPECT_EQ(blocks.size(), p->engine->counters().finalized);
+    int64_t previous = 0;
+    for (const Hash32& h : p->events.finalized_blocks) {
+      EXPECT_TRUE(p->node.dag().IsFinalized(h));
+      EXPECT_GE(p->node.dag().Meta(h)->block_number, previous);
+      previous = p->node.dag().Meta(h)->block_number;
+    }
+    std::vector<Bytes> heard = p->events.finalized_deploys;
+    std::vector<Bytes> expected = sigs;
+    std::sort(heard.begin(), heard.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(heard, expected);
   }
 }
 
@@ -216,6 +260,27 @@ TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
     }
     EXPECT_EQ(p->engine->counters().invalid, 0u);
   }
+  // As after a restart: a builder that kept no merge index computes, for
+  // every multi-parent block, the pre-state and rejected set the block
+  // records, rebuilding the scope's indexes by replaying stored blocks.
+  dag::DagStore& dag = net[0].node.dag();
+  auto fresh = net[0].node.FreshPreStates();
+  int checked = 0;
+  for (int64_t n = 1; n <= dag.MaxHeight(); ++n) {
+    for (const Hash32& h : dag.AtHeight(n)) {
+      auto b = dag.GetBlock(h);
+      ASSERT_TRUE(b.ok() && b->has_value());
+      if ((*b)->header.parents.size() < 2) continue;
+      auto pre = fresh->Compute((*b)->header.parents);
+      ASSERT_TRUE(pre.ok()) << pre.status();
+      EXPECT_EQ(pre->root, (*b)->body.state.pre_state);
+      EXPECT_EQ(pre->merge_base, (*b)->body.merge_base);
+      EXPECT_EQ(pre->rejected.size(), (*b)->body.rejected.size());
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(fresh->rebuilt(), 0u);
 }
 
 // Two validators include deploys that both take the one datum on a channel,
@@ -253,6 +318,14 @@ TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
     EXPECT_TRUE(p->node.dag().Contains(*merge)) << p->index;
     EXPECT_EQ(p->engine->counters().invalid, 0u);
   }
+  // A builder that kept no index (a restart) rejects the same deploy.
+  auto fresh = net[1].node.FreshPreStates();
+  auto pre = fresh->Compute((*b)->header.parents);
+  ASSERT_TRUE(pre.ok()) << pre.status();
+  EXPECT_EQ(pre->root, (*b)->body.state.pre_state);
+  ASSERT_EQ(pre->rejected.size(), 1u);
+  EXPECT_EQ(pre->rejected[0].sig, (*b)->body.rejected[0].sig);
+  EXPECT_EQ(fresh->rebuilt(), 2u);  // the two racing blocks
 }
 
 TEST(ShardTest, FiveValidatorsAgree) {

@@ -95,6 +95,7 @@ class TestNode {
         dag_.get(), &space_->history(), &codec_,
         rholang::interp::StoredTermFactory(), &merge_context_);
     EXPECT_TRUE(pre_states_->Remember(genesis_, {}).ok());
+    pre_states_->set_replayer(blocks_.get());
     proposer::CreatorOptions creator_options;
     creator_options.max_parents = max_parents;
     creator_ = std::make_unique<proposer::BlockCreator>(
@@ -147,6 +148,15 @@ class TestNode {
   const block::Block& genesis() const { return genesis_; }
   validation::BlockValidator& validator() { return *validator_; }
   validation::PreStateBuilder& pre_states() { return *pre_states_; }
+  // A pre-state builder over this node's DAG and space that has kept no
+  // index, as after a restart; it rebuilds them by replay.
+  std::unique_ptr<validation::PreStateBuilder> FreshPreStates() {
+    auto fresh = std::make_unique<validation::PreStateBuilder>(
+        dag_.get(), &space_->history(), &codec_,
+        rholang::interp::StoredTermFactory(), &merge_context_);
+    fresh->set_replayer(blocks_.get());
+    return fresh;
+  }
   proposer::BlockCreator& creator() { return *creator_; }
 
  private:
@@ -162,7 +172,8 @@ class TestNode {
   std::unique_ptr<BlockExecutor> blocks_;
   std::unique_ptr<contracts::ValidatorsCache> validators_;
   contracts::BalanceCodec codec_;
-  merge::MergeContext merge_context_;
+  merge::MergeContext merge_context_{
+      merge::MergeContextOptions{.pool = &pool_threads_}};
   std::unique_ptr<validation::PreStateBuilder> pre_states_;
   block::Block genesis_;
   std::unique_ptr<dag::DagStore> dag_;
