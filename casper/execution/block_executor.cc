@@ -325,9 +325,10 @@ void BlockExecutor::GroupDeploys(const block::Block& block,
       Union(group, *a.writer, i);
     }
   };
-  absl::flat_hash_set<Hash32, Hash32Hasher>
-      fired;  // sends that fired a system process
-  absl::flat_hash_set<Hash32, Hash32Hasher> matched;  // consumes that fired
+  // One deploy's sends that fired a system process, and consumes that
+  // fired.
+  absl::flat_hash_set<Hash32, Hash32Hasher> fired;
+  absl::flat_hash_set<Hash32, Hash32Hasher> matched;
   for (uint32_t i = 0; i < n; ++i) {
     fired.clear();
     matched.clear();
@@ -426,8 +427,8 @@ absl::StatusOr<bool> BlockExecutor::ReplayInParallel(
   // wrote touched (read, locked, looked at and found empty, a balance read)
   // by another, and the PoS vault's balance touched by none (its deposits
   // come next). Then every deploy saw what it sees in serial replay.
-  absl::flat_hash_map<Hash32, uint32_t, Hash32Hasher>
-      writer;  // channel -> group
+  // Channel -> the group whose deploys wrote it.
+  absl::flat_hash_map<Hash32, uint32_t, Hash32Hasher> writer;
   for (uint32_t i = 0; i < n; ++i) {
     for (const Hash32& channel : partials[i].written_channels()) {
       auto [it, fresh] = writer.try_emplace(channel, group[i]);

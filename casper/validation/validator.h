@@ -11,8 +11,10 @@
 //                       block and fetches them; never a judgement;
 //   internal error      a local fault; never the block's fault.
 //
-// Not thread-safe (it replays on the node's space); signature checks of
-// the block's deploys run on the given pool.
+// Not thread-safe (it replays on the node's space). The block's deploy
+// signatures are checked as the replay asks for the deploys (spread over
+// the pool of the executor's lanes, when it has lanes); those the replay
+// did not ask for are checked on the given pool.
 #ifndef RNODE_CASPER_VALIDATION_VALIDATOR_H_
 #define RNODE_CASPER_VALIDATION_VALIDATOR_H_
 
@@ -103,9 +105,10 @@ std::vector<block::Bond> BlockBonds(const contracts::Validators& validators);
 
 class BlockValidator {
  public:
-  // None owned; all must outlive the validator. `pool` may be null (serial
-  // signature checks); `pre_states` may be null (then a block with several
-  // parents is an internal error, never a judgement).
+  // None owned; all must outlive the validator. `pool` (the node's) may be
+  // null (serial signature checks after the replay); `pre_states` may be
+  // null (then a block with several parents is an internal error, never a
+  // judgement).
   BlockValidator(dag::DagStore* dag, BlockExecutor* executor,
                  contracts::ValidatorsCache* validators, WorkerPool* pool,
                  ValidatorOptions options,
