@@ -278,6 +278,50 @@ new rl(`rho:registry:lookup`), deployerId(`rho:rchain:deployerId`),
   ExpectSameOutcomes(v.outcomes, blocks.Replay(b, deploys, {}).outcomes);
 }
 
+// With the default options, lanes are used only for blocks whose deploys
+// average kMinParallelEventsPerDeploy recorded events or more.
+TEST_F(BlockExecutorTest, LanesRunOnlyBlocksWithEnoughWorkPerDeploy) {
+  BlockExecutor adaptive(env.space.get(), env.executor.get(), lanes.get());
+  const block::Block light =
+      BlockOf({Sign(1, kPrivate, kNow), Sign(2, kPrivate, kNow + 1)});
+  for (const auto& d : light.body.deploys) {
+    ASSERT_LT(d.events.size(), kMinParallelEventsPerDeploy);
+  }
+  ASSERT_TRUE(adaptive.Replay(light, deploys, {}).ok());
+  EXPECT_EQ(adaptive.last_replay().groups, 0u);
+  EXPECT_FALSE(adaptive.last_replay().parallel);
+
+  const std::string loop =
+      "new loop, x in { contract loop(@n) = { if (n > 0) { x!(n) | "
+      "loop!(n - 1) } } | loop!(20) }";
+  const block::Block heavy =
+      BlockOf({Sign(1, loop, kNow), Sign(2, loop, kNow + 1)});
+  for (const auto& d : heavy.body.deploys) {
+    ASSERT_GE(d.events.size(), kMinParallelEventsPerDeploy);
+  }
+  const BlockReplayVerdict v = adaptive.Replay(heavy, deploys, {});
+  ASSERT_TRUE(v.ok()) << v.reason << v.error;
+  EXPECT_EQ(adaptive.last_replay().groups, 2u);
+  EXPECT_TRUE(adaptive.last_replay().parallel);
+  EXPECT_EQ(env.space->root(), heavy.body.state.post_state);
+}
+
+TEST(ExecutorLanesTest, RefusesMissingPartsAndNoLanes) {
+  WorkerPool pool(2);
+  EXPECT_EQ(ExecutorLanes::Create(nullptr, {}, 2, &pool).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ContractEnv env;
+  EXPECT_EQ(ExecutorLanes::Create(env.space.get(), {}, 0, &pool).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExecutorLanes::Create(env.space.get(), {}, 2, nullptr)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  auto ok = ExecutorLanes::Create(env.space.get(), {}, 2, &pool);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ((*ok)->size(), 2u);
+}
+
 TEST_F(BlockExecutorTest, AnUnsignedDeployStopsParallelReplayAsSerial) {
   const block::Block b =
       BlockOf({Sign(1, kPrivate, kNow), Sign(2, kPrivate, kNow + 1),
