@@ -289,9 +289,8 @@ absl::StatusOr<Hash32> BlockExecutor::PosVaultChannel() {
   return *pos_vault_channel_;
 }
 
-void BlockExecutor::GroupDeploys(const block::Block& block,
+void BlockExecutor::GroupDeploys(const block::Block& block, const Hash32& pos,
                                  std::vector<uint32_t>& group) {
-  const Hash32 pos = *pos_vault_channel_;
   const std::vector<block::ProcessedDeploy>& deploys = block.body.deploys;
   const size_t n = deploys.size();
   // A system process's channel (rho:io:stdout, the registry's lookup, a
@@ -378,15 +377,18 @@ absl::StatusOr<bool> BlockExecutor::ReplayInParallel(
   if (events < options_.min_parallel_events_per_deploy * n) return false;
   ASSIGN_OR_RETURN(const Hash32 pos, PosVaultChannel());
   std::vector<uint32_t> group;
-  GroupDeploys(block, group);
-  // Groups as lists of deploys in block order, ordered by first deploy.
+  GroupDeploys(block, pos, group);
+  // Groups as lists of deploys in block order, ordered by first deploy (a
+  // group's first deploy is the one it is named by: group[i] <= i).
   std::vector<std::vector<uint32_t>> groups;
   {
-    absl::flat_hash_map<uint32_t, size_t> index;
+    std::vector<size_t> index(n);
     for (uint32_t i = 0; i < n; ++i) {
-      auto [it, fresh] = index.try_emplace(group[i], groups.size());
-      if (fresh) groups.emplace_back();
-      groups[it->second].push_back(i);
+      if (group[i] == i) {
+        index[i] = groups.size();
+        groups.emplace_back();
+      }
+      groups[index[group[i]]].push_back(i);
     }
   }
   last_replay_.groups = groups.size();

@@ -168,7 +168,9 @@ class BlockExecutor {
   // The lanes' groups by the block's event logs: per deploy of `block`, the
   // index of its group's first deploy. Deploys that write a channel, or
   // write and read it, share a group (the PoS vault's balance aside).
-  void GroupDeploys(const block::Block& block, std::vector<uint32_t>& group);
+  // `pos` is the PoS vault's balance channel.
+  void GroupDeploys(const block::Block& block, const Hash32& pos,
+                    std::vector<uint32_t>& group);
   absl::StatusOr<Hash32> PosVaultChannel();
 
   rspace::Space* space_;

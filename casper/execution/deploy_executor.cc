@@ -127,7 +127,8 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Play(
   partial.log_ = std::make_unique<rspace::EventLog>();
   RunUntilDeposit(deploy, block, partial);
   if (!partial.error_.ok()) return partial.error_;
-  return Deposit(partial);
+  RETURN_IF_ERROR(DepositFee(partial));
+  return Record(partial);
 }
 
 ReplayVerdict DeployExecutor::Replay(const SignedDeploy& deploy,
@@ -365,8 +366,4 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Record(PartialDeploy& partial) {
   return out;
 }
 
-absl::StatusOr<DeployOutcome> DeployExecutor::Deposit(PartialDeploy& partial) {
-  RETURN_IF_ERROR(DepositFee(partial));
-  return Record(partial);
-}
 }  // namespace rnode::casper

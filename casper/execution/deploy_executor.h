@@ -204,8 +204,6 @@ class DeployExecutor {
   absl::Status DepositFee(PartialDeploy& partial);
   // The outcome's record: events, state change, balance diffs.
   static absl::StatusOr<DeployOutcome> Record(PartialDeploy& partial);
-  // Both.
-  absl::StatusOr<DeployOutcome> Deposit(PartialDeploy& partial);
   absl::StatusOr<DeployOutcome> RunSystem(
       const SystemDeploy& deploy, const rholang::interp::BlockInfo& block,
       rspace::EventLog& log);

@@ -52,11 +52,16 @@ absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
 
 absl::Status PreStateBuilder::Remember(
     const block::Block& block, std::span<const DeployOutcome> outcomes) {
+  return Keep(block, outcomes).status();
+}
+
+absl::StatusOr<std::shared_ptr<const PreStateBuilder::Kept>>
+PreStateBuilder::Keep(const block::Block& block,
+                      std::span<const DeployOutcome> outcomes) {
   auto kept = std::make_shared<Kept>();
   ASSIGN_OR_RETURN(kept->index, IndexOf(block, outcomes));
   for (const auto& d : block.body.deploys) kept->user_sigs.push_back(d.sig);
-  indexes_.Put(block.hash, std::move(kept));
-  return absl::OkStatus();
+  return indexes_.Put(block.hash, std::move(kept));
 }
 
 absl::StatusOr<PreState> PreStateBuilder::Compute(
@@ -168,13 +173,9 @@ PreStateBuilder::KeptOf(const Hash32& hash) {
              ? replay.reason
              : std::string(replay.error.message())));
   }
-  RETURN_IF_ERROR(Remember(b, replay.outcomes));
+  ASSIGN_OR_RETURN(std::shared_ptr<const Kept> kept, Keep(b, replay.outcomes));
   ++rebuilt_;
-  std::optional<std::shared_ptr<const Kept>> kept = indexes_.Get(hash);
-  if (!kept.has_value()) {
-    return absl::InternalError("a rebuilt merge index was not kept");
-  }
-  return *std::move(kept);
+  return kept;
 }
 
 }  // namespace rnode::casper::validation

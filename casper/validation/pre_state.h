@@ -94,6 +94,9 @@ class PreStateBuilder {
     std::shared_ptr<const merge::BlockIndex> index;
     std::vector<Bytes> user_sigs;
   };
+  // Builds and keeps the index of `block` (Remember's work).
+  absl::StatusOr<std::shared_ptr<const Kept>> Keep(
+      const block::Block& block, std::span<const DeployOutcome> outcomes);
   // The kept index of `hash`, rebuilt by replay when not kept.
   absl::StatusOr<std::shared_ptr<const Kept>> KeptOf(const Hash32& hash);
 
