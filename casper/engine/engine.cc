@@ -2,6 +2,7 @@
 #include "casper/engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <utility>
 
@@ -15,7 +16,14 @@ using validation::Verdict;
 absl::StatusOr<Received> Engine::Admit(const block::Block& block,
                                        int64_t now_ms) {
   Received r;
+  const auto start = std::chrono::steady_clock::now();
   r.verdict = validator_->Validate(block, now_ms);
+  if (options_.listener != nullptr) {
+    options_.listener->OnBlockValidated(
+        block, r.verdict,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
   switch (r.verdict.kind) {
     case Verdict::Kind::kInternal:
       return r.verdict.error;
@@ -153,6 +161,7 @@ absl::StatusOr<std::optional<Hash32>> Engine::Propose(int64_t now_ms,
                    creator_->Create(key_, now_ms, allow_empty));
   if (!created.has_value()) return std::optional<Hash32>();
   const block::Block& b = *created;
+  if (options_.listener != nullptr) options_.listener->OnBlockCreated(b);
   ASSIGN_OR_RETURN(Received r, Admit(b, now_ms));
   if (r.kind != Received::Kind::kAdded) {
     return absl::InternalError(

@@ -42,6 +42,13 @@ class Transport {
 class EngineListener {
  public:
   virtual ~EngineListener() = default;
+  // This node made `block` and is about to validate and store it.
+  virtual void OnBlockCreated(const block::Block& block) {}
+  // Validation of `block` (this node's or a peer's) ended with `verdict`
+  // after `seconds` (replay included).
+  virtual void OnBlockValidated(const block::Block& block,
+                                const validation::Verdict& verdict,
+                                double seconds) {}
   // A valid block was stored (this node's or a peer's).
   virtual void OnBlockAdded(const block::Block& block) {}
   // Finality moved to `last_finalized`; `blocks` are the blocks it

@@ -171,6 +171,12 @@ absl::StatusOr<size_t> DeployPool::PruneExpired(int64_t last_block_number,
   return dead.size();
 }
 
+void DeployPool::ForEach(
+    const std::function<void(const SignedDeploy&)>& fn) const {
+  MutexLock lock(&mu_);
+  for (const auto& [sig, deploy] : deploys_) fn(deploy);
+}
+
 bool DeployPool::Contains(ByteView sig) const {
   MutexLock lock(&mu_);
   return deploys_.contains(Bytes(sig.begin(), sig.end()));

@@ -83,6 +83,10 @@ class DeployPool {
   absl::StatusOr<size_t> PruneExpired(int64_t last_block_number,
                                       int64_t now_ms);
 
+  // Calls `fn` with every waiting deploy, by signature; under the pool's
+  // lock, so `fn` must not call the pool.
+  void ForEach(const std::function<void(const SignedDeploy&)>& fn) const;
+
   bool Contains(ByteView sig) const;
   size_t size() const;
   size_t term_bytes() const;

@@ -1,0 +1,512 @@
+#include "node/api/http_api.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "CasperMessage.pb.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "node/api/api_common.h"
+#include "node/views/block_views.h"
+#include "node/views/par_views.h"
+
+namespace rnode::node {
+namespace {
+
+using casper::block::Block;
+using nlohmann::json;
+
+http::Response Json(int status, const json& body) {
+  http::Response r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
+
+http::Response Error(int status, std::string_view kind,
+                     absl::string_view message) {
+  return Json(status, json{{"error", std::string(kind)},
+                           {"message", std::string(message)}});
+}
+
+// The status code and kind of a failed node operation.
+http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind) {
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+      return Error(400, invalid_kind, s.message());
+    case absl::StatusCode::kNotFound:
+      return Error(404, "not_found", s.message());
+    case absl::StatusCode::kAlreadyExists:
+      return Error(409, "duplicate_deploy", s.message());
+    case absl::StatusCode::kFailedPrecondition:
+      return Error(422, "failed_precondition", s.message());
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kUnavailable: {
+      http::Response r = Error(503, "busy", s.message());
+      r.headers.emplace_back("Retry-After", "1");
+      return r;
+    }
+    default:
+      return Error(500, "internal", s.message());
+  }
+}
+
+json StatusJson(Node& node) {
+  ::casper::Status s = StatusOf(node);
+  return json{
+      {"version", {{"api", s.version().api()}, {"node", s.version().node()}}},
+      {"address", s.address()},
+      {"networkId", s.networkid()},
+      {"shardId", s.shardid()},
+      {"peers", s.peers()},
+      {"nodes", s.nodes()},
+      {"minPhloPrice", s.minphloprice()},
+      {"peerList", json::array()},
+      {"nativeTokenName", s.nativetokenname()},
+      {"nativeTokenSymbol", s.nativetokensymbol()},
+      {"nativeTokenDecimals", s.nativetokendecimals()},
+      {"lastFinalizedBlockNumber", s.lastfinalizedblocknumber()},
+      {"isValidator", s.isvalidator()},
+      {"isReadOnly", s.isreadonly()},
+      {"isReady", s.isready()},
+      {"currentEpoch", s.currentepoch()},
+      {"epochLength", s.epochlength()}};
+}
+
+bool FullView(const http::Request& req, bool default_full) {
+  auto it = req.query.find("view");
+  if (it == req.query.end()) return default_full;
+  return it->second == "full";
+}
+
+json BlockJson(Node& node, const Block& b, bool full) {
+  return views::BlockInfoJson(
+      views::BlockInfoOf(b, node.dag().IsFinalized(b.hash)), full);
+}
+
+// Reads an integer field that clients send as a number (or a numeric
+// string, as JavaScript clients do for 64-bit values).
+absl::StatusOr<int64_t> IntField(const json& obj, std::string_view name,
+                                 bool required) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) {
+    if (required) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("missing field '", std::string(name), "'"));
+    }
+    return 0;
+  }
+  if (it->is_number_integer()) return it->get<int64_t>();
+  int64_t v = 0;
+  if (it->is_string() && absl::SimpleAtoi(it->get<std::string>(), &v)) {
+    return v;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("field '", std::string(name), "' must be an integer"));
+}
+
+absl::StatusOr<std::string> StringField(const json& obj,
+                                        std::string_view name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || !it->is_string()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("missing or non-string field '", std::string(name), "'"));
+  }
+  return it->get<std::string>();
+}
+
+// The Web API's deploy body as the proto doDeploy takes.
+absl::StatusOr<::casper::DeployDataProto> DeployOfJson(const json& body) {
+  if (!body.is_object() || !body.contains("data") ||
+      !body["data"].is_object()) {
+    return absl::InvalidArgumentError(
+        "expected {\"data\":{...},\"deployer\":hex,\"signature\":hex,"
+        "\"sigAlgorithm\":...}");
+  }
+  const json& d = body["data"];
+  ::casper::DeployDataProto p;
+  absl::StatusOr<std::string> term = StringField(d, "term");
+  if (!term.ok()) return term.status();
+  p.set_term(*term);
+  absl::StatusOr<int64_t> v = IntField(d, "timestamp", true);
+  if (!v.ok()) return v.status();
+  p.set_timestamp(*v);
+  if (!(v = IntField(d, "phloPrice", true)).ok()) return v.status();
+  p.set_phloprice(*v);
+  if (!(v = IntField(d, "phloLimit", true)).ok()) return v.status();
+  p.set_phlolimit(*v);
+  if (!(v = IntField(d, "validAfterBlockNumber", true)).ok()) {
+    return v.status();
+  }
+  p.set_validafterblocknumber(*v);
+  absl::StatusOr<std::string> shard = StringField(d, "shardId");
+  if (!shard.ok()) return shard.status();
+  p.set_shardid(*shard);
+  const char* expiration = d.contains("expirationTimestamp")
+                               ? "expirationTimestamp"
+                               : "expiration_timestamp";
+  if (!(v = IntField(d, expiration, false)).ok()) return v.status();
+  p.set_expirationtimestamp(*v);
+  for (const char* field : {"deployer", "signature"}) {
+    absl::StatusOr<std::string> hex = StringField(body, field);
+    if (!hex.ok()) return hex.status();
+    absl::StatusOr<Bytes> raw = HexDecode(*hex);
+    if (!raw.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field '", field, "' is not hex"));
+    }
+    std::string bytes(raw->begin(), raw->end());
+    if (std::string_view(field) == "deployer") {
+      p.set_deployer(bytes);
+    } else {
+      p.set_sig(bytes);
+    }
+  }
+  absl::StatusOr<std::string> alg = StringField(body, "sigAlgorithm");
+  p.set_sigalgorithm(alg.ok() ? *alg : "secp256k1");
+  return p;
+}
+
+absl::StatusOr<json> ParseBody(const http::Request& req) {
+  json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded()) {
+    return absl::InvalidArgumentError("the body is not JSON");
+  }
+  return body;
+}
+
+json ExprsJson(const std::vector<rholang::ir::ParPtr>& data) {
+  json out = json::array();
+  for (const auto& p : data) out.push_back(views::RhoExprJson(*p));
+  return out;
+}
+
+// GET /api/deploy/{id}: where the deploy is, in the RUST node's shape.
+http::Response DeployView(Node& node, std::string_view id_hex, bool full) {
+  std::string hex(id_hex);
+  if (hex.starts_with("0x")) hex = hex.substr(2);
+  absl::StatusOr<Bytes> id = HexDecode(hex);
+  if (!id.ok() || id->empty()) {
+    return Error(400, "invalid_deploy_id", "the deploy id is not hex");
+  }
+  absl::StatusOr<DeployStatus> s = node.FindDeploy(*id);
+  if (!s.ok() || !s->block.has_value()) {
+    return Error(404, "deploy_not_found",
+                 absl::StrCat("Couldn't find block containing deploy with id: ",
+                              HexEncode(*id)));
+  }
+  absl::StatusOr<Block> b = node.GetBlock(*s->block);
+  if (!b.ok()) return ErrorOf(b.status(), "invalid");
+  for (const auto& d : b->body.deploys) {
+    if (d.sig != *id) continue;
+    json j{{"deployId", HexEncode(d.sig)},
+           {"blockHash", HexEncode(b->hash)},
+           {"blockNumber", b->body.state.block_number},
+           {"timestamp", d.data.timestamp},
+           {"cost", d.cost},
+           {"errored", d.errored},
+           {"isFinalized", node.dag().IsFinalized(b->hash)},
+           {"finalizationState", StateName(s->state)},
+           {"rejectionCount", s->rejection_count}};
+    if (full) {
+      json info = views::DeployInfoJson(views::DeployInfoOf(d));
+      for (const char* k :
+           {"deployer", "term", "systemDeployError", "phloPrice", "phloLimit",
+            "sigAlgorithm", "validAfterBlockNumber"}) {
+        if (info.contains(k)) j[k] = info[k];
+      }
+      j["transfers"] = json::array();
+    }
+    return Json(200, j);
+  }
+  return Error(500, "internal", "the deploy's block does not hold it");
+}
+
+http::Response HandlePublic(Node& node, metrics::Registry* metrics,
+                            const http::Request& req) {
+  const std::string& path = req.path;
+  std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+  // /api/v1/x is /api/x.
+  if (parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1") {
+    parts.erase(parts.begin() + 1);
+  }
+  const bool get = req.method == "GET";
+  const bool post = req.method == "POST";
+  auto is = [&](std::initializer_list<std::string_view> want) {
+    if (parts.size() != want.size()) return false;
+    size_t i = 0;
+    for (std::string_view w : want) {
+      if (w != "*" && parts[i] != w) return false;
+      ++i;
+    }
+    return true;
+  };
+
+  if (get && (is({"api", "status"}) || is({"status"}))) {
+    return Json(200, StatusJson(node));
+  }
+  if (get && is({"version"})) {
+    http::Response r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = NodeVersion();
+    return r;
+  }
+  if (get && is({"metrics"})) {
+    if (!node.config().prometheus || metrics == nullptr) {
+      return Error(503, "metrics_disabled", "metrics.prometheus is off");
+    }
+    http::Response r;
+    r.content_type = std::string(metrics::kContentType);
+    r.body = metrics->Render();
+    return r;
+  }
+  if (post && is({"api", "deploy"})) {
+    absl::StatusOr<json> body = ParseBody(req);
+    if (!body.ok())
+      return Error(400, "invalid_deploy", body.status().message());
+    absl::StatusOr<::casper::DeployDataProto> proto = DeployOfJson(*body);
+    if (!proto.ok()) {
+      return Error(400, "invalid_deploy", proto.status().message());
+    }
+    absl::StatusOr<Bytes> id = node.Deploy(*proto);
+    if (!id.ok()) return ErrorOf(id.status(), "invalid_deploy");
+    return Json(200, DeploySuccessText(*id));
+  }
+  if (post && (is({"api", "explore-deploy"}) ||
+               is({"api", "explore-deploy-by-block-hash"}))) {
+    std::string term = req.body;
+    std::optional<Hash32> at;
+    bool pre = false;
+    json body = json::parse(req.body, nullptr, false);
+    if (!body.is_discarded() && body.is_object()) {
+      absl::StatusOr<std::string> t = StringField(body, "term");
+      if (!t.ok()) return Error(400, "invalid_request", t.status().message());
+      term = *t;
+      if (body.contains("blockHash") && body["blockHash"].is_string() &&
+          !body["blockHash"].get<std::string>().empty()) {
+        absl::StatusOr<Block> b =
+            node.FindBlock(body["blockHash"].get<std::string>());
+        if (!b.ok()) return ErrorOf(b.status(), "invalid_hash");
+        at = b->hash;
+      }
+      pre = body.value("usePreStateHash", false);
+    }
+    absl::StatusOr<Exploration> e = node.Explore(term, at, pre);
+    if (!e.ok()) return ErrorOf(e.status(), "invalid_term");
+    absl::StatusOr<Block> b = node.GetBlock(e->block);
+    if (!b.ok()) return ErrorOf(b.status(), "invalid");
+    return Json(
+        200, json{{"expr", ExprsJson(e->data)},
+                  {"block", views::LightBlockInfoJson(views::LightBlockInfoOf(
+                                *b, node.dag().IsFinalized(b->hash)))},
+                  {"cost", e->cost}});
+  }
+  if (post && is({"api", "data-at-name-by-block-hash"})) {
+    absl::StatusOr<json> body = ParseBody(req);
+    if (!body.ok())
+      return Error(400, "invalid_request", body.status().message());
+    const json& name =
+        body->contains("name") ? (*body)["name"] : (*body)["par"];
+    absl::StatusOr<rholang::ir::ParPtr> par = views::ParFromRhoUnforgJson(name);
+    if (!par.ok()) return Error(400, "invalid_name", par.status().message());
+    absl::StatusOr<std::string> hash = StringField(*body, "blockHash");
+    if (!hash.ok()) return Error(400, "invalid_hash", hash.status().message());
+    absl::StatusOr<Block> b = node.FindBlock(*hash);
+    if (!b.ok()) return ErrorOf(b.status(), "invalid_hash");
+    absl::StatusOr<std::vector<rholang::ir::ParPtr>> data =
+        node.DataAtName(*par, b->hash, body->value("usePreStateHash", false));
+    if (!data.ok()) return ErrorOf(data.status(), "invalid_name");
+    return Json(
+        200, json{{"expr", ExprsJson(*data)},
+                  {"block", views::LightBlockInfoJson(views::LightBlockInfoOf(
+                                *b, node.dag().IsFinalized(b->hash)))},
+                  {"cost", 0}});
+  }
+  if (post && is({"api", "data-at-name"})) {
+    absl::StatusOr<json> body = ParseBody(req);
+    if (!body.ok())
+      return Error(400, "invalid_request", body.status().message());
+    absl::StatusOr<rholang::ir::ParPtr> par =
+        views::ParFromRhoUnforgJson(body->value("name", json()));
+    if (!par.ok()) return Error(400, "invalid_name", par.status().message());
+    absl::StatusOr<int64_t> depth = IntField(*body, "depth", false);
+    if (!depth.ok())
+      return Error(400, "invalid_request", depth.status().message());
+    absl::StatusOr<std::vector<Block>> chain =
+        node.MainChain(std::max<int64_t>(1, *depth));
+    if (!chain.ok()) return ErrorOf(chain.status(), "invalid");
+    json exprs = json::array();
+    for (const Block& b : *chain) {
+      absl::StatusOr<std::vector<rholang::ir::ParPtr>> data =
+          node.DataAtName(*par, b.hash, false);
+      if (!data.ok()) return ErrorOf(data.status(), "invalid_name");
+      json info = views::LightBlockInfoJson(
+          views::LightBlockInfoOf(b, node.dag().IsFinalized(b.hash)));
+      for (const auto& p : *data) {
+        exprs.push_back(
+            json{{"expr", views::RhoExprJson(*p)}, {"block", info}});
+      }
+    }
+    const size_t n = exprs.size();
+    return Json(200, json{{"exprs", std::move(exprs)}, {"length", n}});
+  }
+  if (get && is({"api", "last-finalized-block"})) {
+    absl::StatusOr<Block> b = node.LastFinalizedBlock();
+    if (!b.ok()) return ErrorOf(b.status(), "invalid");
+    return Json(200, BlockJson(node, *b, FullView(req, true)));
+  }
+  if (get && is({"api", "block", "*"})) {
+    absl::StatusOr<Block> b = node.FindBlock(parts[2]);
+    if (!b.ok()) {
+      if (b.status().code() == absl::StatusCode::kNotFound) {
+        return Error(404, "block_not_found", b.status().message());
+      }
+      return ErrorOf(b.status(), "invalid_hash");
+    }
+    return Json(200, BlockJson(node, *b, FullView(req, true)));
+  }
+  if (get && parts.size() >= 2 && parts.size() <= 4 && parts[0] == "api" &&
+      parts[1] == "blocks") {
+    const int64_t top = node.dag().MaxHeight();
+    int64_t from = top, to = top;
+    int64_t a = 0, b = 0;
+    if (parts.size() == 3) {
+      if (!absl::SimpleAtoi(parts[2], &a) || a < 1) {
+        return Error(400, "invalid_depth", "depth must be a positive integer");
+      }
+      from = top - a + 1;
+    } else if (parts.size() == 4) {
+      if (!absl::SimpleAtoi(parts[2], &a) || !absl::SimpleAtoi(parts[3], &b) ||
+          a < 0 || b < a) {
+        return Error(400, "invalid_range",
+                     "expected /api/blocks/{start}/{end} with start <= end");
+      }
+      from = a;
+      to = b;
+    }
+    absl::StatusOr<std::vector<Block>> blocks = node.BlocksByHeight(from, to);
+    if (!blocks.ok()) return ErrorOf(blocks.status(), "invalid");
+    json out = json::array();
+    const bool full = FullView(req, false);
+    for (const Block& blk : *blocks) out.push_back(BlockJson(node, blk, full));
+    return Json(200, out);
+  }
+  if (get && is({"api", "deploy", "*"})) {
+    return DeployView(node, parts[2], FullView(req, true));
+  }
+  if (get && is({"api", "is-finalized", "*"})) {
+    absl::StatusOr<Block> b = node.FindBlock(parts[2]);
+    if (!b.ok()) {
+      if (b.status().code() == absl::StatusCode::kNotFound) {
+        return Json(200, false);
+      }
+      return ErrorOf(b.status(), "invalid_hash");
+    }
+    return Json(200, node.dag().IsFinalized(b->hash));
+  }
+  if (get && is({"api", "deploy-finalization-status", "*"})) {
+    std::string hex = parts[2];
+    if (hex.starts_with("0x")) hex = hex.substr(2);
+    absl::StatusOr<Bytes> sig = HexDecode(hex);
+    if (!sig.ok()) return Error(400, "invalid_deploy_id", "not hex");
+    absl::StatusOr<DeployStatus> s = node.FindDeploy(*sig);
+    if (!s.ok()) return ErrorOf(s.status(), "invalid_deploy_id");
+    return Json(200, json{{"state", StateName(s->state)},
+                          {"rejectionCount", s->rejection_count},
+                          {"latestBlockHash", s->block.has_value()
+                                                  ? json(HexEncode(*s->block))
+                                                  : json(nullptr)}});
+  }
+  if (get && is({"api", "bond-status", "*"})) {
+    absl::StatusOr<Bytes> key = HexDecode(parts[2]);
+    if (!key.ok()) return Error(400, "invalid_public_key", "not hex");
+    absl::StatusOr<bool> bonded = node.IsBonded(*key);
+    if (!bonded.ok()) return ErrorOf(bonded.status(), "invalid_public_key");
+    return Json(200, json{{"publicKey", parts[2]}, {"isBonded", *bonded}});
+  }
+  if (get && is({"api", "prepare-deploy"})) {
+    int64_t seq = -1;
+    if (node.is_validator()) {
+      auto latest = node.dag().LatestMessages();
+      auto it = latest.find(node.public_key());
+      if (it != latest.end()) seq = node.dag().Meta(it->second)->seq_num;
+    }
+    return Json(200, json{{"names", json::array()}, {"seqNumber", seq}});
+  }
+  return Error(404, "not_found",
+               absl::StrCat("no route ", req.method, " ", path));
+}
+
+}  // namespace
+
+http::Handler PublicHttpHandler(Node* node, metrics::Registry* metrics) {
+  return [node, metrics](const http::Request& req) {
+    return HandlePublic(*node, metrics, req);
+  };
+}
+
+http::Handler AdminHttpHandler(Node* node) {
+  return [node](const http::Request& req) -> http::Response {
+    std::vector<std::string> parts =
+        absl::StrSplit(req.path, '/', absl::SkipEmpty());
+    if (parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1") {
+      parts.erase(parts.begin() + 1);
+    }
+    if (req.method == "POST" && parts.size() == 2 && parts[0] == "api" &&
+        parts[1] == "propose") {
+      if (!node->is_validator()) {
+        return Error(400, "readonly_node_required",
+                     "Propose error: read-only node.");
+      }
+      absl::StatusOr<Hash32> made = node->Propose();
+      if (!made.ok()) {
+        if (made.status().code() == absl::StatusCode::kFailedPrecondition) {
+          return Error(409, "no_new_deploys", made.status().message());
+        }
+        return ErrorOf(made.status(), "invalid");
+      }
+      http::Response r;
+      r.content_type = "text/plain; charset=utf-8";
+      r.body = ProposeSuccessText(*made);
+      return r;
+    }
+    return Error(404, "not_found",
+                 absl::StrCat("no route ", req.method, " ", req.path));
+  };
+}
+
+absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
+    Node* node, const NodeConfig& config, metrics::Registry* metrics,
+    http::EventHub* events) {
+  auto api = std::make_unique<HttpApi>();
+  http::HttpServerOptions options;
+  options.host = config.api_host;
+  options.max_body_bytes = static_cast<size_t>(config.http_max_body_bytes);
+  options.max_in_flight = static_cast<size_t>(config.api_max_in_flight);
+  options.port = static_cast<uint16_t>(config.port_http);
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> pub =
+      http::HttpServer::Start(options, PublicHttpHandler(node, metrics),
+                              events);
+  if (!pub.ok()) return pub.status();
+  api->public_ = *std::move(pub);
+  options.port = static_cast<uint16_t>(config.port_admin_http);
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> admin =
+      http::HttpServer::Start(options, AdminHttpHandler(node), nullptr);
+  if (!admin.ok()) {
+    api->public_->Stop();
+    return admin.status();
+  }
+  api->admin_ = *std::move(admin);
+  return api;
+}
+
+void HttpApi::Stop() {
+  if (public_ != nullptr) public_->Stop();
+  if (admin_ != nullptr) admin_->Stop();
+}
+
+}  // namespace rnode::node

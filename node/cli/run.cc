@@ -1,0 +1,168 @@
+#include "node/cli/run.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "crypto/rev_address.h"
+#include "node/api/grpc_api.h"
+#include "node/api/http_api.h"
+#include "node/core/node.h"
+#include "node/http/event_hub.h"
+#include "node/metrics/metrics.h"
+#include "node/views/block_views.h"
+#include "util/logging.h"
+
+namespace rnode::node {
+namespace {
+
+absl::Status RegisterApiMetrics(metrics::Registry& r, const HttpApi* http,
+                                const http::EventHub* events) {
+  auto stat = [http](uint64_t http::HttpServerStats::*field) {
+    return [http, field]() -> absl::StatusOr<double> {
+      return static_cast<double>(http->public_server().stats().*field);
+    };
+  };
+  absl::Status s = r.AddCallbackCounter(
+      "rnode_http_requests_total", "HTTP API requests handled",
+      stat(&http::HttpServerStats::requests_served));
+  if (s.ok()) {
+    s = r.AddCallbackCounter(
+        "rnode_http_busy_total",
+        "HTTP API requests answered 503 busy (in-flight budget spent)",
+        stat(&http::HttpServerStats::busy_refusals));
+  }
+  if (s.ok()) {
+    s = r.AddCallbackCounter(
+        "rnode_http_body_too_large_total", "HTTP API requests refused 413",
+        stat(&http::HttpServerStats::body_too_large_refusals));
+  }
+  if (s.ok()) {
+    s = r.AddCallbackGauge("rnode_http_open_connections",
+                           "Open HTTP API connections",
+                           stat(&http::HttpServerStats::open_connections));
+  }
+  if (s.ok()) {
+    s = r.AddCallbackGauge("rnode_http_in_flight",
+                           "HTTP API requests being handled",
+                           stat(&http::HttpServerStats::in_flight));
+  }
+  if (s.ok()) {
+    s = r.AddCallbackGauge("rnode_events_subscribers",
+                           "Open /ws/events subscriptions",
+                           stat(&http::HttpServerStats::open_websockets));
+  }
+  if (s.ok()) {
+    s = r.AddCallbackCounter(
+        "rnode_events_dropped_subscribers_total",
+        "Event subscribers closed because they fell too far behind",
+        [events]() -> absl::StatusOr<double> {
+          return static_cast<double>(events->dropped_subscribers());
+        });
+  }
+  return s;
+}
+
+}  // namespace
+
+void BlockTerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
+  const auto started = std::chrono::steady_clock::now();
+  if (absl::Status s = SetLogLevel(config.log_level); !s.ok()) {
+    err << "error: logging.level: " << s.message() << "\n";
+    return 1;
+  }
+  metrics::Registry registry;
+  if (absl::Status s = metrics::RegisterProcessMetrics(registry); !s.ok()) {
+    err << "internal error: " << s.message() << "\n";
+    return 2;
+  }
+  http::EventHub events;
+  NodeHooks hooks;
+  hooks.block_created = [&events](const casper::block::Block& b) {
+    events.Publish(views::BlockEventJson("block-created", b));
+  };
+  hooks.block_added = [&events](const casper::block::Block& b) {
+    events.Publish(views::BlockEventJson("block-added", b));
+  };
+  hooks.block_finalized = [&events](const casper::block::Block& b) {
+    events.Publish(views::BlockEventJson("block-finalised", b));
+  };
+  absl::StatusOr<std::unique_ptr<Node>> node =
+      Node::Open(config, hooks, &registry, out);
+  if (!node.ok()) {
+    err << "error: " << node.status().message() << "\n";
+    return node.status().code() == absl::StatusCode::kInternal ? 2 : 1;
+  }
+  absl::StatusOr<std::unique_ptr<GrpcApi>> grpc =
+      GrpcApi::Start(node->get(), (*node)->config());
+  if (!grpc.ok()) {
+    err << "error: " << grpc.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<HttpApi>> http_api =
+      HttpApi::Start(node->get(), (*node)->config(), &registry, &events);
+  if (!http_api.ok()) {
+    err << "error: " << http_api.status().message() << "\n";
+    return 1;
+  }
+  if (absl::Status s = RegisterApiMetrics(registry, http_api->get(), &events);
+      !s.ok()) {
+    err << "internal error: " << s.message() << "\n";
+    return 2;
+  }
+  const NodeConfig& c = (*node)->config();
+  events.Publish(views::SimpleEventJson(
+      "node-started",
+      {{"address", absl::StrCat(c.api_host, ":", (*grpc)->external_port())}}));
+  if (std::optional<casper::block::Block> lfb = [&] {
+        absl::StatusOr<casper::block::Block> b = (*node)->LastFinalizedBlock();
+        return b.ok() ? std::optional<casper::block::Block>(*b) : std::nullopt;
+      }()) {
+    events.Publish(views::SimpleEventJson(
+        "entered-running-state", {{"block-hash", HexEncode(lfb->hash)}}));
+  }
+  const double ready_ms = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - started)
+                              .count();
+  out << "rnode: " << (c.standalone ? "standalone validator" : "node")
+      << " ready in " << static_cast<int64_t>(ready_ms) << " ms (shard "
+      << c.shard_name << ", data " << DataDir(c) << ")\n";
+  if ((*node)->is_validator()) {
+    out << "rnode: validator " << HexEncode((*node)->public_key()) << "\n"
+        << "rnode: its REV address "
+        << crypto::RevAddressFromPublicKey((*node)->public_key()) << "\n";
+  }
+  out << "rnode: gRPC " << c.api_host << ":" << (*grpc)->external_port()
+      << " (deploys), " << c.api_host << ":" << (*grpc)->internal_port()
+      << " (propose); HTTP http://" << c.api_host << ":"
+      << (*http_api)->public_port() << "/api/status, /metrics, /ws/events\n"
+      << std::flush;
+  Log("node")->info("ready in {:.0f} ms", ready_ms);
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int signal = 0;
+  sigwait(&set, &signal);
+  Log("node")->info("signal {}: shutting down", signal);
+  (*http_api)->Stop();
+  (*grpc)->Stop();
+  (*node)->Stop();
+  node->reset();
+  out << "rnode: stopped\n" << std::flush;
+  return 0;
+}
+
+}  // namespace rnode::node

@@ -1,0 +1,350 @@
+#include "node/config/config.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "toml++/toml.h"
+
+namespace rnode::node {
+namespace {
+
+// Every setting. The file key is the public node's HOCON key where it has
+// one; flags likewise.
+const Setting kSettings[] = {
+    {"standalone", "standalone", "run as the only validator of a new shard",
+     &NodeConfig::standalone},
+    {"dev-mode", "dev-mode", "allow exploratory deploys on a validator",
+     &NodeConfig::dev_mode},
+    {"autopropose", "autopropose",
+     "propose whenever deploys wait (false: only on request)",
+     &NodeConfig::autopropose},
+    {"storage.data-dir", "data-dir", "where the node keeps its state",
+     &NodeConfig::data_dir},
+    {"logging.level", "", "trace, debug, info, warn, error, critical, off",
+     &NodeConfig::log_level},
+    {"threads", "threads", "worker threads (0: all hardware threads)",
+     &NodeConfig::threads},
+    {"protocol-server.network-id", "network-id", "the network's name",
+     &NodeConfig::network_id},
+    {"api-server.host", "api-host", "address the API servers listen on",
+     &NodeConfig::api_host},
+    {"api-server.port-grpc-external", "api-port-grpc-external",
+     "external gRPC API port", &NodeConfig::port_grpc_external},
+    {"api-server.port-grpc-internal", "api-port-grpc-internal",
+     "internal gRPC API port (propose)", &NodeConfig::port_grpc_internal},
+    {"api-server.port-http", "api-port-http",
+     "HTTP API, /metrics and /ws/events port", &NodeConfig::port_http},
+    {"api-server.port-admin-http", "api-port-admin-http",
+     "admin HTTP API port (propose)", &NodeConfig::port_admin_http},
+    {"api-server.grpc-max-recv-message-size", "api-grpc-max-recv-message-size",
+     "largest gRPC request", &NodeConfig::grpc_max_recv_message_bytes},
+    {"api-server.http-max-body-bytes", "api-http-max-body-bytes",
+     "largest HTTP request body", &NodeConfig::http_max_body_bytes},
+    {"api-server.max-in-flight", "api-max-in-flight",
+     "requests each API server handles at once; more are answered busy",
+     &NodeConfig::api_max_in_flight},
+    {"api-server.max-blocks-limit", "api-max-blocks-limit",
+     "most blocks one query returns", &NodeConfig::max_blocks_limit},
+    {"api-server.exploratory-deploy-phlo-limit",
+     "api-exploratory-deploy-phlo-limit", "phlo of one exploratory deploy",
+     &NodeConfig::exploratory_deploy_phlo_limit},
+    {"metrics.prometheus", "prometheus", "serve /metrics",
+     &NodeConfig::prometheus},
+    {"casper.shard-name", "shard-name", "the shard's name (deploys carry it)",
+     &NodeConfig::shard_name},
+    {"casper.fault-tolerance-threshold", "fault-tolerance-threshold",
+     "fault tolerance a block needs to be finalized, in [0, 1)",
+     &NodeConfig::fault_tolerance_threshold},
+    {"casper.validator-private-key", "validator-private-key",
+     "the validator's secp256k1 key, hex (visible in ps: prefer the path "
+     "or RNODE_VALIDATOR_PRIVATE_KEY)",
+     &NodeConfig::validator_private_key},
+    {"casper.validator-private-key-path", "validator-private-key-path",
+     "file holding the validator's key in hex",
+     &NodeConfig::validator_private_key_path},
+    {"casper.max-number-of-parents", "max-number-of-parents",
+     "parents a block may have", &NodeConfig::max_number_of_parents},
+    {"casper.max-user-deploys-per-block", "max-user-deploys-per-block",
+     "user deploys a block may hold", &NodeConfig::max_user_deploys_per_block},
+    {"casper.min-phlo-price", "min-phlo-price",
+     "lowest phlo price a deploy may offer", &NodeConfig::min_phlo_price},
+    {"casper.propose-batch-window", "propose-batch-window",
+     "wait after the first pending deploy before proposing (e.g. 20ms)",
+     &NodeConfig::propose_batch_window_ms},
+    {"casper.deploy-pool-max-deploys", "deploy-pool-max-deploys",
+     "deploys that may wait; more are refused",
+     &NodeConfig::deploy_pool_max_deploys},
+    {"casper.genesis-block-data.bonds-file", "bonds-file",
+     "bonds.txt of a new shard", &NodeConfig::bonds_file},
+    {"casper.genesis-block-data.wallets-file", "wallets-file",
+     "wallets.txt of a new shard", &NodeConfig::wallets_file},
+    {"casper.genesis-block-data.bond-minimum", "bond-minimum", "smallest stake",
+     &NodeConfig::bond_minimum},
+    {"casper.genesis-block-data.bond-maximum", "bond-maximum", "largest stake",
+     &NodeConfig::bond_maximum},
+    {"casper.genesis-block-data.epoch-length", "epoch-length",
+     "blocks per epoch", &NodeConfig::epoch_length},
+    {"casper.genesis-block-data.quarantine-length", "quarantine-length",
+     "blocks a withdrawal waits", &NodeConfig::quarantine_length},
+    {"casper.genesis-block-data.number-of-active-validators",
+     "number-of-active-validators", "size of the active validator set",
+     &NodeConfig::number_of_active_validators},
+    {"casper.genesis-block-data.deploy-timestamp", "deploy-timestamp",
+     "genesis block time in ms (0: the first start)",
+     &NodeConfig::deploy_timestamp},
+};
+
+// Multipliers of the units an integer setting may carry.
+struct Unit {
+  std::string_view suffix;
+  int64_t factor;
+};
+constexpr Unit kDurationUnits[] = {
+    {"ms", 1}, {"s", 1000}, {"seconds", 1000}, {"min", 60'000}, {"m", 60'000}};
+constexpr Unit kSizeUnits[] = {
+    {"K", int64_t{1} << 10}, {"M", int64_t{1} << 20}, {"G", int64_t{1} << 30}};
+
+bool IsDuration(std::string_view key) {
+  return key == "casper.propose-batch-window";
+}
+
+absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view text) {
+  std::string trimmed(text);
+  absl::StripAsciiWhitespace(&trimmed);
+  std::string_view digits = trimmed;
+  int64_t factor = 1;
+  auto strip = [&](std::span<const Unit> units) {
+    for (const Unit& u : units) {
+      if (digits.size() > u.suffix.size() && digits.ends_with(u.suffix) &&
+          std::isdigit(static_cast<unsigned char>(
+              digits[digits.size() - u.suffix.size() - 1]))) {
+        digits.remove_suffix(u.suffix.size());
+        factor = u.factor;
+        return;
+      }
+    }
+  };
+  strip(IsDuration(key) ? std::span<const Unit>(kDurationUnits)
+                        : std::span<const Unit>(kSizeUnits));
+  int64_t v = 0;
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || end != digits.data() + digits.size() ||
+      digits.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(key), ": expected an integer",
+                     IsDuration(key) ? " duration (e.g. 20ms, 5s)" : "",
+                     ", got \"", std::string(text), "\""));
+  }
+  if (v != 0 && (v > INT64_MAX / factor || v < INT64_MIN / factor)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        std::string(key), ": \"", std::string(text), "\" is out of range"));
+  }
+  return v * factor;
+}
+
+absl::StatusOr<double> ParseDouble(std::string_view key,
+                                   std::string_view text) {
+  std::string s(text);
+  absl::StripAsciiWhitespace(&s);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || end != s.c_str() + s.size() || errno != 0 ||
+      !std::isfinite(v)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(key), ": expected a number, got \"",
+                     std::string(text), "\""));
+  }
+  return v;
+}
+
+absl::StatusOr<bool> ParseBool(std::string_view key, std::string_view text) {
+  std::string t(text);
+  absl::StripAsciiWhitespace(&t);
+  absl::AsciiStrToLower(&t);
+  if (t == "true" || t == "on" || t == "yes" || t == "1") return true;
+  if (t == "false" || t == "off" || t == "no" || t == "0") return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat(std::string(key), ": expected true or false, got \"",
+                   std::string(text), "\""));
+}
+
+const Setting* Find(std::string_view key) {
+  for (const Setting& s : kSettings) {
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+// Flattens a TOML table into (dotted key, text value).
+absl::Status Flatten(const toml::table& table, const std::string& prefix,
+                     std::map<std::string, std::string>& out) {
+  for (const auto& [k, node] : table) {
+    std::string key = prefix.empty()
+                          ? std::string(k.str())
+                          : absl::StrCat(prefix, ".", std::string(k.str()));
+    if (const toml::table* sub = node.as_table()) {
+      if (absl::Status s = Flatten(*sub, key, out); !s.ok()) return s;
+    } else if (auto v = node.value<bool>(); node.is_boolean() && v) {
+      out[key] = *v ? "true" : "false";
+    } else if (node.is_integer()) {
+      out[key] = std::to_string(*node.value<int64_t>());
+    } else if (node.is_floating_point()) {
+      std::ostringstream os;
+      os.precision(17);
+      os << *node.value<double>();
+      out[key] = os.str();
+    } else if (node.is_string()) {
+      out[key] = *node.value<std::string>();
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat(key, ": expected a string, number or boolean"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::span<const Setting> Settings() { return kSettings; }
+
+absl::Status ApplySetting(NodeConfig& config, std::string_view key,
+                          std::string_view value) {
+  const Setting* s = Find(key);
+  if (s == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown setting \"", std::string(key), "\""));
+  }
+  return std::visit(
+      [&](auto field) -> absl::Status {
+        using T = std::remove_reference_t<decltype(config.*field)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          absl::StatusOr<bool> v = ParseBool(key, value);
+          if (!v.ok()) return v.status();
+          config.*field = *v;
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          absl::StatusOr<int64_t> v = ParseInt(key, value);
+          if (!v.ok()) return v.status();
+          config.*field = *v;
+        } else if constexpr (std::is_same_v<T, double>) {
+          absl::StatusOr<double> v = ParseDouble(key, value);
+          if (!v.ok()) return v.status();
+          config.*field = *v;
+        } else {
+          config.*field = std::string(value);
+        }
+        return absl::OkStatus();
+      },
+      s->field);
+}
+
+absl::Status ApplyToml(NodeConfig& config, std::string_view toml_text,
+                       std::string_view source) {
+  const std::string src(source);
+  toml::table parsed;
+  try {
+    parsed = toml::parse(toml_text, source);
+  } catch (const toml::parse_error& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        src, ":", e.source().begin.line, ":", e.source().begin.column, ": ",
+        std::string(e.description())));
+  }
+  std::map<std::string, std::string> values;
+  if (absl::Status s = Flatten(parsed, "", values); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(src, ": ", s.message()));
+  }
+  NodeConfig next = config;
+  for (const auto& [key, value] : values) {
+    if (absl::Status s = ApplySetting(next, key, value); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(src, ": ", s.message()));
+    }
+  }
+  config = std::move(next);
+  return absl::OkStatus();
+}
+
+absl::Status Validate(const NodeConfig& c) {
+  std::set<int64_t> ports;
+  for (const auto& [name, port] :
+       {std::pair{"api-server.port-grpc-external", c.port_grpc_external},
+        std::pair{"api-server.port-grpc-internal", c.port_grpc_internal},
+        std::pair{"api-server.port-http", c.port_http},
+        std::pair{"api-server.port-admin-http", c.port_admin_http}}) {
+    if (port < 1 || port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": ", port, " is not a port (1..65535)"));
+    }
+    if (!ports.insert(port).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": port ", port, " is used twice"));
+    }
+  }
+  if (!(c.fault_tolerance_threshold >= 0 && c.fault_tolerance_threshold < 1)) {
+    return absl::InvalidArgumentError(
+        "casper.fault-tolerance-threshold: must be in [0, 1)");
+  }
+  for (const auto& [name, v, min] :
+       {std::tuple{"threads", c.threads, int64_t{0}},
+        std::tuple{"api-server.grpc-max-recv-message-size",
+                   c.grpc_max_recv_message_bytes, int64_t{1024}},
+        std::tuple{"api-server.http-max-body-bytes", c.http_max_body_bytes,
+                   int64_t{1024}},
+        std::tuple{"api-server.max-in-flight", c.api_max_in_flight, int64_t{1}},
+        std::tuple{"api-server.max-blocks-limit", c.max_blocks_limit,
+                   int64_t{1}},
+        std::tuple{"api-server.exploratory-deploy-phlo-limit",
+                   c.exploratory_deploy_phlo_limit, int64_t{1}},
+        std::tuple{"casper.max-number-of-parents", c.max_number_of_parents,
+                   int64_t{1}},
+        std::tuple{"casper.max-user-deploys-per-block",
+                   c.max_user_deploys_per_block, int64_t{1}},
+        std::tuple{"casper.min-phlo-price", c.min_phlo_price, int64_t{0}},
+        std::tuple{"casper.propose-batch-window", c.propose_batch_window_ms,
+                   int64_t{0}},
+        std::tuple{"casper.deploy-pool-max-deploys", c.deploy_pool_max_deploys,
+                   int64_t{1}},
+        std::tuple{"casper.genesis-block-data.bond-minimum", c.bond_minimum,
+                   int64_t{1}},
+        std::tuple{"casper.genesis-block-data.epoch-length", c.epoch_length,
+                   int64_t{1}},
+        std::tuple{"casper.genesis-block-data.quarantine-length",
+                   c.quarantine_length, int64_t{0}},
+        std::tuple{"casper.genesis-block-data.number-of-active-validators",
+                   c.number_of_active_validators, int64_t{1}},
+        std::tuple{"casper.genesis-block-data.deploy-timestamp",
+                   c.deploy_timestamp, int64_t{0}}}) {
+    if (v < min) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": ", v, " is below the least allowed, ", min));
+    }
+  }
+  if (c.threads > 1024) {
+    return absl::InvalidArgumentError("threads: at most 1024");
+  }
+  if (c.bond_maximum < c.bond_minimum) {
+    return absl::InvalidArgumentError(
+        "casper.genesis-block-data.bond-maximum: below bond-minimum");
+  }
+  if (c.shard_name.empty() || c.shard_name.size() > 256) {
+    return absl::InvalidArgumentError(
+        "casper.shard-name: must be 1 to 256 characters");
+  }
+  return absl::OkStatus();
+}
+
+std::string DataDir(const NodeConfig& config) {
+  if (!config.data_dir.empty()) return config.data_dir;
+  const char* home = std::getenv("HOME");
+  return absl::StrCat(home != nullptr && *home != '\0' ? home : ".", "/.rnode");
+}
+
+}  // namespace rnode::node

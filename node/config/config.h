@@ -1,0 +1,124 @@
+// The node's configuration (docs/node.md "Configuration"): one typed
+// struct, filled from embedded defaults, then a TOML file, then
+// command-line flags, each later source overriding the earlier. Keys and
+// flags carry the public node's names where it has them (`casper.shard-name`
+// / `--shard-name`); the table of settings is the single place that says
+// which key, which flag and what it means.
+#ifndef RNODE_NODE_CONFIG_CONFIG_H_
+#define RNODE_NODE_CONFIG_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rnode::node {
+
+// Every setting of `rnode run`. Defaults are the embedded defaults.
+struct NodeConfig {
+  // General.
+  bool standalone = false;
+  // Allows exploratory deploys on a validator (the public node allows them
+  // only on read-only nodes or in dev mode). --standalone turns it on.
+  bool dev_mode = false;
+  // Propose whenever deploys wait (after the batching window). Off: only
+  // the propose API makes blocks.
+  bool autopropose = true;
+  std::string data_dir;  // "" = $HOME/.rnode
+  std::string config_file;
+  std::string log_level = "info";
+  // Worker threads of the node's one pool (interpreter rounds, signature
+  // checks, parallel replay); 0 = the machine's hardware threads.
+  int64_t threads = 0;
+
+  // Network identity (the shard issue adds the peer-to-peer settings).
+  std::string network_id = "testnet";
+
+  // API servers.
+  std::string api_host = "127.0.0.1";
+  int64_t port_grpc_external = 40401;
+  int64_t port_grpc_internal = 40402;
+  int64_t port_http = 40403;
+  int64_t port_admin_http = 40405;
+  int64_t grpc_max_recv_message_bytes = 16 << 20;
+  int64_t http_max_body_bytes = 16 << 20;
+  // Requests handled at once by each server; more are answered "busy".
+  int64_t api_max_in_flight = 64;
+  // Most blocks one query returns (depths and height ranges are clamped).
+  int64_t max_blocks_limit = 100;
+  int64_t exploratory_deploy_phlo_limit = 5'000'000;
+  bool prometheus = true;
+
+  // Casper.
+  std::string shard_name = "root";
+  double fault_tolerance_threshold = 0.1;
+  // Hex; or from the file at validator_private_key_path, or from the
+  // environment variable RNODE_VALIDATOR_PRIVATE_KEY. Never logged.
+  std::string validator_private_key;
+  std::string validator_private_key_path;
+  int64_t max_number_of_parents = 1;
+  int64_t max_user_deploys_per_block = 128;
+  int64_t min_phlo_price = 1;
+  // How long the proposer waits after the first pending deploy for more to
+  // join the block.
+  int64_t propose_batch_window_ms = 20;
+  int64_t deploy_pool_max_deploys = 20'000;
+
+  // Genesis (read only when the data dir holds no genesis yet).
+  std::string bonds_file;
+  std::string wallets_file;
+  int64_t bond_minimum = 1;
+  int64_t bond_maximum = INT64_MAX;
+  int64_t epoch_length = 10'000;
+  int64_t quarantine_length = 50'000;
+  int64_t number_of_active_validators = 100;
+  // Genesis block time in ms; 0 = the time of the first start.
+  int64_t deploy_timestamp = 0;
+};
+
+// One setting: its file key, its flag (without "--"; "" for file only) and
+// where it lives in NodeConfig.
+struct Setting {
+  using Field = std::variant<bool NodeConfig::*, int64_t NodeConfig::*,
+                             double NodeConfig::*, std::string NodeConfig::*>;
+  std::string_view key;
+  std::string_view flag;
+  std::string_view help;
+  Field field;
+};
+
+// Every setting, in documentation order.
+std::span<const Setting> Settings();
+
+// Sets the setting named `key` (a file key) from its text form: "true" /
+// "false" for switches, decimal integers (with an optional unit for
+// durations and sizes: "20ms", "5s", "1min"; "16M", "256K"), decimal
+// fractions, or any string. InvalidArgument naming the key and the
+// expected form; nothing changes on error.
+absl::Status ApplySetting(NodeConfig& config, std::string_view key,
+                          std::string_view value);
+
+// Applies every key of a TOML document (tables give the dotted prefix:
+// `[casper] shard-name = "root"` is `casper.shard-name`). `source` names the
+// file in errors. InvalidArgument "<source>: <reason>" for a syntax error
+// (with line and column), an unknown key, or a value of the wrong type;
+// nothing changes on error.
+absl::Status ApplyToml(NodeConfig& config, std::string_view toml,
+                       std::string_view source);
+
+// Checks the settings together: ports in 1..65535 and distinct, a
+// threshold in [0, 1), positive limits, a shard name the deploys can carry.
+// InvalidArgument naming the first bad setting.
+absl::Status Validate(const NodeConfig& config);
+
+// The data directory with "" resolved to $HOME/.rnode.
+std::string DataDir(const NodeConfig& config);
+
+}  // namespace rnode::node
+
+#endif  // RNODE_NODE_CONFIG_CONFIG_H_

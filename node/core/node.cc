@@ -1,0 +1,982 @@
+#include "node/core/node.h"
+
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include "CasperMessage.pb.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "casper/consensus/fork_choice.h"
+#include "casper/contracts/ledger.h"
+#include "casper/contracts/pos.h"
+#include "casper/contracts/system_contracts.h"
+#include "casper/engine/engine.h"
+#include "casper/execution/block_executor.h"
+#include "casper/execution/deploy_executor.h"
+#include "casper/execution/executor_lanes.h"
+#include "casper/genesis/genesis.h"
+#include "casper/genesis/genesis_files.h"
+#include "casper/merge/merge_context.h"
+#include "casper/pool/deploy_pool.h"
+#include "casper/proposer/block_creator.h"
+#include "casper/validation/pre_state.h"
+#include "casper/validation/validator.h"
+#include "crypto/hash.h"
+#include "crypto/rev_address.h"
+#include "crypto/rng.h"
+#include "node/core/node_metrics.h"
+#include "rholang/interpreter/reducer.h"
+#include "rholang/interpreter/term_codec.h"
+#include "rspace/channel_codec.h"
+#include "rspace/event_log.h"
+#include "rspace/history/history.h"
+#include "rspace/space.h"
+#include "rspace/storage/rocksdb_store.h"
+#include "util/limits.h"
+#include "util/logging.h"
+#include "util/status_macros.h"
+#include "util/worker_pool.h"
+
+namespace rnode::node {
+namespace {
+
+namespace interp = rholang::interp;
+using casper::block::Block;
+using Clock = std::chrono::steady_clock;
+
+// The store's column families: history, DAG, deploy pool (docs/node.md
+// "Data directory").
+constexpr size_t kHistoryColumns = 3;
+constexpr size_t kPoolColumn = kHistoryColumns + 4;
+
+// Stake of the generated standalone validator and balance of its wallet
+// (the public standalone shard's figures: 1000 and 5e16 dust).
+constexpr int64_t kStandaloneStake = 1000;
+constexpr int64_t kStandaloneBalance = 50'000'000'000'000'000;
+
+// How often an idle consensus thread looks again at a pool whose deploys
+// could not go in a block (future validAfterBlockNumber): they may fit a
+// later block only.
+constexpr auto kProposeRetry = std::chrono::seconds(1);
+
+// Lines of deploy output (rho:io:stdout) logged per second at most.
+constexpr double kDeployOutputLinesPerSecond = 50;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// No peers: a standalone validator broadcasts to no one.
+class NoPeers final : public casper::engine::Transport {
+ public:
+  void Broadcast(const Block&) override {}
+  void Request(const Hash32&) override {}
+};
+
+// Deploy output goes to the log, rate-limited (a deploy can print a lot).
+// Muted while this node validates its own block: the lines were logged
+// when the block was made.
+class LogSink final : public interp::OutputSink {
+ public:
+  void Stdout(std::string_view line) override { Write("stdout", line); }
+  void Stderr(std::string_view line) override { Write("stderr", line); }
+  void set_muted(bool muted) { muted_.store(muted, std::memory_order_relaxed); }
+
+ private:
+  void Write(std::string_view stream, std::string_view line) {
+    if (muted_.load(std::memory_order_relaxed)) return;
+    uint64_t suppressed = 0;
+    if (!limiter_.Allow(&suppressed)) return;
+    if (suppressed > 0) {
+      Log("deploy")->info("({} lines of deploy output not logged)", suppressed);
+    }
+    Log("deploy")->info("{}: {}", stream, line);
+  }
+  LogRateLimiter limiter_{kDeployOutputLinesPerSecond};
+  std::atomic<bool> muted_{false};
+};
+
+absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  if (text.size() > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": too large"));
+  }
+  return text;
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 const std::string& text, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return absl::InternalError(absl::StrCat(tmp, ": cannot write"));
+    out << text;
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat(tmp, ": write failed"));
+  }
+  ::chmod(tmp.c_str(), mode);
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    return absl::InternalError(absl::StrCat(path, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<crypto::Secp256k1PrivateKey> ParseKeyHex(std::string_view hex,
+                                                        std::string_view from) {
+  std::string trimmed(hex);
+  absl::StripAsciiWhitespace(&trimmed);
+  const std::string where(from);
+  absl::StatusOr<Bytes> raw = HexDecode(trimmed);
+  if (!raw.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": not a hex private key"));
+  }
+  absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+      crypto::ParseSecp256k1PrivateKey(*raw);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", key.status().message()));
+  }
+  return *key;
+}
+
+absl::StatusOr<crypto::Secp256k1PrivateKey> GenerateKey() {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    uint8_t seed[32];
+    if (getrandom(seed, sizeof seed, 0) != sizeof seed) {
+      return absl::InternalError("no entropy available from getrandom");
+    }
+    absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+        crypto::ParseSecp256k1PrivateKey(ByteView(seed, sizeof seed));
+    if (key.ok()) return *key;
+  }
+  return absl::InternalError("could not draw a valid key");
+}
+
+// The validator key: the setting, the key file, the environment, or (a
+// standalone node with none) the dev key generated once into the data dir.
+// nullopt: a read-only node.
+absl::StatusOr<std::optional<crypto::Secp256k1PrivateKey>> ResolveKey(
+    const NodeConfig& c, const std::string& data_dir, std::ostream& out) {
+  if (!c.validator_private_key.empty()) {
+    return ParseKeyHex(c.validator_private_key, "casper.validator-private-key");
+  }
+  if (!c.validator_private_key_path.empty()) {
+    ASSIGN_OR_RETURN(std::string text,
+                     ReadSmallFile(c.validator_private_key_path));
+    return ParseKeyHex(text, c.validator_private_key_path);
+  }
+  if (const char* env = std::getenv("RNODE_VALIDATOR_PRIVATE_KEY");
+      env != nullptr && *env != '\0') {
+    return ParseKeyHex(env, "RNODE_VALIDATOR_PRIVATE_KEY");
+  }
+  if (!c.standalone) return std::nullopt;
+  const std::string path = data_dir + "/validator.key";
+  if (std::filesystem::exists(path)) {
+    ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
+    return ParseKeyHex(text, path);
+  }
+  ASSIGN_OR_RETURN(crypto::Secp256k1PrivateKey key, GenerateKey());
+  RETURN_IF_ERROR(WriteFileAtomically(path, HexEncode(key) + "\n", 0600));
+  out << "rnode: generated a standalone validator key (kept in " << path
+      << ")\n";
+  return key;
+}
+
+}  // namespace
+
+struct Node::Impl {
+  explicit Impl(const NodeConfig& c)
+      : threads(c.threads > 0
+                    ? static_cast<int>(c.threads)
+                    : std::max(1, static_cast<int>(
+                                      std::thread::hardware_concurrency()))),
+        pool_threads(threads) {}
+
+  const int threads;
+  WorkerPool pool_threads;
+  std::unique_ptr<rspace::RocksDbStore> store;
+  std::unique_ptr<rspace::Space> space;
+  std::unique_ptr<casper::contracts::SystemContracts> contracts;
+  LogSink output;
+  std::unique_ptr<interp::Runtime> runtime;
+  std::unique_ptr<casper::DeployExecutor> executor;
+  std::unique_ptr<casper::ExecutorLanes> lanes;
+  std::unique_ptr<casper::BlockExecutor> blocks;
+  std::unique_ptr<casper::contracts::ValidatorsCache> validators;
+  casper::contracts::BalanceCodec codec;
+  std::unique_ptr<casper::merge::MergeContext> merge_context;
+  std::unique_ptr<casper::validation::PreStateBuilder> pre_states;
+  std::unique_ptr<casper::dag::DagStore> dag;
+  std::unique_ptr<casper::pool::DeployPool> pool;
+  std::unique_ptr<casper::proposer::BlockCreator> creator;
+  std::unique_ptr<casper::validation::BlockValidator> validator;
+  NoPeers peers;
+  std::shared_ptr<casper::engine::EngineListener> listener;
+  std::unique_ptr<casper::engine::Engine> engine;
+  std::unique_ptr<NodeMetrics> metrics;
+  NodeHooks hooks;
+  uint64_t explore_counter = 0;  // consensus thread
+
+  // The consensus thread and what it is asked to do.
+  std::mutex mu;
+  std::condition_variable cv;
+  // A task runs with true on the consensus thread, or with false when the
+  // node stops first (it then answers Unavailable).
+  std::deque<std::function<void(bool)>> tasks;  // guarded by mu
+  bool stopping = false;                        // guarded by mu
+  bool running = false;                         // guarded by mu
+  // Deploys admitted since the proposer last looked (guarded by mu), and
+  // when the first of them came.
+  uint64_t deploys_waiting = 0;
+  Clock::time_point first_waiting{};
+  std::thread thread;
+
+  // Posts `task` for the consensus thread; Unavailable when stopping or
+  // when the queue is full.
+  absl::Status Post(std::function<void(bool)> task) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (stopping || !running) {
+      return absl::UnavailableError("the node is not running");
+    }
+    if (tasks.size() >= kMaxConsensusTasks) {
+      metrics->ConsensusBusy();
+      return absl::UnavailableError(
+          "busy: too many requests wait for the "
+          "consensus thread; retry later");
+    }
+    tasks.push_back(std::move(task));
+    cv.notify_one();
+    return absl::OkStatus();
+  }
+
+  // Runs `fn` on the consensus thread and returns its result.
+  template <typename T>
+  absl::StatusOr<T> Call(std::function<absl::StatusOr<T>()> fn) {
+    auto promise = std::make_shared<std::promise<absl::StatusOr<T>>>();
+    std::future<absl::StatusOr<T>> result = promise->get_future();
+    RETURN_IF_ERROR(Post([promise, fn = std::move(fn)](bool run) {
+      promise->set_value(run ? fn()
+                             : absl::UnavailableError("the node is stopping"));
+    }));
+    return result.get();
+  }
+};
+
+Node::Node(NodeConfig config) : config_(std::move(config)) {}
+
+Node::~Node() { Stop(); }
+
+void Node::Stop() {
+  if (impl_ == nullptr) return;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+    impl_->cv.notify_all();
+  }
+  if (impl_->thread.joinable()) impl_->thread.join();
+  // Tasks still queued are answered rather than left waiting.
+  std::deque<std::function<void(bool)>> left;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    left.swap(impl_->tasks);
+    impl_->running = false;
+  }
+  for (auto& t : left) t(false);
+}
+
+bool Node::ready() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->running && !impl_->stopping;
+}
+
+int64_t Node::last_finalized_number() const {
+  std::optional<Hash32> lfb = dag_->LastFinalized();
+  if (!lfb.has_value()) return -1;
+  return dag_->Meta(*lfb)->block_number;
+}
+
+size_t Node::pending_deploys() const { return impl_->pool->size(); }
+
+namespace {
+
+// The engine's events, turned into the node's hooks and metrics. Runs on
+// the consensus thread.
+class Listener final : public casper::engine::EngineListener {
+ public:
+  Listener(casper::dag::DagStore* dag, NodeMetrics* metrics,
+           const NodeHooks* hooks, LogSink* output)
+      : dag_(dag), metrics_(metrics), hooks_(hooks), output_(output) {}
+
+  void OnBlockCreated(const Block& block) override {
+    output_->set_muted(true);
+    if (hooks_->block_created) hooks_->block_created(block);
+  }
+  void OnBlockValidated(const Block& block,
+                        const casper::validation::Verdict& verdict,
+                        double seconds) override {
+    output_->set_muted(false);
+    metrics_->BlockValidated(block, verdict, seconds);
+  }
+  void OnBlockAdded(const Block& block) override {
+    metrics_->BlockAdded(block);
+    if (hooks_->block_added) hooks_->block_added(block);
+  }
+  void OnFinalized(const Hash32& last, std::span<const Hash32> blocks,
+                   std::span<const Bytes> deploys) override {
+    metrics_->Finalized(dag_->Meta(last)->block_number, blocks.size(), deploys);
+    if (!hooks_->block_finalized) return;
+    for (const Hash32& h : blocks) {
+      absl::StatusOr<std::optional<Block>> b = dag_->GetBlock(h);
+      if (b.ok() && b->has_value()) hooks_->block_finalized(**b);
+    }
+  }
+
+ private:
+  casper::dag::DagStore* dag_;
+  NodeMetrics* metrics_;
+  const NodeHooks* hooks_;
+  LogSink* output_;
+};
+
+// The genesis parameters kept beside the store: a restart plays blocks
+// with the PoS parameters the genesis was made with, whatever the flags
+// say now.
+constexpr const char* kGenesisParamsFile = "/genesis/params.toml";
+
+std::string GenesisParamsToml(const NodeConfig& c) {
+  return absl::StrCat(
+      "# Written at genesis; the node reads it on every start.\n",
+      "[casper]\nshard-name = \"", c.shard_name, "\"\n",
+      "fault-tolerance-threshold = ", c.fault_tolerance_threshold, "\n",
+      "[casper.genesis-block-data]\n", "bond-minimum = ", c.bond_minimum,
+      "\nbond-maximum = ", c.bond_maximum, "\nepoch-length = ", c.epoch_length,
+      "\nquarantine-length = ", c.quarantine_length,
+      "\nnumber-of-active-validators = ", c.number_of_active_validators, "\n");
+}
+
+casper::contracts::PosParams PosParamsOf(const NodeConfig& c) {
+  casper::contracts::PosParams p;
+  p.minimum_bond = c.bond_minimum;
+  p.maximum_bond = c.bond_maximum;
+  p.epoch_length = c.epoch_length;
+  p.quarantine_length = c.quarantine_length;
+  p.number_of_active_validators = c.number_of_active_validators;
+  p.fault_tolerance_threshold_ppm =
+      static_cast<int64_t>(c.fault_tolerance_threshold * 1'000'000 + 0.5);
+  return p;
+}
+
+// The genesis inputs: the files given, or for a standalone node without
+// them one bond (its own key) and one wallet (its own address), written
+// into the data dir so the operator sees them.
+absl::StatusOr<casper::genesis::GenesisParams> GenesisInputs(
+    const NodeConfig& c, const std::string& data_dir,
+    const std::optional<crypto::Secp256k1PrivateKey>& key, std::ostream& out) {
+  casper::genesis::GenesisParams p;
+  p.shard_id = c.shard_name;
+  p.timestamp = c.deploy_timestamp > 0 ? c.deploy_timestamp : NowMs();
+  p.pos = PosParamsOf(c);
+  const std::string dir = data_dir + "/genesis";
+  std::filesystem::create_directories(dir);
+  std::string bonds_path = c.bonds_file;
+  std::string wallets_path = c.wallets_file;
+  if (bonds_path.empty() || wallets_path.empty()) {
+    if (!c.standalone || !key.has_value()) {
+      return absl::InvalidArgumentError(
+          "a new shard needs --bonds-file and --wallets-file (or "
+          "--standalone, which makes them for its own key)");
+    }
+    const crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*key);
+    if (bonds_path.empty()) {
+      bonds_path = dir + "/bonds.txt";
+      RETURN_IF_ERROR(WriteFileAtomically(
+          bonds_path, absl::StrCat(HexEncode(pk), " ", kStandaloneStake, "\n"),
+          0644));
+    }
+    if (wallets_path.empty()) {
+      wallets_path = dir + "/wallets.txt";
+      RETURN_IF_ERROR(
+          WriteFileAtomically(wallets_path,
+                              absl::StrCat(crypto::RevAddressFromPublicKey(pk),
+                                           ",", kStandaloneBalance, "\n"),
+                              0644));
+    }
+    out << "rnode: new standalone shard: bonds " << bonds_path << ", wallets "
+        << wallets_path << "\n";
+  }
+  ASSIGN_OR_RETURN(std::string bonds_text,
+                   casper::genesis::ReadGenesisFile(bonds_path));
+  ASSIGN_OR_RETURN(p.bonds,
+                   casper::genesis::ParseBonds(bonds_text, bonds_path));
+  ASSIGN_OR_RETURN(std::string wallets_text,
+                   casper::genesis::ReadGenesisFile(wallets_path));
+  ASSIGN_OR_RETURN(p.wallets,
+                   casper::genesis::ParseWallets(wallets_text, wallets_path));
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
+                                                 NodeHooks hooks,
+                                                 metrics::Registry* registry,
+                                                 std::ostream& out) {
+  RETURN_IF_ERROR(Validate(config));
+  const std::string data_dir = DataDir(config);
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir + "/genesis", ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(data_dir, ": cannot create: ", ec.message()));
+  }
+  NodeConfig c = config;
+  // A data dir that has a genesis keeps its parameters.
+  const bool has_genesis_params =
+      std::filesystem::exists(data_dir + kGenesisParamsFile);
+  if (has_genesis_params) {
+    ASSIGN_OR_RETURN(std::string text, casper::genesis::ReadGenesisFile(
+                                           data_dir + kGenesisParamsFile));
+    NodeConfig stored = c;
+    RETURN_IF_ERROR(ApplyToml(stored, text, data_dir + kGenesisParamsFile));
+    if (stored.shard_name != c.shard_name) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the data dir ", data_dir, " holds shard '",
+                       stored.shard_name, "', not '", c.shard_name, "'"));
+    }
+    c = stored;
+  }
+
+  std::unique_ptr<Node> node(new Node(c));
+  ASSIGN_OR_RETURN(node->key_, ResolveKey(c, data_dir, out));
+  if (node->key_.has_value()) {
+    node->public_key_ = crypto::Secp256k1PublicKeyOf(*node->key_);
+  }
+  node->impl_ = std::make_unique<Impl>(c);
+  Impl& m = *node->impl_;
+  m.hooks = std::move(hooks);
+  ASSIGN_OR_RETURN(m.metrics, NodeMetrics::Create(registry));
+
+  std::vector<std::string> columns = rspace::DefaultHistoryColumnNames();
+  for (const std::string& name : casper::dag::DagColumnNames()) {
+    columns.push_back(name);
+  }
+  columns.push_back("deploy-pool");
+  ASSIGN_OR_RETURN(m.store,
+                   rspace::RocksDbStore::Open(data_dir + "/db", columns));
+  rspace::SpaceOptions so;
+  so.term_factory = interp::StoredTermFactory();
+  ASSIGN_OR_RETURN(m.space, rspace::Space::Open(m.store.get(), so));
+  casper::contracts::ContractsOptions contract_options{.pos = PosParamsOf(c)};
+  m.contracts =
+      std::make_unique<casper::contracts::SystemContracts>(contract_options);
+  interp::RuntimeOptions ro =
+      m.contracts->RuntimeOptionsFor(m.threads, &m.output);
+  ro.pool = &m.pool_threads;
+  ASSIGN_OR_RETURN(m.runtime, interp::Runtime::Create(m.space.get(), ro));
+  m.executor = std::make_unique<casper::DeployExecutor>(
+      m.space.get(), m.contracts.get(), m.runtime.get());
+  if (m.threads > 1) {
+    ASSIGN_OR_RETURN(
+        m.lanes, casper::ExecutorLanes::Create(m.space.get(), contract_options,
+                                               static_cast<size_t>(m.threads),
+                                               &m.pool_threads));
+  }
+  m.blocks = std::make_unique<casper::BlockExecutor>(
+      m.space.get(), m.executor.get(), m.lanes.get());
+  m.validators =
+      std::make_unique<casper::contracts::ValidatorsCache>(&m.space->history());
+  ASSIGN_OR_RETURN(
+      m.dag, casper::dag::DagStore::Open(
+                 m.store.get(), casper::dag::DagColumnsFrom(kHistoryColumns)));
+  node->dag_ = m.dag.get();
+  casper::pool::DeployPoolOptions pool_options;
+  pool_options.max_deploys = static_cast<size_t>(c.deploy_pool_max_deploys);
+  ASSIGN_OR_RETURN(m.pool, casper::pool::DeployPool::Open(
+                               m.store.get(), kPoolColumn, pool_options));
+
+  // Genesis: made once, on the first start of a new shard.
+  std::optional<Block> genesis;
+  if (m.dag->size() == 0) {
+    ASSIGN_OR_RETURN(casper::genesis::GenesisParams params,
+                     GenesisInputs(c, data_dir, node->key_, out));
+    ASSIGN_OR_RETURN(
+        casper::genesis::GenesisBlock g,
+        casper::genesis::CreateGenesis(params, m.space.get(), m.contracts.get(),
+                                       m.runtime.get()));
+    ASSIGN_OR_RETURN(bool inserted, m.dag->Insert(g.block));
+    (void)inserted;
+    RETURN_IF_ERROR(m.dag->SetLastFinalized(g.block.hash));
+    RETURN_IF_ERROR(WriteFileAtomically(data_dir + kGenesisParamsFile,
+                                        GenesisParamsToml(c), 0644));
+    genesis = g.block;
+    Log("node")->info("genesis block {} made (shard {}, {} validators)",
+                      HexEncode(g.block.hash), c.shard_name, g.bonds.size());
+  } else {
+    std::vector<Hash32> roots = m.dag->AtHeight(0);
+    if (roots.size() != 1) {
+      return absl::DataLossError("the DAG has no single genesis block");
+    }
+    ASSIGN_OR_RETURN(std::optional<Block> stored, m.dag->GetBlock(roots[0]));
+    if (!stored.has_value()) return absl::DataLossError("genesis not stored");
+    if (stored->shard_id != c.shard_name) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the data dir holds shard '", stored->shard_id,
+                       "', not '", c.shard_name, "'"));
+    }
+    genesis = *std::move(stored);
+    Log("node")->info("continuing from {} blocks (last finalized #{})",
+                      m.dag->size(), node->last_finalized_number());
+  }
+
+  m.merge_context = std::make_unique<casper::merge::MergeContext>(
+      casper::merge::MergeContextOptions{.pool = &m.pool_threads});
+  m.pre_states = std::make_unique<casper::validation::PreStateBuilder>(
+      m.dag.get(), &m.space->history(), &m.codec, interp::StoredTermFactory(),
+      m.merge_context.get());
+  RETURN_IF_ERROR(m.pre_states->Remember(*genesis, {}));
+  m.pre_states->set_replayer(m.blocks.get());
+  casper::proposer::CreatorOptions creator_options;
+  creator_options.shard_id = c.shard_name;
+  creator_options.max_deploys =
+      static_cast<size_t>(c.max_user_deploys_per_block);
+  creator_options.max_parents = static_cast<size_t>(c.max_number_of_parents);
+  m.creator = std::make_unique<casper::proposer::BlockCreator>(
+      m.dag.get(), m.pool.get(), m.blocks.get(), m.validators.get(),
+      creator_options, m.pre_states.get());
+  casper::validation::ValidatorOptions validator_options;
+  validator_options.shard_id = c.shard_name;
+  m.validator = std::make_unique<casper::validation::BlockValidator>(
+      m.dag.get(), m.blocks.get(), m.validators.get(), &m.pool_threads,
+      validator_options, m.pre_states.get());
+  casper::engine::EngineOptions engine_options;
+  engine_options.finalizer.threshold_ppm =
+      PosParamsOf(c).fault_tolerance_threshold_ppm;
+  m.listener = std::make_shared<Listener>(m.dag.get(), m.metrics.get(),
+                                          &m.hooks, &m.output);
+  engine_options.listener = m.listener.get();
+  m.engine = std::make_unique<casper::engine::Engine>(
+      m.dag.get(), m.pool.get(), m.validator.get(), m.creator.get(), &m.peers,
+      node->key_.value_or(crypto::Secp256k1PrivateKey{}), engine_options,
+      m.pre_states.get());
+
+  // Deploys a crash left in the pool after their block was finalized.
+  std::vector<Bytes> done;
+  m.pool->ForEach([&](const casper::SignedDeploy& d) {
+    absl::StatusOr<std::vector<Hash32>> in = m.dag->BlocksWithDeploy(d.sig());
+    if (in.ok() && std::any_of(in->begin(), in->end(), [&](const Hash32& h) {
+          return m.dag->IsFinalized(h);
+        })) {
+      done.push_back(d.sig());
+    }
+  });
+  RETURN_IF_ERROR(m.pool->Remove(done));
+  RETURN_IF_ERROR(m.metrics->Attach(registry, m.dag.get(), m.pool.get(), [&m] {
+    std::lock_guard<std::mutex> lock(m.mu);
+    return m.tasks.size();
+  }));
+
+  Node* self = node.get();
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.running = true;
+    if (m.pool->size() > 0) {
+      m.deploys_waiting = m.pool->size();
+      m.first_waiting = Clock::now();
+    }
+  }
+  m.thread = std::thread([self] { self->ConsensusLoop(); });
+  return node;
+}
+
+void Node::ConsensusLoop() {
+  Impl& m = *impl_;
+  const auto window =
+      std::chrono::milliseconds(config_.propose_batch_window_ms);
+  bool retry_later = false;  // the pool holds deploys no block could take
+  for (;;) {
+    std::function<void(bool)> task;
+    bool propose = false;
+    {
+      std::unique_lock<std::mutex> lock(m.mu);
+      for (;;) {
+        if (m.stopping) return;
+        if (!m.tasks.empty()) {
+          task = std::move(m.tasks.front());
+          m.tasks.pop_front();
+          break;
+        }
+        if (config_.autopropose && key_.has_value() && m.deploys_waiting > 0) {
+          const auto due = m.first_waiting + window;
+          if (Clock::now() >= due) {
+            m.deploys_waiting = 0;
+            propose = true;
+            break;
+          }
+          m.cv.wait_until(lock, due);
+          continue;
+        }
+        if (config_.autopropose && key_.has_value() && retry_later) {
+          if (m.cv.wait_for(lock, kProposeRetry) == std::cv_status::timeout) {
+            retry_later = false;
+            propose = true;
+            break;
+          }
+          continue;
+        }
+        m.cv.wait(lock);
+      }
+    }
+    if (task) {
+      task(true);
+      continue;
+    }
+    if (!propose) continue;
+    absl::StatusOr<Hash32> made = ProposeNow();
+    if (made.ok()) {
+      // Deploys beyond one block's cap go in the next one.
+      if (m.pool->size() > 0) {
+        std::lock_guard<std::mutex> lock(m.mu);
+        if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
+        m.deploys_waiting += 1;
+      }
+    } else if (m.pool->size() > 0) {
+      retry_later = true;
+    }
+  }
+}
+
+absl::StatusOr<Hash32> Node::ProposeNow() {
+  Impl& m = *impl_;
+  if (!key_.has_value()) {
+    return absl::FailedPreconditionError("Propose error: read-only node.");
+  }
+  const int64_t now = NowMs();
+  absl::StatusOr<size_t> pruned = m.pool->PruneExpired(dag_->MaxHeight(), now);
+  if (pruned.ok() && *pruned > 0) m.metrics->DeploysExpired(*pruned);
+  const auto t0 = Clock::now();
+  absl::StatusOr<std::optional<Hash32>> made = m.engine->Propose(now);
+  const double seconds =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!made.ok()) {
+    m.metrics->Proposed("error", seconds);
+    Log("casper")->error("propose failed: {}", made.status().ToString());
+    return made.status();
+  }
+  if (!made->has_value()) {
+    m.metrics->Proposed("empty", seconds);
+    return absl::FailedPreconditionError("No new deploys to propose.");
+  }
+  m.metrics->Proposed("created", seconds);
+  Log("casper")->info("Success! Block {} created and added.",
+                      HexEncode(**made));
+  return **made;
+}
+
+absl::StatusOr<Hash32> Node::Propose() {
+  if (!key_.has_value()) {
+    return absl::FailedPreconditionError("Propose error: read-only node.");
+  }
+  return impl_->Call<Hash32>([this] { return ProposeNow(); });
+}
+
+absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
+  Impl& m = *impl_;
+  if (!key_.has_value()) {
+    m.metrics->DeployRefused("read_only");
+    return absl::FailedPreconditionError(
+        "Deploy was rejected because node is running in read-only mode.");
+  }
+  absl::StatusOr<casper::SignedDeploy> d =
+      casper::SignedDeploy::FromProto(proto);
+  if (!d.ok()) {
+    m.metrics->DeployRefused("invalid");
+    return absl::InvalidArgumentError(d.status().message());
+  }
+  if (d->data().shard_id != config_.shard_name) {
+    m.metrics->DeployRefused("wrong_shard");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Deploy shardId '", d->data().shard_id,
+        "' is not as expected network shard '", config_.shard_name, "'."));
+  }
+  if (d->data().phlo_price < config_.min_phlo_price) {
+    m.metrics->DeployRefused("low_phlo_price");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Phlo price ", d->data().phlo_price, " is less than minimum price ",
+        config_.min_phlo_price, "."));
+  }
+  ASSIGN_OR_RETURN(std::vector<Hash32> in, dag_->BlocksWithDeploy(d->sig()));
+  if (!in.empty()) {
+    m.metrics->DeployRefused("duplicate");
+    return absl::AlreadyExistsError(absl::StrCat("Deploy ", HexEncode(d->sig()),
+                                                 " is already in block ",
+                                                 HexEncode(in.back()), "."));
+  }
+  if (absl::Status s = m.pool->Add(*d, dag_->MaxHeight(), NowMs()); !s.ok()) {
+    m.metrics->DeployRefused(
+        s.code() == absl::StatusCode::kAlreadyExists       ? "duplicate"
+        : s.code() == absl::StatusCode::kResourceExhausted ? "pool_full"
+                                                           : "window");
+    return s;
+  }
+  m.metrics->DeployAdmitted(d->sig());
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
+    ++m.deploys_waiting;
+    m.cv.notify_one();
+  }
+  return d->sig();
+}
+
+absl::StatusOr<Exploration> Node::Explore(std::string term,
+                                          std::optional<Hash32> block,
+                                          bool use_pre_state) {
+  if (key_.has_value() && !config_.dev_mode) {
+    return absl::FailedPreconditionError(
+        "Exploratory deploy can only be executed on read-only RNode (or a "
+        "validator in dev mode).");
+  }
+  if (term.size() > limits::kMaxDeployTermBytes) {
+    return absl::InvalidArgumentError("the term is too large");
+  }
+  Hash32 at{};
+  if (block.has_value()) {
+    at = *block;
+  } else {
+    std::optional<Hash32> lfb = dag_->LastFinalized();
+    if (!lfb.has_value()) return absl::UnavailableError("no finalized block");
+    at = *lfb;
+  }
+  std::shared_ptr<const casper::dag::BlockMeta> meta = dag_->Meta(at);
+  if (meta == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(at)));
+  }
+  const Hash32 root = use_pre_state ? meta->pre_state : meta->post_state;
+  Impl& m = *impl_;
+  return m.Call<Exploration>([this, &m, term = std::move(term), root,
+                              meta]() -> absl::StatusOr<Exploration> {
+    RETURN_IF_ERROR(m.space->Reset(root));
+    interp::DeployInfo info;
+    info.timestamp = NowMs();
+    info.deployer_public_key.assign(public_key_.begin(), public_key_.end());
+    const Hash32 id = crypto::Blake2b256(
+        AsBytes(absl::StrCat("rnode/explore/", ++m.explore_counter, "/",
+                             info.timestamp, "/", term)));
+    info.deploy_id.assign(id.begin(), id.end());
+    interp::BlockInfo block_info;
+    block_info.block_number = meta->block_number;
+    block_info.timestamp = meta->timestamp;
+    block_info.sender_public_key.assign(meta->sender.begin(),
+                                        meta->sender.end());
+    rspace::EventLog log;
+    interp::EvalResult r = m.runtime->EvaluateSource(
+        term, info, config_.exploratory_deploy_phlo_limit, &log, &block_info);
+    if (r.static_error) {
+      (void)m.space->Reset(root);
+      return absl::InvalidArgumentError(r.error.message());
+    }
+    Exploration e;
+    e.cost = r.cost;
+    e.block = meta->hash;
+    // The term's first `new` name: the deploy's first random name.
+    crypto::SplittableRng rng = crypto::SplittableRng::FromSeed(info.deploy_id);
+    const Hash32 name_id = rng.Next();
+    rholang::ir::ParPtr name =
+        rholang::ir::ParBuilder()
+            .Add(rholang::ir::Unforgeable::Make(
+                rholang::ir::UnforgeableKind::kPrivate, name_id))
+            .Build();
+    absl::StatusOr<rspace::TermPtr> channel = interp::MakeChannelTerm(name);
+    absl::Status read = channel.status();
+    if (channel.ok()) {
+      absl::StatusOr<std::vector<rspace::Datum>> data =
+          m.space->GetData((*channel)->hash());
+      read = data.status();
+      if (data.ok()) {
+        for (const rspace::Datum& d : *data) {
+          std::shared_ptr<const interp::StoredValue> holder;
+          absl::StatusOr<const interp::DataValue*> v =
+              interp::DataOf(*d.value, holder);
+          if (!v.ok()) {
+            read = v.status();
+            break;
+          }
+          for (const auto& p : (*v)->pars) e.data.push_back(p);
+        }
+      }
+    }
+    // The exploration's changes are dropped with the overlay.
+    RETURN_IF_ERROR(m.space->Reset(root));
+    RETURN_IF_ERROR(read);
+    return e;
+  });
+}
+
+absl::StatusOr<Block> Node::GetBlock(const Hash32& hash) {
+  ASSIGN_OR_RETURN(std::optional<Block> b, dag_->GetBlock(hash));
+  if (!b.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(hash)));
+  }
+  return *std::move(b);
+}
+
+absl::StatusOr<Block> Node::FindBlock(std::string_view hex) {
+  std::string h(hex);
+  absl::StripAsciiWhitespace(&h);
+  absl::AsciiStrToLower(&h);
+  const bool is_hex =
+      !h.empty() && std::all_of(h.begin(), h.end(), [](char ch) {
+        return absl::ascii_isxdigit(static_cast<unsigned char>(ch));
+      });
+  if (!is_hex || h.size() < 6 || h.size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(hex),
+                     "' is not a valid block hash (minimum 6 hex characters)"));
+  }
+  if (h.size() == 64) {
+    ASSIGN_OR_RETURN(Hash32 full, HexDecodeFixed<32>(h));
+    return GetBlock(full);
+  }
+  std::optional<Hash32> found;
+  for (int64_t n = dag_->MaxHeight(); n >= 0; --n) {
+    for (const Hash32& candidate : dag_->AtHeight(n)) {
+      if (HexEncode(candidate).starts_with(h)) {
+        if (found.has_value()) {
+          return absl::NotFoundError(
+              absl::StrCat("Block hash prefix '", h, "' names several blocks"));
+        }
+        found = candidate;
+      }
+    }
+  }
+  if (!found.has_value()) {
+    return absl::NotFoundError(absl::StrCat("Block not found: ", h));
+  }
+  return GetBlock(*found);
+}
+
+absl::StatusOr<std::vector<Block>> Node::BlocksByHeight(int64_t from,
+                                                        int64_t to) {
+  to = std::min(to, dag_->MaxHeight());
+  from = std::max<int64_t>(from, 0);
+  if (to - from + 1 > config_.max_blocks_limit) {
+    from = to - config_.max_blocks_limit + 1;
+  }
+  std::vector<Block> out;
+  for (int64_t n = to; n >= from; --n) {
+    std::vector<Hash32> at = dag_->AtHeight(n);
+    for (auto it = at.rbegin(); it != at.rend(); ++it) {
+      ASSIGN_OR_RETURN(Block b, GetBlock(*it));
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Block>> Node::MainChain(int64_t depth) {
+  depth = std::clamp<int64_t>(depth, 1, config_.max_blocks_limit);
+  std::optional<Hash32> lfb = dag_->LastFinalized();
+  if (!lfb.has_value()) return std::vector<Block>{};
+  const casper::consensus::Weights weights =
+      casper::consensus::WeightsOf(dag_->Meta(*lfb)->bonds);
+  ASSIGN_OR_RETURN(
+      casper::consensus::ForkChoice choice,
+      casper::consensus::ChooseParents(*dag_, dag_->LatestMessages(), weights));
+  const Hash32 tip = choice.parents.front();
+  const int64_t floor = dag_->Meta(tip)->block_number - depth + 1;
+  std::vector<Block> out;
+  for (const Hash32& h : casper::consensus::MainChain(*dag_, tip, floor)) {
+    if (static_cast<int64_t>(out.size()) >= depth) break;
+    ASSIGN_OR_RETURN(Block b, GetBlock(h));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+absl::StatusOr<Block> Node::LastFinalizedBlock() {
+  std::optional<Hash32> lfb = dag_->LastFinalized();
+  if (!lfb.has_value()) return absl::UnavailableError("no finalized block");
+  return GetBlock(*lfb);
+}
+
+absl::StatusOr<DeployStatus> Node::FindDeploy(ByteView sig) {
+  ASSIGN_OR_RETURN(std::vector<Hash32> in, dag_->BlocksWithDeploy(sig));
+  DeployStatus s;
+  if (!in.empty()) {
+    // The newest block first; a finalized one decides.
+    std::sort(in.begin(), in.end(), [&](const Hash32& a, const Hash32& b) {
+      return dag_->Meta(a)->block_number > dag_->Meta(b)->block_number;
+    });
+    s.block = in.front();
+    for (const Hash32& h : in) {
+      if (dag_->IsFinalized(h)) {
+        s.state = DeployStatus::State::kFinalized;
+        s.block = h;
+        return s;
+      }
+    }
+    return s;  // pending: in blocks not yet final
+  }
+  if (impl_->pool->Contains(sig)) return s;
+  return absl::NotFoundError(absl::StrCat(
+      "Couldn't find block containing deploy with id: ", HexEncode(sig)));
+}
+
+absl::StatusOr<std::vector<rholang::ir::ParPtr>> Node::DataAtName(
+    const rholang::ir::ParPtr& channel, const Hash32& block,
+    bool use_pre_state) {
+  std::shared_ptr<const casper::dag::BlockMeta> meta = dag_->Meta(block);
+  if (meta == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(block)));
+  }
+  ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
+  ASSIGN_OR_RETURN(
+      std::optional<Bytes> blob,
+      impl_->space->history().ReadLeaf(
+          use_pre_state ? meta->pre_state : meta->post_state, term->hash()));
+  std::vector<rholang::ir::ParPtr> out;
+  if (!blob.has_value()) return out;
+  ASSIGN_OR_RETURN(
+      rspace::ChannelState state,
+      rspace::DecodeChannelState(*blob, interp::StoredTermFactory()));
+  for (const rspace::Datum& d : state.data) {
+    std::shared_ptr<const interp::StoredValue> holder;
+    ASSIGN_OR_RETURN(const interp::DataValue* v,
+                     interp::DataOf(*d.value, holder));
+    for (const auto& p : v->pars) out.push_back(p);
+  }
+  return out;
+}
+
+absl::StatusOr<bool> Node::IsBonded(ByteView public_key) {
+  ASSIGN_OR_RETURN(crypto::Secp256k1PublicKey key,
+                   crypto::ParseSecp256k1PublicKey(public_key));
+  std::optional<Hash32> lfb = dag_->LastFinalized();
+  if (!lfb.has_value()) return false;
+  return casper::block::StakeOf(dag_->Meta(*lfb)->bonds, key) > 0;
+}
+
+}  // namespace rnode::node

@@ -1,0 +1,223 @@
+#include "node/core/node_metrics.h"
+
+#include <string>
+
+#include "util/status_macros.h"
+
+namespace rnode::node {
+namespace {
+
+std::string Key(ByteView sig) { return std::string(sig.begin(), sig.end()); }
+
+// Finalization of a standalone block takes one proposal; in a shard it
+// waits for the others' blocks: 1 ms to 10 min.
+constexpr double kFinalitySecondsBuckets[] = {
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+    2.5,   5,      10,    20,   30,    60,   120, 300,  600};
+
+// Replay per deploy: from a few microseconds up.
+constexpr double kPerDeploySecondsBuckets[] = {
+    0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+    0.01,    0.025,    0.05,    0.1,    0.25,    0.5,    1,     2.5,    5};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
+    metrics::Registry* r) {
+  std::unique_ptr<NodeMetrics> m(new NodeMetrics);
+  ASSIGN_OR_RETURN(m->deploys_received_,
+                   r->AddCounter("rnode_deploys_received_total",
+                                 "Deploys admitted into the pool"));
+  ASSIGN_OR_RETURN(m->deploys_refused_,
+                   r->AddCounterFamily(
+                       "rnode_deploys_refused_total",
+                       "Deploys refused at admission, by reason", {"reason"}));
+  ASSIGN_OR_RETURN(m->deploys_expired_,
+                   r->AddCounter("rnode_deploys_expired_total",
+                                 "Deploys dropped from the pool unincluded "
+                                 "because their validity window closed"));
+  ASSIGN_OR_RETURN(m->deploys_finalized_,
+                   r->AddCounter("rnode_deploys_finalized_total",
+                                 "Deploys in newly finalized blocks"));
+  ASSIGN_OR_RETURN(
+      m->inclusion_seconds_,
+      r->AddHistogram("rnode_deploy_inclusion_seconds",
+                      "From a deploy's admission to the first stored block "
+                      "holding it",
+                      metrics::kLatencySecondsBuckets));
+  ASSIGN_OR_RETURN(
+      m->finalization_seconds_,
+      r->AddHistogram("rnode_deploy_finalization_seconds",
+                      "From a deploy's admission to the finalization of a "
+                      "block holding it",
+                      kFinalitySecondsBuckets));
+  ASSIGN_OR_RETURN(m->consensus_busy_,
+                   r->AddCounter("rnode_consensus_busy_total",
+                                 "Requests refused because the consensus "
+                                 "thread's queue was full"));
+  ASSIGN_OR_RETURN(m->proposed_,
+                   r->AddCounterFamily("casper_propose_total",
+                                       "Proposals by result (created, empty, "
+                                       "error)",
+                                       {"result"}));
+  ASSIGN_OR_RETURN(m->propose_seconds_,
+                   r->AddHistogram("casper_propose_duration_seconds",
+                                   "Time to create, validate and store one of "
+                                   "this node's blocks",
+                                   metrics::kLatencySecondsBuckets));
+  ASSIGN_OR_RETURN(m->validated_,
+                   r->AddCounterFamily("casper_blocks_validated_total",
+                                       "Blocks validated, by verdict (valid, "
+                                       "invalid, missing_dependency, internal)",
+                                       {"verdict"}));
+  ASSIGN_OR_RETURN(m->validation_seconds_,
+                   r->AddHistogram("casper_block_validation_seconds",
+                                   "Validation of one block, replay included",
+                                   metrics::kLatencySecondsBuckets));
+  ASSIGN_OR_RETURN(
+      m->replay_seconds_per_deploy_,
+      r->AddHistogram("casper_block_validation_seconds_per_deploy",
+                      "Validation time of a valid block divided by its user "
+                      "deploys (blocks with deploys only)",
+                      kPerDeploySecondsBuckets));
+  ASSIGN_OR_RETURN(m->blocks_added_,
+                   r->AddCounter("casper_blocks_added_total",
+                                 "Valid blocks stored in the DAG"));
+  ASSIGN_OR_RETURN(
+      m->blocks_finalized_,
+      r->AddCounter("casper_blocks_finalized_total", "Blocks newly finalized"));
+  ASSIGN_OR_RETURN(m->deploys_in_blocks_,
+                   r->AddCounter("casper_block_deploys_total",
+                                 "User deploys in stored blocks"));
+  return m;
+}
+
+absl::Status NodeMetrics::Attach(metrics::Registry* r,
+                                 const casper::dag::DagStore* dag,
+                                 const casper::pool::DeployPool* pool,
+                                 std::function<size_t()> consensus_queue) {
+  RETURN_IF_ERROR(r->AddCallbackGauge(
+      "casper_last_finalized_block_number",
+      "Number of the last finalized block (-1: none)",
+      [dag]() -> absl::StatusOr<double> {
+        std::optional<Hash32> lfb = dag->LastFinalized();
+        if (!lfb.has_value()) return -1.0;
+        return static_cast<double>(dag->Meta(*lfb)->block_number);
+      }));
+  RETURN_IF_ERROR(r->AddCallbackGauge(
+      "casper_latest_block_number", "Highest block number in the DAG",
+      [dag]() -> absl::StatusOr<double> {
+        return static_cast<double>(dag->MaxHeight());
+      }));
+  RETURN_IF_ERROR(r->AddCallbackGauge("casper_dag_blocks",
+                                      "Blocks stored in the DAG",
+                                      [dag]() -> absl::StatusOr<double> {
+                                        return static_cast<double>(dag->size());
+                                      }));
+  RETURN_IF_ERROR(r->AddCallbackGauge(
+      "rnode_deploy_pool_size", "Deploys waiting in the pool",
+      [pool]() -> absl::StatusOr<double> {
+        return static_cast<double>(pool->size());
+      }));
+  RETURN_IF_ERROR(r->AddCallbackGauge(
+      "rnode_deploy_pool_term_bytes", "Bytes of terms waiting in the pool",
+      [pool]() -> absl::StatusOr<double> {
+        return static_cast<double>(pool->term_bytes());
+      }));
+  return r->AddCallbackGauge(
+      "rnode_consensus_queue_depth",
+      "Requests waiting for the consensus thread",
+      [fn = std::move(consensus_queue)]() -> absl::StatusOr<double> {
+        return static_cast<double>(fn());
+      });
+}
+
+void NodeMetrics::DeployAdmitted(const Bytes& sig) {
+  deploys_received_->Inc();
+  MutexLock lock(&mu_);
+  if (tracked_.size() >= kMaxTrackedDeploys) {
+    // Forget the included ones first: they only wait for finality.
+    for (auto it = tracked_.begin(); it != tracked_.end();) {
+      it = it->second.included ? tracked_.erase(it) : std::next(it);
+    }
+    if (tracked_.size() >= kMaxTrackedDeploys) tracked_.clear();
+  }
+  tracked_[Key(sig)] = Tracked{Clock::now(), false};
+}
+
+void NodeMetrics::DeployRefused(std::string_view reason) {
+  std::string_view labels[] = {reason};
+  absl::StatusOr<metrics::Counter*> c = deploys_refused_->WithLabels(labels);
+  if (c.ok()) (*c)->Inc();
+}
+
+void NodeMetrics::DeploysExpired(size_t n) { deploys_expired_->Inc(n); }
+
+void NodeMetrics::ConsensusBusy() { consensus_busy_->Inc(); }
+
+void NodeMetrics::Proposed(std::string_view result, double seconds) {
+  std::string_view labels[] = {result};
+  absl::StatusOr<metrics::Counter*> c = proposed_->WithLabels(labels);
+  if (c.ok()) (*c)->Inc();
+  if (result == "created") propose_seconds_->Observe(seconds);
+}
+
+void NodeMetrics::BlockValidated(const casper::block::Block& block,
+                                 const casper::validation::Verdict& verdict,
+                                 double seconds) {
+  std::string_view name = "valid";
+  switch (verdict.kind) {
+    case casper::validation::Verdict::Kind::kValid:
+      name = "valid";
+      break;
+    case casper::validation::Verdict::Kind::kInvalid:
+      name = "invalid";
+      break;
+    case casper::validation::Verdict::Kind::kMissingDependency:
+      name = "missing_dependency";
+      break;
+    case casper::validation::Verdict::Kind::kInternal:
+      name = "internal";
+      break;
+  }
+  std::string_view labels[] = {name};
+  absl::StatusOr<metrics::Counter*> c = validated_->WithLabels(labels);
+  if (c.ok()) (*c)->Inc();
+  if (!verdict.valid()) return;
+  validation_seconds_->Observe(seconds);
+  if (!block.body.deploys.empty()) {
+    replay_seconds_per_deploy_->Observe(
+        seconds / static_cast<double>(block.body.deploys.size()));
+  }
+}
+
+void NodeMetrics::BlockAdded(const casper::block::Block& block) {
+  blocks_added_->Inc();
+  deploys_in_blocks_->Inc(block.body.deploys.size());
+  const Clock::time_point now = Clock::now();
+  MutexLock lock(&mu_);
+  for (const auto& d : block.body.deploys) {
+    auto it = tracked_.find(Key(d.sig));
+    if (it == tracked_.end() || it->second.included) continue;
+    it->second.included = true;
+    inclusion_seconds_->Observe(
+        std::chrono::duration<double>(now - it->second.admitted).count());
+  }
+}
+
+void NodeMetrics::Finalized(int64_t last_finalized_number, size_t blocks,
+                            std::span<const Bytes> deploys) {
+  blocks_finalized_->Inc(blocks);
+  deploys_finalized_->Inc(deploys.size());
+  const Clock::time_point now = Clock::now();
+  MutexLock lock(&mu_);
+  for (const Bytes& sig : deploys) {
+    auto it = tracked_.find(Key(sig));
+    if (it == tracked_.end()) continue;
+    finalization_seconds_->Observe(
+        std::chrono::duration<double>(now - it->second.admitted).count());
+    tracked_.erase(it);
+  }
+}
+
+}  // namespace rnode::node

@@ -1,0 +1,85 @@
+// The node's own metrics (names and meanings: docs/metrics.md), updated by
+// the node's consensus thread and its deploy admission.
+#ifndef RNODE_NODE_CORE_NODE_METRICS_H_
+#define RNODE_NODE_CORE_NODE_METRICS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+
+#include "absl/status/statusor.h"
+#include "casper/block/block.h"
+#include "casper/dag/dag_store.h"
+#include "casper/pool/deploy_pool.h"
+#include "casper/validation/validator.h"
+#include "node/metrics/metrics.h"
+#include "util/bytes.h"
+#include "util/mutex.h"
+
+namespace rnode::node {
+
+// Admission times remembered for latency histograms; beyond it the oldest
+// are forgotten (their latencies are then not observed). Twice the
+// default pool size: deploys leave the map when finalized or expired.
+inline constexpr size_t kMaxTrackedDeploys = 40'000;
+
+class NodeMetrics {
+ public:
+  // Registers the node's families in `registry` (not owned; outlives this).
+  static absl::StatusOr<std::unique_ptr<NodeMetrics>> Create(
+      metrics::Registry* registry);
+
+  // Registers the gauges computed from the node's state. The pointers are
+  // not owned and must outlive the registry's renders.
+  absl::Status Attach(metrics::Registry* registry,
+                      const casper::dag::DagStore* dag,
+                      const casper::pool::DeployPool* pool,
+                      std::function<size_t()> consensus_queue);
+
+  void DeployAdmitted(const Bytes& sig);
+  void DeployRefused(std::string_view reason);
+  void DeploysExpired(size_t n);
+  void ConsensusBusy();
+  void Proposed(std::string_view result, double seconds);
+  void BlockValidated(const casper::block::Block& block,
+                      const casper::validation::Verdict& verdict,
+                      double seconds);
+  void BlockAdded(const casper::block::Block& block);
+  void Finalized(int64_t last_finalized_number, size_t blocks,
+                 std::span<const Bytes> deploys);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  NodeMetrics() = default;
+
+  metrics::Counter* deploys_received_ = nullptr;
+  metrics::Family<metrics::Counter>* deploys_refused_ = nullptr;
+  metrics::Counter* deploys_expired_ = nullptr;
+  metrics::Counter* deploys_finalized_ = nullptr;
+  metrics::Histogram* inclusion_seconds_ = nullptr;
+  metrics::Histogram* finalization_seconds_ = nullptr;
+  metrics::Counter* consensus_busy_ = nullptr;
+  metrics::Family<metrics::Counter>* proposed_ = nullptr;
+  metrics::Histogram* propose_seconds_ = nullptr;
+  metrics::Family<metrics::Counter>* validated_ = nullptr;
+  metrics::Histogram* validation_seconds_ = nullptr;
+  metrics::Histogram* replay_seconds_per_deploy_ = nullptr;
+  metrics::Counter* blocks_added_ = nullptr;
+  metrics::Counter* blocks_finalized_ = nullptr;
+  metrics::Counter* deploys_in_blocks_ = nullptr;
+
+  struct Tracked {
+    Clock::time_point admitted;
+    bool included = false;
+  };
+  Mutex mu_;
+  std::unordered_map<std::string, Tracked> tracked_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace rnode::node
+
+#endif  // RNODE_NODE_CORE_NODE_METRICS_H_

@@ -1,0 +1,120 @@
+#include "node/config/config.h"
+
+#include <set>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace rnode::node {
+namespace {
+
+TEST(ConfigTest, TomlSetsKeysByTheirDottedNames) {
+  NodeConfig c;
+  ASSERT_TRUE(ApplyToml(c, R"(
+standalone = true
+[casper]
+shard-name = "dev"
+fault-tolerance-threshold = 0.25
+propose-batch-window = "50ms"
+[casper.genesis-block-data]
+epoch-length = 7
+[api-server]
+port-http = 8080
+http-max-body-bytes = "2M"
+)",
+                        "rnode.toml")
+                  .ok());
+  EXPECT_TRUE(c.standalone);
+  EXPECT_EQ(c.shard_name, "dev");
+  EXPECT_DOUBLE_EQ(c.fault_tolerance_threshold, 0.25);
+  EXPECT_EQ(c.propose_batch_window_ms, 50);
+  EXPECT_EQ(c.epoch_length, 7);
+  EXPECT_EQ(c.port_http, 8080);
+  EXPECT_EQ(c.http_max_body_bytes, 2 << 20);
+}
+
+TEST(ConfigTest, UnknownKeyIsRefusedAndNothingChanges) {
+  NodeConfig c;
+  absl::Status s =
+      ApplyToml(c, "[casper]\nshard-name = \"x\"\nshrad = 1\n", "my.toml");
+  ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("my.toml"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("casper.shrad"), std::string::npos) << s;
+  EXPECT_EQ(c.shard_name, "root");
+}
+
+TEST(ConfigTest, SyntaxErrorNamesTheLine) {
+  NodeConfig c;
+  absl::Status s = ApplyToml(c, "a = 1\nb = = 2\n", "bad.toml");
+  ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("bad.toml:2:"), std::string::npos) << s;
+}
+
+TEST(ConfigTest, WrongTypesAreRefusedWithTheKey) {
+  struct Case {
+    const char* key;
+    const char* value;
+  };
+  for (const Case& k :
+       {Case{"casper.min-phlo-price", "cheap"}, Case{"standalone", "maybe"},
+        Case{"casper.fault-tolerance-threshold", "high"},
+        Case{"casper.propose-batch-window", "soon"},
+        Case{"api-server.port-http", "99999999999999999999"}}) {
+    NodeConfig c;
+    absl::Status s = ApplySetting(c, k.key, k.value);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << k.key;
+    EXPECT_NE(s.message().find(k.key), std::string::npos) << s;
+  }
+}
+
+TEST(ConfigTest, DurationsAndSizesTakeUnits) {
+  NodeConfig c;
+  ASSERT_TRUE(ApplySetting(c, "casper.propose-batch-window", "2s").ok());
+  EXPECT_EQ(c.propose_batch_window_ms, 2000);
+  ASSERT_TRUE(ApplySetting(c, "casper.propose-batch-window", "15").ok());
+  EXPECT_EQ(c.propose_batch_window_ms, 15);
+  ASSERT_TRUE(
+      ApplySetting(c, "api-server.grpc-max-recv-message-size", "256K").ok());
+  EXPECT_EQ(c.grpc_max_recv_message_bytes, 256 << 10);
+}
+
+TEST(ConfigTest, ValidateRefusesBadCombinations) {
+  NodeConfig ok;
+  EXPECT_TRUE(Validate(ok).ok());
+  NodeConfig same_port;
+  same_port.port_http = same_port.port_grpc_external;
+  EXPECT_EQ(Validate(same_port).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig threshold;
+  threshold.fault_tolerance_threshold = 1.0;
+  EXPECT_EQ(Validate(threshold).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig port;
+  port.port_grpc_internal = 0;
+  EXPECT_EQ(Validate(port).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig parents;
+  parents.max_number_of_parents = 0;
+  EXPECT_EQ(Validate(parents).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig bonds;
+  bonds.bond_maximum = 0;
+  EXPECT_EQ(Validate(bonds).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ConfigTest, EveryFlagNamesAKnownSettingOnce) {
+  std::set<std::string_view> keys, flags;
+  for (const Setting& s : Settings()) {
+    EXPECT_TRUE(keys.insert(s.key).second) << s.key;
+    if (!s.flag.empty()) {
+      EXPECT_TRUE(flags.insert(s.flag).second) << s.flag;
+    }
+    EXPECT_FALSE(s.help.empty()) << s.key;
+  }
+}
+
+TEST(ConfigTest, DataDirDefaultsToHome) {
+  NodeConfig c;
+  EXPECT_TRUE(DataDir(c).ends_with("/.rnode"));
+  c.data_dir = "/tmp/x";
+  EXPECT_EQ(DataDir(c), "/tmp/x");
+}
+
+}  // namespace
+}  // namespace rnode::node

@@ -1,0 +1,352 @@
+// The composed node in process: a standalone validator on a temporary data
+// dir, its deploy admission, proposer, finality, reads and restart.
+#include "node/core/node.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "CasperMessage.pb.h"
+#include "casper/deploy.h"
+#include "gtest/gtest.h"
+#include "node/metrics/metrics.h"
+#include "rholang/ir.h"
+
+namespace rnode::node {
+namespace {
+
+namespace ir = rholang::ir;
+using namespace std::chrono_literals;
+
+// Bounded waits: a standalone node finalizes a deploy within one batching
+// window and one block; this is the patience of a slow (sanitizer) build.
+constexpr auto kPatience = 60s;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+class NodeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rnode_core_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    config_.standalone = true;
+    config_.dev_mode = true;
+    config_.data_dir = dir_.string();
+    config_.threads = 2;
+    config_.propose_batch_window_ms = 5;
+  }
+  void TearDown() override {
+    node_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Open() {
+    registry_ = std::make_unique<metrics::Registry>();
+    std::ostringstream out;
+    absl::StatusOr<std::unique_ptr<Node>> n =
+        Node::Open(config_, hooks_, registry_.get(), out);
+    ASSERT_TRUE(n.ok()) << n.status();
+    node_ = *std::move(n);
+  }
+  void Close() { node_.reset(); }
+
+  crypto::Secp256k1PrivateKey Key() {
+    std::ifstream in(dir_ / "validator.key");
+    std::string hex;
+    in >> hex;
+    return *crypto::ParseSecp256k1PrivateKey(*HexDecode(hex));
+  }
+
+  casper::DeployData Data(std::string term) {
+    casper::DeployData d;
+    d.term = std::move(term);
+    d.timestamp = NowMs() + (counter_++);
+    d.phlo_price = 1;
+    d.phlo_limit = 100'000;
+    d.valid_after_block_number = node_->dag().MaxHeight();
+    d.shard_id = "root";
+    return d;
+  }
+  ::casper::DeployDataProto Signed(const casper::DeployData& d) {
+    return casper::SignedDeploy::Sign(d, Key())->ToProto();
+  }
+
+  // Polls until the deploy is finalized (or the patience runs out).
+  DeployStatus WaitFinalized(const Bytes& id) {
+    const auto until = std::chrono::steady_clock::now() + kPatience;
+    DeployStatus last;
+    while (std::chrono::steady_clock::now() < until) {
+      absl::StatusOr<DeployStatus> s = node_->FindDeploy(id);
+      if (s.ok()) {
+        last = *s;
+        if (s->state == DeployStatus::State::kFinalized) return last;
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    return last;
+  }
+
+  std::filesystem::path dir_;
+  NodeConfig config_;
+  NodeHooks hooks_;
+  std::unique_ptr<metrics::Registry> registry_;
+  std::unique_ptr<Node> node_;
+  int64_t counter_ = 0;
+};
+
+ir::ParPtr DeployIdName(const Bytes& id) {
+  return ir::ParBuilder()
+      .Add(ir::Unforgeable::Make(ir::UnforgeableKind::kDeployId, id))
+      .Build();
+}
+
+TEST_F(NodeTest, StandaloneMakesGenesisKeyAndFiles) {
+  Open();
+  EXPECT_TRUE(node_->ready());
+  EXPECT_TRUE(node_->is_validator());
+  EXPECT_EQ(node_->last_finalized_number(), 0);
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "genesis" / "bonds.txt"));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "genesis" / "wallets.txt"));
+  const auto perms =
+      std::filesystem::status(dir_ / "validator.key").permissions();
+  EXPECT_EQ(perms & std::filesystem::perms::group_read,
+            std::filesystem::perms::none);
+  EXPECT_EQ(crypto::Secp256k1PublicKeyOf(Key()), node_->public_key());
+  absl::StatusOr<bool> bonded = node_->IsBonded(node_->public_key());
+  ASSERT_TRUE(bonded.ok()) << bonded.status();
+  EXPECT_TRUE(*bonded);
+}
+
+TEST_F(NodeTest, DeployIsProposedFinalizedAndReadable) {
+  std::mutex mu;  // the hooks run on the consensus thread
+  std::vector<std::string> events;
+  auto record = [&](const char* what) {
+    return [&mu, &events, what](const casper::block::Block&) {
+      std::lock_guard<std::mutex> lock(mu);
+      events.push_back(what);
+    };
+  };
+  hooks_.block_created = record("created");
+  hooks_.block_added = record("added");
+  hooks_.block_finalized = record("finalized");
+  auto seen = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return events;
+  };
+  Open();
+  absl::StatusOr<Bytes> id = node_->Deploy(
+      Signed(Data("new deployId(`rho:rchain:deployId`) in { deployId!(42) }")));
+  ASSERT_TRUE(id.ok()) << id.status();
+  DeployStatus s = WaitFinalized(*id);
+  ASSERT_EQ(s.state, DeployStatus::State::kFinalized);
+  ASSERT_TRUE(s.block.has_value());
+  EXPECT_TRUE(node_->dag().IsFinalized(*s.block));
+  EXPECT_EQ(node_->last_finalized_number(), 1);
+  absl::StatusOr<std::vector<ir::ParPtr>> data =
+      node_->DataAtName(DeployIdName(*id), *s.block, false);
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->size(), 1u);
+  ASSERT_NE((*data)[0]->SingleExpr(), nullptr);
+  EXPECT_EQ((*data)[0]->SingleExpr()->int_value, 42);
+  // The pre-state did not have it.
+  data = node_->DataAtName(DeployIdName(*id), *s.block, true);
+  ASSERT_TRUE(data.ok());
+  EXPECT_TRUE(data->empty());
+  // Events came in order, once each (finality is in the DAG just before
+  // the hook runs: wait for it).
+  const auto until = std::chrono::steady_clock::now() + kPatience;
+  while (seen().size() < 3 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_EQ(seen(),
+            (std::vector<std::string>{"created", "added", "finalized"}));
+  EXPECT_EQ(node_->pending_deploys(), 0u);
+  const std::string text = registry_->Render();
+  EXPECT_NE(text.find("rnode_deploys_received_total 1"), std::string::npos);
+  EXPECT_NE(text.find("casper_last_finalized_block_number 1"),
+            std::string::npos);
+  EXPECT_NE(text.find("rnode_deploy_finalization_seconds_count 1"),
+            std::string::npos);
+}
+
+TEST_F(NodeTest, AdmissionRefusalsCarryTheirReasons) {
+  Open();
+  casper::DeployData d = Data("Nil");
+  d.shard_id = "elsewhere";
+  absl::StatusOr<Bytes> r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "Deploy shardId 'elsewhere' is not as expected network shard "
+            "'root'.");
+
+  d = Data("Nil");
+  d.phlo_price = 0;  // the default minimum is 1
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "Phlo price 0 is less than minimum price 1.");
+
+  ::casper::DeployDataProto tampered = Signed(Data("Nil"));
+  tampered.set_term("@0!(1)");
+  r = node_->Deploy(tampered);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("signature"), std::string::npos)
+      << r.status();
+
+  d = Data("Nil");
+  d.valid_after_block_number = -100;
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+      << r.status();
+
+  d = Data("Nil");
+  d.expiration_timestamp = 1;
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument)
+      << r.status();
+
+  // Duplicates: while waiting, and once in a block.
+  ::casper::DeployDataProto once = Signed(Data("Nil"));
+  r = node_->Deploy(once);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(WaitFinalized(*r).state, DeployStatus::State::kFinalized);
+  absl::StatusOr<Bytes> again = node_->Deploy(once);
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  // Nothing refused reached a block.
+  EXPECT_EQ(node_->dag().MaxHeight(), 1);
+}
+
+TEST_F(NodeTest, ProposeWithoutDeploysSaysSo) {
+  config_.autopropose = false;
+  Open();
+  absl::StatusOr<Hash32> made = node_->Propose();
+  EXPECT_EQ(made.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(made.status().message(), "No new deploys to propose.");
+  // Without autopropose a deploy waits for an explicit propose.
+  absl::StatusOr<Bytes> id = node_->Deploy(Signed(Data("Nil")));
+  ASSERT_TRUE(id.ok());
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(node_->dag().MaxHeight(), 0);
+  absl::StatusOr<DeployStatus> pending = node_->FindDeploy(*id);
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(pending->state, DeployStatus::State::kPending);
+  EXPECT_FALSE(pending->block.has_value());
+  made = node_->Propose();
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_EQ(WaitFinalized(*id).block, *made);
+}
+
+TEST_F(NodeTest, ExploratoryDeployReadsItsFirstNameAndChangesNothing) {
+  Open();
+  absl::StatusOr<Exploration> e =
+      node_->Explore("new ret, x in { ret!(7) | x!(8) }", std::nullopt, false);
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(e->data.size(), 1u);
+  EXPECT_EQ(e->data[0]->SingleExpr()->int_value, 7);
+  EXPECT_GT(e->cost, 0);
+  EXPECT_EQ(node_->dag().MaxHeight(), 0);
+  absl::StatusOr<Exploration> bad =
+      node_->Explore("new x in {", std::nullopt, false);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  // A validator outside dev mode refuses.
+  Close();
+  config_.dev_mode = false;
+  Open();
+  EXPECT_EQ(node_->Explore("Nil", std::nullopt, false).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(NodeTest, RestartContinuesFromTheDataDir) {
+  Open();
+  absl::StatusOr<Bytes> id = node_->Deploy(Signed(Data("@1!(1)")));
+  ASSERT_TRUE(id.ok());
+  ASSERT_EQ(WaitFinalized(*id).state, DeployStatus::State::kFinalized);
+  const Hash32 lfb = *node_->dag().LastFinalized();
+  const crypto::Secp256k1PublicKey key = node_->public_key();
+  // A deploy acknowledged but not yet in a block survives the restart.
+  Close();
+  config_.autopropose = false;
+  Open();
+  absl::StatusOr<Bytes> waiting = node_->Deploy(Signed(Data("@2!(2)")));
+  ASSERT_TRUE(waiting.ok());
+  Close();
+  config_.autopropose = true;
+  Open();
+  EXPECT_EQ(node_->public_key(), key);
+  EXPECT_EQ(node_->dag().LastFinalized(), lfb);
+  EXPECT_EQ(WaitFinalized(*id).block, lfb);
+  EXPECT_EQ(WaitFinalized(*waiting).state, DeployStatus::State::kFinalized);
+  EXPECT_EQ(node_->last_finalized_number(), 2);
+}
+
+TEST_F(NodeTest, StoredShardWinsOverAnotherName) {
+  Open();
+  Close();
+  config_.shard_name = "other";
+  std::ostringstream out;
+  metrics::Registry r;
+  absl::StatusOr<std::unique_ptr<Node>> n = Node::Open(config_, {}, &r, out);
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(NodeTest, NewShardWithoutGenesisFilesIsRefused) {
+  config_.standalone = false;
+  std::ostringstream out;
+  metrics::Registry r;
+  absl::StatusOr<std::unique_ptr<Node>> n = Node::Open(config_, {}, &r, out);
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(n.status().message().find("--bonds-file"), std::string::npos);
+}
+
+TEST_F(NodeTest, ReadOnlyNodeRefusesDeploysAndProposals) {
+  Open();
+  Close();
+  config_.standalone = false;  // no key: the stored shard, read-only
+  Open();
+  EXPECT_FALSE(node_->is_validator());
+  absl::StatusOr<Bytes> r = node_->Deploy(::casper::DeployDataProto());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(node_->Propose().status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Reads still work, and so does exploring (a read-only node may).
+  EXPECT_TRUE(node_->LastFinalizedBlock().ok());
+  EXPECT_TRUE(node_->Explore("Nil", std::nullopt, false).ok());
+}
+
+TEST_F(NodeTest, BlockLookupsByPrefixAndHeight) {
+  Open();
+  absl::StatusOr<Bytes> id = node_->Deploy(Signed(Data("Nil")));
+  ASSERT_TRUE(id.ok());
+  const Hash32 block = *WaitFinalized(*id).block;
+  const std::string hex = HexEncode(block);
+  absl::StatusOr<casper::block::Block> b = node_->FindBlock(hex.substr(0, 8));
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->hash, block);
+  EXPECT_EQ(node_->FindBlock("abc").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(node_->FindBlock("zzzzzzzz").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(node_->FindBlock(std::string(64, '0')).status().code(),
+            absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<casper::block::Block>> blocks =
+      node_->BlocksByHeight(0, 10);
+  ASSERT_TRUE(blocks.ok());
+  ASSERT_EQ(blocks->size(), 2u);
+  EXPECT_EQ((*blocks)[0].hash, block);  // newest first
+  absl::StatusOr<std::vector<casper::block::Block>> chain = node_->MainChain(5);
+  ASSERT_TRUE(chain.ok());
+  ASSERT_EQ(chain->size(), 2u);
+  EXPECT_EQ((*chain)[0].hash, block);
+}
+
+}  // namespace
+}  // namespace rnode::node
