@@ -41,8 +41,9 @@ absl::StatusOr<SigAlgorithm> ParseSigAlgorithm(std::string_view name) {
 }
 
 int64_t LastBlockNumber(const DeployData& d, int64_t lifespan) {
+  // Block n may hold the deploy while n - validAfterBlockNumber < lifespan.
   int64_t last = 0;
-  if (__builtin_add_overflow(d.valid_after_block_number, lifespan, &last)) {
+  if (__builtin_add_overflow(d.valid_after_block_number, lifespan - 1, &last)) {
     return lifespan > 0 ? INT64_MAX : INT64_MIN;
   }
   return last;
@@ -105,8 +106,10 @@ Hash32 SignatureDigest(const DeployData& data, SigAlgorithm alg) {
     case SigAlgorithm::kSecp256k1:
       return crypto::Blake2b256(preimage);
     case SigAlgorithm::kSecp256k1Eth: {
-      std::string prefix = absl::StrCat("\x19" "Ethereum Signed Message:\n",
-                                        preimage.size());
+      std::string prefix = absl::StrCat(
+          "\x19"
+          "Ethereum Signed Message:\n",
+          preimage.size());
       Bytes message = ToBytes(prefix);
       message.insert(message.end(), preimage.begin(), preimage.end());
       return crypto::Keccak256(message);
@@ -147,10 +150,10 @@ absl::StatusOr<SignedDeploy> SignedDeploy::Verify(
         absl::StrCat("deployer: ", key.status().message()));
   }
   Hash32 digest = SignatureDigest(data, alg);
-  absl::StatusOr<bool> ok = alg == SigAlgorithm::kSecp256k1
-                                ? crypto::Secp256k1VerifyDer(digest, sig, *key)
-                                : crypto::Secp256k1VerifyCompact(digest, sig,
-                                                                 *key);
+  absl::StatusOr<bool> ok =
+      alg == SigAlgorithm::kSecp256k1
+          ? crypto::Secp256k1VerifyDer(digest, sig, *key)
+          : crypto::Secp256k1VerifyCompact(digest, sig, *key);
   if (!ok.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("sig: ", ok.status().message()));

@@ -69,7 +69,8 @@ DeployWindow WindowAt(const DeployData& data, int64_t number,
                       int64_t timestamp_ms,
                       int64_t lifespan = kDeployLifespanBlocks);
 // The highest block number the deploy may go in: validAfterBlockNumber +
-// lifespan, saturating at INT64_MAX.
+// lifespan - 1 (the public rule: block n holds it only while n -
+// validAfterBlockNumber < lifespan), saturating at INT64_MAX.
 int64_t LastBlockNumber(const DeployData& data,
                         int64_t lifespan = kDeployLifespanBlocks);
 

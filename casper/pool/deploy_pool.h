@@ -8,7 +8,7 @@
 // by Remove (once a finalized block holds them) or PruneExpired.
 //
 // Validity window (the public node's rules): a deploy can go in block
-// number n when validAfterBlockNumber < n, n - validAfterBlockNumber <=
+// number n when validAfterBlockNumber < n, n - validAfterBlockNumber <
 // lifespan (50 blocks) and, if it has one, its expiration timestamp is not
 // before the block's time.
 //

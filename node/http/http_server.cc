@@ -291,20 +291,26 @@ class ConnectionSlot {
 // by their pending operations; the server keeps weak references.
 class Session : public std::enable_shared_from_this<Session> {
  public:
+  // `strand`: the executor of the connection's socket.
+  explicit Session(net::any_io_executor strand) : strand_(std::move(strand)) {}
   virtual ~Session() = default;
-  // Closes the session from its strand (Stop).
+
+  // Closes the session from its strand (Stop). Thread-safe.
   void PostShutdown() {
-    net::post(executor(), [self = shared_from_this()] { self->Shutdown(); });
+    net::post(strand_, [self = shared_from_this()] { self->Shutdown(); });
   }
 
  protected:
-  virtual net::any_io_executor executor() = 0;
+  const net::any_io_executor& executor() const { return strand_; }
   // REQUIRES: on the session's strand.
   virtual void Shutdown() = 0;
   template <typename T>
   std::shared_ptr<T> Self() {
     return std::static_pointer_cast<T>(shared_from_this());
   }
+
+ private:
+  const net::any_io_executor strand_;
 };
 
 // Everything the server shares with its sessions. Lives until Stop has
@@ -331,7 +337,6 @@ class ServerCore {
   HttpServerStats stats() const;
   const HttpServerOptions& options() const { return options_; }
   EventHub* events() const { return events_; }
-  const std::shared_ptr<spdlog::logger>& log() const { return log_; }
   bool AllowLog() { return log_limiter_.Allow(); }
 
   // Registers a session for Stop. False once stopping: the caller closes it.
@@ -455,7 +460,8 @@ class WebSocketSession final : public Session {
  public:
   WebSocketSession(ServerCore* server, tcp::socket socket, ConnectionSlot slot,
                    std::unique_ptr<EventSubscription> subscription)
-      : server_(server),
+      : Session(socket.get_executor()),
+        server_(server),
         ws_(std::move(socket)),
         subscription_(std::move(subscription)),
         close_timer_(ws_.get_executor()),
@@ -515,8 +521,6 @@ class WebSocketSession final : public Session {
   }
 
  protected:
-  net::any_io_executor executor() override { return ws_.get_executor(); }
-
   void Shutdown() override {
     if (!accepted_) {
       Abort();
@@ -612,7 +616,10 @@ class WebSocketSession final : public Session {
 class HttpSession final : public Session {
  public:
   HttpSession(ServerCore* server, tcp::socket socket, ConnectionSlot slot)
-      : server_(server), stream_(std::move(socket)), slot_(std::move(slot)) {}
+      : Session(socket.get_executor()),
+        server_(server),
+        stream_(std::move(socket)),
+        slot_(std::move(slot)) {}
 
   ~HttpSession() override { server_->RemoveSession(this); }
 
@@ -628,7 +635,6 @@ class HttpSession final : public Session {
   }
 
  protected:
-  net::any_io_executor executor() override { return stream_.get_executor(); }
   void Shutdown() override { CloseSocket(); }
 
  private:

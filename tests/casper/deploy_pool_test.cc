@@ -57,8 +57,8 @@ TEST(InWindowTest, FollowsThePublicRules) {
   d.valid_after_block_number = 10;
   EXPECT_FALSE(InWindow(d, 10, kNow));  // Not after block 10 yet.
   EXPECT_TRUE(InWindow(d, 11, kNow));
-  EXPECT_TRUE(InWindow(d, 60, kNow));   // 60 - 10 = lifespan.
-  EXPECT_FALSE(InWindow(d, 61, kNow));  // Past the lifespan.
+  EXPECT_TRUE(InWindow(d, 59, kNow));   // 59 - 10 < lifespan.
+  EXPECT_FALSE(InWindow(d, 60, kNow));  // 60 - 10 = lifespan: past it.
   d.expiration_timestamp = kNow;
   EXPECT_TRUE(InWindow(d, 11, kNow));
   EXPECT_FALSE(InWindow(d, 11, kNow + 1));
@@ -77,9 +77,11 @@ TEST_F(DeployPoolTest, AddsOnceAndRefusesWithClearMessages) {
   auto old = pool->Add(Make(2, /*valid_after=*/10), 60, kNow);
   EXPECT_EQ(old.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(old.message()),
-              HasSubstr("allows blocks up to 60 (lifespan 50 blocks) and the "
+              HasSubstr("allows blocks up to 59 (lifespan 50 blocks) and the "
                         "chain is at block 60"));
-  EXPECT_TRUE(pool->Add(Make(3, 10), 59, kNow).ok());
+  EXPECT_EQ(pool->Add(Make(3, 10), 59, kNow).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(pool->Add(Make(5, 10), 58, kNow).ok());
 
   auto expired = pool->Add(Make(4, 0, kNow - 1), 0, kNow);
   EXPECT_EQ(expired.code(), absl::StatusCode::kInvalidArgument);

@@ -1,0 +1,440 @@
+// Test harness for the client tests of `rnode run --standalone`: starts and
+// stops a real node process on 127.0.0.1, and gives typed access to its gRPC
+// (@grpc/grpc-js + our own protos), HTTP (fetch) and /ws/events (ws) APIs,
+// with deploys signed by the public client @tgrospic/rnode-grpc-js.
+//
+// Every wait is a bounded poll with a deadline; a failed wait says what it
+// waited for. RNODE_BIN names the binary (default ../../build/bin/rnode).
+'use strict';
+
+const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+
+const kRepoRoot = path.resolve(__dirname, '..', '..');
+const kProtoDir = path.join(kRepoRoot, 'proto');
+// Debian's libprotobuf-dev ships google/protobuf/empty.proto here.
+const kSystemProtoDir = '/usr/include';
+
+const RNODE_BIN = process.env.RNODE_BIN
+  ? path.resolve(process.env.RNODE_BIN)
+  : path.join(kRepoRoot, 'build', 'bin', 'rnode');
+
+// A fresh standalone node is ready in well under a second here; sanitizer
+// builds on a loaded CI machine take far longer. Only a hung node reaches it.
+const kStartDeadlineMs = 60000;
+// How long SIGTERM may take (the node lets API calls finish for 2 s).
+const kStopDeadlineMs = 20000;
+// Standalone proposes within ~20 ms of a deploy and finalizes at once, so a
+// deploy is final well within this; the margin is for slow machines.
+const kFinalizeDeadlineMs = 30000;
+const kPollIntervalMs = 50;
+// Deadline of one gRPC call.
+const kCallDeadlineMs = 15000;
+// Largest HTTP body the node under test accepts (--api-http-max-body-bytes).
+const kMaxBodyBytes = 1024 * 1024;
+// Phlo limit of the tests' deploys: far above what their small terms cost,
+// far below the standalone wallet's balance.
+const kPhloLimit = 1000000;
+// Lines of node output kept for failure reports.
+const kMaxLogLines = 400;
+
+// Nodes still running when this test process ends (a failed hook, a
+// cancelled run) are killed rather than left behind.
+const liveChildren = new Set();
+process.on('exit', () => {
+  for (const child of liveChildren) child.kill('SIGKILL');
+});
+
+const deps = loadDependencies();
+const grpc = deps.grpc;
+
+function loadDependencies() {
+  const pinned = require('./package.json').dependencies;
+  for (const [name, wanted] of Object.entries(pinned)) {
+    let installed = null;
+    try {
+      const manifest = path.join(__dirname, 'node_modules', name, 'package.json');
+      installed = JSON.parse(fs.readFileSync(manifest, 'utf8')).version;
+    } catch {
+      // Reported below.
+    }
+    if (installed !== wanted) {
+      const what = installed === null
+        ? `${name} is not installed in integration/js/node_modules`
+        : `integration/js/node_modules has ${name} ${installed}, package.json pins ${wanted}`;
+      throw new Error(`${what}: run scripts/setup (or scripts/js-deps) to ` +
+        'install the JavaScript test dependencies');
+    }
+  }
+  return {
+    grpc: require('@grpc/grpc-js'),
+    protoLoader: require('@grpc/proto-loader'),
+    rnodeJs: require('@tgrospic/rnode-grpc-js'),
+    WebSocket: require('ws'),
+  };
+}
+
+function loadProtos() {
+  const definition = deps.protoLoader.loadSync(
+    ['DeployServiceV1.proto', 'ProposeServiceV1.proto'], {
+      keepCase: true,
+      longs: String,
+      enums: String,
+      defaults: true,
+      oneofs: true,
+      includeDirs: [kProtoDir, kSystemProtoDir],
+    });
+  return grpc.loadPackageDefinition(definition);
+}
+
+const protos = loadProtos();
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// Thrown by a probe to end a wait at once (the condition can no longer hold).
+class WaitAborted extends Error {}
+
+// Calls `probe` until it returns a value other than undefined/null/false,
+// or throws when `timeoutMs` passes; `what` names the condition. An error
+// thrown by `probe` counts as "not yet" (and is reported with the timeout),
+// except an assertion failure or WaitAborted, which ends the wait.
+async function waitFor(what, probe, { timeoutMs = kFinalizeDeadlineMs,
+  intervalMs = kPollIntervalMs } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = null;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== null && v !== false) return v;
+      lastError = null;
+    } catch (e) {
+      if (e instanceof assert.AssertionError || e instanceof WaitAborted) throw e;
+      lastError = e;
+    }
+    if (Date.now() >= deadline) {
+      const why = lastError ? `; last error: ${lastError.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${why}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+// `count` distinct free TCP ports on 127.0.0.1 (bound together, then
+// released for the node to take).
+async function freePorts(count) {
+  const servers = [];
+  try {
+    for (let i = 0; i < count; ++i) {
+      const server = net.createServer();
+      await new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+      servers.push(server);
+    }
+    return servers.map((s) => s.address().port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  }
+}
+
+function makeTempDir(label) {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `rnode-js-${label}-`));
+}
+
+// One `rnode run --standalone` process and clients of its APIs.
+class RnodeProcess {
+  // `extraArgs` are appended to the `rnode run` command line.
+  constructor(label, dataDir, extraArgs = []) {
+    this.label = label;
+    this.dataDir = dataDir;
+    this.extraArgs = extraArgs;
+    this.child = null;
+    this.log = [];
+    this.exit = null;  // {code, signal} once exited
+    this.clients = [];
+  }
+
+  // Starts the node on fresh ports and waits until it is ready.
+  async start() {
+    assert.ok(fs.existsSync(RNODE_BIN),
+      `rnode binary not found at ${RNODE_BIN}: build it, or set RNODE_BIN`);
+    const [grpcExternal, grpcInternal, http, adminHttp] = await freePorts(4);
+    this.ports = { grpcExternal, grpcInternal, http, adminHttp };
+    this.httpUrl = `http://127.0.0.1:${http}`;
+    this.adminUrl = `http://127.0.0.1:${adminHttp}`;
+    this.wsUrl = `ws://127.0.0.1:${http}/ws/events`;
+    const args = [
+      'run', '--standalone',
+      '--data-dir', this.dataDir,
+      '--api-host', '127.0.0.1',
+      '--api-port-grpc-external', String(grpcExternal),
+      '--api-port-grpc-internal', String(grpcInternal),
+      '--api-port-http', String(http),
+      '--api-port-admin-http', String(adminHttp),
+      '--api-http-max-body-bytes', String(kMaxBodyBytes),
+      '--threads', '2',
+      ...this.extraArgs,
+    ];
+    this.note(`$ ${RNODE_BIN} ${args.join(' ')}`);
+    this.exit = null;
+    this.readyLine = false;
+    const child = spawn(RNODE_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    liveChildren.add(child);
+    this.exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        liveChildren.delete(child);
+        this.exit = { code, signal };
+        this.note(`[exit] code ${code} signal ${signal}`);
+        resolve(this.exit);
+      });
+    });
+    // A failed spawn (ENOENT, EACCES, ETXTBSY while the binary is being
+    // relinked) emits 'error' and no 'exit'.
+    child.once('error', (e) => {
+      this.note(`[spawn error] ${e.message}`);
+      if (this.exit === null) this.exit = { code: null, signal: null, error: e };
+    });
+    this.capture(child.stdout, 'stdout');
+    this.capture(child.stderr, 'stderr');
+
+    try {
+      await waitFor('the node to print "ready" and answer /api/status with ' +
+        'isReady true', async () => {
+        if (this.exit !== null) {
+          throw new WaitAborted(this.exit.error
+            ? `rnode could not be started: ${this.exit.error.message}`
+            : `rnode exited early (code ${this.exit.code}, signal ${this.exit.signal})`);
+        }
+        if (!this.readyLine) return false;
+        const res = await fetch(`${this.httpUrl}/api/status`);
+        if (res.status !== 200) return false;
+        return (await res.json()).isReady === true;
+      }, { timeoutMs: kStartDeadlineMs, intervalMs: 100 });
+    } catch (e) {
+      throw new Error(`${e.message}\n${this.output()}`);
+    }
+    const creds = grpc.credentials.createInsecure();
+    const v1 = protos.casper.v1;
+    this.deployClient = new v1.DeployService(`127.0.0.1:${grpcExternal}`, creds);
+    this.internalDeployClient =
+      new v1.DeployService(`127.0.0.1:${grpcInternal}`, creds);
+    this.proposeClient = new v1.ProposeService(`127.0.0.1:${grpcInternal}`, creds);
+    this.clients = [this.deployClient, this.internalDeployClient, this.proposeClient];
+    this.privateKey = fs.readFileSync(path.join(this.dataDir, 'validator.key'),
+      'utf8').trim();
+    assert.match(this.privateKey, /^[0-9a-f]{64}$/,
+      `${this.dataDir}/validator.key should hold a hex private key`);
+    // Derived by the public client, not by the node.
+    const addr = deps.rnodeJs.getAddrFromPrivateKey(this.privateKey);
+    this.publicKey = addr.pubKey;
+    this.revAddress = addr.revAddr;
+  }
+
+  // SIGTERM, then SIGKILL after a deadline; returns {code, signal}.
+  async stop() {
+    for (const c of this.clients) c.close();
+    this.clients = [];
+    if (this.child === null) return this.exit;
+    if (this.exit === null) {
+      this.child.kill('SIGTERM');
+      const timer = new Promise((resolve) => {
+        this.stopTimer = setTimeout(resolve, kStopDeadlineMs, 'timeout');
+      });
+      const outcome = await Promise.race([this.exited, timer]);
+      clearTimeout(this.stopTimer);
+      if (outcome === 'timeout') {
+        this.note(`[harness] no exit ${kStopDeadlineMs} ms after SIGTERM: SIGKILL`);
+        this.child.kill('SIGKILL');
+        await this.exited;
+        this.exit.killed = true;
+      }
+    }
+    this.child = null;
+    return this.exit;
+  }
+
+  capture(stream, name) {
+    let partial = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => {
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop();
+      for (const line of lines) {
+        if (name === 'stdout' && /standalone validator ready in \d+ ms/.test(line)) {
+          this.readyLine = true;
+        }
+        this.note(`[${name}] ${line}`);
+      }
+    });
+    stream.on('end', () => {
+      if (partial !== '') this.note(`[${name}] ${partial}`);
+    });
+  }
+
+  note(line) {
+    this.log.push(line);
+    if (this.log.length > kMaxLogLines) this.log.shift();
+  }
+
+  output() {
+    return `--- rnode (${this.label}, data ${this.dataDir}) output ---\n` +
+      `${this.log.join('\n')}\n--- end of rnode output ---`;
+  }
+
+  // Wraps a test body so that a failure also reports the node's output (as
+  // test diagnostics, which every reporter prints).
+  withOutput(fn) {
+    return async (t) => {
+      try {
+        await fn(t);
+      } catch (e) {
+        // One line each: TAP would escape newlines inside one diagnostic.
+        for (const line of this.output().split('\n')) t.diagnostic(line);
+        throw e;
+      }
+    };
+  }
+
+  // ---- gRPC ----
+
+  // A unary call; resolves to the reply (business errors stay in the
+  // reply's `error` field) or rejects with the gRPC status error.
+  unary(client, method, request) {
+    return new Promise((resolve, reject) => {
+      client[method](request, { deadline: Date.now() + kCallDeadlineMs },
+        (err, reply) => (err ? reject(err) : resolve(reply)));
+    });
+  }
+
+  // All replies of a server-streaming call.
+  stream(client, method, request) {
+    return new Promise((resolve, reject) => {
+      const replies = [];
+      const call = client[method](request, { deadline: Date.now() + kCallDeadlineMs });
+      call.on('data', (r) => replies.push(r));
+      call.on('error', reject);
+      call.on('end', () => resolve(replies));
+    });
+  }
+
+  // The payload of a reply whose oneof `message` must not be `error`.
+  async ok(client, method, request) {
+    const reply = await this.unary(client, method, request);
+    if (reply.message === 'error') {
+      throw new Error(`${method} answered error: ${reply.error.messages.join('; ')}`);
+    }
+    return reply;
+  }
+
+  async latestBlockNumber() {
+    const replies = await this.stream(this.deployClient, 'getBlocks', { depth: 1 });
+    assert.ok(replies.length >= 1, 'getBlocks(depth 1) returned no block');
+    for (const r of replies) {
+      assert.equal(r.message, 'blockInfo', `getBlocks: ${JSON.stringify(r.error)}`);
+    }
+    return Math.max(...replies.map((r) => Number(r.blockInfo.blockNumber)));
+  }
+
+  // ---- HTTP ----
+
+  async getJson(urlPath) {
+    const res = await fetch(`${this.httpUrl}${urlPath}`);
+    return { status: res.status, body: await res.json() };
+  }
+
+  async postJson(urlPath, body, base = this.httpUrl) {
+    const res = await fetch(`${base}${urlPath}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // Left null: the caller asserts on what it expects.
+    }
+    return { status: res.status, text, body: json };
+  }
+}
+
+// ---- deploys ----
+
+let lastTimestamp = 0;
+// Distinct, increasing timestamps: the timestamp is the deploy's nonce,
+// and RFC 6979 signing is deterministic.
+function nextTimestamp() {
+  lastTimestamp = Math.max(Date.now(), lastTimestamp + 1);
+  return lastTimestamp;
+}
+
+// Signs with rnode-grpc-js (its input keys are lower-case) and returns the
+// deploy both as the gRPC request (DeployDataProto, keepCase names) and as
+// the Web API body of POST /api/deploy.
+function signDeploy(privateKey, { term, validAfterBlockNumber, shardId = 'root',
+  phloPrice = 1, phloLimit = kPhloLimit, timestamp = nextTimestamp() }) {
+  const signed = deps.rnodeJs.signDeploy(privateKey, {
+    term,
+    timestamp,
+    phloprice: phloPrice,
+    phlolimit: phloLimit,
+    validafterblocknumber: validAfterBlockNumber,
+    shardid: shardId,
+  });
+  const deployer = Buffer.from(signed.deployer);
+  const sig = Buffer.from(signed.sig);
+  return {
+    id: sig.toString('hex'),
+    proto: {
+      deployer,
+      term,
+      timestamp: String(timestamp),
+      sig,
+      sigAlgorithm: signed.sigalgorithm,
+      phloPrice: String(phloPrice),
+      phloLimit: String(phloLimit),
+      validAfterBlockNumber: String(validAfterBlockNumber),
+      shardId,
+    },
+    json: {
+      data: { term, timestamp, phloPrice, phloLimit, validAfterBlockNumber, shardId },
+      deployer: deployer.toString('hex'),
+      signature: sig.toString('hex'),
+      sigAlgorithm: signed.sigalgorithm,
+    },
+  };
+}
+
+// The deploy id in the success text of doDeploy and POST /api/deploy.
+function deployIdOfSuccess(text) {
+  const m = /^Success!\nDeployId is: ([0-9a-f]+)$/.exec(text);
+  assert.ok(m, `unexpected deploy success text: ${JSON.stringify(text)}`);
+  return m[1];
+}
+
+// Messages of the error a reply carries in its oneof; fails if it has none.
+function errorMessages(reply, what) {
+  assert.equal(reply.message, 'error',
+    `${what}: expected an in-band error, got ${JSON.stringify(reply)}`);
+  return reply.error.messages.join('\n');
+}
+
+module.exports = {
+  RnodeProcess,
+  WebSocket: deps.WebSocket,
+  deployIdOfSuccess,
+  errorMessages,
+  grpc,
+  kMaxBodyBytes,
+  makeTempDir,
+  signDeploy,
+  waitFor,
+};

@@ -1,0 +1,161 @@
+// Refusals of a real `rnode run --standalone`: each bad deploy gets its
+// documented error in-band (gRPC status OK, the reply's `error` oneof) or
+// its HTTP status, and the node keeps serving afterwards. Run with
+// `node --test`.
+'use strict';
+
+const { after, before, test } = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+
+const {
+  RnodeProcess, deployIdOfSuccess, errorMessages, grpc, kMaxBodyBytes,
+  makeTempDir, signDeploy, waitFor,
+} = require('./harness');
+
+const kTerm = 'new x in { x!(1) }';
+
+const dataDir = makeTempDir('errors');
+const node = new RnodeProcess('errors', dataDir);
+
+before(async () => {
+  await node.start();
+});
+
+after(async () => {
+  await node.stop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+// Registers a test that, after its body, checks that the node still
+// answers status over gRPC and HTTP. Before the body the deploy pool is
+// empty, so that a deploy a previous case left behind cannot move the chain
+// under this one.
+function it(name, fn) {
+  test(name, node.withOutput(async (t) => {
+    await emptyPool();
+    await fn(t);
+    const { status } = await node.ok(node.deployClient, 'status', {});
+    assert.equal(status.isReady, true, 'the node is no longer ready');
+    const res = await fetch(`${node.httpUrl}/api/status`);
+    assert.equal(res.status, 200, 'GET /api/status failed after the case');
+  }));
+}
+
+// Proposes until the node answers that nothing is pending.
+async function emptyPool() {
+  await waitFor('an empty deploy pool', async () => {
+    const reply = await node.unary(node.proposeClient, 'propose', { isAsync: false });
+    return reply.message === 'error' &&
+      reply.error.messages.join('\n').includes('No new deploys to propose.');
+  });
+}
+
+// doDeploy must answer with an in-band error matching `pattern`.
+async function assertRefused(proto, pattern) {
+  const reply = await node.unary(node.deployClient, 'doDeploy', proto);
+  assert.match(errorMessages(reply, 'doDeploy'), pattern);
+}
+
+it('wrong shard id is refused', async () => {
+  const d = signDeploy(node.privateKey, {
+    term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+    shardId: 'wrongshard',
+  });
+  await assertRefused(d.proto,
+    /Deploy shardId 'wrongshard' is not as expected network shard 'root'\./);
+});
+
+it('term changed after signing is refused for its signature', async () => {
+  const d = signDeploy(node.privateKey, {
+    term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+  });
+  await assertRefused({ ...d.proto, term: 'new x in { x!(2) }' }, /signature/);
+});
+
+it('phlo price below the node minimum is refused', async () => {
+  const d = signDeploy(node.privateKey, {
+    term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+    phloPrice: 0,
+  });
+  await assertRefused(d.proto, /Phlo price 0 is less than minimum price 1\./);
+});
+
+for (const [name, below] of [['60 blocks behind', 60], ['far in the past', 1e12]]) {
+  it(`validAfterBlockNumber ${name} (window closed) is refused`, async () => {
+    const latest = await node.latestBlockNumber();
+    const d = signDeploy(node.privateKey,
+      { term: kTerm, validAfterBlockNumber: latest - below });
+    await assertRefused(d.proto, /can no longer be included/);
+  });
+}
+
+// The public node's window (RUST Validate::transaction_expiration): block N
+// may hold a deploy only if N - 50 < validAfterBlockNumber < N. The next
+// block is latest + 1, so latest - 49 is the first closed value.
+it('validAfterBlockNumber latest - 49 (closed for the next block) is refused', async () => {
+  const latest = await node.latestBlockNumber();
+  const d = signDeploy(node.privateKey,
+    { term: kTerm, validAfterBlockNumber: latest - 49 });
+  await assertRefused(d.proto, /can no longer be included/);
+});
+
+it('validAfterBlockNumber latest - 48 (last open value) is accepted', async () => {
+  const latest = await node.latestBlockNumber();
+  const d = signDeploy(node.privateKey,
+    { term: kTerm, validAfterBlockNumber: latest - 48 });
+  const reply = await node.ok(node.deployClient, 'doDeploy', d.proto);
+  assert.equal(deployIdOfSuccess(reply.result), d.id);
+  const view = await waitFor('the deploy to be finalized', async () => {
+    const r = await node.getJson(`/api/deploy/${d.id}`);
+    return r.status === 200 && r.body.isFinalized ? r.body : null;
+  });
+  assert.equal(view.blockNumber - (latest - 48), 49);
+});
+
+it('the same signed deploy sent twice is refused the second time', async () => {
+  const d = signDeploy(node.privateKey, {
+    term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+  });
+  const first = await node.ok(node.deployClient, 'doDeploy', d.proto);
+  assert.equal(deployIdOfSuccess(first.result), d.id);
+  // Whether it is still pooled or already in a block, it is a duplicate.
+  await assertRefused(d.proto, /already/);
+
+  const res = await node.postJson('/api/deploy', d.json);
+  assert.equal(res.status, 409, res.text);
+  assert.equal(res.body.error, 'duplicate_deploy');
+});
+
+it('a request that is not protobuf gets a gRPC error status', async () => {
+  const err = await new Promise((resolve) => {
+    node.deployClient.makeUnaryRequest('/casper.v1.DeployService/doDeploy',
+      (x) => x, (x) => x, Buffer.from([0xff, 0xff, 0xff]),
+      { deadline: Date.now() + 15000 }, (e) => resolve(e));
+  });
+  assert.ok(err, 'a malformed request was answered with success');
+  assert.ok([grpc.status.INTERNAL, grpc.status.INVALID_ARGUMENT].includes(err.code),
+    `gRPC status ${err.code} (${err.details})`);
+});
+
+it('HTTP deploy body above --api-http-max-body-bytes gets 413', async () => {
+  const body = JSON.stringify({ data: { term: 'x'.repeat(2 * kMaxBodyBytes) } });
+  const res = await node.postJson('/api/deploy', body);
+  assert.equal(res.status, 413, res.text);
+});
+
+it('HTTP deploy body that is not JSON gets 400', async () => {
+  const res = await node.postJson('/api/deploy', '{"data": {"term": ');
+  assert.equal(res.status, 400, res.text);
+  assert.equal(res.body.error, 'invalid_deploy');
+});
+
+it('HTTP deploy with the wrong shard gets 400 with the node\'s message', async () => {
+  const d = signDeploy(node.privateKey, {
+    term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+    shardId: 'wrongshard',
+  });
+  const res = await node.postJson('/api/deploy', d.json);
+  assert.equal(res.status, 400, res.text);
+  assert.match(res.body.message, /is not as expected network shard 'root'/);
+});
