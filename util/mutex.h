@@ -9,6 +9,7 @@
 #ifndef RNODE_UTIL_MUTEX_H_
 #define RNODE_UTIL_MUTEX_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -57,6 +58,18 @@ class CondVar {
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
     cv_.wait(lock);
     lock.release();
+  }
+  // Wait, returning at `deadline` at the latest; true if it returned
+  // because the deadline passed. Callers loop on their condition.
+  template <typename Clock, typename Duration>
+  bool WaitUntil(Mutex* mu,
+                 const std::chrono::time_point<Clock, Duration>& deadline)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    const bool timed_out = cv_.wait_until(lock, deadline) ==
+                           std::cv_status::timeout;
+    lock.release();
+    return timed_out;
   }
   void Signal() { cv_.notify_one(); }
   void SignalAll() { cv_.notify_all(); }

@@ -117,6 +117,7 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   ASSIGN_OR_RETURN(
       merge::MergeResult merged,
       merge::Merge(*history_, base->post_state, indexes, options, *context_));
+  if (merge_observer_) merge_observer_(merged.metrics);
   out.root = merged.root;
   out.merge_base = base->hash;
   for (const merge::RejectedDeploy& r : merged.rejected) {

@@ -18,6 +18,7 @@
 #define RNODE_CASPER_VALIDATION_PRE_STATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -30,6 +31,7 @@
 #include "casper/execution/deploy_executor.h"
 #include "casper/merge/block_index.h"
 #include "casper/merge/merge_context.h"
+#include "casper/merge/merger.h"
 #include "casper/merge/number_channel.h"
 #include "rspace/history/history.h"
 #include "util/bounded_cache.h"
@@ -82,6 +84,13 @@ class PreStateBuilder {
   // Indexes rebuilt by replay so far (tests, metrics).
   uint64_t rebuilt() const { return rebuilt_; }
 
+  // Called after every merge Compute runs, with its step timings and
+  // counts (the node's metrics). Runs on the caller's thread.
+  using MergeObserver = std::function<void(const merge::MergeMetrics&)>;
+  void set_merge_observer(MergeObserver observer) {
+    merge_observer_ = std::move(observer);
+  }
+
  private:
   dag::DagStore* dag_;
   rspace::History* history_;
@@ -102,6 +111,7 @@ class PreStateBuilder {
 
   BoundedCache<Hash32, std::shared_ptr<const Kept>, Hash32Hasher> indexes_;
   BlockExecutor* replayer_ = nullptr;
+  MergeObserver merge_observer_;
   uint64_t rebuilt_ = 0;
 };
 

@@ -15,6 +15,7 @@
 #include "node/views/block_views.h"
 #include "node/views/par_views.h"
 #include "util/logging.h"
+#include "util/mutex.h"
 
 namespace rnode::node {
 namespace {
@@ -277,7 +278,7 @@ class ProposeServiceImpl final : public ::casper::v1::ProposeService::Service {
     if (!made.ok()) return Fail(reply, made.status());
     std::string text = ProposeSuccessText(*made);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       last_ = text;
     }
     reply->set_result(text);
@@ -286,7 +287,7 @@ class ProposeServiceImpl final : public ::casper::v1::ProposeService::Service {
 
   Status proposeResult(ServerContext*, const ::casper::ProposeResultQuery*,
                        ::casper::v1::ProposeResultResponse* reply) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (last_.empty()) {
       return Fail(reply, absl::NotFoundError("No propose has run yet."));
     }
@@ -296,8 +297,8 @@ class ProposeServiceImpl final : public ::casper::v1::ProposeService::Service {
 
  private:
   Node* node_;
-  std::mutex mu_;
-  std::string last_;
+  Mutex mu_;
+  std::string last_ ABSL_GUARDED_BY(mu_);
 };
 
 std::unique_ptr<grpc::Server> Build(const std::string& address, int* port,

@@ -6,12 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -46,6 +44,7 @@
 #include "rspace/storage/rocksdb_store.h"
 #include "util/limits.h"
 #include "util/logging.h"
+#include "util/mutex.h"
 #include "util/status_macros.h"
 #include "util/worker_pool.h"
 
@@ -238,23 +237,23 @@ struct Node::Impl {
   uint64_t explore_counter = 0;  // consensus thread
 
   // The consensus thread and what it is asked to do.
-  std::mutex mu;
-  std::condition_variable cv;
+  Mutex mu;
+  CondVar cv;
   // A task runs with true on the consensus thread, or with false when the
   // node stops first (it then answers Unavailable).
-  std::deque<std::function<void(bool)>> tasks;  // guarded by mu
-  bool stopping = false;                        // guarded by mu
-  bool running = false;                         // guarded by mu
-  // Deploys admitted since the proposer last looked (guarded by mu), and
-  // when the first of them came.
-  uint64_t deploys_waiting = 0;
-  Clock::time_point first_waiting{};
+  std::deque<std::function<void(bool)>> tasks ABSL_GUARDED_BY(mu);
+  bool stopping ABSL_GUARDED_BY(mu) = false;
+  bool running ABSL_GUARDED_BY(mu) = false;
+  // Deploys admitted since the proposer last looked, and when the first of
+  // them came.
+  uint64_t deploys_waiting ABSL_GUARDED_BY(mu) = 0;
+  Clock::time_point first_waiting ABSL_GUARDED_BY(mu){};
   std::thread thread;
 
   // Posts `task` for the consensus thread; Unavailable when stopping or
   // when the queue is full.
   absl::Status Post(std::function<void(bool)> task) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu);
     if (stopping || !running) {
       return absl::UnavailableError("the node is not running");
     }
@@ -265,7 +264,7 @@ struct Node::Impl {
           "consensus thread; retry later");
     }
     tasks.push_back(std::move(task));
-    cv.notify_one();
+    cv.Signal();
     return absl::OkStatus();
   }
 
@@ -289,15 +288,15 @@ Node::~Node() { Stop(); }
 void Node::Stop() {
   if (impl_ == nullptr) return;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     impl_->stopping = true;
-    impl_->cv.notify_all();
+    impl_->cv.SignalAll();
   }
   if (impl_->thread.joinable()) impl_->thread.join();
   // Tasks still queued are answered rather than left waiting.
   std::deque<std::function<void(bool)>> left;
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    MutexLock lock(&impl_->mu);
     left.swap(impl_->tasks);
     impl_->running = false;
   }
@@ -305,7 +304,7 @@ void Node::Stop() {
 }
 
 bool Node::ready() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(&impl_->mu);
   return impl_->running && !impl_->stopping;
 }
 
@@ -555,6 +554,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
       m.merge_context.get());
   RETURN_IF_ERROR(m.pre_states->Remember(*genesis, {}));
   m.pre_states->set_replayer(m.blocks.get());
+  m.pre_states->set_merge_observer(
+      [metrics = m.metrics.get()](const casper::merge::MergeMetrics& merge) {
+        metrics->Merged(merge);
+      });
   casper::proposer::CreatorOptions creator_options;
   creator_options.shard_id = c.shard_name;
   creator_options.max_deploys =
@@ -591,13 +594,13 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   });
   RETURN_IF_ERROR(m.pool->Remove(done));
   RETURN_IF_ERROR(m.metrics->Attach(registry, m.dag.get(), m.pool.get(), [&m] {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(&m.mu);
     return m.tasks.size();
   }));
 
   Node* self = node.get();
   {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(&m.mu);
     m.running = true;
     if (m.pool->size() > 0) {
       m.deploys_waiting = m.pool->size();
@@ -617,7 +620,7 @@ void Node::ConsensusLoop() {
     std::function<void(bool)> task;
     bool propose = false;
     {
-      std::unique_lock<std::mutex> lock(m.mu);
+      MutexLock lock(&m.mu);
       for (;;) {
         if (m.stopping) return;
         if (!m.tasks.empty()) {
@@ -632,18 +635,18 @@ void Node::ConsensusLoop() {
             propose = true;
             break;
           }
-          m.cv.wait_until(lock, due);
+          m.cv.WaitUntil(&m.mu, due);
           continue;
         }
         if (config_.autopropose && key_.has_value() && retry_later) {
-          if (m.cv.wait_for(lock, kProposeRetry) == std::cv_status::timeout) {
+          if (m.cv.WaitUntil(&m.mu, Clock::now() + kProposeRetry)) {
             retry_later = false;
             propose = true;
             break;
           }
           continue;
         }
-        m.cv.wait(lock);
+        m.cv.Wait(&m.mu);
       }
     }
     if (task) {
@@ -655,7 +658,7 @@ void Node::ConsensusLoop() {
     if (made.ok()) {
       // Deploys beyond one block's cap go in the next one.
       if (m.pool->size() > 0) {
-        std::lock_guard<std::mutex> lock(m.mu);
+        MutexLock lock(&m.mu);
         if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
         m.deploys_waiting += 1;
       }
@@ -740,10 +743,10 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
   }
   m.metrics->DeployAdmitted(d->sig());
   {
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(&m.mu);
     if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
     ++m.deploys_waiting;
-    m.cv.notify_one();
+    m.cv.Signal();
   }
   return d->sig();
 }

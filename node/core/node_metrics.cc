@@ -1,6 +1,7 @@
 #include "node/core/node_metrics.h"
 
 #include <string>
+#include <variant>
 
 #include "util/status_macros.h"
 
@@ -19,6 +20,11 @@ constexpr double kFinalitySecondsBuckets[] = {
 constexpr double kPerDeploySecondsBuckets[] = {
     0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
     0.01,    0.025,    0.05,    0.1,    0.25,    0.5,    1,     2.5,    5};
+
+// The steps of casper::merge::Merge, in MergeMetrics order.
+constexpr std::string_view kMergeSteps[] = {
+    "index", "branches", "conflicts", "rejection", "combine", "trie_actions",
+    "apply"};
 
 }  // namespace
 
@@ -89,6 +95,31 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
   ASSIGN_OR_RETURN(m->deploys_in_blocks_,
                    r->AddCounter("casper_block_deploys_total",
                                  "User deploys in stored blocks"));
+  ASSIGN_OR_RETURN(m->produces_,
+                   r->AddCounter("rspace_produce_total",
+                                 "Produce events in stored blocks' deploys"));
+  ASSIGN_OR_RETURN(m->consumes_,
+                   r->AddCounter("rspace_consume_total",
+                                 "Consume events in stored blocks' deploys"));
+  ASSIGN_OR_RETURN(m->comms_,
+                   r->AddCounter("rspace_comm_total",
+                                 "COMM events in stored blocks' deploys"));
+  ASSIGN_OR_RETURN(m->merges_,
+                   r->AddCounter("casper_merges_total",
+                                 "Merges of multi-parent pre-states"));
+  ASSIGN_OR_RETURN(m->merge_rejected_deploys_,
+                   r->AddCounter("casper_merge_rejected_deploys_total",
+                                 "Deploys the merges rejected"));
+  ASSIGN_OR_RETURN(
+      metrics::Family<metrics::Histogram>* steps,
+      r->AddHistogramFamily("casper_merge_step_seconds",
+                            "Time of each step of a merge (docs/merge.md)",
+                            {"step"}, metrics::kLatencySecondsBuckets));
+  for (std::string_view step : kMergeSteps) {
+    std::string_view labels[] = {step};
+    ASSIGN_OR_RETURN(metrics::Histogram * h, steps->WithLabels(labels));
+    m->merge_steps_.push_back(h);
+  }
   return m;
 }
 
@@ -191,9 +222,36 @@ void NodeMetrics::BlockValidated(const casper::block::Block& block,
   }
 }
 
+void NodeMetrics::Merged(const casper::merge::MergeMetrics& merge) {
+  merges_->Inc();
+  merge_rejected_deploys_->Inc(merge.rejected_deploys);
+  const int64_t ns[] = {merge.index_ns,     merge.branches_ns,
+                        merge.conflicts_ns, merge.rejection_ns,
+                        merge.combine_ns,   merge.trie_actions_ns,
+                        merge.apply_ns};
+  for (size_t i = 0; i < merge_steps_.size(); ++i) {
+    merge_steps_[i]->Observe(static_cast<double>(ns[i]) * 1e-9);
+  }
+}
+
 void NodeMetrics::BlockAdded(const casper::block::Block& block) {
   blocks_added_->Inc();
   deploys_in_blocks_->Inc(block.body.deploys.size());
+  uint64_t produces = 0, consumes = 0, comms = 0;
+  for (const auto& d : block.body.deploys) {
+    for (const rspace::Event& e : d.events) {
+      if (std::holds_alternative<rspace::ProduceEvent>(e)) {
+        ++produces;
+      } else if (std::holds_alternative<rspace::ConsumeEvent>(e)) {
+        ++consumes;
+      } else {
+        ++comms;
+      }
+    }
+  }
+  produces_->Inc(produces);
+  consumes_->Inc(consumes);
+  comms_->Inc(comms);
   const Clock::time_point now = Clock::now();
   MutexLock lock(&mu_);
   for (const auto& d : block.body.deploys) {

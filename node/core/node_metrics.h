@@ -10,10 +10,12 @@
 #include <span>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
+#include "casper/merge/merger.h"
 #include "casper/pool/deploy_pool.h"
 #include "casper/validation/validator.h"
 #include "node/metrics/metrics.h"
@@ -51,6 +53,9 @@ class NodeMetrics {
   void BlockAdded(const casper::block::Block& block);
   void Finalized(int64_t last_finalized_number, size_t blocks,
                  std::span<const Bytes> deploys);
+  // One merge of a multi-parent pre-state (the pre-state builder's
+  // observer).
+  void Merged(const casper::merge::MergeMetrics& merge);
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -71,6 +76,13 @@ class NodeMetrics {
   metrics::Counter* blocks_added_ = nullptr;
   metrics::Counter* blocks_finalized_ = nullptr;
   metrics::Counter* deploys_in_blocks_ = nullptr;
+  metrics::Counter* produces_ = nullptr;
+  metrics::Counter* consumes_ = nullptr;
+  metrics::Counter* comms_ = nullptr;
+  metrics::Counter* merges_ = nullptr;
+  metrics::Counter* merge_rejected_deploys_ = nullptr;
+  // casper_merge_step_seconds by step, in MergeMetrics order.
+  std::vector<metrics::Histogram*> merge_steps_;
 
   struct Tracked {
     Clock::time_point admitted;

@@ -85,8 +85,12 @@ struct HttpServerOptions {
   size_t max_body_bytes = kDefaultMaxBodyBytes;
   // Global handler budget (at least 1): also the number of handler threads.
   size_t max_in_flight = kDefaultMaxInFlight;
+  // Between requests on a keep-alive connection; also a WebSocket's idle
+  // time (it is pinged at half of it and closed if the peer stays silent).
   std::chrono::seconds idle_timeout = kDefaultIdleTimeout;
+  // From a request's first byte to its last; also the WebSocket handshake.
   std::chrono::seconds read_timeout = kDefaultReadTimeout;
+  // For writing one response.
   std::chrono::seconds write_timeout = kDefaultWriteTimeout;
   // WebSocket upgrades of this path subscribe to the server's EventHub.
   std::string events_path = kDefaultEventsPath;
@@ -110,8 +114,10 @@ struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
-  // Extra headers. The server adds Content-Length, Connection and
-  // Access-Control-Allow-Origin itself.
+  // Extra headers. Content-Length, Transfer-Encoding and Connection are the
+  // server's (given here they are ignored); it adds
+  // Access-Control-Allow-Origin: * too. A status outside 100..599 or a
+  // header with CR or LF makes the answer a 500.
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
@@ -147,6 +153,14 @@ struct HttpServerStats {
 // Retry-After: 1 at once (no queue). One request per connection is read,
 // handled and answered at a time (HTTP/1.1 keep-alive, no pipelining in
 // parallel): that is the per-connection in-flight bound.
+//
+// Limits: a body over max_body_bytes is answered 413 {"error":
+// "body_too_large"} without being read, a header block over kMaxHeaderBytes
+// 431, a malformed request 400; each closes the connection. A request must
+// arrive within read_timeout of its first byte, a keep-alive connection
+// idle for idle_timeout is closed, a response must be written within
+// write_timeout. Connections beyond max_connections get a 503 and are
+// closed.
 //
 // Every response carries Access-Control-Allow-Origin: *; OPTIONS is answered
 // 204 with the methods and headers asked for (any origin, method, header).

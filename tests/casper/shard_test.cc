@@ -265,6 +265,11 @@ TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
   // records, rebuilding the scope's indexes by replaying stored blocks.
   dag::DagStore& dag = net[0].node.dag();
   auto fresh = net[0].node.FreshPreStates();
+  int observed = 0;
+  fresh->set_merge_observer([&](const merge::MergeMetrics& m) {
+    ++observed;
+    EXPECT_GE(m.blocks, 2u);
+  });
   int checked = 0;
   for (int64_t n = 1; n <= dag.MaxHeight(); ++n) {
     for (const Hash32& h : dag.AtHeight(n)) {
@@ -280,6 +285,7 @@ TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
     }
   }
   EXPECT_GT(checked, 0);
+  EXPECT_EQ(observed, checked);  // one observation per merge
   EXPECT_GT(fresh->rebuilt(), 0u);
 }
 
