@@ -428,7 +428,9 @@ function errorMessages(reply, what) {
 }
 
 module.exports = {
+  RNODE_BIN,
   RnodeProcess,
+  freePorts,
   WebSocket: deps.WebSocket,
   deployIdOfSuccess,
   errorMessages,

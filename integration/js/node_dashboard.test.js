@@ -1,7 +1,8 @@
-// The metric names that operators see stay in step: every family a running
-// node exports is documented in docs/metrics.md, and every metric the
-// Grafana dashboard (docker/grafana/rnode-dashboard.json) queries is
-// exported.
+// What operators' tools rely on: every metric family a running node
+// exports is documented in docs/metrics.md, every metric the Grafana
+// dashboard (docker/grafana/rnode-dashboard.json) queries is exported, and
+// both gRPC ports answer server reflection (grpcurl's way of listing
+// services).
 'use strict';
 
 const { after, before, test } = require('node:test');
@@ -9,7 +10,31 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
+const grpc = require('@grpc/grpc-js');
 const { RnodeProcess, makeTempDir } = require('./harness');
+
+// The services a reflection client lists, from the raw
+// grpc.reflection.v1alpha.ServerReflection stream (no reflection proto is
+// needed: the request is field 7, list_services = "", and the names are the
+// strings inside the reply's list_services_response).
+function listServices(port) {
+  return new Promise((resolve, reject) => {
+    const client = new grpc.Client(`127.0.0.1:${port}`,
+      grpc.credentials.createInsecure());
+    const call = client.makeBidiStreamRequest(
+      '/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo',
+      (b) => b, (b) => b, new grpc.Metadata(),
+      { deadline: Date.now() + 10000 });
+    call.on('data', (reply) => {
+      const text = reply.toString('latin1');
+      resolve([...text.matchAll(/[A-Za-z_][\w.]*Service[\w]*/g)].map((m) => m[0]));
+      call.end();
+      client.close();
+    });
+    call.on('error', (e) => { client.close(); reject(e); });
+    call.write(Buffer.from([0x3a, 0x00]));
+  });
+}
 
 const repo = path.resolve(__dirname, '..', '..');
 const dataDir = makeTempDir('dashboard');
@@ -48,4 +73,13 @@ test('every metric the dashboard queries is exported', node.withOutput(() => {
   assert.ok(names.size > 10, `the dashboard names only ${names.size} metrics`);
   const missing = [...names].filter((name) => !exported.has(name));
   assert.deepEqual(missing, [], 'dashboard queries metrics the node does not export');
+}));
+
+test('both gRPC ports answer server reflection', node.withOutput(async () => {
+  const external = await listServices(node.ports.grpcExternal);
+  assert.ok(external.includes('casper.v1.DeployService'), external.join(', '));
+  assert.ok(!external.includes('casper.v1.ProposeService'), external.join(', '));
+  const internal = await listServices(node.ports.grpcInternal);
+  assert.ok(internal.includes('casper.v1.DeployService'), internal.join(', '));
+  assert.ok(internal.includes('casper.v1.ProposeService'), internal.join(', '));
 }));
