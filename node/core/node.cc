@@ -396,7 +396,12 @@ absl::StatusOr<casper::genesis::GenesisParams> GenesisInputs(
   p.timestamp = c.deploy_timestamp > 0 ? c.deploy_timestamp : NowMs();
   p.pos = PosParamsOf(c);
   const std::string dir = data_dir + "/genesis";
-  std::filesystem::create_directories(dir);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(dir, ": cannot create: ", ec.message()));
+  }
   std::string bonds_path = c.bonds_file;
   std::string wallets_path = c.wallets_file;
   if (bonds_path.empty() || wallets_path.empty()) {
@@ -518,6 +523,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   if (m.dag->size() == 0) {
     ASSIGN_OR_RETURN(casper::genesis::GenesisParams params,
                      GenesisInputs(c, data_dir, node->key_, out));
+    // The parameters first: a crash before the genesis is stored leaves
+    // them for the next start, which makes the same genesis state.
+    RETURN_IF_ERROR(WriteFileAtomically(data_dir + kGenesisParamsFile,
+                                        GenesisParamsToml(c), 0644));
     ASSIGN_OR_RETURN(
         casper::genesis::GenesisBlock g,
         casper::genesis::CreateGenesis(params, m.space.get(), m.contracts.get(),
@@ -525,8 +534,6 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
     ASSIGN_OR_RETURN(bool inserted, m.dag->Insert(g.block));
     (void)inserted;
     RETURN_IF_ERROR(m.dag->SetLastFinalized(g.block.hash));
-    RETURN_IF_ERROR(WriteFileAtomically(data_dir + kGenesisParamsFile,
-                                        GenesisParamsToml(c), 0644));
     genesis = g.block;
     Log("node")->info("genesis block {} made (shard {}, {} validators)",
                       HexEncode(g.block.hash), c.shard_name, g.bonds.size());
@@ -541,6 +548,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
       return absl::FailedPreconditionError(
           absl::StrCat("the data dir holds shard '", stored->shard_id,
                        "', not '", c.shard_name, "'"));
+    }
+    // A crash between storing the genesis and finalizing it.
+    if (!m.dag->LastFinalized().has_value()) {
+      RETURN_IF_ERROR(m.dag->SetLastFinalized(stored->hash));
     }
     genesis = *std::move(stored);
     Log("node")->info("continuing from {} blocks (last finalized #{})",
