@@ -232,7 +232,9 @@ json ElementsJson(const std::vector<ir::ParPtr>& ps) {
 
 // The text an ExprMap uses for a key (Rust `extract_key_from_expr`).
 std::string KeyText(const json& expr) {
-  const auto& [tag, body] = *expr.items().begin();
+  const json::const_iterator entry = expr.cbegin();
+  const std::string& tag = entry.key();
+  const json& body = entry.value();
   if (tag == "ExprString" || tag == "ExprUri" || tag == "ExprBytes") {
     return body["data"].get<std::string>();
   }
@@ -422,7 +424,11 @@ absl::StatusOr<ir::ParPtr> ParFromRhoUnforgJson(const json& name) {
     return absl::InvalidArgumentError(
         absl::StrCat(kNameShape, ", got ", name.type_name()));
   }
-  const auto& [tag, body] = *name.items().begin();
+  // Not `*name.items().begin()`: that proxy is a temporary, and bindings
+  // to it dangle.
+  const json::const_iterator entry = name.cbegin();
+  const std::string& tag = entry.key();
+  const json& body = entry.value();
   ir::UnforgeableKind kind;
   if (tag == "UnforgPrivate") {
     kind = ir::UnforgeableKind::kPrivate;
