@@ -92,3 +92,50 @@ test('a second node on a data dir in use is refused', async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the client verbs talk to a running node', async () => {
+  const dir = makeTempDir('cli-verbs');
+  const node = new RnodeProcess('cli-verbs', dir);
+  await node.start();
+  const client = (args) => spawnSync(RNODE_BIN, [...args,
+    '--grpc-port', String(node.ports.grpcExternal),
+    '--grpc-port-internal', String(node.ports.grpcInternal)],
+  { encoding: 'utf8', timeout: kRunTimeoutMs });
+  try {
+    let r = client(['status']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).isReady, true);
+
+    r = client(['deploy', '--private-key-file', path.join(dir, 'validator.key'),
+      '--term', '@"cli"!(1)', '--wait']);
+    assert.equal(r.status, 0, r.stderr);
+    const id = /DeployId is: ([0-9a-f]+)/.exec(r.stdout)[1];
+    const block = /Finalized in block ([0-9a-f]{64})/.exec(r.stdout)[1];
+
+    r = client(['find-deploy', '--deploy-id', id]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).blockInfo.blockHash, block);
+    r = client(['is-finalized', block]);
+    assert.equal(r.stdout.trim(), 'true', r.stderr);
+    r = client(['show-block', block.slice(0, 10)]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).blockInfo.blockHash, block);
+    r = client(['last-finalized-block']);
+    assert.equal(JSON.parse(r.stdout).blockInfo.blockHash, block, r.stderr);
+    r = client(['show-blocks', '--depth', '2']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.ok(r.stdout.includes(block));
+
+    // Nothing waits: propose is refused in-band, exit 1 with the reason.
+    r = client(['propose']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /No new deploys to propose\./);
+    // A bad signing key never reaches the node.
+    r = client(['deploy', '--private-key', 'zz', '--term', 'Nil']);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /private-key/);
+  } finally {
+    await node.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
