@@ -171,10 +171,12 @@ absl::StatusOr<::casper::DeployDataProto> DeployOfJson(const json& body) {
   return p;
 }
 
+// The request's body as a JSON object (every JSON route takes one, and
+// json's accessors throw on other types).
 absl::StatusOr<json> ParseBody(const http::Request& req) {
   json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) {
-    return absl::InvalidArgumentError("the body is not JSON");
+  if (body.is_discarded() || !body.is_object()) {
+    return absl::InvalidArgumentError("the body is not a JSON object");
   }
   return body;
 }

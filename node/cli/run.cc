@@ -15,64 +15,64 @@
 #include "node/metrics/metrics.h"
 #include "node/views/block_views.h"
 #include "util/logging.h"
+#include "util/status_macros.h"
 
 namespace rnode::node {
 namespace {
 
 absl::Status RegisterApiMetrics(metrics::Registry& r, const HttpApi* http,
                                 const http::EventHub* events) {
-  auto stat = [http](uint64_t http::HttpServerStats::*field) {
-    return [http, field]() -> absl::StatusOr<double> {
+  struct Stat {
+    const char* name;
+    const char* help;
+    uint64_t http::HttpServerStats::*field;
+    bool counter;
+  };
+  static constexpr Stat kStats[] = {
+      {"rnode_http_requests_total", "HTTP API requests handled",
+       &http::HttpServerStats::requests_served, true},
+      {"rnode_http_busy_total",
+       "HTTP API requests answered 503 busy (in-flight budget spent)",
+       &http::HttpServerStats::busy_refusals, true},
+      {"rnode_http_body_too_large_total", "HTTP API requests refused 413",
+       &http::HttpServerStats::body_too_large_refusals, true},
+      {"rnode_http_open_connections", "Open HTTP API connections",
+       &http::HttpServerStats::open_connections, false},
+      {"rnode_http_in_flight", "HTTP API requests being handled",
+       &http::HttpServerStats::in_flight, false},
+      {"rnode_events_subscribers", "Open /ws/events subscriptions",
+       &http::HttpServerStats::open_websockets, false},
+  };
+  for (const Stat& stat : kStats) {
+    metrics::ValueCallback fn =
+        [http, field = stat.field]() -> absl::StatusOr<double> {
       return static_cast<double>(http->public_server().stats().*field);
     };
-  };
-  absl::Status s = r.AddCallbackCounter(
-      "rnode_http_requests_total", "HTTP API requests handled",
-      stat(&http::HttpServerStats::requests_served));
-  if (s.ok()) {
-    s = r.AddCallbackCounter(
-        "rnode_http_busy_total",
-        "HTTP API requests answered 503 busy (in-flight budget spent)",
-        stat(&http::HttpServerStats::busy_refusals));
+    RETURN_IF_ERROR(stat.counter
+                        ? r.AddCallbackCounter(stat.name, stat.help, fn)
+                        : r.AddCallbackGauge(stat.name, stat.help, fn));
   }
-  if (s.ok()) {
-    s = r.AddCallbackCounter(
-        "rnode_http_body_too_large_total", "HTTP API requests refused 413",
-        stat(&http::HttpServerStats::body_too_large_refusals));
-  }
-  if (s.ok()) {
-    s = r.AddCallbackGauge("rnode_http_open_connections",
-                           "Open HTTP API connections",
-                           stat(&http::HttpServerStats::open_connections));
-  }
-  if (s.ok()) {
-    s = r.AddCallbackGauge("rnode_http_in_flight",
-                           "HTTP API requests being handled",
-                           stat(&http::HttpServerStats::in_flight));
-  }
-  if (s.ok()) {
-    s = r.AddCallbackGauge("rnode_events_subscribers",
-                           "Open /ws/events subscriptions",
-                           stat(&http::HttpServerStats::open_websockets));
-  }
-  if (s.ok()) {
-    s = r.AddCallbackCounter(
-        "rnode_events_dropped_subscribers_total",
-        "Event subscribers closed because they fell too far behind",
-        [events]() -> absl::StatusOr<double> {
-          return static_cast<double>(events->dropped_subscribers());
-        });
-  }
-  return s;
+  return r.AddCallbackCounter(
+      "rnode_events_dropped_subscribers_total",
+      "Event subscribers closed because they fell too far behind",
+      [events]() -> absl::StatusOr<double> {
+        return static_cast<double>(events->dropped_subscribers());
+      });
+}
+
+// SIGTERM and SIGINT: what stops the node.
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
 }
 
 }  // namespace
 
 void BlockTerminationSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
+  const sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
@@ -150,10 +150,7 @@ int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
       << std::flush;
   Log("node")->info("ready in {:.0f} ms", ready_ms);
 
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
+  const sigset_t set = TerminationSignals();
   int signal = 0;
   sigwait(&set, &signal);
   Log("node")->info("signal {}: shutting down", signal);

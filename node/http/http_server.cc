@@ -28,6 +28,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "nlohmann/json.hpp"
 #include "util/logging.h"
 #include "util/mutex.h"
 
@@ -77,43 +78,11 @@ constexpr double kLogLinesPerSecond = 5;
 
 constexpr std::string_view kContinueResponse = "HTTP/1.1 100 Continue\r\n\r\n";
 
-std::string JsonEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[(c >> 4) & 0xf];
-          out += kHex[c & 0xf];
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
+// {"error":...,"message":...}; invalid UTF-8 in a message (an exception's
+// text) is replaced rather than thrown on.
 std::string ErrorJson(std::string_view error, std::string_view message) {
-  return "{\"error\":\"" + JsonEscape(error) + "\",\"message\":\"" +
-         JsonEscape(message) + "\"}";
+  return nlohmann::json{{"error", error}, {"message", message}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 BeastResponse ErrorResponse(unsigned version, bhttp::status status,
