@@ -280,6 +280,11 @@ bool DagStore::Contains(const Hash32& hash) const {
   return metas_.contains(hash);
 }
 
+absl::StatusOr<std::optional<Bytes>> DagStore::GetBlockBytes(
+    const Hash32& hash) {
+  return store_->Get(columns_.blocks, hash);
+}
+
 absl::StatusOr<std::optional<block::Block>> DagStore::GetBlock(
     const Hash32& hash) {
   ASSIGN_OR_RETURN(std::optional<Bytes> bytes,

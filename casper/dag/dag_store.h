@@ -87,6 +87,9 @@ class DagStore {
   // The stored block; nullopt when not stored. DataLoss if its bytes do
   // not decode.
   absl::StatusOr<std::optional<block::Block>> GetBlock(const Hash32& hash);
+  // The stored encoding of the block (block::EncodeBlock's bytes), for
+  // serving peers without decoding and encoding it again.
+  absl::StatusOr<std::optional<Bytes>> GetBlockBytes(const Hash32& hash);
   // Its metadata; null when not stored.
   std::shared_ptr<const BlockMeta> Meta(const Hash32& hash) const;
 

@@ -156,8 +156,8 @@ absl::Status DeployPool::Remove(std::span<const Bytes> sigs) {
   return RemoveLocked(sigs);
 }
 
-absl::StatusOr<size_t> DeployPool::PruneExpired(int64_t last_block_number,
-                                                int64_t now_ms) {
+absl::StatusOr<std::vector<Bytes>> DeployPool::PruneExpired(
+    int64_t last_block_number, int64_t now_ms) {
   MutexLock lock(&mu_);
   std::vector<Bytes> dead;
   for (const auto& [sig, deploy] : deploys_) {
@@ -168,7 +168,7 @@ absl::StatusOr<size_t> DeployPool::PruneExpired(int64_t last_block_number,
     }
   }
   RETURN_IF_ERROR(RemoveLocked(dead));
-  return dead.size();
+  return dead;
 }
 
 void DeployPool::ForEach(

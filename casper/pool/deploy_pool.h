@@ -79,9 +79,10 @@ class DeployPool {
   // Drops the deploys with these signatures (absent ones are ignored).
   absl::Status Remove(std::span<const Bytes> sigs);
   // Drops every deploy that can no longer go in a block numbered above
-  // `last_block_number` or made at or after `now_ms`; returns how many.
-  absl::StatusOr<size_t> PruneExpired(int64_t last_block_number,
-                                      int64_t now_ms);
+  // `last_block_number` or made at or after `now_ms`; returns their
+  // signatures.
+  absl::StatusOr<std::vector<Bytes>> PruneExpired(int64_t last_block_number,
+                                                  int64_t now_ms);
 
   // Calls `fn` with every waiting deploy, by signature; under the pool's
   // lock, so `fn` must not call the pool.

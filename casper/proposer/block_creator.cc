@@ -40,6 +40,25 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
     for (size_t i = 1; i < fc.parents.size() && i < options_.max_parents; ++i) {
       parents.push_back(fc.parents[i]);
     }
+    // Every other tip too (newest first), so that no valid block is left
+    // out of the chain for good: fork choice scores only the blocks on the
+    // validators' main-parent chains, and a block made on a stale view (a
+    // validator that was paused) would otherwise never be a parent again,
+    // its deploys never final. Its conflicts are resolved by the merge.
+    std::vector<std::pair<int64_t, Hash32>> others;
+    for (const Hash32& t : dag_->Tips()) {
+      if (std::find(parents.begin(), parents.end(), t) != parents.end()) {
+        continue;
+      }
+      others.emplace_back(dag_->Meta(t)->block_number, t);
+    }
+    std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first > y.first : x.second < y.second;
+    });
+    for (const auto& [number, t] : others) {
+      if (parents.size() >= options_.max_parents) break;
+      parents.push_back(t);
+    }
   }
   int64_t number = 0;
   int64_t parent_time = 0;

@@ -146,13 +146,19 @@ function makeTempDir(label) {
   return fs.mkdtempSync(path.join(os.tmpdir(), `rnode-js-${label}-`));
 }
 
-// One `rnode run --standalone` process and clients of its APIs.
+// One `rnode run` process (standalone by default, or a shard node) and
+// clients of its APIs.
 class RnodeProcess {
-  // `extraArgs` are appended to the `rnode run` command line.
-  constructor(label, dataDir, extraArgs = []) {
+  // `extraArgs` are appended to the `rnode run` command line. Options:
+  // standalone (default true); privateKey (hex; a shard validator's key,
+  // written to <dataDir>/validator.key; none: a read-only node); keepPorts
+  // (a restart keeps the ports, so peers find the node again).
+  constructor(label, dataDir, extraArgs = [], options = {}) {
     this.label = label;
     this.dataDir = dataDir;
     this.extraArgs = extraArgs;
+    this.options = { standalone: true, privateKey: null, keepPorts: false, ...options };
+    this.ports = null;
     this.child = null;
     this.log = [];
     this.exit = null;  // {code, signal} once exited
@@ -163,14 +169,28 @@ class RnodeProcess {
   async start() {
     assert.ok(fs.existsSync(RNODE_BIN),
       `rnode binary not found at ${RNODE_BIN}: build it, or set RNODE_BIN`);
-    const [grpcExternal, grpcInternal, http, adminHttp] = await freePorts(4);
-    this.ports = { grpcExternal, grpcInternal, http, adminHttp };
+    if (!(this.options.keepPorts && this.ports)) {
+      const [grpcExternal, grpcInternal, http, adminHttp, protocol, discovery] =
+        await freePorts(6);
+      this.ports = { grpcExternal, grpcInternal, http, adminHttp, protocol, discovery };
+    }
+    const { grpcExternal, grpcInternal, http, adminHttp, protocol, discovery } = this.ports;
+    const keyFile = path.join(this.dataDir, 'validator.key');
+    if (!this.options.standalone && this.options.privateKey) {
+      fs.mkdirSync(this.dataDir, { recursive: true });
+      fs.writeFileSync(keyFile, `${this.options.privateKey}\n`, { mode: 0o600 });
+    }
     this.httpUrl = `http://127.0.0.1:${http}`;
     this.adminUrl = `http://127.0.0.1:${adminHttp}`;
     this.wsUrl = `ws://127.0.0.1:${http}/ws/events`;
     const args = [
-      'run', '--standalone',
+      'run', ...(this.options.standalone ? ['--standalone'] : []),
+      ...(!this.options.standalone && this.options.privateKey
+        ? ['--validator-private-key-path', keyFile] : []),
       '--data-dir', this.dataDir,
+      '--host', '127.0.0.1',
+      '--protocol-port', String(protocol),
+      '--discovery-port', String(discovery),
       '--api-host', '127.0.0.1',
       '--api-port-grpc-external', String(grpcExternal),
       '--api-port-grpc-internal', String(grpcInternal),
@@ -226,14 +246,31 @@ class RnodeProcess {
       new v1.DeployService(`127.0.0.1:${grpcInternal}`, creds);
     this.proposeClient = new v1.ProposeService(`127.0.0.1:${grpcInternal}`, creds);
     this.clients = [this.deployClient, this.internalDeployClient, this.proposeClient];
-    this.privateKey = fs.readFileSync(path.join(this.dataDir, 'validator.key'),
-      'utf8').trim();
-    assert.match(this.privateKey, /^[0-9a-f]{64}$/,
-      `${this.dataDir}/validator.key should hold a hex private key`);
-    // Derived by the public client, not by the node.
-    const addr = deps.rnodeJs.getAddrFromPrivateKey(this.privateKey);
-    this.publicKey = addr.pubKey;
-    this.revAddress = addr.revAddr;
+    this.privateKey = null;
+    if (this.options.standalone || this.options.privateKey) {
+      this.privateKey = fs.readFileSync(keyFile, 'utf8').trim();
+      assert.match(this.privateKey, /^[0-9a-f]{64}$/,
+        `${keyFile} should hold a hex private key`);
+      // Derived by the public client, not by the node.
+      const addr = deps.rnodeJs.getAddrFromPrivateKey(this.privateKey);
+      this.publicKey = addr.pubKey;
+      this.revAddress = addr.revAddr;
+    }
+  }
+
+  // Sends `signal` to the running process (SIGSTOP / SIGCONT / SIGKILL).
+  signal(signal) {
+    assert.ok(this.child !== null && this.exit === null, `${this.label} is not running`);
+    this.child.kill(signal);
+  }
+
+  // SIGKILL and wait for the exit.
+  async kill() {
+    for (const c of this.clients) c.close();
+    this.clients = [];
+    this.signal('SIGKILL');
+    await this.exited;
+    this.child = null;
   }
 
   // SIGTERM, then SIGKILL after a deadline; returns {code, signal}.
@@ -267,7 +304,7 @@ class RnodeProcess {
       const lines = partial.split('\n');
       partial = lines.pop();
       for (const line of lines) {
-        if (name === 'stdout' && /standalone validator ready in \d+ ms/.test(line)) {
+        if (name === 'stdout' && /(standalone validator|node) ready in \d+ ms/.test(line)) {
           this.readyLine = true;
         }
         this.note(`[${name}] ${line}`);
@@ -429,6 +466,7 @@ function errorMessages(reply, what) {
 
 module.exports = {
   RNODE_BIN,
+  rnodeJs: deps.rnodeJs,
   RnodeProcess,
   freePorts,
   WebSocket: deps.WebSocket,

@@ -24,6 +24,21 @@ std::string NodeVersion() { return "rnode-cpp 0.1.0"; }
   const int64_t epoch = node.config().epoch_length;
   s.set_epochlength(static_cast<int32_t>(std::min<int64_t>(epoch, INT32_MAX)));
   s.set_currentepoch(lfb < 0 ? 0 : lfb / epoch);
+  s.set_address(node.address());
+  int32_t connected = 0;
+  std::vector<PeerStatus> peers = node.peers();
+  for (const PeerStatus& p : peers) {
+    connected += p.connected ? 1 : 0;
+    ::casper::PeerInfo* info = s.add_peerlist();
+    info->set_address(p2p::FormatPeerAddress(p.node));
+    info->set_nodeid(p.node.IdHex());
+    info->set_host(p.node.host);
+    info->set_protocolport(static_cast<int32_t>(p.node.tcp_port));
+    info->set_discoveryport(static_cast<int32_t>(p.node.udp_port));
+    info->set_isconnected(p.connected);
+  }
+  s.set_peers(connected);
+  s.set_nodes(static_cast<int32_t>(peers.size()));
   return s;
 }
 

@@ -55,6 +55,19 @@ http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind) {
   }
 }
 
+json PeerListJson(const ::casper::Status& s) {
+  json list = json::array();
+  for (const ::casper::PeerInfo& p : s.peerlist()) {
+    list.push_back(json{{"address", p.address()},
+                        {"nodeId", p.nodeid()},
+                        {"host", p.host()},
+                        {"protocolPort", p.protocolport()},
+                        {"discoveryPort", p.discoveryport()},
+                        {"isConnected", p.isconnected()}});
+  }
+  return list;
+}
+
 json StatusJson(Node& node) {
   ::casper::Status s = StatusOf(node);
   return json{
@@ -65,7 +78,7 @@ json StatusJson(Node& node) {
       {"peers", s.peers()},
       {"nodes", s.nodes()},
       {"minPhloPrice", s.minphloprice()},
-      {"peerList", json::array()},
+      {"peerList", PeerListJson(s)},
       {"nativeTokenName", s.nativetokenname()},
       {"nativeTokenSymbol", s.nativetokensymbol()},
       {"nativeTokenDecimals", s.nativetokendecimals()},

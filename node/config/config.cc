@@ -34,6 +34,26 @@ const Setting kSettings[] = {
      &NodeConfig::threads},
     {"protocol-server.network-id", "network-id", "the network's name",
      &NodeConfig::network_id},
+    {"protocol-server.host", "host",
+     "host peers reach this node at (the P2P servers bind it)",
+     &NodeConfig::host},
+    {"protocol-server.port", "protocol-port", "peer-to-peer protocol port",
+     &NodeConfig::port_protocol},
+    {"peers-discovery.port", "discovery-port", "peer discovery port",
+     &NodeConfig::port_discovery},
+    {"protocol-client.bootstrap", "bootstrap",
+     "rnode:// address of a node to join through", &NodeConfig::bootstrap},
+    {"protocol-server.allow-private-addresses", "allow-private-addresses",
+     "accept peers on loopback and private addresses",
+     &NodeConfig::allow_private_addresses},
+    {"protocol-client.network-timeout", "network-timeout",
+     "timeout of one peer-to-peer call (e.g. 5s)",
+     &NodeConfig::network_timeout_ms},
+    {"protocol-server.max-connections", "max-peers",
+     "peers kept connected at most", &NodeConfig::max_peers},
+    {"peers-discovery.lookup-interval", "lookup-interval",
+     "how often peers are asked for their peers (e.g. 5s)",
+     &NodeConfig::lookup_interval_ms},
     {"api-server.host", "api-host", "address the API servers listen on",
      &NodeConfig::api_host},
     {"api-server.port-grpc-external", "api-port-grpc-external",
@@ -82,6 +102,20 @@ const Setting kSettings[] = {
     {"casper.deploy-pool-max-deploys", "deploy-pool-max-deploys",
      "deploys that may wait; more are refused",
      &NodeConfig::deploy_pool_max_deploys},
+    {"casper.heartbeat.enabled", "heartbeat-enabled",
+     "propose an empty block when finality waits for this validator",
+     &NodeConfig::heartbeat_enabled},
+    {"casper.heartbeat.check-interval", "heartbeat-check-interval",
+     "how long finality may stall before the heartbeat proposes (e.g. 5s)",
+     &NodeConfig::heartbeat_check_interval_ms},
+    {"casper.synchrony-constraint-threshold", "synchrony-constraint-threshold",
+     "share of the other validators' stake to have seen new blocks from "
+     "before proposing again, in [0, 1] (0: off)",
+     &NodeConfig::synchrony_constraint_threshold},
+    {"casper.deploy-gossip-takeover", "deploy-gossip-takeover",
+     "after this long a deploy gossiped by a peer and in no block is "
+     "proposed here (e.g. 5s)",
+     &NodeConfig::deploy_gossip_takeover_ms},
     {"casper.genesis-block-data.bonds-file", "bonds-file",
      "bonds.txt of a new shard", &NodeConfig::bonds_file},
     {"casper.genesis-block-data.wallets-file", "wallets-file",
@@ -113,7 +147,11 @@ constexpr Unit kSizeUnits[] = {
     {"K", int64_t{1} << 10}, {"M", int64_t{1} << 20}, {"G", int64_t{1} << 30}};
 
 bool IsDuration(std::string_view key) {
-  return key == "casper.propose-batch-window";
+  return key == "casper.propose-batch-window" ||
+         key == "protocol-client.network-timeout" ||
+         key == "peers-discovery.lookup-interval" ||
+         key == "casper.heartbeat.check-interval" ||
+         key == "casper.deploy-gossip-takeover";
 }
 
 absl::StatusOr<int64_t> ParseInt(std::string_view key, std::string_view text) {
@@ -278,7 +316,9 @@ absl::Status Validate(const NodeConfig& c) {
        {std::pair{"api-server.port-grpc-external", c.port_grpc_external},
         std::pair{"api-server.port-grpc-internal", c.port_grpc_internal},
         std::pair{"api-server.port-http", c.port_http},
-        std::pair{"api-server.port-admin-http", c.port_admin_http}}) {
+        std::pair{"api-server.port-admin-http", c.port_admin_http},
+        std::pair{"protocol-server.port", c.port_protocol},
+        std::pair{"peers-discovery.port", c.port_discovery}}) {
     if (port < 1 || port > 65535) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": ", port, " is not a port (1..65535)"));
@@ -312,6 +352,15 @@ absl::Status Validate(const NodeConfig& c) {
                    int64_t{0}},
         std::tuple{"casper.deploy-pool-max-deploys", c.deploy_pool_max_deploys,
                    int64_t{1}},
+        std::tuple{"protocol-client.network-timeout", c.network_timeout_ms,
+                   int64_t{100}},
+        std::tuple{"protocol-server.max-connections", c.max_peers, int64_t{1}},
+        std::tuple{"peers-discovery.lookup-interval", c.lookup_interval_ms,
+                   int64_t{100}},
+        std::tuple{"casper.heartbeat.check-interval",
+                   c.heartbeat_check_interval_ms, int64_t{100}},
+        std::tuple{"casper.deploy-gossip-takeover", c.deploy_gossip_takeover_ms,
+                   int64_t{0}},
         std::tuple{"casper.genesis-block-data.bond-minimum", c.bond_minimum,
                    int64_t{1}},
         std::tuple{"casper.genesis-block-data.epoch-length", c.epoch_length,
@@ -329,6 +378,15 @@ absl::Status Validate(const NodeConfig& c) {
   }
   if (c.threads > 1024) {
     return absl::InvalidArgumentError("threads: at most 1024");
+  }
+  if (!(c.synchrony_constraint_threshold >= 0 &&
+        c.synchrony_constraint_threshold <= 1)) {
+    return absl::InvalidArgumentError(
+        "casper.synchrony-constraint-threshold: must be in [0, 1]");
+  }
+  if (c.max_peers > 1024) {
+    return absl::InvalidArgumentError(
+        "protocol-server.max-connections: at most 1024");
   }
   if (c.bond_maximum < c.bond_minimum) {
     return absl::InvalidArgumentError(

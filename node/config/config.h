@@ -36,8 +36,22 @@ struct NodeConfig {
   // checks, parallel replay); 0 = the machine's hardware threads.
   int64_t threads = 0;
 
-  // Network identity (the shard issue adds the peer-to-peer settings).
+  // Peer-to-peer (docs/p2p.md; off in standalone mode).
   std::string network_id = "testnet";
+  // The host peers reach this node at, and the address the protocol and
+  // discovery servers bind.
+  std::string host = "127.0.0.1";
+  int64_t port_protocol = 40400;
+  int64_t port_discovery = 40404;
+  // "rnode://<id>@<host>?protocol=<port>&discovery=<port>"; "" for the
+  // first node of a shard.
+  std::string bootstrap;
+  // Peers on loopback and private ranges are found by discovery.
+  bool allow_private_addresses = true;
+  int64_t network_timeout_ms = 5000;
+  int64_t max_peers = 32;
+  // How often a node asks its peers for the peers they know.
+  int64_t lookup_interval_ms = 5000;
 
   // API servers.
   std::string api_host = "127.0.0.1";
@@ -61,13 +75,25 @@ struct NodeConfig {
   // environment variable RNODE_VALIDATOR_PRIVATE_KEY. Never logged.
   std::string validator_private_key;
   std::string validator_private_key_path;
-  int64_t max_number_of_parents = 1;
+  int64_t max_number_of_parents = 16;
   int64_t max_user_deploys_per_block = 128;
   int64_t min_phlo_price = 1;
   // How long the proposer waits after the first pending deploy for more to
   // join the block.
   int64_t propose_batch_window_ms = 20;
   int64_t deploy_pool_max_deploys = 20'000;
+  // A validator that has blocks with deploys to finalize proposes an empty
+  // block when it sees blocks it has not justified; the heartbeat also
+  // does when the last finalized block has not moved for check-interval.
+  bool heartbeat_enabled = true;
+  int64_t heartbeat_check_interval_ms = 5000;
+  // Share of the other validators' stake whose new blocks a validator must
+  // have seen since its last block before it proposes again (0: off).
+  double synchrony_constraint_threshold = 0;
+  // A deploy gossiped by another validator is proposed here only if it is
+  // in no block this long after it arrived (the receiving validator is
+  // down or slow).
+  int64_t deploy_gossip_takeover_ms = 5000;
 
   // Genesis (read only when the data dir holds no genesis yet).
   std::string bonds_file;

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -34,7 +36,10 @@
 #include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "crypto/rng.h"
+#include "node/core/network.h"
 #include "node/core/node_metrics.h"
+#include "node/p2p/discovery.h"
+#include "node/p2p/transport.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/channel_codec.h"
@@ -42,6 +47,7 @@
 #include "rspace/history/history.h"
 #include "rspace/space.h"
 #include "rspace/storage/rocksdb_store.h"
+#include "util/bounded_cache.h"
 #include "util/limits.h"
 #include "util/logging.h"
 #include "util/mutex.h"
@@ -69,6 +75,30 @@ constexpr int64_t kStandaloneBalance = 50'000'000'000'000'000;
 // could not go in a block (future validAfterBlockNumber): they may fit a
 // later block only.
 constexpr auto kProposeRetry = std::chrono::seconds(1);
+
+// How often the consensus thread looks at the heartbeat and the deploys
+// peers gossiped.
+constexpr auto kHousekeepingInterval = std::chrono::seconds(1);
+
+// Empty blocks a validator makes in a row for finality that does not move
+// before it leaves the rest to the heartbeat.
+constexpr int kMaxEmptyStreak = 6;
+
+// A validator is behind its peers (and refuses deploys, whose validity
+// window it cannot judge) while this many blocks wait for parents or for
+// the consensus thread, or while a block asked for is missing this long.
+constexpr size_t kBehindBuffered = 4;
+constexpr auto kBehindWanted = std::chrono::milliseconds(1000);
+
+// A gap this long between two housekeeping rounds means the process was
+// paused.
+constexpr auto kPauseNoticed = std::chrono::seconds(3);
+
+// Expired deploys remembered for clients that ask after them.
+constexpr size_t kExpiredDeploysRemembered = 65536;
+
+// Blocks from peers waiting for the engine at most.
+constexpr size_t kMaxBlocksWaiting = 64;
 
 // Lines of deploy output (rho:io:stdout) logged per second at most.
 constexpr double kDeployOutputLinesPerSecond = 50;
@@ -230,6 +260,14 @@ struct Node::Impl {
   std::unique_ptr<casper::proposer::BlockCreator> creator;
   std::unique_ptr<casper::validation::BlockValidator> validator;
   NoPeers peers;
+  // Peer-to-peer (null in standalone mode). The network is the engine's
+  // transport; stopped before anything it calls into.
+  std::unique_ptr<CasperNetwork> network;
+  std::unique_ptr<p2p::Transport> transport;
+  std::unique_ptr<p2p::PeerTable> peer_table;
+  std::unique_ptr<p2p::DiscoveryServer> discovery;
+  std::optional<p2p::PeerNode> bootstrap;
+  std::thread discovery_thread;
   std::shared_ptr<casper::engine::EngineListener> listener;
   std::unique_ptr<casper::engine::Engine> engine;
   std::unique_ptr<NodeMetrics> metrics;
@@ -237,11 +275,44 @@ struct Node::Impl {
   uint64_t explore_counter = 0;  // consensus thread
 
   // The consensus thread and what it is asked to do.
-  Mutex mu;
+  mutable Mutex mu;
   CondVar cv;
   // A task runs with true on the consensus thread, or with false when the
   // node stops first (it then answers Unavailable).
   std::deque<std::function<void(bool)>> tasks ABSL_GUARDED_BY(mu);
+  // Blocks from peers waiting for the engine; a full queue holds the
+  // transport's stream dispatcher (back-pressure to the senders).
+  std::deque<Block> blocks_in ABSL_GUARDED_BY(mu);
+  // Deploys other validators admitted, held as backup until they are in a
+  // block or the takeover time passes.
+  struct Backup {
+    casper::SignedDeploy deploy;
+    Clock::time_point arrived;
+  };
+  std::map<Bytes, Backup> backup ABSL_GUARDED_BY(mu);
+  // Finality waits for a block of this node (it has seen blocks it has
+  // not justified while blocks with deploys are not final), since when.
+  bool finality_wanted ABSL_GUARDED_BY(mu) = false;
+  Clock::time_point finality_since ABSL_GUARDED_BY(mu){};
+  // Consensus thread only: blocks with user deploys not yet final, and
+  // when the last finalized block last moved.
+  std::set<Hash32> unfinalized_work;
+  // Empty blocks this node made in a row for finality without finality
+  // moving; at kMaxEmptyStreak it waits for the heartbeat instead (no
+  // empty-block churn when finality is stuck).
+  int empty_streak = 0;
+  // Blocks the engine holds for missing parents (mirrored for the API
+  // threads' admission check).
+  std::atomic<size_t> engine_buffered{0};
+  // Deploys dropped from the pool unincluded (their window closed), so
+  // that a client asking after them learns it.
+  BoundedCache<Bytes, bool> expired{kExpiredDeploysRemembered};
+  Clock::time_point last_housekeeping = Clock::now();
+  // A node that joins a shard proposes only after it has caught up once:
+  // connected to a peer, with no block asked for or waiting.
+  bool caught_up = false;
+  std::optional<Hash32> last_lfb;
+  Clock::time_point lfb_moved{};
   bool stopping ABSL_GUARDED_BY(mu) = false;
   bool running ABSL_GUARDED_BY(mu) = false;
   // Deploys admitted since the proposer last looked, and when the first of
@@ -264,7 +335,7 @@ struct Node::Impl {
           "consensus thread; retry later");
     }
     tasks.push_back(std::move(task));
-    cv.Signal();
+    cv.SignalAll();
     return absl::OkStatus();
   }
 
@@ -293,6 +364,12 @@ void Node::Stop() {
     impl_->cv.SignalAll();
   }
   if (impl_->thread.joinable()) impl_->thread.join();
+  if (impl_->discovery_thread.joinable()) impl_->discovery_thread.join();
+  // The network's timer, then the transport's servers and dispatchers (a
+  // dispatcher waiting for room in blocks_in has been woken by stopping).
+  if (impl_->network != nullptr) impl_->network->Stop();
+  if (impl_->transport != nullptr) impl_->transport->Stop();
+  if (impl_->discovery != nullptr) impl_->discovery->Stop();
   // Tasks still queued are answered rather than left waiting.
   std::deque<std::function<void(bool)>> left;
   {
@@ -322,9 +399,18 @@ namespace {
 // the consensus thread.
 class Listener final : public casper::engine::EngineListener {
  public:
+  // `on_added` / `on_finalized` (consensus thread) keep the node's own
+  // bookkeeping.
   Listener(casper::dag::DagStore* dag, NodeMetrics* metrics,
-           const NodeHooks* hooks, LogSink* output)
-      : dag_(dag), metrics_(metrics), hooks_(hooks), output_(output) {}
+           const NodeHooks* hooks, LogSink* output,
+           std::function<void(const Block&)> on_added,
+           std::function<void(std::span<const Hash32>)> on_finalized)
+      : dag_(dag),
+        metrics_(metrics),
+        hooks_(hooks),
+        output_(output),
+        on_added_(std::move(on_added)),
+        on_finalized_(std::move(on_finalized)) {}
 
   void OnBlockCreated(const Block& block) override {
     output_->set_muted(true);
@@ -337,11 +423,13 @@ class Listener final : public casper::engine::EngineListener {
     metrics_->BlockValidated(block, verdict, seconds);
   }
   void OnBlockAdded(const Block& block) override {
+    on_added_(block);
     metrics_->BlockAdded(block);
     if (hooks_->block_added) hooks_->block_added(block);
   }
   void OnFinalized(const Hash32& last, std::span<const Hash32> blocks,
                    std::span<const Bytes> deploys) override {
+    on_finalized_(blocks);
     metrics_->Finalized(dag_->Meta(last)->block_number, blocks.size(), deploys);
     if (!hooks_->block_finalized) return;
     for (const Hash32& h : blocks) {
@@ -355,6 +443,8 @@ class Listener final : public casper::engine::EngineListener {
   NodeMetrics* metrics_;
   const NodeHooks* hooks_;
   LogSink* output_;
+  std::function<void(const Block&)> on_added_;
+  std::function<void(std::span<const Hash32>)> on_finalized_;
 };
 
 // The genesis parameters kept beside the store: a restart plays blocks
@@ -585,13 +675,49 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   casper::engine::EngineOptions engine_options;
   engine_options.finalizer.threshold_ppm =
       PosParamsOf(c).fault_tolerance_threshold_ppm;
-  m.listener = std::make_shared<Listener>(m.dag.get(), m.metrics.get(),
-                                          &m.hooks, &m.output);
+  Node* self = node.get();
+  m.listener = std::make_shared<Listener>(
+      m.dag.get(), m.metrics.get(), &m.hooks, &m.output,
+      [&m](const Block& b) {
+        if (!b.body.deploys.empty()) m.unfinalized_work.insert(b.hash);
+        MutexLock lock(&m.mu);
+        for (const auto& d : b.body.deploys) m.backup.erase(d.sig);
+      },
+      [&m](std::span<const Hash32> blocks) {
+        for (const Hash32& h : blocks) m.unfinalized_work.erase(h);
+        m.empty_streak = 0;
+      });
   engine_options.listener = m.listener.get();
+  if (!c.standalone) {
+    NetworkCallbacks callbacks;
+    callbacks.block = [self](Block b) { self->QueuePeerBlock(std::move(b)); };
+    callbacks.deploy = [self](const ::casper::DeployDataProto& d) {
+      self->HoldGossipedDeploy(d);
+    };
+    m.network = std::make_unique<CasperNetwork>(m.dag.get(), *genesis,
+                                                std::move(callbacks));
+  }
   m.engine = std::make_unique<casper::engine::Engine>(
-      m.dag.get(), m.pool.get(), m.validator.get(), m.creator.get(), &m.peers,
+      m.dag.get(), m.pool.get(), m.validator.get(), m.creator.get(),
+      m.network != nullptr
+          ? static_cast<casper::engine::Transport*>(m.network.get())
+          : &m.peers,
       node->key_.value_or(crypto::Secp256k1PrivateKey{}), engine_options,
       m.pre_states.get());
+  // Blocks with deploys not final yet (a restart continues finalizing
+  // them).
+  for (int64_t h = node->last_finalized_number() + 1; h <= m.dag->MaxHeight();
+       ++h) {
+    for (const Hash32& b : m.dag->AtHeight(h)) {
+      std::shared_ptr<const casper::dag::BlockMeta> meta = m.dag->Meta(b);
+      if (meta != nullptr && meta->deploy_count > 0 && !meta->invalid &&
+          !m.dag->IsFinalized(b)) {
+        m.unfinalized_work.insert(b);
+      }
+    }
+  }
+  m.last_lfb = m.dag->LastFinalized();
+  m.lfb_moved = Clock::now();
 
   // Deploys a crash left in the pool after their block was finalized.
   std::vector<Bytes> done;
@@ -609,7 +735,9 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
     return m.tasks.size();
   }));
 
-  Node* self = node.get();
+  if (m.network != nullptr) {
+    RETURN_IF_ERROR(node->StartNetwork(registry, out));
+  }
   {
     MutexLock lock(&m.mu);
     m.running = true;
@@ -626,10 +754,15 @@ void Node::ConsensusLoop() {
   Impl& m = *impl_;
   const auto window =
       std::chrono::milliseconds(config_.propose_batch_window_ms);
+  const bool proposer = config_.autopropose && key_.has_value();
   bool retry_later = false;  // the pool holds deploys no block could take
+  Clock::time_point retry_at{};
+  auto next_housekeeping = Clock::now() + kHousekeepingInterval;
   for (;;) {
     std::function<void(bool)> task;
-    bool propose = false;
+    std::optional<Block> block;
+    enum class Propose { kNone, kDeploys, kEmpty } propose = Propose::kNone;
+    bool housekeeping = false;
     {
       MutexLock lock(&m.mu);
       for (;;) {
@@ -639,33 +772,67 @@ void Node::ConsensusLoop() {
           m.tasks.pop_front();
           break;
         }
-        if (config_.autopropose && key_.has_value() && m.deploys_waiting > 0) {
+        const auto now = Clock::now();
+        if (now >= next_housekeeping) {
+          housekeeping = true;
+          next_housekeeping = now + kHousekeepingInterval;
+          break;
+        }
+        if (!m.blocks_in.empty()) {
+          block = std::move(m.blocks_in.front());
+          m.blocks_in.pop_front();
+          m.cv.SignalAll();  // room for the dispatcher
+          break;
+        }
+        auto wake = next_housekeeping;
+        if (proposer && m.deploys_waiting > 0) {
           const auto due = m.first_waiting + window;
-          if (Clock::now() >= due) {
+          if (now >= due) {
             m.deploys_waiting = 0;
-            propose = true;
+            propose = Propose::kDeploys;
             break;
           }
-          m.cv.WaitUntil(&m.mu, due);
-          continue;
+          wake = std::min(wake, due);
         }
-        if (config_.autopropose && key_.has_value() && retry_later) {
-          if (m.cv.WaitUntil(&m.mu, Clock::now() + kProposeRetry)) {
+        if (proposer && retry_later) {
+          if (now >= retry_at) {
             retry_later = false;
-            propose = true;
+            propose = Propose::kDeploys;
             break;
           }
-          continue;
+          wake = std::min(wake, retry_at);
         }
-        m.cv.Wait(&m.mu);
+        if (proposer && m.finality_wanted) {
+          const auto due = m.finality_since + window;
+          if (now >= due) {
+            m.finality_wanted = false;
+            propose = Propose::kEmpty;
+            break;
+          }
+          wake = std::min(wake, due);
+        }
+        m.cv.WaitUntil(&m.mu, wake);
       }
     }
     if (task) {
       task(true);
       continue;
     }
-    if (!propose) continue;
-    absl::StatusOr<Hash32> made = ProposeNow();
+    if (block.has_value()) {
+      HandlePeerBlock(*block);
+      continue;
+    }
+    if (housekeeping) {
+      Housekeeping();
+      continue;
+    }
+    if (propose == Propose::kNone) continue;
+    absl::StatusOr<Hash32> made = ProposeNow(propose == Propose::kEmpty);
+    if (made.ok() && propose == Propose::kEmpty) {
+      std::shared_ptr<const casper::dag::BlockMeta> meta = dag_->Meta(*made);
+      m.empty_streak =
+          meta != nullptr && meta->deploy_count == 0 ? m.empty_streak + 1 : 0;
+    }
     if (made.ok()) {
       // Deploys beyond one block's cap go in the next one.
       if (m.pool->size() > 0) {
@@ -675,20 +842,396 @@ void Node::ConsensusLoop() {
       }
     } else if (m.pool->size() > 0) {
       retry_later = true;
+      retry_at = Clock::now() + kProposeRetry;
     }
   }
 }
 
-absl::StatusOr<Hash32> Node::ProposeNow() {
+void Node::QueuePeerBlock(Block block) {
+  Impl& m = *impl_;
+  MutexLock lock(&m.mu);
+  while (!m.stopping && m.blocks_in.size() >= kMaxBlocksWaiting) {
+    m.cv.Wait(&m.mu);
+  }
+  if (m.stopping) return;
+  m.blocks_in.push_back(std::move(block));
+  m.cv.SignalAll();
+}
+
+void Node::HandlePeerBlock(const Block& block) {
+  Impl& m = *impl_;
+  absl::StatusOr<casper::engine::Received> r =
+      m.engine->OnBlock(block, NowMs());
+  m.engine_buffered.store(m.engine->buffered(), std::memory_order_relaxed);
+  m.network->Delivered(block.hash);
+  if (!r.ok()) {
+    Log("casper")->warn("block {} from a peer not taken: {}",
+                        HexEncode(block.hash), r.status().ToString());
+    return;
+  }
+  if (r->kind == casper::engine::Received::Kind::kInvalid) {
+    Log("casper")->warn("block {} by {} is invalid: {}", HexEncode(block.hash),
+                        HexEncode(block.sender), r->verdict.detail);
+    return;
+  }
+  if (r->kind == casper::engine::Received::Kind::kAdded &&
+      m.empty_streak < kMaxEmptyStreak && NeedsOwnBlock()) {
+    MutexLock lock(&m.mu);
+    if (!m.finality_wanted) {
+      m.finality_wanted = true;
+      m.finality_since = Clock::now();
+      m.cv.SignalAll();
+    }
+  }
+}
+
+bool Node::NeedsOwnBlock() const {
+  const Impl& m = *impl_;
+  if (!key_.has_value() || !config_.autopropose || m.unfinalized_work.empty()) {
+    return false;
+  }
+  if (absl::StatusOr<bool> bonded =
+          IsBonded(ByteView(public_key_.data(), public_key_.size()));
+      !bonded.ok() || !*bonded) {
+    return false;
+  }
+  const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
+      dag_->LatestMessages();
+  auto mine = latest.find(public_key_);
+  for (const auto& [validator, h] : latest) {
+    if (validator == public_key_) continue;
+    if (mine == latest.end() || !dag_->IsAncestor(h, mine->second)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void Node::Housekeeping() {
+  Impl& m = *impl_;
+  const auto now = Clock::now();
+  // A long gap since the last look: the process was paused (SIGSTOP, a
+  // suspended machine). Its peers moved on; ask them for their tips.
+  if (m.network != nullptr && now - m.last_housekeeping > kPauseNoticed) {
+    Log("p2p")->info("paused for {} ms; asking peers for their tips",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         now - m.last_housekeeping)
+                         .count());
+    m.network->AskTips();
+  }
+  m.last_housekeeping = now;
+  // The heartbeat: finality has not moved for a while although blocks with
+  // deploys wait for it.
+  const std::optional<Hash32> lfb = dag_->LastFinalized();
+  if (lfb != m.last_lfb) {
+    m.last_lfb = lfb;
+    m.lfb_moved = now;
+  }
+  if (config_.heartbeat_enabled && key_.has_value() && config_.autopropose &&
+      !m.unfinalized_work.empty() &&
+      now - m.lfb_moved >=
+          std::chrono::milliseconds(config_.heartbeat_check_interval_ms)) {
+    m.lfb_moved = now;  // once per interval
+    MutexLock lock(&m.mu);
+    if (!m.finality_wanted) {
+      m.finality_wanted = true;
+      m.finality_since = now;
+    }
+  }
+  // Gossiped deploys whose validator did not include them in time.
+  std::vector<casper::SignedDeploy> due;
+  {
+    MutexLock lock(&m.mu);
+    const auto takeover =
+        std::chrono::milliseconds(config_.deploy_gossip_takeover_ms);
+    for (auto it = m.backup.begin(); it != m.backup.end();) {
+      if (now - it->second.arrived >= takeover) {
+        due.push_back(std::move(it->second.deploy));
+        it = m.backup.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  size_t taken = 0;
+  for (const casper::SignedDeploy& d : due) {
+    absl::StatusOr<std::vector<Hash32>> in = dag_->BlocksWithDeploy(d.sig());
+    if (!in.ok() || !in->empty()) continue;
+    if (m.pool->Add(d, dag_->MaxHeight(), NowMs()).ok()) ++taken;
+  }
+  if (taken > 0) {
+    Log("casper")->info(
+        "{} deploys gossiped by peers and in no block are "
+        "proposed here",
+        taken);
+    MutexLock lock(&m.mu);
+    if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
+    m.deploys_waiting += taken;
+  }
+}
+
+void Node::HoldGossipedDeploy(const ::casper::DeployDataProto& proto) {
+  Impl& m = *impl_;
+  if (!key_.has_value()) return;  // an observer proposes nothing
+  if (absl::StatusOr<bool> bonded =
+          IsBonded(ByteView(public_key_.data(), public_key_.size()));
+      !bonded.ok() || !*bonded) {
+    return;  // nor does a validator without stake
+  }
+  absl::StatusOr<casper::SignedDeploy> d =
+      casper::SignedDeploy::FromProto(proto);
+  if (!d.ok() || d->data().shard_id != config_.shard_name) return;
+  if (m.pool->Contains(d->sig())) return;
+  absl::StatusOr<std::vector<Hash32>> in = dag_->BlocksWithDeploy(d->sig());
+  if (!in.ok() || !in->empty()) return;
+  MutexLock lock(&m.mu);
+  if (m.backup.size() >= static_cast<size_t>(config_.deploy_pool_max_deploys)) {
+    m.metrics->DeployRefused("gossip_backup_full");
+    return;
+  }
+  m.backup.emplace(d->sig(), Impl::Backup{*std::move(d), Clock::now()});
+}
+
+absl::Status Node::StartNetwork(metrics::Registry* registry,
+                                std::ostream& out) {
+  Impl& m = *impl_;
+  const NodeConfig& c = config_;
+  bool created = false;
+  ASSIGN_OR_RETURN(Bytes id, p2p::LoadOrCreateNodeKey(
+                                 DataDir(c) + "/node.key.pem", &created));
+  p2p::TransportOptions to;
+  to.self.id = id;
+  to.self.host = c.host;
+  to.self.tcp_port = static_cast<uint32_t>(c.port_protocol);
+  to.self.udp_port = static_cast<uint32_t>(c.port_discovery);
+  to.network_id = c.network_id;
+  to.listen_host = c.host;
+  to.network_timeout = std::chrono::milliseconds(c.network_timeout_ms);
+  to.max_peers = static_cast<size_t>(c.max_peers);
+  if (!c.bootstrap.empty()) {
+    absl::StatusOr<p2p::PeerNode> boot = p2p::ParsePeerAddress(c.bootstrap);
+    if (!boot.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "protocol-client.bootstrap: ", std::string(boot.status().message())));
+    }
+    m.bootstrap = *boot;
+  }
+  ASSIGN_OR_RETURN(m.transport,
+                   p2p::Transport::Start(to, m.network.get(), registry));
+  m.network->Attach(m.transport.get());
+  if (registry != nullptr) {
+    CasperNetwork* net = m.network.get();
+    struct NetCounter {
+      const char* name;
+      const char* help;
+      uint64_t NetworkCounters::*field;
+    };
+    for (const NetCounter& nc : {
+             NetCounter{"casper_peer_blocks_received_total",
+                        "blocks received from peers (decoded)",
+                        &NetworkCounters::blocks_received},
+             NetCounter{"casper_peer_blocks_served_total",
+                        "blocks streamed to peers that asked",
+                        &NetworkCounters::blocks_served},
+             NetCounter{"casper_block_requests_total",
+                        "block requests sent to peers",
+                        &NetworkCounters::requests_sent},
+             NetCounter{"casper_block_request_retries_total",
+                        "block requests repeated after a timeout",
+                        &NetworkCounters::retries},
+             NetCounter{"casper_block_requests_given_up_total",
+                        "blocks no longer asked for (too many wanted)",
+                        &NetworkCounters::wanted_given_up},
+             NetCounter{"casper_block_serve_busy_total",
+                        "block requests not served: the stream budget was "
+                        "spent (the requester asks again)",
+                        &NetworkCounters::serve_busy},
+             NetCounter{"casper_peer_packets_malformed_total",
+                        "Casper packets from peers that did not decode",
+                        &NetworkCounters::malformed},
+             NetCounter{"casper_peer_genesis_mismatch_total",
+                        "peers refused for another genesis",
+                        &NetworkCounters::genesis_mismatch},
+         }) {
+      RETURN_IF_ERROR(registry->AddCallbackCounter(
+          nc.name, nc.help, [net, field = nc.field] {
+            return static_cast<double>(net->counters().*field);
+          }));
+    }
+    RETURN_IF_ERROR(registry->AddCallbackGauge(
+        "casper_blocks_wanted", "blocks asked from peers and not received",
+        [net] { return static_cast<double>(net->wanted()); }));
+    RETURN_IF_ERROR(registry->AddCallbackGauge(
+        "casper_peer_blocks_waiting",
+        "blocks from peers waiting for the consensus thread", [&m] {
+          MutexLock lock(&m.mu);
+          return static_cast<double>(m.blocks_in.size());
+        }));
+    RETURN_IF_ERROR(registry->AddCallbackGauge(
+        "casper_gossiped_deploys_held",
+        "deploys gossiped by peers held as backup", [&m] {
+          MutexLock lock(&m.mu);
+          return static_cast<double>(m.backup.size());
+        }));
+  }
+  m.peer_table = std::make_unique<p2p::PeerTable>(id, to.max_peers);
+  p2p::DiscoveryOptions dopt;
+  dopt.self = m.transport->self();
+  dopt.network_id = c.network_id;
+  dopt.listen_host = c.host;
+  dopt.allow_private_addresses = c.allow_private_addresses;
+  ASSIGN_OR_RETURN(m.discovery,
+                   p2p::DiscoveryServer::Start(dopt, m.peer_table.get()));
+  if (m.bootstrap.has_value()) {
+    m.peer_table->Upsert(*m.bootstrap);
+    m.transport->AddPeer(*m.bootstrap, /*persistent=*/true);
+  }
+  const std::string address = p2p::FormatPeerAddress(m.transport->self());
+  out << "rnode: peer-to-peer address " << address << "\n";
+  Log("p2p")->info("listening as {}{}", address,
+                   m.bootstrap.has_value()
+                       ? absl::StrCat(" (bootstrap ",
+                                      p2p::FormatPeerAddress(*m.bootstrap), ")")
+                       : std::string(" (first node: no bootstrap)"));
+  m.discovery_thread = std::thread([this] { DiscoveryLoop(); });
+  return absl::OkStatus();
+}
+
+void Node::DiscoveryLoop() {
+  Impl& m = *impl_;
+  const auto interval = std::chrono::milliseconds(config_.lookup_interval_ms);
+  const auto timeout = std::chrono::milliseconds(config_.network_timeout_ms);
+  const p2p::PeerNode self = m.transport->self();
+  auto next = Clock::now();
+  for (;;) {
+    {
+      MutexLock lock(&m.mu);
+      while (!m.stopping && Clock::now() < next) {
+        m.cv.WaitUntil(&m.mu, next);
+      }
+      if (m.stopping) return;
+    }
+    next = Clock::now() + interval;
+    // Peers that reached us are known to discovery too; then ask each
+    // known peer (the bootstrap first) for the peers it knows.
+    for (const p2p::PeerNode& p : m.transport->Known()) m.peer_table->Upsert(p);
+    std::vector<p2p::PeerNode> ask = m.peer_table->All();
+    for (const p2p::PeerNode& peer : ask) {
+      absl::StatusOr<std::vector<p2p::PeerNode>> found =
+          p2p::Lookup(peer, self.id, self, config_.network_id, timeout);
+      if (!found.ok()) continue;
+      for (const p2p::PeerNode& p : *found) {
+        if (m.peer_table->Upsert(p)) m.transport->AddPeer(p);
+      }
+      {
+        MutexLock lock(&m.mu);
+        if (m.stopping) return;
+      }
+    }
+  }
+}
+
+bool Node::CatchingUp() const {
+  const Impl& m = *impl_;
+  if (m.network == nullptr) return false;
+  if (m.engine_buffered.load(std::memory_order_relaxed) >= kBehindBuffered ||
+      m.network->oldest_wanted_age() >= kBehindWanted) {
+    return true;
+  }
+  MutexLock lock(&m.mu);
+  return m.blocks_in.size() >= kBehindBuffered;
+}
+
+bool Node::SynchronyAllows() const {
+  const double threshold = config_.synchrony_constraint_threshold;
+  if (threshold <= 0) return true;
+  const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
+      dag_->LatestMessages();
+  auto mine = latest.find(public_key_);
+  const std::optional<Hash32> lfb = dag_->LastFinalized();
+  if (mine == latest.end() || !lfb.has_value()) return true;  // first block
+  std::shared_ptr<const casper::dag::BlockMeta> my_meta =
+      dag_->Meta(mine->second);
+  std::shared_ptr<const casper::dag::BlockMeta> lfb_meta = dag_->Meta(*lfb);
+  if (my_meta == nullptr || lfb_meta == nullptr) return true;
+  double others = 0;
+  double seen = 0;
+  for (const casper::block::Bond& bond : lfb_meta->bonds) {
+    if (bond.validator == public_key_ || bond.stake <= 0) continue;
+    others += static_cast<double>(bond.stake);
+    auto it = latest.find(bond.validator);
+    if (it == latest.end()) continue;
+    auto justified = std::find_if(my_meta->justifications.begin(),
+                                  my_meta->justifications.end(),
+                                  [&](const casper::block::Justification& j) {
+                                    return j.validator == bond.validator;
+                                  });
+    if (justified == my_meta->justifications.end() ||
+        justified->latest_block != it->second) {
+      seen += static_cast<double>(bond.stake);
+    }
+  }
+  return others == 0 || seen >= threshold * others;
+}
+
+std::string Node::address() const {
+  if (impl_->transport == nullptr) return "";
+  return p2p::FormatPeerAddress(impl_->transport->self());
+}
+
+std::vector<PeerStatus> Node::peers() const {
+  std::vector<PeerStatus> out;
+  if (impl_->transport == nullptr) return out;
+  std::vector<p2p::PeerNode> connected = impl_->transport->Connected();
+  for (const p2p::PeerNode& p : impl_->transport->Known()) {
+    out.push_back(PeerStatus{p, std::find(connected.begin(), connected.end(),
+                                          p) != connected.end()});
+  }
+  return out;
+}
+
+absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
   Impl& m = *impl_;
   if (!key_.has_value()) {
     return absl::FailedPreconditionError("Propose error: read-only node.");
   }
+  if (absl::StatusOr<bool> bonded =
+          IsBonded(ByteView(public_key_.data(), public_key_.size()));
+      !bonded.ok() || !*bonded) {
+    return absl::FailedPreconditionError(
+        "Propose error: this validator is not bonded.");
+  }
+  if (!m.caught_up && m.network != nullptr) {
+    bool waiting = false;
+    {
+      MutexLock lock(&m.mu);
+      waiting = !m.blocks_in.empty();
+    }
+    if ((m.bootstrap.has_value() && m.transport->Connected().empty()) ||
+        waiting || m.network->wanted() > 0) {
+      return absl::UnavailableError(
+          "Propose error: this node is still catching up with its peers.");
+    }
+  }
+  m.caught_up = true;
+  if (!SynchronyAllows()) {
+    return absl::UnavailableError(
+        "Propose error: the synchrony constraint waits for blocks of other "
+        "validators.");
+  }
   const int64_t now = NowMs();
-  absl::StatusOr<size_t> pruned = m.pool->PruneExpired(dag_->MaxHeight(), now);
-  if (pruned.ok() && *pruned > 0) m.metrics->DeploysExpired(*pruned);
+  absl::StatusOr<std::vector<Bytes>> pruned =
+      m.pool->PruneExpired(dag_->MaxHeight(), now);
+  if (pruned.ok() && !pruned->empty()) {
+    m.metrics->DeploysExpired(pruned->size());
+    for (const Bytes& sig : *pruned) m.expired.Put(sig, true);
+    Log("casper")->info(
+        "{} deploys expired unincluded (their validity window closed)",
+        pruned->size());
+  }
   const auto t0 = Clock::now();
-  absl::StatusOr<std::optional<Hash32>> made = m.engine->Propose(now);
+  absl::StatusOr<std::optional<Hash32>> made =
+      m.engine->Propose(now, allow_empty);
   const double seconds =
       std::chrono::duration<double>(Clock::now() - t0).count();
   if (!made.ok()) {
@@ -710,7 +1253,7 @@ absl::StatusOr<Hash32> Node::Propose() {
   if (!key_.has_value()) {
     return absl::FailedPreconditionError("Propose error: read-only node.");
   }
-  return impl_->Call<Hash32>([this] { return ProposeNow(); });
+  return impl_->Call<Hash32>([this] { return ProposeNow(false); });
 }
 
 absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
@@ -738,6 +1281,13 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
         "Phlo price ", d->data().phlo_price, " is less than minimum price ",
         config_.min_phlo_price, "."));
   }
+  if (CatchingUp()) {
+    m.metrics->DeployRefused("catching_up");
+    return absl::UnavailableError(
+        "Deploy was not accepted: this validator is catching up with its "
+        "peers and cannot judge the deploy's validity window yet; retry "
+        "shortly or deploy to another validator.");
+  }
   ASSIGN_OR_RETURN(std::vector<Hash32> in, dag_->BlocksWithDeploy(d->sig()));
   if (!in.empty()) {
     m.metrics->DeployRefused("duplicate");
@@ -753,11 +1303,12 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
     return s;
   }
   m.metrics->DeployAdmitted(d->sig());
+  if (m.network != nullptr) m.network->GossipDeploy(proto.SerializeAsString());
   {
     MutexLock lock(&m.mu);
     if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
     ++m.deploys_waiting;
-    m.cv.Signal();
+    m.cv.SignalAll();
   }
   return d->sig();
 }
@@ -954,6 +1505,10 @@ absl::StatusOr<DeployStatus> Node::FindDeploy(ByteView sig) {
     return s;  // pending: in blocks not yet final
   }
   if (impl_->pool->Contains(sig)) return s;
+  if (impl_->expired.Get(Bytes(sig.begin(), sig.end())).has_value()) {
+    s.state = DeployStatus::State::kExpired;
+    return s;
+  }
   return absl::NotFoundError(absl::StrCat(
       "Couldn't find block containing deploy with id: ", HexEncode(sig)));
 }
@@ -985,7 +1540,7 @@ absl::StatusOr<std::vector<rholang::ir::ParPtr>> Node::DataAtName(
   return out;
 }
 
-absl::StatusOr<bool> Node::IsBonded(ByteView public_key) {
+absl::StatusOr<bool> Node::IsBonded(ByteView public_key) const {
   ASSIGN_OR_RETURN(crypto::Secp256k1PublicKey key,
                    crypto::ParseSecp256k1PublicKey(public_key));
   std::optional<Hash32> lfb = dag_->LastFinalized();

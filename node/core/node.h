@@ -27,6 +27,7 @@
 #include "crypto/secp256k1.h"
 #include "node/config/config.h"
 #include "node/metrics/metrics.h"
+#include "node/p2p/peer.h"
 #include "rholang/ir.h"
 #include "util/bytes.h"
 
@@ -55,6 +56,12 @@ struct Exploration {
   std::vector<rholang::ir::ParPtr> data;  // on the term's first new name
   int64_t cost = 0;
   Hash32 block{};  // the block whose state it ran on
+};
+
+// A peer as the status API shows it.
+struct PeerStatus {
+  p2p::PeerNode node;
+  bool connected = false;
 };
 
 // Most tasks waiting for the consensus thread (propose requests,
@@ -138,18 +145,50 @@ class Node {
       bool use_pre_state);
 
   // Whether `key` has stake in the last finalized block's bonds.
-  absl::StatusOr<bool> IsBonded(ByteView public_key);
+  absl::StatusOr<bool> IsBonded(ByteView public_key) const;
 
   size_t pending_deploys() const;
+
+  // This node's rnode:// address ("" in standalone mode) and the peers it
+  // knows.
+  std::string address() const;
+  std::vector<PeerStatus> peers() const;
 
  private:
   struct Impl;
   explicit Node(NodeConfig config);
   // The consensus thread's body.
   void ConsensusLoop();
-  // Makes, validates, stores and announces a block. On the consensus
-  // thread.
-  absl::StatusOr<Hash32> ProposeNow();
+  // Makes, validates, stores and announces a block (an empty one only
+  // with `allow_empty`). On the consensus thread.
+  absl::StatusOr<Hash32> ProposeNow(bool allow_empty);
+
+  // --- Shard (docs/p2p.md) --------------------------------------------
+  // Starts the transport, discovery and the network's timer.
+  absl::Status StartNetwork(metrics::Registry* registry, std::ostream& out);
+  void DiscoveryLoop();
+  // A block from a peer for the consensus thread; waits while
+  // kMaxBlocksWaiting wait (the transport's stream dispatcher).
+  void QueuePeerBlock(casper::block::Block block);
+  // On the consensus thread.
+  void HandlePeerBlock(const casper::block::Block& block);
+  // Whether finality waits for a block of this validator: blocks with
+  // deploys are not final and another validator's latest block is not
+  // below this validator's latest.
+  bool NeedsOwnBlock() const;
+  // Every second on the consensus thread: the heartbeat and the takeover
+  // of gossiped deploys.
+  void Housekeeping();
+  // Whether this validator is behind its peers: blocks wait for their
+  // parents or for the consensus thread, or a block asked for is long
+  // missing. Any thread.
+  bool CatchingUp() const;
+  // Whether the synchrony constraint lets this validator propose: since
+  // its last block it has seen new blocks from validators holding at least
+  // synchrony-constraint-threshold of the other validators' stake.
+  bool SynchronyAllows() const;
+  // A deploy another validator admitted, held as backup.
+  void HoldGossipedDeploy(const ::casper::DeployDataProto& proto);
 
   NodeConfig config_;
   std::optional<crypto::Secp256k1PrivateKey> key_;

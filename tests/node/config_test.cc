@@ -116,5 +116,46 @@ TEST(ConfigTest, DataDirDefaultsToHome) {
   EXPECT_EQ(DataDir(c), "/tmp/x");
 }
 
+TEST(ConfigTest, PeerToPeerSettings) {
+  NodeConfig c;
+  ASSERT_TRUE(ApplyToml(c,
+                        "[protocol-server]\nhost = \"10.0.0.5\"\nport = 41400\n"
+                        "[protocol-client]\nnetwork-timeout = \"2s\"\n"
+                        "bootstrap = \"rnode://ab@h?protocol=1&discovery=2\"\n"
+                        "[peers-discovery]\nport = 41404\n"
+                        "lookup-interval = \"500ms\"\n"
+                        "[casper.heartbeat]\nenabled = false\n"
+                        "check-interval = \"1min\"\n"
+                        "[casper]\ndeploy-gossip-takeover = \"3s\"\n"
+                        "synchrony-constraint-threshold = 0.5\n",
+                        "t.toml")
+                  .ok());
+  EXPECT_EQ(c.host, "10.0.0.5");
+  EXPECT_EQ(c.port_protocol, 41400);
+  EXPECT_EQ(c.port_discovery, 41404);
+  EXPECT_EQ(c.network_timeout_ms, 2000);
+  EXPECT_EQ(c.lookup_interval_ms, 500);
+  EXPECT_FALSE(c.heartbeat_enabled);
+  EXPECT_EQ(c.heartbeat_check_interval_ms, 60'000);
+  EXPECT_EQ(c.deploy_gossip_takeover_ms, 3000);
+  EXPECT_EQ(c.synchrony_constraint_threshold, 0.5);
+  // The bootstrap address is checked when the node starts its network.
+  EXPECT_EQ(c.bootstrap, "rnode://ab@h?protocol=1&discovery=2");
+  EXPECT_TRUE(Validate(c).ok());
+
+  NodeConfig clash;
+  clash.port_discovery = clash.port_http;
+  EXPECT_EQ(Validate(clash).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig sync;
+  sync.synchrony_constraint_threshold = 1.5;
+  EXPECT_EQ(Validate(sync).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig timeout;
+  timeout.network_timeout_ms = 10;
+  EXPECT_EQ(Validate(timeout).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig peers;
+  peers.max_peers = 0;
+  EXPECT_EQ(Validate(peers).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace rnode::node

@@ -1,0 +1,446 @@
+#include "node/core/network.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "CasperMessage.pb.h"
+#include "casper/block/block_codec.h"
+#include "util/logging.h"
+
+namespace rnode::node {
+namespace {
+
+using casper::block::Block;
+using Clock = std::chrono::steady_clock;
+
+std::optional<Hash32> HashOf(const std::string& bytes) {
+  if (bytes.size() != 32) return std::nullopt;
+  Hash32 h;
+  std::copy(bytes.begin(), bytes.end(), h.begin());
+  return h;
+}
+
+std::string HashBytes(const Hash32& h) {
+  return std::string(h.begin(), h.end());
+}
+
+}  // namespace
+
+CasperNetwork::CasperNetwork(casper::dag::DagStore* dag, Block genesis,
+                             NetworkCallbacks callbacks, NetworkOptions options)
+    : dag_(dag),
+      genesis_(std::move(genesis)),
+      callbacks_(std::move(callbacks)),
+      options_(options),
+      blobs_(options.encoded_cache_blocks) {}
+
+CasperNetwork::~CasperNetwork() { Stop(); }
+
+void CasperNetwork::Attach(p2p::Transport* transport) {
+  MutexLock lock(&mu_);
+  transport_ = transport;
+  if (!timer_.joinable()) timer_ = std::thread([this] { TimerLoop(); });
+}
+
+void CasperNetwork::Stop() {
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    transport_ = nullptr;
+    cv_.SignalAll();
+  }
+  if (timer_.joinable()) timer_.join();
+}
+
+NetworkCounters CasperNetwork::counters() const {
+  MutexLock lock(&mu_);
+  return counters_;
+}
+
+size_t CasperNetwork::wanted() const {
+  MutexLock lock(&mu_);
+  return wanted_.size();
+}
+
+std::chrono::milliseconds CasperNetwork::oldest_wanted_age() const {
+  MutexLock lock(&mu_);
+  const auto now = Clock::now();
+  std::chrono::milliseconds oldest{0};
+  for (const auto& [hash, w] : wanted_) {
+    oldest = std::max(
+        oldest,
+        std::chrono::duration_cast<std::chrono::milliseconds>(now - w.first));
+  }
+  return oldest;
+}
+
+std::shared_ptr<const p2p::Blob> CasperNetwork::BlobOf(Bytes encoded) {
+  absl::StatusOr<p2p::Blob> blob = p2p::MakeBlob(
+      packet::kBlockMessage, std::string(encoded.begin(), encoded.end()));
+  if (!blob.ok()) return nullptr;
+  return std::make_shared<const p2p::Blob>(*std::move(blob));
+}
+
+// --- Engine side -------------------------------------------------------
+
+void CasperNetwork::Broadcast(const Block& block) {
+  // Encoded once here; every peer's request streams the same buffer.
+  if (std::shared_ptr<const p2p::Blob> blob =
+          BlobOf(casper::block::EncodeBlock(block))) {
+    blobs_.Put(block.hash, std::move(blob));
+  }
+  ::casper::BlockHashMessageProto msg;
+  msg.set_hash(HashBytes(block.hash));
+  msg.set_blockcreator(std::string(block.sender.begin(), block.sender.end()));
+  const std::string content = msg.SerializeAsString();
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->SendToAll(packet::kBlockHashMessage, content);
+}
+
+void CasperNetwork::Request(const Hash32& hash) {
+  MutexLock lock(&mu_);
+  if (wanted_.contains(hash)) return;
+  MakeRoomLocked();
+  Wanted& w = wanted_[hash];
+  w.first = Clock::now();
+  AskLocked(hash, w);
+}
+
+void CasperNetwork::MakeRoomLocked() {
+  if (wanted_.size() < options_.max_wanted) return;
+  // Give up the oldest request; a later announcement asks again.
+  auto oldest = std::min_element(wanted_.begin(), wanted_.end(),
+                                 [](const auto& a, const auto& b) {
+                                   return a.second.first < b.second.first;
+                                 });
+  if (!oldest->second.asked.empty()) {
+    auto o = outstanding_.find(oldest->second.asked);
+    if (o != outstanding_.end() && o->second > 0) --o->second;
+  }
+  wanted_.erase(oldest);
+  ++counters_.wanted_given_up;
+}
+
+void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w) {
+  if (transport_ == nullptr) return;
+  if (!w.asked.empty()) {
+    auto o = outstanding_.find(w.asked);
+    if (o != outstanding_.end() && o->second > 0) --o->second;
+    w.asked.clear();
+  }
+  w.asked_at = Clock::now();
+  ++w.attempts;
+  // The next holder with room for another request.
+  for (size_t i = 0; i < w.holders.size(); ++i) {
+    const Bytes& peer = w.holders[(w.next_holder + i) % w.holders.size()];
+    size_t& n = outstanding_[peer];
+    if (n >= options_.max_requests_per_peer) continue;
+    ::casper::BlockRequestProto req;
+    req.set_hash(HashBytes(hash));
+    if (!transport_->Send(peer, packet::kBlockRequest, req.SerializeAsString())
+             .ok()) {
+      continue;
+    }
+    ++n;
+    w.asked = peer;
+    w.next_holder = (w.next_holder + i + 1) % w.holders.size();
+    ++counters_.requests_sent;
+    return;
+  }
+  // No holder known (or none with room): ask who has it.
+  ::casper::HasBlockRequestProto req;
+  req.set_hash(HashBytes(hash));
+  transport_->SendToAll(packet::kHasBlockRequest, req.SerializeAsString());
+}
+
+void CasperNetwork::Delivered(const Hash32& hash) {
+  MutexLock lock(&mu_);
+  auto it = wanted_.find(hash);
+  if (it == wanted_.end()) return;
+  if (!it->second.asked.empty()) {
+    auto o = outstanding_.find(it->second.asked);
+    if (o != outstanding_.end() && o->second > 0) --o->second;
+  }
+  wanted_.erase(it);
+}
+
+void CasperNetwork::GossipDeploy(const std::string& encoded_deploy) {
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->SendToAll(packet::kDeployData, encoded_deploy);
+}
+
+void CasperNetwork::AskTips() {
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    t = transport_;
+  }
+  if (t != nullptr) t->SendToAll(packet::kForkChoiceTipRequest, "");
+}
+
+void CasperNetwork::TimerLoop() {
+  MutexLock lock(&mu_);
+  while (!stopping_) {
+    cv_.WaitUntil(&mu_, Clock::now() + options_.tick);
+    if (stopping_) break;
+    const auto now = Clock::now();
+    for (auto it = wanted_.begin(); it != wanted_.end();) {
+      if (dag_->Contains(it->first)) {
+        if (!it->second.asked.empty()) {
+          auto o = outstanding_.find(it->second.asked);
+          if (o != outstanding_.end() && o->second > 0) --o->second;
+        }
+        it = wanted_.erase(it);
+        continue;
+      }
+      Wanted& w = it->second;
+      // The cool-down grows with the attempts, up to max_retry_delay.
+      const auto delay = std::min<std::chrono::milliseconds>(
+          options_.max_retry_delay,
+          options_.request_timeout * (1 << std::min(w.attempts - 1, 4)));
+      if (now - w.asked_at >= delay) {
+        ++counters_.retries;
+        AskLocked(it->first, w);
+      }
+      ++it;
+    }
+  }
+}
+
+// --- Packets -------------------------------------------------------------
+
+void CasperNetwork::Malformed(const p2p::PeerNode& from,
+                              std::string_view what) {
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    ++counters_.malformed;
+    t = transport_;
+  }
+  if (t != nullptr) t->Punish(from.id, what);
+}
+
+void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
+                                    const Hash32& hash) {
+  if (dag_->Contains(hash)) return;
+  MutexLock lock(&mu_);
+  // Announcements are bounded like requests: a peer announcing blocks
+  // nobody has must not grow the list without end.
+  if (!wanted_.contains(hash)) MakeRoomLocked();
+  Wanted& w = wanted_[hash];
+  const bool fresh = w.attempts == 0;
+  if (fresh) w.first = Clock::now();
+  if (std::find(w.holders.begin(), w.holders.end(), from.id) ==
+      w.holders.end()) {
+    w.holders.push_back(from.id);
+  }
+  // Ask now when nobody is being asked (new, or asked everyone).
+  if (fresh || w.asked.empty()) {
+    w.next_holder = w.holders.size() - 1;
+    AskLocked(hash, w);
+  }
+}
+
+void CasperNetwork::SendHasBlock(const p2p::PeerNode& to, const Hash32& hash) {
+  ::casper::HasBlockProto msg;
+  msg.set_hash(HashBytes(hash));
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    t = transport_;
+  }
+  if (t != nullptr) {
+    (void)t->Send(to.id, packet::kHasBlock, msg.SerializeAsString());
+  }
+}
+
+void CasperNetwork::ServeBlock(const p2p::PeerNode& to, const Hash32& hash) {
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    t = transport_;
+  }
+  if (t == nullptr || !dag_->Contains(hash)) return;  // silence if unknown
+  // The permit before the blob is built: a cached blob knows its size, a
+  // stored block its encoding's (the blob is at most that).
+  std::shared_ptr<const p2p::Blob> blob = blobs_.Get(hash).value_or(nullptr);
+  std::optional<Bytes> encoded;
+  size_t need = 0;
+  if (blob != nullptr) {
+    need = blob->wire->size();
+  } else {
+    absl::StatusOr<std::optional<Bytes>> stored = dag_->GetBlockBytes(hash);
+    if (!stored.ok() || !stored->has_value()) return;
+    encoded = *std::move(*stored);
+    need = encoded->size();
+  }
+  absl::StatusOr<p2p::Transport::Permit> permit = t->ReserveStream(to.id, need);
+  if (!permit.ok()) {
+    MutexLock lock(&mu_);
+    ++counters_.serve_busy;
+    return;  // the requester retries after its timeout
+  }
+  if (blob == nullptr) {
+    blob = BlobOf(*std::move(encoded));
+    if (blob == nullptr) return;
+    blobs_.Put(hash, blob);
+  }
+  if (t->Stream(to.id, *std::move(permit), *blob).ok()) {
+    MutexLock lock(&mu_);
+    ++counters_.blocks_served;
+  }
+}
+
+void CasperNetwork::OnConnected(const p2p::PeerNode& peer) {
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    t = transport_;
+  }
+  if (t == nullptr) return;
+  // Which genesis the peer is on, and what its tips are (a restarted or
+  // paused node catches up from them).
+  ::casper::ApprovedBlockRequestProto req;
+  req.set_identifier("rnode");
+  (void)t->Send(peer.id, packet::kApprovedBlockRequest,
+                req.SerializeAsString());
+  (void)t->Send(peer.id, packet::kForkChoiceTipRequest, "");
+}
+
+void CasperNetwork::OnPacket(const p2p::PeerNode& from,
+                             const std::string& type_id, std::string content,
+                             bool streamed) {
+  if (type_id == packet::kBlockMessage) {
+    if (!streamed) return Malformed(from, "a block must be streamed");
+    absl::StatusOr<Block> block = casper::block::DecodeBlock(ByteView(
+        reinterpret_cast<const uint8_t*>(content.data()), content.size()));
+    if (!block.ok()) {
+      return Malformed(from,
+                       absl::StrCat("undecodable block: ",
+                                    std::string(block.status().message())));
+    }
+    {
+      MutexLock lock(&mu_);
+      ++counters_.blocks_received;
+      auto it = wanted_.find(block->hash);
+      if (it != wanted_.end() && it->second.asked == from.id) {
+        auto o = outstanding_.find(from.id);
+        if (o != outstanding_.end() && o->second > 0) --o->second;
+        it->second.asked.clear();
+      }
+    }
+    // Keep the encoding for serving others (it is the canonical one when
+    // the block decoded).
+    if (callbacks_.block) callbacks_.block(*std::move(block));
+    return;
+  }
+  if (type_id == packet::kApprovedBlock) {
+    ::casper::ApprovedBlockProto msg;
+    if (!msg.ParseFromString(content)) return Malformed(from, "ApprovedBlock");
+    const std::string& theirs = msg.candidate().block().blockhash();
+    if (theirs != HashBytes(genesis_.hash)) {
+      {
+        MutexLock lock(&mu_);
+        ++counters_.genesis_mismatch;
+      }
+      Log("p2p")->error(
+          "peer {} is on another shard: its genesis is {}, ours {}; "
+          "disconnecting it",
+          p2p::FormatPeerAddress(from),
+          HexEncode(ByteView(reinterpret_cast<const uint8_t*>(theirs.data()),
+                             theirs.size())),
+          HexEncode(genesis_.hash));
+      return Malformed(from, "another genesis");
+    }
+    return;
+  }
+  if (streamed) return Malformed(from, "unexpected streamed packet");
+  if (type_id == packet::kBlockHashMessage) {
+    ::casper::BlockHashMessageProto msg;
+    std::optional<Hash32> h;
+    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
+      return Malformed(from, "BlockHashMessage");
+    }
+    return OnHashAnnounced(from, *h);
+  }
+  if (type_id == packet::kHasBlock) {
+    ::casper::HasBlockProto msg;
+    std::optional<Hash32> h;
+    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
+      return Malformed(from, "HasBlock");
+    }
+    return OnHashAnnounced(from, *h);
+  }
+  if (type_id == packet::kBlockRequest) {
+    ::casper::BlockRequestProto msg;
+    std::optional<Hash32> h;
+    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
+      return Malformed(from, "BlockRequest");
+    }
+    return ServeBlock(from, *h);
+  }
+  if (type_id == packet::kHasBlockRequest) {
+    ::casper::HasBlockRequestProto msg;
+    std::optional<Hash32> h;
+    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
+      return Malformed(from, "HasBlockRequest");
+    }
+    if (dag_->Contains(*h)) SendHasBlock(from, *h);
+    return;
+  }
+  if (type_id == packet::kForkChoiceTipRequest) {
+    // One HasBlock per latest message (and tip); the peer asks for what
+    // it lacks and walks back to what it has.
+    std::vector<Hash32> hashes = dag_->Tips();
+    for (const auto& [validator, h] : dag_->LatestMessages()) {
+      if (std::find(hashes.begin(), hashes.end(), h) == hashes.end()) {
+        hashes.push_back(h);
+      }
+    }
+    for (const Hash32& h : hashes) SendHasBlock(from, h);
+    return;
+  }
+  if (type_id == packet::kApprovedBlockRequest) {
+    ::casper::ApprovedBlockRequestProto req;
+    if (!req.ParseFromString(content)) {
+      return Malformed(from, "ApprovedBlockRequest");
+    }
+    ::casper::ApprovedBlockProto msg;
+    casper::block::BlockToProto(genesis_,
+                                msg.mutable_candidate()->mutable_block());
+    msg.mutable_candidate()->set_requiredsigs(0);
+    absl::StatusOr<p2p::Blob> blob =
+        p2p::MakeBlob(packet::kApprovedBlock, msg.SerializeAsString());
+    p2p::Transport* t = nullptr;
+    {
+      MutexLock lock(&mu_);
+      t = transport_;
+    }
+    if (!blob.ok() || t == nullptr) return;
+    absl::StatusOr<p2p::Transport::Permit> permit =
+        t->ReserveStream(from.id, blob->wire->size());
+    if (permit.ok()) (void)t->Stream(from.id, *std::move(permit), *blob);
+    return;
+  }
+  if (type_id == packet::kNoApprovedBlockAvailable) return;
+  if (type_id == packet::kDeployData) {
+    ::casper::DeployDataProto d;
+    if (!d.ParseFromString(content)) return Malformed(from, "DeployData");
+    if (callbacks_.deploy) callbacks_.deploy(d);
+    return;
+  }
+  // Packets of the public protocol we do not serve (genesis ceremony,
+  // state sync) are ignored, not punished.
+  Log("p2p")->debug("ignored packet {} from {}", type_id, from.IdHex());
+}
+
+}  // namespace rnode::node

@@ -1,0 +1,175 @@
+// The Casper protocol over the peer-to-peer transport (docs/p2p.md
+// "Casper packets"): announcements, block requests with retries, streamed
+// blocks, has-block and fork-choice-tip queries, the approved (genesis)
+// block, and deploy gossip.
+//
+// Blocks travel as announcements: a node that makes a block sends its hash
+// (`BlockHashMessage`) to every peer; a peer that lacks it asks the
+// announcer (`BlockRequest`) and gets the block streamed back
+// (`BlockMessage`). Missing parents are asked for the same way; a request
+// unanswered after a timeout goes to the next peer known to hold the block,
+// or as `HasBlockRequest` to all, with a growing cool-down.
+//
+// Thread-safe: the engine calls Broadcast/Request on the consensus thread,
+// the transport calls OnPacket on its dispatchers, the API gossips
+// deploys, and a timer thread retries requests.
+#ifndef RNODE_NODE_CORE_NETWORK_H_
+#define RNODE_NODE_CORE_NETWORK_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "casper/block/block.h"
+#include "casper/dag/dag_store.h"
+#include "casper/engine/engine.h"
+#include "node/p2p/transport.h"
+#include "util/bounded_cache.h"
+#include "util/bytes.h"
+#include "util/mutex.h"
+
+namespace casper {
+class DeployDataProto;
+}  // namespace casper
+
+namespace rnode::node {
+
+// The packet type names (Packet.typeId), the public ones and our deploy
+// gossip.
+namespace packet {
+inline constexpr char kBlockHashMessage[] = "BlockHashMessage";
+inline constexpr char kBlockRequest[] = "BlockRequest";
+inline constexpr char kBlockMessage[] = "BlockMessage";
+inline constexpr char kHasBlockRequest[] = "HasBlockRequest";
+inline constexpr char kHasBlock[] = "HasBlock";
+inline constexpr char kForkChoiceTipRequest[] = "ForkChoiceTipRequest";
+inline constexpr char kApprovedBlockRequest[] = "ApprovedBlockRequest";
+inline constexpr char kApprovedBlock[] = "ApprovedBlock";
+inline constexpr char kNoApprovedBlockAvailable[] = "NoApprovedBlockAvailable";
+// Ours: a deploy a validator admitted, for the others to hold as backup.
+inline constexpr char kDeployData[] = "DeployData";
+}  // namespace packet
+
+struct NetworkOptions {
+  // A block request unanswered this long goes to another peer.
+  std::chrono::milliseconds request_timeout{2000};
+  // The longest cool-down between retries of one request.
+  std::chrono::milliseconds max_retry_delay{10000};
+  // Blocks asked for and not yet received; beyond it the oldest is given
+  // up (counted; a later announcement asks again).
+  size_t max_wanted = 8192;
+  // Block requests outstanding at one peer.
+  size_t max_requests_per_peer = 64;
+  // Encoded blocks kept for serving requests.
+  size_t encoded_cache_blocks = 256;
+  // How often the timer thread looks at the requests.
+  std::chrono::milliseconds tick{250};
+};
+
+// What the network hands to the node.
+struct NetworkCallbacks {
+  // A decoded block from a peer, for the engine. May block while the
+  // consensus thread is behind (back-pressure on the stream dispatcher).
+  std::function<void(casper::block::Block)> block;
+  // A deploy a peer admitted (already decoded, not yet verified).
+  std::function<void(const ::casper::DeployDataProto&)> deploy;
+};
+
+struct NetworkCounters {
+  uint64_t blocks_received = 0;
+  uint64_t blocks_served = 0;
+  uint64_t requests_sent = 0;
+  uint64_t retries = 0;
+  uint64_t wanted_given_up = 0;
+  uint64_t serve_busy = 0;
+  uint64_t malformed = 0;
+  uint64_t genesis_mismatch = 0;
+};
+
+class CasperNetwork final : public casper::engine::Transport,
+                            public p2p::PacketHandler {
+ public:
+  // `dag` (not owned) outlives the network; `genesis` is this node's
+  // approved block. Call Attach() before packets can flow.
+  CasperNetwork(casper::dag::DagStore* dag, casper::block::Block genesis,
+                NetworkCallbacks callbacks, NetworkOptions options = {});
+  ~CasperNetwork() override;  // Stop()
+
+  // The transport to send on (not owned; must outlive the network until
+  // Stop). Starts the retry timer.
+  void Attach(p2p::Transport* transport);
+  // Stops the timer; later sends are dropped. Idempotent.
+  void Stop();
+
+  // --- casper::engine::Transport (consensus thread) -------------------
+  void Broadcast(const casper::block::Block& block) override;
+  void Request(const Hash32& hash) override;
+
+  // A block reached the engine (stored, refused or buffered): it is no
+  // longer asked for.
+  void Delivered(const Hash32& hash);
+  // Sends `deploy` (encoded DeployDataProto) to every peer.
+  void GossipDeploy(const std::string& encoded_deploy);
+  // Asks every connected peer for its tips (after a pause or a restart).
+  void AskTips();
+
+  // --- p2p::PacketHandler (transport dispatchers) ---------------------
+  void OnPacket(const p2p::PeerNode& from, const std::string& type_id,
+                std::string content, bool streamed) override;
+  void OnConnected(const p2p::PeerNode& peer) override;
+
+  NetworkCounters counters() const;
+  size_t wanted() const;
+  // How long the oldest block asked for has been missing (zero if none).
+  std::chrono::milliseconds oldest_wanted_age() const;
+
+ private:
+  // A block this node asks for.
+  struct Wanted {
+    std::vector<Bytes> holders;  // peers that said they have it
+    size_t next_holder = 0;
+    Bytes asked;  // the peer asked last (empty: asked everyone)
+    std::chrono::steady_clock::time_point asked_at{};
+    std::chrono::steady_clock::time_point first{};
+    int attempts = 0;
+  };
+
+  void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
+  void ServeBlock(const p2p::PeerNode& to, const Hash32& hash);
+  void SendHasBlock(const p2p::PeerNode& to, const Hash32& hash);
+  // Asks for `hash` (under mu_): the next holder with room, else everyone.
+  void AskLocked(const Hash32& hash, Wanted& w)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Gives up the oldest request when options_.max_wanted are wanted, so
+  // that one more fits.
+  void MakeRoomLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void TimerLoop();
+  // A block's encoding as a blob to stream (null if it cannot be one).
+  static std::shared_ptr<const p2p::Blob> BlobOf(Bytes encoded);
+  void Malformed(const p2p::PeerNode& from, std::string_view what);
+
+  casper::dag::DagStore* const dag_;
+  const casper::block::Block genesis_;
+  const NetworkCallbacks callbacks_;
+  const NetworkOptions options_;
+  BoundedCache<Hash32, std::shared_ptr<const p2p::Blob>, Hash32Hasher> blobs_;
+
+  mutable Mutex mu_;
+  CondVar cv_;
+  p2p::Transport* transport_ ABSL_GUARDED_BY(mu_) = nullptr;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::map<Hash32, Wanted> wanted_ ABSL_GUARDED_BY(mu_);
+  // Block requests outstanding per peer.
+  std::map<Bytes, size_t> outstanding_ ABSL_GUARDED_BY(mu_);
+  NetworkCounters counters_ ABSL_GUARDED_BY(mu_);
+  std::thread timer_;
+};
+
+}  // namespace rnode::node
+
+#endif  // RNODE_NODE_CORE_NETWORK_H_

@@ -1,0 +1,421 @@
+// Kademlia discovery over gRPC: the flat peer table, the synchronous
+// KademliaRPCService server and the Ping / Lookup client calls.
+#include "node/p2p/discovery.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/resource_quota.h"
+#include "kademlia.grpc.pb.h"
+#include "kademlia.pb.h"
+
+namespace rnode::node::p2p {
+namespace {
+
+namespace kad = ::coop::rchain::comm::discovery;
+
+// Largest discovery message sent or accepted. A LookupResponse of
+// kLookupPeers nodes (20-byte id, a host of at most kMaxHostBytes, two
+// ports) is under 6 KiB; 64 KiB leaves room for fields a newer peer may add
+// while a peer cannot make us buffer megabytes.
+constexpr int kMaxMessageBytes = 64 * 1024;
+
+// Threads the synchronous server keeps beyond the handlers: its pollers.
+constexpr int kPollerThreads = 2;
+
+// How long Stop lets calls in flight finish before cancelling them; a
+// discovery call is a table look-up, so this is short.
+constexpr auto kShutdownGrace = std::chrono::milliseconds(500);
+
+// True when `a` is nearer `target` than `b`: XOR distance compared byte by
+// byte from the first (ids shorter than the others count as padded with
+// zeros), ties by id.
+bool Nearer(ByteView target, const PeerNode& a, const PeerNode& b) {
+  const size_t n = std::max({target.size(), a.id.size(), b.id.size()});
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t t = i < target.size() ? target[i] : 0;
+    const uint8_t da = t ^ (i < a.id.size() ? a.id[i] : 0);
+    const uint8_t db = t ^ (i < b.id.size() ? b.id[i] : 0);
+    if (da != db) return da < db;
+  }
+  return a.id < b.id;
+}
+
+bool SameId(ByteView a, ByteView b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+bool IsPrivateIpv4(const uint8_t a[4]) {
+  return a[0] == 0 ||                             // 0.0.0.0/8
+         a[0] == 10 ||                            // 10/8
+         a[0] == 127 ||                           // loopback
+         (a[0] == 172 && (a[1] & 0xf0) == 16) ||  // 172.16/12
+         (a[0] == 192 && a[1] == 168) ||          // 192.168/16
+         (a[0] == 169 && a[1] == 254);            // link-local
+}
+
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// Loopback, unspecified, private (RFC 1918, unique-local) and link-local
+// addresses, and "localhost". Other host names are not resolved: they count
+// as public.
+bool IsPrivateHost(std::string_view host) {
+  std::string h(host);
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
+    h = h.substr(1, h.size() - 2);
+  }
+  const std::string lower = AsciiLower(h);
+  if (lower == "localhost" ||
+      (lower.size() > 10 &&
+       lower.compare(lower.size() - 10, 10, ".localhost") == 0)) {
+    return true;
+  }
+  uint8_t v4[4];
+  if (inet_pton(AF_INET, h.c_str(), v4) == 1) return IsPrivateIpv4(v4);
+  uint8_t v6[16];
+  if (inet_pton(AF_INET6, h.c_str(), v6) != 1) return false;
+  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0,    0,
+                                                0, 0, 0, 0, 0xff, 0xff};
+  if (std::memcmp(v6, kMappedPrefix, sizeof(kMappedPrefix)) == 0) {
+    return IsPrivateIpv4(v6 + 12);
+  }
+  bool zero_head = true;  // first 15 bytes: "::" and "::1"
+  for (int i = 0; i < 15; ++i) zero_head = zero_head && v6[i] == 0;
+  if (zero_head && v6[15] <= 1) return true;
+  return (v6[0] & 0xfe) == 0xfc ||                   // fc00::/7
+         (v6[0] == 0xfe && (v6[1] & 0xc0) == 0x80);  // fe80::/10
+}
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  // gRPC and abseil share the canonical code numbering.
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()),
+                      std::string(s.message()));
+}
+
+absl::Status FromGrpc(const grpc::Status& s, std::string_view call,
+                      const std::string& target) {
+  const int code = static_cast<int>(s.error_code());
+  const absl::StatusCode abseil_code =
+      code >= 0 && code <= static_cast<int>(absl::StatusCode::kUnauthenticated)
+          ? static_cast<absl::StatusCode>(code)
+          : absl::StatusCode::kUnknown;
+  return absl::Status(
+      abseil_code, absl::StrCat("discovery ", std::string(call), " to ", target,
+                                ": ", s.error_message()));
+}
+
+absl::Status OtherNetwork(std::string_view call, const std::string& target,
+                          const std::string& theirs, const std::string& ours) {
+  return absl::PermissionDeniedError(
+      absl::StrCat("discovery ", std::string(call), " to ", target,
+                   ": peer is on network '", theirs, "', not '", ours, "'"));
+}
+
+// Counts handlers running at once; a slot is refused beyond `max`.
+class InFlightSlot {
+ public:
+  InFlightSlot(std::atomic<int>* count, int max) : count_(count) {
+    int current = count_->load(std::memory_order_relaxed);
+    do {
+      if (current >= max) return;
+    } while (!count_->compare_exchange_weak(current, current + 1,
+                                            std::memory_order_acq_rel));
+    taken_ = true;
+  }
+  ~InFlightSlot() {
+    if (taken_) count_->fetch_sub(1, std::memory_order_acq_rel);
+  }
+  InFlightSlot(const InFlightSlot&) = delete;
+  InFlightSlot& operator=(const InFlightSlot&) = delete;
+
+  bool taken() const { return taken_; }
+
+ private:
+  std::atomic<int>* const count_;
+  bool taken_ = false;
+};
+
+class KademliaService final : public kad::KademliaRPCService::Service {
+ public:
+  KademliaService(const DiscoveryOptions& options, PeerTable* table)
+      : options_(options), table_(table) {}
+
+  grpc::Status SendPing(grpc::ServerContext*, const kad::Ping* request,
+                        kad::Pong* reply) override {
+    InFlightSlot slot(&in_flight_, options_.max_in_flight);
+    if (!slot.taken()) return Busy();
+    absl::StatusOr<PeerNode> sender =
+        CheckSender(request->networkid(), request->sender());
+    if (!sender.ok()) return ToGrpc(sender.status());
+    Learn(*sender);
+    reply->set_networkid(options_.network_id);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status SendLookup(grpc::ServerContext*, const kad::Lookup* request,
+                          kad::LookupResponse* reply) override {
+    InFlightSlot slot(&in_flight_, options_.max_in_flight);
+    if (!slot.taken()) return Busy();
+    absl::StatusOr<PeerNode> sender =
+        CheckSender(request->networkid(), request->sender());
+    if (!sender.ok()) return ToGrpc(sender.status());
+    if (request->id().size() != kNodeIdBytes) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          absl::StrCat("lookup id has ", request->id().size(),
+                                       " bytes, not ", kNodeIdBytes));
+    }
+    Learn(*sender);
+    // One more than answered, in case the requester is among them.
+    const std::vector<PeerNode> closest =
+        table_->Closest(AsBytes(request->id()), kLookupPeers + 1);
+    size_t answered = 0;
+    for (const PeerNode& peer : closest) {
+      if (answered == kLookupPeers) break;
+      if (SameId(peer.id, sender->id)) continue;
+      PeerToProto(peer, reply->add_nodes());
+      ++answered;
+    }
+    reply->set_networkid(options_.network_id);
+    return grpc::Status::OK;
+  }
+
+ private:
+  static grpc::Status Busy() {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "discovery server busy");
+  }
+
+  // The sender of a request: PermissionDenied for another network,
+  // InvalidArgument for a malformed node.
+  absl::StatusOr<PeerNode> CheckSender(const std::string& network_id,
+                                       const kad::Node& sender) const {
+    if (network_id != options_.network_id) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("this node is on network '", options_.network_id,
+                       "', not '", network_id, "'"));
+    }
+    absl::StatusOr<PeerNode> peer = PeerFromProto(sender);
+    if (!peer.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sender: ", std::string(peer.status().message())));
+    }
+    return peer;
+  }
+
+  void Learn(const PeerNode& sender) {
+    if (!options_.allow_private_addresses && IsPrivateHost(sender.host)) {
+      return;
+    }
+    // A full table keeps the peers it has; the sender is answered anyway.
+    (void)table_->Upsert(sender);
+  }
+
+  const DiscoveryOptions options_;
+  PeerTable* const table_;
+  std::atomic<int> in_flight_{0};
+};
+
+std::string HostPort(const std::string& host, uint32_t port) {
+  const bool bare_ipv6 = host.find(':') != std::string::npos &&
+                         (host.empty() || host.front() != '[');
+  return bare_ipv6 ? absl::StrCat("[", host, "]:", port)
+                   : absl::StrCat(host, ":", port);
+}
+
+std::unique_ptr<kad::KademliaRPCService::Stub> NewStub(
+    const std::string& target) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  return kad::KademliaRPCService::NewStub(grpc::CreateCustomChannel(
+      target, grpc::InsecureChannelCredentials(), args));
+}
+
+void SetDeadline(grpc::ClientContext* context,
+                 std::chrono::milliseconds timeout) {
+  context->set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// PeerTable.
+
+PeerTable::PeerTable(Bytes self_id, size_t max_peers)
+    : self_id_(std::move(self_id)), max_peers_(max_peers) {}
+
+bool PeerTable::Upsert(const PeerNode& peer) {
+  if (SameId(peer.id, self_id_)) return false;
+  MutexLock lock(&mu_);
+  for (PeerNode& known : peers_) {
+    if (SameId(known.id, peer.id)) {
+      known = peer;
+      return true;
+    }
+  }
+  if (peers_.size() >= max_peers_) return false;
+  peers_.push_back(peer);
+  return true;
+}
+
+void PeerTable::Remove(ByteView id) {
+  MutexLock lock(&mu_);
+  std::erase_if(peers_,
+                [id](const PeerNode& peer) { return SameId(peer.id, id); });
+}
+
+std::optional<PeerNode> PeerTable::Find(ByteView id) const {
+  MutexLock lock(&mu_);
+  for (const PeerNode& peer : peers_) {
+    if (SameId(peer.id, id)) return peer;
+  }
+  return std::nullopt;
+}
+
+std::vector<PeerNode> PeerTable::Closest(ByteView id, size_t k) const {
+  std::vector<PeerNode> peers = All();
+  const size_t n = std::min(k, peers.size());
+  std::partial_sort(
+      peers.begin(), peers.begin() + n, peers.end(),
+      [id](const PeerNode& a, const PeerNode& b) { return Nearer(id, a, b); });
+  peers.resize(n);
+  return peers;
+}
+
+std::vector<PeerNode> PeerTable::All() const {
+  MutexLock lock(&mu_);
+  return peers_;
+}
+
+size_t PeerTable::size() const {
+  MutexLock lock(&mu_);
+  return peers_.size();
+}
+
+// ---------------------------------------------------------------------------
+// DiscoveryServer.
+
+struct DiscoveryServer::Impl {
+  Impl(const DiscoveryOptions& options, PeerTable* table)
+      : service(options, table) {}
+  // Declared before `server`, which must go first.
+  KademliaService service;
+  int port = 0;
+  Mutex stop_mu;  // held through a Stop, so a second one waits for it
+  std::unique_ptr<grpc::Server> server ABSL_GUARDED_BY(stop_mu);
+};
+
+DiscoveryServer::DiscoveryServer(std::unique_ptr<Impl> impl)
+    : impl_(std::move(impl)) {}
+
+DiscoveryServer::~DiscoveryServer() { Stop(); }
+
+absl::StatusOr<std::unique_ptr<DiscoveryServer>> DiscoveryServer::Start(
+    const DiscoveryOptions& options, PeerTable* table) {
+  if (options.max_in_flight < 1) {
+    return absl::InvalidArgumentError(
+        "discovery: max_in_flight must be at least 1");
+  }
+  if (options.self.udp_port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "discovery: port ", options.self.udp_port, " is out of range"));
+  }
+  auto impl = std::make_unique<Impl>(options, table);
+  const std::string address =
+      HostPort(options.listen_host, options.self.udp_port);
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
+                           &impl->port);
+  // Each synchronous handler takes a thread; the quota bounds them (beyond
+  // it gRPC itself answers RESOURCE_EXHAUSTED).
+  grpc::ResourceQuota quota(absl::StrCat("rnode-discovery-", address));
+  quota.SetMaxThreads(options.max_in_flight + kPollerThreads);
+  builder.SetResourceQuota(quota);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Two nodes on one host must not share a port silently.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.RegisterService(&impl->service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || impl->port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("discovery: cannot listen on ", address));
+  }
+  {
+    MutexLock lock(&impl->stop_mu);
+    impl->server = std::move(server);
+  }
+  return std::unique_ptr<DiscoveryServer>(new DiscoveryServer(std::move(impl)));
+}
+
+void DiscoveryServer::Stop() {
+  MutexLock lock(&impl_->stop_mu);
+  if (impl_->server == nullptr) return;
+  impl_->server->Shutdown(std::chrono::system_clock::now() + kShutdownGrace);
+  impl_->server->Wait();
+  impl_->server.reset();
+}
+
+int DiscoveryServer::port() const { return impl_->port; }
+
+// ---------------------------------------------------------------------------
+// Client calls.
+
+absl::Status Ping(const PeerNode& to, const PeerNode& self,
+                  const std::string& network_id,
+                  std::chrono::milliseconds timeout) {
+  const std::string target = to.DiscoveryTarget();
+  kad::Ping request;
+  PeerToProto(self, request.mutable_sender());
+  request.set_networkid(network_id);
+  kad::Pong reply;
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout);
+  const grpc::Status s = NewStub(target)->SendPing(&context, request, &reply);
+  if (!s.ok()) return FromGrpc(s, "ping", target);
+  if (reply.networkid() != network_id) {
+    return OtherNetwork("ping", target, reply.networkid(), network_id);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<PeerNode>> Lookup(
+    const PeerNode& to, ByteView id, const PeerNode& self,
+    const std::string& network_id, std::chrono::milliseconds timeout) {
+  const std::string target = to.DiscoveryTarget();
+  kad::Lookup request;
+  request.set_id(std::string(AsChars(id)));
+  PeerToProto(self, request.mutable_sender());
+  request.set_networkid(network_id);
+  kad::LookupResponse reply;
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout);
+  const grpc::Status s = NewStub(target)->SendLookup(&context, request, &reply);
+  if (!s.ok()) return FromGrpc(s, "lookup", target);
+  if (reply.networkid() != network_id) {
+    return OtherNetwork("lookup", target, reply.networkid(), network_id);
+  }
+  std::vector<PeerNode> peers;
+  for (const kad::Node& node : reply.nodes()) {
+    if (peers.size() == kLookupPeers) break;
+    absl::StatusOr<PeerNode> peer = PeerFromProto(node);
+    if (peer.ok()) peers.push_back(*std::move(peer));
+  }
+  return peers;
+}
+
+}  // namespace rnode::node::p2p

@@ -1,0 +1,189 @@
+// The peer-to-peer transport (docs/p2p.md): the public `routing`
+// service (`TransportLayer.Send` for small packets, `.Stream` for chunked
+// large ones) served on the protocol port, one outbound link per peer, and
+// the connection life cycle (handshake, heartbeat, eviction after failed
+// heartbeats, reconnection with back-off).
+//
+// Bounded everywhere (docs/p2p.md "Budgets"): every queue has a bound and
+// a full queue answers "busy" (inbound: an InternalServerError the sender
+// sees; outbound: ResourceExhausted to the caller), each counted in the
+// metrics; nothing is dropped silently. A stream's byte permit is taken
+// before the stream is built or read; small packets have their own queue
+// and thread, so they never wait behind a block transfer.
+//
+// Threads: a gRPC server pool (bounded), two dispatcher threads that call
+// the PacketHandler (one for small packets, one for streamed ones), and
+// two sender threads per peer (small packets with the heartbeat, streams).
+// All methods are thread-safe.
+#ifndef RNODE_NODE_P2P_TRANSPORT_H_
+#define RNODE_NODE_P2P_TRANSPORT_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "node/metrics/metrics.h"
+#include "node/p2p/chunker.h"
+#include "node/p2p/peer.h"
+#include "util/bytes.h"
+
+namespace rnode::node::p2p {
+
+struct TransportOptions {
+  // This node: its id, the host peers reach it at, its protocol port
+  // (0: pick a free one, then port() tells which) and discovery port.
+  PeerNode self;
+  std::string network_id;
+  std::string listen_host = "127.0.0.1";
+
+  // Wire limits. A unary Send above max_unary_bytes is refused
+  // (RESOURCE_EXHAUSTED; by gRPC before it is read when it is also above
+  // chunk_bytes); a stream announcing more than max_stream_bytes is
+  // refused at its header.
+  size_t max_unary_bytes = 256 << 10;
+  size_t chunk_bytes = 1 << 20;
+  size_t max_stream_bytes = 200 << 20;
+  size_t max_peers = 32;
+
+  // Inbound budgets: small packets waiting for the dispatcher per peer;
+  // bytes of streams being read or waiting, per peer and for all.
+  size_t inbound_packets_per_peer = 512;
+  size_t inbound_stream_bytes_per_peer = 64 << 20;
+  size_t inbound_stream_bytes = 256 << 20;
+  // Outbound budgets: small packets queued per peer; bytes of streams
+  // queued or in flight, per peer and for all.
+  size_t outbound_packets_per_peer = 1024;
+  size_t outbound_stream_bytes_per_peer = 64 << 20;
+  size_t outbound_stream_bytes = 256 << 20;
+
+  std::chrono::milliseconds network_timeout{5000};
+  std::chrono::milliseconds heartbeat_interval{2000};
+  // Consecutive failed sends or heartbeats that disconnect a peer.
+  int heartbeat_failures = 3;
+  // Reconnection back-off: doubles from min to max after each failure.
+  std::chrono::milliseconds reconnect_min{500};
+  std::chrono::milliseconds reconnect_max{15000};
+  // A disconnected peer that is not persistent is forgotten after this
+  // many failed reconnections.
+  int forget_after_failures = 20;
+  // How long a peer that sent malformed or invalid data is refused.
+  std::chrono::milliseconds ban{60000};
+  // gRPC server threads (streams being read hold one each).
+  int max_server_threads = 32;
+};
+
+// Receives packets. OnPacket is called on one of two dispatcher threads:
+// small packets on one (in arrival order per peer), streamed packets on
+// the other; a handler that blocks holds back only its own kind, and
+// while it blocks the transport answers that kind "busy" once its budget
+// is spent (back-pressure to the sender).
+class PacketHandler {
+ public:
+  virtual ~PacketHandler() = default;
+  virtual void OnPacket(const PeerNode& from, const std::string& type_id,
+                        std::string content, bool streamed) = 0;
+  // A peer completed a handshake (either side started it).
+  virtual void OnConnected(const PeerNode& peer) {}
+  virtual void OnDisconnected(const PeerNode& peer) {}
+};
+
+struct TransportCounters {
+  uint64_t packets_in = 0;
+  uint64_t streams_in = 0;
+  uint64_t packets_out = 0;
+  uint64_t streams_out = 0;
+  uint64_t busy_in = 0;    // inbound refused for a spent budget
+  uint64_t busy_out = 0;   // outbound refused for a spent budget
+  uint64_t malformed = 0;  // inbound refused as malformed
+  uint64_t send_failures = 0;
+  uint64_t disconnects = 0;
+};
+
+class Transport {
+  struct Impl;
+
+ public:
+  // Bytes of outbound stream budget held for one stream: taken before the
+  // stream's blob is built, handed to Stream(). Released on destruction if
+  // unused.
+  class Permit {
+   public:
+    Permit() = default;
+    Permit(Permit&& other) noexcept;
+    Permit& operator=(Permit&& other) noexcept;
+    ~Permit();
+    size_t bytes() const { return bytes_; }
+
+    // A byte budget (opaque outside the transport).
+    struct Budget;
+
+   private:
+    friend class Transport;
+    friend struct Transport::Impl;
+    Permit(std::shared_ptr<Budget> peer, std::shared_ptr<Budget> global,
+           size_t bytes);
+    void Release();
+    std::shared_ptr<Budget> peer_;
+    std::shared_ptr<Budget> global_;
+    size_t bytes_ = 0;
+  };
+
+  // Starts the server and the dispatcher threads. `handler` (not owned)
+  // must outlive the transport; `metrics` (may be null) receives the
+  // transport's metrics (docs/metrics.md "p2p").
+  static absl::StatusOr<std::unique_ptr<Transport>> Start(
+      const TransportOptions& options, PacketHandler* handler,
+      metrics::Registry* metrics);
+  ~Transport();  // Stop()
+  // Stops serving and sending; queued packets are discarded (counted).
+  // Idempotent.
+  void Stop();
+
+  int port() const;
+  // This node as peers see it (with the bound port).
+  const PeerNode& self() const;
+
+  // Makes `peer` known: the transport handshakes it and keeps it
+  // connected. A persistent peer (the bootstrap) is never forgotten. False
+  // for this node itself, a banned peer, or a full table.
+  bool AddPeer(const PeerNode& peer, bool persistent = false);
+  // Connected peers (handshake done, not failed since).
+  std::vector<PeerNode> Connected() const;
+  // Every peer known (connected or not).
+  std::vector<PeerNode> Known() const;
+
+  // Queues a small packet for a connected peer. NotFound when it is not
+  // connected, ResourceExhausted when its queue is full. Never blocks.
+  absl::Status Send(ByteView peer_id, std::string type_id, std::string content);
+  // Send to every connected peer; how many accepted it.
+  size_t SendToAll(const std::string& type_id, const std::string& content);
+
+  // Takes `bytes` of the peer's and the global outbound stream budget.
+  // ResourceExhausted when either lacks room (counted as busy), NotFound
+  // when the peer is not connected. Never blocks.
+  absl::StatusOr<Permit> ReserveStream(ByteView peer_id, size_t bytes);
+  // Queues `blob` for the peer under `permit` (taken for this peer, at
+  // least the blob's wire size); the permit is released when the stream
+  // ends. The blob is shared, not copied.
+  absl::Status Stream(ByteView peer_id, Permit permit, const Blob& blob);
+
+  // Malformed or invalid data came from `peer_id`: it is disconnected,
+  // forgotten, and refused for options.ban. Counted with `reason`.
+  void Punish(ByteView peer_id, std::string_view reason);
+
+  TransportCounters counters() const;
+
+ private:
+  explicit Transport(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rnode::node::p2p
+
+#endif  // RNODE_NODE_P2P_TRANSPORT_H_

@@ -1,0 +1,561 @@
+// Tests for Kademlia discovery: the peer table, and the server and the
+// client calls over real gRPC servers on 127.0.0.1 (ephemeral ports).
+#include "node/p2p/discovery.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "kademlia.grpc.pb.h"
+#include "kademlia.pb.h"
+#include "node/p2p/peer.h"
+#include "util/bytes.h"
+
+namespace rnode::node::p2p {
+namespace {
+
+namespace kad = ::coop::rchain::comm::discovery;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kNetwork[] = "testnet";
+// Timeout of calls that should be answered at once; reached only when
+// something is broken.
+constexpr std::chrono::milliseconds kTimeout{10000};
+// What a call that must end at its deadline may take beyond it (a loaded
+// machine); only a call that ignores its deadline exceeds it.
+constexpr std::chrono::seconds kDeadlineSlack{5};
+
+// A 20-byte id: `first`, zeros, `last`.
+Bytes Id(uint8_t first, uint8_t last = 0) {
+  Bytes id(kNodeIdBytes, 0);
+  id.front() = first;
+  id.back() = last;
+  return id;
+}
+
+PeerNode Peer(Bytes id, std::string host = "10.0.0.1", uint32_t tcp = 40400,
+              uint32_t udp = 40404) {
+  return PeerNode{std::move(id), std::move(host), tcp, udp};
+}
+
+std::vector<Bytes> IdsOf(const std::vector<PeerNode>& peers) {
+  std::vector<Bytes> ids;
+  for (const PeerNode& p : peers) ids.push_back(p.id);
+  return ids;
+}
+
+// ---------------------------------------------------------------------------
+// PeerTable.
+
+TEST(PeerTableTest, UpsertAddsAPeerThatFindReturns) {
+  PeerTable table(Id(0xff), 10);
+  const PeerNode a = Peer(Id(1));
+  EXPECT_TRUE(table.Upsert(a));
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.Find(a.id), a);
+  EXPECT_EQ(table.Find(Id(2)), std::nullopt);
+  EXPECT_EQ(table.All(), std::vector<PeerNode>{a});
+}
+
+TEST(PeerTableTest, UpsertOfAKnownIdRefreshesItsAddress) {
+  PeerTable table(Id(0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(Id(1), "10.0.0.1", 1000, 1001)));
+  const PeerNode moved = Peer(Id(1), "10.0.0.2", 2000, 2001);
+  EXPECT_TRUE(table.Upsert(moved));
+  EXPECT_EQ(table.size(), 1u);
+  EXPECT_EQ(table.Find(moved.id), moved);
+}
+
+TEST(PeerTableTest, UpsertOfSelfIsIgnored) {
+  PeerTable table(Id(7), 10);
+  EXPECT_FALSE(table.Upsert(Peer(Id(7))));
+  EXPECT_EQ(table.size(), 0u);
+  EXPECT_EQ(table.Find(Id(7)), std::nullopt);
+}
+
+TEST(PeerTableTest, FullTableRefusesNewPeersButRefreshesKnownOnes) {
+  PeerTable table(Id(0xff), 2);
+  ASSERT_TRUE(table.Upsert(Peer(Id(1))));
+  ASSERT_TRUE(table.Upsert(Peer(Id(2))));
+  EXPECT_FALSE(table.Upsert(Peer(Id(3))));
+  EXPECT_EQ(table.Find(Id(3)), std::nullopt);
+
+  const PeerNode moved = Peer(Id(2), "10.9.9.9");
+  EXPECT_TRUE(table.Upsert(moved));
+  EXPECT_EQ(table.Find(moved.id), moved);
+  EXPECT_EQ(table.size(), 2u);
+
+  table.Remove(Id(1));
+  EXPECT_TRUE(table.Upsert(Peer(Id(3))));
+  EXPECT_EQ(table.size(), 2u);
+}
+
+TEST(PeerTableTest, RemoveDropsOnlyThatPeer) {
+  PeerTable table(Id(0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(Id(1))));
+  ASSERT_TRUE(table.Upsert(Peer(Id(2))));
+  table.Remove(Id(1));
+  table.Remove(Id(9));  // unknown: nothing happens
+  EXPECT_EQ(table.Find(Id(1)), std::nullopt);
+  EXPECT_NE(table.Find(Id(2)), std::nullopt);
+  EXPECT_EQ(table.size(), 1u);
+}
+
+TEST(PeerTableTest, ClosestOrdersByXorDistanceNotNumericDistance) {
+  PeerTable table(Id(0xff, 0xff), 10);
+  // Target 0x80...: 0x7f is numerically next to it but at XOR distance
+  // 0xff; 0x90 is at 0x10, 0x81 at 0x01, 0x00 at 0x80.
+  for (int first : {0x7f, 0x00, 0x90, 0x81}) {
+    ASSERT_TRUE(table.Upsert(Peer(Id(static_cast<uint8_t>(first)))));
+  }
+  EXPECT_EQ(IdsOf(table.Closest(Id(0x80), 10)),
+            (std::vector<Bytes>{Id(0x81), Id(0x90), Id(0x00), Id(0x7f)}));
+}
+
+TEST(PeerTableTest, ClosestComparesEarlierBytesFirst) {
+  PeerTable table(Id(0xff, 0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(Id(0x01, 0x00))));
+  ASSERT_TRUE(table.Upsert(Peer(Id(0x00, 0xff))));
+  ASSERT_TRUE(table.Upsert(Peer(Id(0x00, 0x01))));
+  EXPECT_EQ(
+      IdsOf(table.Closest(Id(0x00), 10)),
+      (std::vector<Bytes>{Id(0x00, 0x01), Id(0x00, 0xff), Id(0x01, 0x00)}));
+}
+
+TEST(PeerTableTest, ClosestReturnsAtMostK) {
+  PeerTable table(Id(0xff), 10);
+  for (uint8_t i = 1; i <= 5; ++i) ASSERT_TRUE(table.Upsert(Peer(Id(i))));
+  EXPECT_TRUE(table.Closest(Id(0), 0).empty());
+  EXPECT_EQ(IdsOf(table.Closest(Id(0), 2)), (std::vector<Bytes>{Id(1), Id(2)}));
+  EXPECT_EQ(table.Closest(Id(0), 100).size(), 5u);
+}
+
+// Differential: Closest against sorting every peer by its XOR distance
+// written out as a 20-byte string.
+TEST(PeerTableTest, ClosestMatchesSortingByXorDistance) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  std::mt19937 rng(seed);
+  auto random_id = [&rng] {
+    Bytes id(kNodeIdBytes);
+    for (uint8_t& b : id) b = static_cast<uint8_t>(rng());
+    return id;
+  };
+  PeerTable table(random_id(), 1000);
+  for (int i = 0; i < 200; ++i) (void)table.Upsert(Peer(random_id()));
+  for (int round = 0; round < 20; ++round) {
+    const Bytes target = random_id();
+    std::vector<std::pair<Bytes, Bytes>> by_distance;  // (distance, id)
+    for (const PeerNode& p : table.All()) {
+      Bytes d(kNodeIdBytes);
+      for (size_t i = 0; i < kNodeIdBytes; ++i) d[i] = p.id[i] ^ target[i];
+      by_distance.emplace_back(d, p.id);
+    }
+    std::sort(by_distance.begin(), by_distance.end());
+    std::vector<Bytes> expected;
+    for (size_t i = 0; i < kLookupPeers; ++i) {
+      expected.push_back(by_distance[i].second);
+    }
+    EXPECT_EQ(IdsOf(table.Closest(target, kLookupPeers)), expected);
+  }
+}
+
+TEST(PeerTableTest, ConcurrentUpsertsKeepTheBound) {
+  constexpr size_t kMax = 100;
+  PeerTable table(Id(0xff, 0xff), kMax);
+  std::vector<std::thread> threads;
+  for (uint8_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&table, t] {
+      for (uint8_t i = 0; i < 50; ++i) (void)table.Upsert(Peer(Id(t, i)));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(table.size(), kMax);
+}
+
+// ---------------------------------------------------------------------------
+// Servers and clients.
+
+// A discovery node: its table and its server on 127.0.0.1.
+struct TestNode {
+  TestNode(Bytes id, size_t max_peers) : table(std::move(id), max_peers) {}
+  PeerTable table;
+  std::unique_ptr<DiscoveryServer> server;
+  PeerNode self;  // with the port the server got
+};
+
+// Starts a node with id `id` on an ephemeral port; null (and a test
+// failure) if it cannot start. `options.self` and `network_id` are filled
+// in when left empty.
+std::unique_ptr<TestNode> StartNode(Bytes id, DiscoveryOptions options = {}) {
+  auto node = std::make_unique<TestNode>(id, 1000);
+  options.self = Peer(std::move(id), "127.0.0.1", 40400, 0);
+  if (options.network_id.empty()) options.network_id = kNetwork;
+  absl::StatusOr<std::unique_ptr<DiscoveryServer>> server =
+      DiscoveryServer::Start(options, &node->table);
+  EXPECT_TRUE(server.ok()) << server.status();
+  if (!server.ok()) return nullptr;
+  node->server = *std::move(server);
+  node->self = options.self;
+  node->self.udp_port = static_cast<uint32_t>(node->server->port());
+  return node;
+}
+
+// A TCP socket on 127.0.0.1 that holds an ephemeral port: bound only, a
+// connection to it is refused; listening but never accepting, a connection
+// is made by the kernel and then nothing answers.
+class RawPort {
+ public:
+  explicit RawPort(bool listening) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof(addr);
+    if (fd_ < 0 ||
+        bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        (listening && listen(fd_, 16) != 0)) {
+      ADD_FAILURE() << "cannot set up a raw port";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  ~RawPort() {
+    if (fd_ >= 0) close(fd_);
+  }
+  RawPort(const RawPort&) = delete;
+  RawPort& operator=(const RawPort&) = delete;
+
+  uint32_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint32_t port_ = 0;
+};
+
+// A hand-written discovery service that answers every call with a fixed
+// network id and node list, for what a real server never sends.
+class FakeKademlia final : public kad::KademliaRPCService::Service {
+ public:
+  FakeKademlia(std::string network_id, std::vector<kad::Node> nodes)
+      : network_id_(std::move(network_id)), nodes_(std::move(nodes)) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+    EXPECT_NE(server_, nullptr);
+    EXPECT_NE(port_, 0);
+  }
+  ~FakeKademlia() override {
+    if (server_ != nullptr) server_->Shutdown();
+  }
+
+  grpc::Status SendPing(grpc::ServerContext*, const kad::Ping*,
+                        kad::Pong* reply) override {
+    reply->set_networkid(network_id_);
+    return grpc::Status::OK;
+  }
+  grpc::Status SendLookup(grpc::ServerContext*, const kad::Lookup*,
+                          kad::LookupResponse* reply) override {
+    for (const kad::Node& n : nodes_) *reply->add_nodes() = n;
+    reply->set_networkid(network_id_);
+    return grpc::Status::OK;
+  }
+
+  PeerNode peer() const {
+    return Peer(Id(0xfa), "127.0.0.1", 40400, static_cast<uint32_t>(port_));
+  }
+
+ private:
+  const std::string network_id_;
+  const std::vector<kad::Node> nodes_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+kad::Node NodeProto(const PeerNode& peer) {
+  kad::Node n;
+  PeerToProto(peer, &n);
+  return n;
+}
+
+TEST(DiscoveryTest, PingAddsTheSenderToTheTable) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  const PeerNode a = Peer(Id(0x20), "10.1.1.1", 40400, 40404);
+  ASSERT_TRUE(Ping(s->self, a, kNetwork, kTimeout).ok());
+  EXPECT_EQ(s->table.Find(a.id), a);
+  EXPECT_EQ(s->table.size(), 1u);
+}
+
+TEST(DiscoveryTest, LookupReturnsTheNearestPeersWithoutTheRequester) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  for (uint8_t i = 0; i < 40; ++i) {
+    ASSERT_TRUE(s->table.Upsert(Peer(Id(0x40 + i))));
+  }
+  // The requester is the nearest peer to the id it looks up.
+  const PeerNode a = Peer(Id(0x50, 0x01));
+  const Bytes target = a.id;
+
+  absl::StatusOr<std::vector<PeerNode>> found =
+      Lookup(s->self, target, a, kNetwork, kTimeout);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(s->table.Find(a.id), a);  // learned from the lookup
+
+  std::vector<PeerNode> expected = s->table.Closest(target, kLookupPeers + 1);
+  ASSERT_EQ(expected.front().id, a.id);
+  expected.erase(expected.begin());
+  EXPECT_EQ(*found, expected);
+  EXPECT_EQ(found->size(), kLookupPeers);
+}
+
+TEST(DiscoveryTest, RequestsFromAnotherNetworkAreRefusedAndAddNothing) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  const PeerNode a = Peer(Id(0x20));
+  EXPECT_EQ(Ping(s->self, a, "othernet", kTimeout).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Lookup(s->self, a.id, a, "othernet", kTimeout).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(s->table.size(), 0u);
+}
+
+TEST(DiscoveryTest, MalformedSendersAreRefusedAndAddNothing) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  const std::vector<PeerNode> senders = {
+      Peer(Bytes(5, 0x20)),                           // short id
+      Peer(Id(0x21), ""),                             // no host
+      Peer(Id(0x22), "10.0.0.1", 0, 40404),           // no protocol port
+      Peer(Id(0x23), "10.0.0.1", 40400, 70000),       // port out of range
+      Peer(Id(0x24), std::string("10.0.0.\x01", 8)),  // unprintable host
+      Peer(Id(0x25), std::string(kMaxHostBytes + 1, 'a')),
+  };
+  for (const PeerNode& sender : senders) {
+    SCOPED_TRACE(absl::StrCat("sender ", sender.IdHex(), "@", sender.host));
+    EXPECT_EQ(Ping(s->self, sender, kNetwork, kTimeout).code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        Lookup(s->self, Id(0x30), sender, kNetwork, kTimeout).status().code(),
+        absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(s->table.size(), 0u);
+}
+
+TEST(DiscoveryTest, LookupOfAnIdOfTheWrongLengthIsRefused) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  const PeerNode a = Peer(Id(0x20));
+  for (const Bytes& id : {Bytes{}, Bytes(3, 1), Bytes(kNodeIdBytes + 1, 1)}) {
+    EXPECT_EQ(Lookup(s->self, id, a, kNetwork, kTimeout).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_EQ(s->table.size(), 0u);
+}
+
+TEST(DiscoveryTest, PrivateSendersAreAnsweredButNotAddedWhenDisallowed) {
+  DiscoveryOptions options;
+  options.allow_private_addresses = false;
+  auto s = StartNode(Id(0x10), options);
+  ASSERT_NE(s, nullptr);
+  struct Case {
+    std::string host;
+    bool added;
+  };
+  const std::vector<Case> cases = {
+      {"127.0.0.1", false},
+      {"127.8.9.10", false},
+      {"10.1.2.3", false},
+      {"172.16.0.1", false},
+      {"172.31.255.255", false},
+      {"192.168.1.1", false},
+      {"169.254.3.4", false},
+      {"0.0.0.0", false},
+      {"::1", false},
+      {"[::1]", false},
+      {"::ffff:10.0.0.1", false},
+      {"fd00::1", false},
+      {"fe80::1", false},
+      {"localhost", false},
+      {"LocalHost", false},
+      {"8.8.8.8", true},
+      {"172.32.0.1", true},
+      {"172.15.255.255", true},
+      {"192.169.0.1", true},
+      {"2001:db8::1", true},
+      {"node.example.org", true},
+  };
+  uint8_t next = 0x40;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.host);
+    const PeerNode sender = Peer(Id(next++), c.host);
+    EXPECT_TRUE(Ping(s->self, sender, kNetwork, kTimeout).ok());
+    EXPECT_TRUE(Lookup(s->self, sender.id, sender, kNetwork, kTimeout).ok());
+    EXPECT_EQ(s->table.Find(sender.id).has_value(), c.added);
+  }
+}
+
+TEST(DiscoveryTest, ANodeLearnsAThirdNodeThroughTheBootstrap) {
+  auto s = StartNode(Id(0x10));
+  auto a = StartNode(Id(0x20));
+  auto b = StartNode(Id(0x30));
+  ASSERT_TRUE(s != nullptr && a != nullptr && b != nullptr);
+
+  ASSERT_TRUE(Ping(s->self, a->self, kNetwork, kTimeout).ok());
+  ASSERT_TRUE(Ping(s->self, b->self, kNetwork, kTimeout).ok());
+  absl::StatusOr<std::vector<PeerNode>> found =
+      Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, std::vector<PeerNode>{b->self});
+
+  // A reaches B at the address it learned; B learns A in turn.
+  for (const PeerNode& p : *found) (void)a->table.Upsert(p);
+  ASSERT_EQ(a->table.Find(b->self.id), b->self);
+  EXPECT_TRUE(
+      Ping(*a->table.Find(b->self.id), a->self, kNetwork, kTimeout).ok());
+  EXPECT_EQ(b->table.Find(a->self.id), a->self);
+}
+
+TEST(DiscoveryTest, PingToAClosedPortIsUnavailable) {
+  RawPort closed(/*listening=*/false);
+  ASSERT_NE(closed.port(), 0u);
+  constexpr std::chrono::milliseconds kCallTimeout{2000};
+  const Clock::time_point start = Clock::now();
+  const absl::Status s = Ping(Peer(Id(0x10), "127.0.0.1", 40400, closed.port()),
+                              Peer(Id(0x20)), kNetwork, kCallTimeout);
+  EXPECT_TRUE(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) << s;
+  EXPECT_LT(Clock::now() - start, kCallTimeout + kDeadlineSlack);
+}
+
+TEST(DiscoveryTest, CallsToASilentPeerEndAtTheirDeadline) {
+  RawPort silent(/*listening=*/true);
+  ASSERT_NE(silent.port(), 0u);
+  const PeerNode to = Peer(Id(0x10), "127.0.0.1", 40400, silent.port());
+  constexpr std::chrono::milliseconds kCallTimeout{300};
+  const Clock::time_point start = Clock::now();
+  const absl::Status ping = Ping(to, Peer(Id(0x20)), kNetwork, kCallTimeout);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(ping) || absl::IsUnavailable(ping))
+      << ping;
+  const absl::Status lookup =
+      Lookup(to, Id(0x20), Peer(Id(0x20)), kNetwork, kCallTimeout).status();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(lookup) || absl::IsUnavailable(lookup))
+      << lookup;
+  EXPECT_LT(Clock::now() - start, 2 * kCallTimeout + kDeadlineSlack);
+}
+
+TEST(DiscoveryTest, ClientRefusesAReplyFromAnotherNetwork) {
+  FakeKademlia fake("othernet", {NodeProto(Peer(Id(0x30)))});
+  EXPECT_EQ(Ping(fake.peer(), Peer(Id(0x20)), kNetwork, kTimeout).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Lookup(fake.peer(), Id(0x20), Peer(Id(0x20)), kNetwork, kTimeout)
+                .status()
+                .code(),
+            absl::StatusCode::kPermissionDenied);
+}
+
+TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
+  std::vector<kad::Node> nodes;
+  std::vector<PeerNode> good;
+  kad::Node short_id = NodeProto(Peer(Id(0x01)));
+  short_id.set_id("abc");
+  kad::Node no_port = NodeProto(Peer(Id(0x02)));
+  no_port.set_udp_port(0);
+  kad::Node no_host = NodeProto(Peer(Id(0x03)));
+  no_host.clear_host();
+  nodes = {short_id, no_port, no_host};
+  for (uint8_t i = 0; i < kLookupPeers + 5; ++i) {
+    good.push_back(Peer(Id(0x40 + i)));
+    nodes.push_back(NodeProto(good.back()));
+    if (i == 3) nodes.push_back(short_id);  // also between good ones
+  }
+  FakeKademlia fake(kNetwork, nodes);
+  absl::StatusOr<std::vector<PeerNode>> found =
+      Lookup(fake.peer(), Id(0x20), Peer(Id(0x20)), kNetwork, kTimeout);
+  ASSERT_TRUE(found.ok()) << found.status();
+  good.resize(kLookupPeers);
+  EXPECT_EQ(*found, good);
+}
+
+// The bound itself cannot be hit deterministically (a handler does not
+// block), so this checks what a burst can see: answers or RESOURCE_EXHAUSTED,
+// and a server that still works afterwards.
+TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
+  DiscoveryOptions options;
+  options.max_in_flight = 1;
+  auto s = StartNode(Id(0x10), options);
+  ASSERT_NE(s, nullptr);
+  constexpr int kThreads = 6;
+  constexpr int kCallsPerThread = 5;
+  std::array<std::vector<absl::Status>, kThreads> results;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCallsPerThread; ++i) {
+        const PeerNode sender =
+            Peer(Id(static_cast<uint8_t>(0x40 + t), static_cast<uint8_t>(i)));
+        results[t].push_back(Ping(s->self, sender, kNetwork, kTimeout));
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& statuses : results) {
+    for (const absl::Status& st : statuses) {
+      EXPECT_TRUE(st.ok() || absl::IsResourceExhausted(st)) << st;
+    }
+  }
+  EXPECT_TRUE(Ping(s->self, Peer(Id(0x20)), kNetwork, kTimeout).ok());
+}
+
+TEST(DiscoveryTest, StopIsIdempotentAndClosesThePort) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(Ping(s->self, Peer(Id(0x20)), kNetwork, kTimeout).ok());
+  s->server->Stop();
+  s->server->Stop();
+  const absl::Status after =
+      Ping(s->self, Peer(Id(0x21)), kNetwork, std::chrono::seconds(2));
+  EXPECT_TRUE(absl::IsUnavailable(after) || absl::IsDeadlineExceeded(after))
+      << after;
+  EXPECT_EQ(s->table.Find(Id(0x21)), std::nullopt);
+}
+
+TEST(DiscoveryTest, StartRefusesABusyPort) {
+  auto s = StartNode(Id(0x10));
+  ASSERT_NE(s, nullptr);
+  PeerTable table(Id(0x11), 10);
+  DiscoveryOptions options;
+  options.self = Peer(Id(0x11), "127.0.0.1", 40400, s->self.udp_port);
+  options.network_id = kNetwork;
+  EXPECT_FALSE(DiscoveryServer::Start(options, &table).ok());
+}
+
+TEST(DiscoveryTest, StartRefusesAZeroInFlightBound) {
+  PeerTable table(Id(0x11), 10);
+  DiscoveryOptions options;
+  options.self = Peer(Id(0x11), "127.0.0.1", 40400, 0);
+  options.network_id = kNetwork;
+  options.max_in_flight = 0;
+  EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace rnode::node::p2p

@@ -1,0 +1,1 @@
+#include "node/p2p/transport.h"
