@@ -74,7 +74,14 @@ class NodeProcess {
  public:
   NodeProcess(std::string bin, std::filesystem::path dir)
       : bin_(std::move(bin)), dir_(std::move(dir)) {
-    for (int* p : {&grpc_, &internal_, &http_, &admin_}) *p = FreePort();
+    // Distinct: each probe socket is closed before the next one, so the
+    // kernel may hand out the same port twice.
+    std::set<int> taken;
+    for (int* p : {&grpc_, &internal_, &http_, &admin_}) {
+      do {
+        *p = FreePort();
+      } while (!taken.insert(*p).second);
+    }
   }
   ~NodeProcess() {
     if (pid_ > 0) Kill(SIGKILL);

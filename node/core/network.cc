@@ -105,25 +105,33 @@ void CasperNetwork::Broadcast(const Block& block) {
 void CasperNetwork::Request(const Hash32& hash) {
   MutexLock lock(&mu_);
   if (wanted_.contains(hash)) return;
-  MakeRoomLocked();
-  Wanted& w = wanted_[hash];
-  w.first = Clock::now();
+  Wanted& w = AddWantedLocked(hash);
   AskLocked(hash, w);
 }
 
-void CasperNetwork::MakeRoomLocked() {
-  if (wanted_.size() < options_.max_wanted) return;
-  // Give up the oldest request; a later announcement asks again.
-  auto oldest = std::min_element(wanted_.begin(), wanted_.end(),
-                                 [](const auto& a, const auto& b) {
-                                   return a.second.first < b.second.first;
-                                 });
-  if (!oldest->second.asked.empty()) {
-    auto o = outstanding_.find(oldest->second.asked);
+CasperNetwork::Wanted& CasperNetwork::AddWantedLocked(const Hash32& hash) {
+  if (wanted_.size() >= options_.max_wanted && !wanted_order_.empty()) {
+    // Give up the oldest request (a later announcement asks again): the
+    // arrival index finds it without a scan, so a peer announcing blocks
+    // nobody has costs each packet O(log n).
+    EraseWantedLocked(wanted_.find(wanted_order_.begin()->second));
+    ++counters_.wanted_given_up;
+  }
+  Wanted& w = wanted_[hash];
+  w.first = Clock::now();
+  w.seq = next_seq_++;
+  wanted_order_.emplace(w.seq, hash);
+  return w;
+}
+
+std::map<Hash32, CasperNetwork::Wanted>::iterator
+CasperNetwork::EraseWantedLocked(std::map<Hash32, Wanted>::iterator it) {
+  if (!it->second.asked.empty()) {
+    auto o = outstanding_.find(it->second.asked);
     if (o != outstanding_.end() && o->second > 0) --o->second;
   }
-  wanted_.erase(oldest);
-  ++counters_.wanted_given_up;
+  wanted_order_.erase(it->second.seq);
+  return wanted_.erase(it);
 }
 
 void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w) {
@@ -161,12 +169,7 @@ void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w) {
 void CasperNetwork::Delivered(const Hash32& hash) {
   MutexLock lock(&mu_);
   auto it = wanted_.find(hash);
-  if (it == wanted_.end()) return;
-  if (!it->second.asked.empty()) {
-    auto o = outstanding_.find(it->second.asked);
-    if (o != outstanding_.end() && o->second > 0) --o->second;
-  }
-  wanted_.erase(it);
+  if (it != wanted_.end()) EraseWantedLocked(it);
 }
 
 void CasperNetwork::GossipDeploy(const std::string& encoded_deploy) {
@@ -195,11 +198,7 @@ void CasperNetwork::TimerLoop() {
     const auto now = Clock::now();
     for (auto it = wanted_.begin(); it != wanted_.end();) {
       if (dag_->Contains(it->first)) {
-        if (!it->second.asked.empty()) {
-          auto o = outstanding_.find(it->second.asked);
-          if (o != outstanding_.end() && o->second > 0) --o->second;
-        }
-        it = wanted_.erase(it);
+        it = EraseWantedLocked(it);
         continue;
       }
       Wanted& w = it->second;
@@ -235,10 +234,9 @@ void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
   MutexLock lock(&mu_);
   // Announcements are bounded like requests: a peer announcing blocks
   // nobody has must not grow the list without end.
-  if (!wanted_.contains(hash)) MakeRoomLocked();
-  Wanted& w = wanted_[hash];
-  const bool fresh = w.attempts == 0;
-  if (fresh) w.first = Clock::now();
+  auto found = wanted_.find(hash);
+  const bool fresh = found == wanted_.end();
+  Wanted& w = fresh ? AddWantedLocked(hash) : found->second;
   if (std::find(w.holders.begin(), w.holders.end(), from.id) ==
       w.holders.end()) {
     w.holders.push_back(from.id);

@@ -137,6 +137,7 @@ class CasperNetwork final : public casper::engine::Transport,
     std::chrono::steady_clock::time_point asked_at{};
     std::chrono::steady_clock::time_point first{};
     int attempts = 0;
+    uint64_t seq = 0;  // arrival order (key of wanted_order_)
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
@@ -145,9 +146,13 @@ class CasperNetwork final : public casper::engine::Transport,
   // Asks for `hash` (under mu_): the next holder with room, else everyone.
   void AskLocked(const Hash32& hash, Wanted& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Gives up the oldest request when options_.max_wanted are wanted, so
-  // that one more fits.
-  void MakeRoomLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A new entry for `hash` (not yet wanted); gives up the oldest request
+  // first when options_.max_wanted are wanted.
+  Wanted& AddWantedLocked(const Hash32& hash)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes an entry with its index and its peer's outstanding count.
+  std::map<Hash32, Wanted>::iterator EraseWantedLocked(
+      std::map<Hash32, Wanted>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TimerLoop();
   // A block's encoding as a blob to stream (null if it cannot be one).
   static std::shared_ptr<const p2p::Blob> BlobOf(Bytes encoded);
@@ -164,6 +169,9 @@ class CasperNetwork final : public casper::engine::Transport,
   p2p::Transport* transport_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::map<Hash32, Wanted> wanted_ ABSL_GUARDED_BY(mu_);
+  // wanted_ by arrival, oldest first.
+  std::map<uint64_t, Hash32> wanted_order_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // Block requests outstanding per peer.
   std::map<Bytes, size_t> outstanding_ ABSL_GUARDED_BY(mu_);
   NetworkCounters counters_ ABSL_GUARDED_BY(mu_);

@@ -76,6 +76,14 @@ using Budget = Transport::Permit::Budget;
 constexpr size_t kMaxTypeIdBytes = 64;
 // Slack above the largest unary packet for the envelope (header, type).
 constexpr size_t kEnvelopeBytes = 4096;
+// A small packet a peer answered busy is sent again this many times, after
+// pauses doubling from kBusyPause.
+constexpr int kBusyRetries = 3;
+constexpr auto kBusyPause = std::chrono::milliseconds(20);
+// Calls one peer connection may have open at once on our server: an honest
+// peer has two (its small-packet and its stream sender); a flooding peer
+// cannot take every server thread through one connection.
+constexpr int kMaxStreamsPerConnection = 4;
 // A stream may take this long per byte beyond the network timeout (the
 // public node's 5 microseconds per byte).
 constexpr double kStreamSecondsPerByte = 5e-6;
@@ -397,6 +405,12 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
     *req.mutable_protocol() = protocol;
     ::routing::TLResponse resp;
     grpc::Status s = link->stub->Send(&ctx, req, &resp);
+    // gRPC's own refusal when the peer's server threads are all taken is
+    // back-pressure too, not a dead link.
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+        busy != nullptr) {
+      *busy = true;
+    }
     if (!s.ok()) return FromGrpc(s);
     if (resp.has_internalservererror()) {
       if (busy != nullptr) *busy = true;
@@ -484,6 +498,18 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
       }
       bool busy = false;
       absl::Status s = Call(link, out, &busy);
+      // A busy peer gets the packet again after a short pause (a few
+      // times), so a burst at the peer costs latency, not the packet.
+      for (int retry = 0; busy && retry < kBusyRetries; ++retry) {
+        {
+          MutexLock lock(&link->mu);
+          link->cv.WaitUntil(&link->mu,
+                             Clock::now() + kBusyPause * (1 << retry));
+          if (link->stopping) return;
+        }
+        busy = false;
+        s = Call(link, out, &busy);
+      }
       if (busy) {
         // The peer is busy, not gone (as for streams in BulkLoop): the
         // packet is lost to it (counted), the link stays.
@@ -849,12 +875,17 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
       for (auto& [id, link] : links) all.push_back(link);
       links.clear();
     }
+    // A link Drop() stopped meanwhile is in `dead`: the reaper joins it,
+    // so only the links stopped here are joined here.
+    std::vector<std::shared_ptr<Link>> mine;
     for (auto& link : all) {
       MutexLock lock(&link->mu);
+      if (link->stopping) continue;
       link->stopping = true;
       link->cv.SignalAll();
+      mine.push_back(link);
     }
-    for (auto& link : all) {
+    for (auto& link : mine) {
       if (link->control.joinable()) link->control.join();
       if (link->bulk.joinable()) link->bulk.join();
     }
@@ -903,6 +934,8 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(static_cast<int>(
       std::max(options.max_unary_bytes, options.chunk_bytes) + kEnvelopeBytes));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             kMaxStreamsPerConnection);
   builder.RegisterService(impl.get());
   impl->server = builder.BuildAndStart();
   if (impl->server == nullptr || impl->port == 0) {
@@ -1005,6 +1038,7 @@ absl::StatusOr<Transport::Permit> Transport::ReserveStream(ByteView peer_id,
 
 absl::Status Transport::Stream(ByteView peer_id, Permit permit,
                                const Blob& blob) {
+  if (blob.wire == nullptr) return absl::InvalidArgumentError("empty blob");
   std::shared_ptr<Link> link = impl_->Find(peer_id);
   if (link == nullptr) return absl::NotFoundError("peer not connected");
   if (permit.peer_ != link->out_budget || permit.bytes() < blob.wire->size()) {
