@@ -58,7 +58,7 @@ async function main() {
   const wallets = path.join(dir, 'wallets.txt');
   fs.writeFileSync(bonds, addr.map((a) => `${a.pubKey} 1000\n`).join(''));
   fs.writeFileSync(wallets,
-    addr.map((a) => `${a.revAddr},5000000000000000000\n`).join(''));
+    addr.map((a) => `${a.revAddr},5000000000000000\n`).join(''));
   const common = ['--bonds-file', bonds, '--wallets-file', wallets,
     '--deploy-timestamp', String(Date.now()), '--network-id', 'soak',
     '--fault-tolerance-threshold', '0.1'];
@@ -85,14 +85,17 @@ async function main() {
   const sent = new Map();  // id -> send time
   let failed = 0;
   let inFlight = 0;
+  // The newest block number any validator has, refreshed 4 times a
+  // second: a deploy's window is 50 blocks, a few seconds at this rate.
   let latest = 0;
   const latestTimer = setInterval(async () => {
     try {
-      latest = await v1.latestBlockNumber();
+      const ns = await Promise.all(validators.map((n) => n.latestBlockNumber()));
+      latest = Math.max(latest, ...ns);
     } catch {
       // Kept.
     }
-  }, 1000);
+  }, 250);
   const samples = [];  // per minute: {minute, rss: [..], queues: {..}}
   const start = Date.now();
   const end = start + kMinutes * 60000;

@@ -21,6 +21,15 @@ std::optional<Hash32> HashOf(const std::string& bytes) {
   return h;
 }
 
+// The block hash of a packet that carries one in field `hash`; nullopt
+// when it does not decode or is not 32 bytes.
+template <typename Proto>
+std::optional<Hash32> HashIn(const std::string& content) {
+  Proto msg;
+  if (!msg.ParseFromString(content)) return std::nullopt;
+  return HashOf(msg.hash());
+}
+
 std::string HashBytes(const Hash32& h) {
   return std::string(h.begin(), h.end());
 }
@@ -362,38 +371,28 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     return;
   }
   if (streamed) return Malformed(from, "unexpected streamed packet");
+  // The four packets that carry one block hash.
+  std::optional<Hash32> hash;
+  bool hash_packet = true;
   if (type_id == packet::kBlockHashMessage) {
-    ::casper::BlockHashMessageProto msg;
-    std::optional<Hash32> h;
-    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
-      return Malformed(from, "BlockHashMessage");
-    }
-    return OnHashAnnounced(from, *h);
+    hash = HashIn<::casper::BlockHashMessageProto>(content);
+  } else if (type_id == packet::kHasBlock) {
+    hash = HashIn<::casper::HasBlockProto>(content);
+  } else if (type_id == packet::kBlockRequest) {
+    hash = HashIn<::casper::BlockRequestProto>(content);
+  } else if (type_id == packet::kHasBlockRequest) {
+    hash = HashIn<::casper::HasBlockRequestProto>(content);
+  } else {
+    hash_packet = false;
   }
-  if (type_id == packet::kHasBlock) {
-    ::casper::HasBlockProto msg;
-    std::optional<Hash32> h;
-    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
-      return Malformed(from, "HasBlock");
+  if (hash_packet) {
+    if (!hash.has_value()) return Malformed(from, type_id);
+    if (type_id == packet::kBlockRequest) return ServeBlock(from, *hash);
+    if (type_id == packet::kHasBlockRequest) {
+      if (dag_->Contains(*hash)) SendHasBlock(from, *hash);
+      return;
     }
-    return OnHashAnnounced(from, *h);
-  }
-  if (type_id == packet::kBlockRequest) {
-    ::casper::BlockRequestProto msg;
-    std::optional<Hash32> h;
-    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
-      return Malformed(from, "BlockRequest");
-    }
-    return ServeBlock(from, *h);
-  }
-  if (type_id == packet::kHasBlockRequest) {
-    ::casper::HasBlockRequestProto msg;
-    std::optional<Hash32> h;
-    if (!msg.ParseFromString(content) || !(h = HashOf(msg.hash()))) {
-      return Malformed(from, "HasBlockRequest");
-    }
-    if (dag_->Contains(*h)) SendHasBlock(from, *h);
-    return;
+    return OnHashAnnounced(from, *hash);  // an announcement or a HasBlock
   }
   if (type_id == packet::kForkChoiceTipRequest) {
     // One HasBlock per latest message (and tip); the peer asks for what

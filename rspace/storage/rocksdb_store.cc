@@ -69,6 +69,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_total_wal_size = options.max_total_wal_bytes;
+  db_options.db_write_buffer_size = options.total_write_buffer_bytes;
   // Tuned for what the history does: point reads of keys that are hashes
   // (docs/rspace.md "Storage"). A Bloom filter per table lets a read skip
   // the level-0 tables that cannot hold its key (every table's key range
@@ -84,6 +85,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   cf_options.compression = rocksdb::kNoCompression;
+  cf_options.write_buffer_size = options.write_buffer_bytes;
 
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
   descriptors.emplace_back(rocksdb::kDefaultColumnFamilyName, cf_options);

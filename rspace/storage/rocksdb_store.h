@@ -26,6 +26,12 @@ struct RocksDbOptions {
   // RocksDB's default of 4 x the sum of the write buffers (about 2 GiB for
   // the node's columns): disk use and restart (log replay) time.
   uint64_t max_total_wal_bytes = 256u << 20;
+  // Memtable budget: each column family's write buffer, and all of them
+  // together (RocksDB flushes the largest when the total is reached).
+  // Without the total, nine columns of 64 MiB buffers let the memtables
+  // alone grow a node's memory by up to a gigabyte under steady writes.
+  size_t write_buffer_bytes = 16u << 20;
+  size_t total_write_buffer_bytes = 64u << 20;
 };
 
 class RocksDbStore final : public KeyValueStore {
