@@ -63,7 +63,8 @@ std::vector<std::string> DefaultHistoryColumnNames() {
 History::History(KeyValueStore* store, HistoryOptions options)
     : store_(store),
       options_(std::move(options)),
-      trie_(store, options_.columns.nodes, options_.node_cache_entries),
+      trie_(store, options_.columns.nodes, options_.node_cache_entries,
+            options_.node_cache_bytes),
       last_root_(kEmptyRoot) {}
 
 absl::StatusOr<std::unique_ptr<History>> History::Open(KeyValueStore* store,

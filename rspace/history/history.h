@@ -47,6 +47,7 @@ inline constexpr size_t kDefaultInlineBlobMax = 256;
 struct HistoryOptions {
   HistoryColumns columns;
   size_t node_cache_entries = kDefaultTrieNodeCacheEntries;
+  size_t node_cache_bytes = kDefaultTrieNodeCacheBytes;
   // Blobs up to this size go inline (0: none); see kDefaultInlineBlobMax.
   // Any value reads any store: the stored form says where each blob is.
   size_t inline_blob_max = kDefaultInlineBlobMax;

@@ -144,12 +144,31 @@ struct MerkleTrie::Ctx {
   std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> created;
 };
 
+size_t TrieNodeBytes(const TrieNode& node) {
+  size_t n = sizeof(TrieNode) + node.items.capacity() * sizeof(TrieItem);
+  // Prefixes are inline in TrieItem; blobs are separate allocations.
+  for (const TrieItem& it : node.items) {
+    if (it.blob != nullptr) n += sizeof(Bytes) + it.blob->capacity();
+  }
+  return n;
+}
+
 MerkleTrie::MerkleTrie(KeyValueStore* store, ColumnId nodes_column,
-                       size_t cache_entries)
+                       size_t cache_entries, size_t cache_bytes)
     : store_(store),
       column_(nodes_column),
       shard_count_(std::clamp<size_t>(cache_entries, 1, kTrieCacheShards)),
-      shard_capacity_(cache_entries / shard_count_) {}
+      shard_capacity_(cache_entries / shard_count_),
+      shard_bytes_(cache_bytes / shard_count_) {}
+
+size_t MerkleTrie::CachedBytes() const {
+  size_t n = 0;
+  for (const CacheShard& s : cache_) {
+    MutexLock lock(&s.mu);
+    n += s.bytes;
+  }
+  return n;
+}
 
 size_t MerkleTrie::CachedNodes() const {
   size_t n = 0;
@@ -170,10 +189,15 @@ void MerkleTrie::CachePut(const Hash32& hash,
     s.lru.splice(s.lru.begin(), s.lru, it->second);
     return;
   }
-  s.lru.emplace_front(hash, std::move(node));
+  const size_t bytes = TrieNodeBytes(*node);
+  s.lru.push_front(CacheEntry{hash, std::move(node), bytes});
   s.index[hash] = s.lru.begin();
-  while (s.index.size() > shard_capacity_) {
-    s.index.erase(s.lru.back().first);
+  s.bytes += bytes;
+  // The newest entry stays even when it alone is over the byte share.
+  while (s.index.size() > shard_capacity_ ||
+         (s.bytes > shard_bytes_ && s.lru.size() > 1)) {
+    s.bytes -= s.lru.back().bytes;
+    s.index.erase(s.lru.back().hash);
     s.lru.pop_back();
   }
 }
@@ -187,7 +211,7 @@ absl::StatusOr<std::shared_ptr<const TrieNode>> MerkleTrie::Load(
     auto it = s.index.find(hash);
     if (it != s.index.end()) {
       s.lru.splice(s.lru.begin(), s.lru, it->second);
-      return it->second->second;
+      return it->second->node;
     }
   }
   auto bytes = store_->Get(column_, hash);

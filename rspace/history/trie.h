@@ -42,6 +42,12 @@ extern const Hash32 kEmptyRoot;
 // with a few million channels are a few thousand nodes; 32768 keeps them and
 // the recently touched paths resident (tens of MiB at most).
 inline constexpr size_t kDefaultTrieNodeCacheEntries = 32768;
+// And of its bytes (nodes with their inline blobs, as counted by
+// TrieNodeBytes): entries alone do not bound memory, since the nodes of a
+// growing state fill up (a shard node at 30 deploys/s, each deploy leaving
+// a new channel, grew by about 150 MiB in 4 minutes under the entry bound
+// alone, most of it cached nodes).
+inline constexpr size_t kDefaultTrieNodeCacheBytes = 64u << 20;
 // Shards of the node cache, each an LRU of capacity / shards entries behind
 // its own mutex: every cold channel load walks the trie, so one mutex would
 // serialise concurrent deploys' loads. 16 keeps collisions between a few
@@ -110,6 +116,10 @@ struct TrieNode {
   std::vector<TrieItem> items;  // Strictly ascending by index.
 };
 
+// The memory a decoded node holds (its items, with their prefixes, and
+// inline blobs), as the node cache counts it.
+size_t TrieNodeBytes(const TrieNode& node);
+
 // A leaf as a read finds it: the value hash and, when stored inline, the
 // value bytes (else null: the caller fetches them by hash).
 struct TrieLeaf {
@@ -140,7 +150,8 @@ class MerkleTrie {
   // `store` is not owned and must outlive the trie. Thread-safe: Get and
   // ForEachLeaf may run concurrently with each other and with Apply.
   MerkleTrie(KeyValueStore* store, ColumnId nodes_column,
-             size_t cache_entries = kDefaultTrieNodeCacheEntries);
+             size_t cache_entries = kDefaultTrieNodeCacheEntries,
+             size_t cache_bytes = kDefaultTrieNodeCacheBytes);
 
   // Value under `key` in the trie at `root`; nullopt if absent. DataLoss if a
   // node is missing or malformed; the store's error otherwise.
@@ -197,8 +208,9 @@ class MerkleTrie {
       const Hash32& root,
       const std::function<absl::Status(const Hash32&, const TrieLeaf&)>& fn);
 
-  // Number of nodes in the cache (for tests and metrics).
+  // Number of nodes in the cache, and their bytes (for tests and metrics).
   size_t CachedNodes() const;
+  size_t CachedBytes() const;
 
   ColumnId nodes_column() const { return column_; }
 
@@ -234,10 +246,16 @@ class MerkleTrie {
       const Hash32& node_hash, Bytes& path, bool verify,
       const std::function<absl::Status(const Hash32&, const TrieItem&)>& fn);
 
-  using LruList = std::list<std::pair<Hash32, std::shared_ptr<const TrieNode>>>;
+  struct CacheEntry {
+    Hash32 hash;
+    std::shared_ptr<const TrieNode> node;
+    size_t bytes;
+  };
+  using LruList = std::list<CacheEntry>;
   struct alignas(64) CacheShard {
     mutable Mutex mu;
     LruList lru ABSL_GUARDED_BY(mu);
+    size_t bytes ABSL_GUARDED_BY(mu) = 0;
     absl::flat_hash_map<Hash32, LruList::iterator, Hash32Hasher> index
         ABSL_GUARDED_BY(mu);
   };
@@ -257,6 +275,7 @@ class MerkleTrie {
   // capacity.
   const size_t shard_count_;
   const size_t shard_capacity_;
+  const size_t shard_bytes_;
   std::array<CacheShard, kTrieCacheShards> cache_;
   Mutex pending_mu_;
   std::vector<std::pair<Hash32, std::shared_ptr<const TrieNode>>> pending_

@@ -275,6 +275,37 @@ TEST(TrieTest, NodeCacheIsBoundedAndSurvivesApply) {
   EXPECT_LE(trie.CachedNodes(), 8u);
 }
 
+// The cache's byte bound holds even when its entry bound would take every
+// node: it keeps what fits in the bytes, reads stay right, and the bytes it
+// reports are what its nodes hold.
+TEST(TrieTest, NodeCacheIsBoundedInBytes) {
+  InMemoryStore store(1);
+  constexpr size_t kBytes = 16 << 10;
+  MerkleTrie trie(&store, 0, /*cache_entries=*/1 << 20, kBytes);
+  std::vector<TrieChange> changes;
+  for (int i = 0; i < 3000; ++i) changes.push_back({K(i), V(i), nullptr});
+  std::sort(changes.begin(), changes.end(),
+            [](const auto& a, const auto& b) { return a.key < b.key; });
+  WriteBatch batch;
+  auto r = trie.Apply(kEmptyRoot, changes, &batch);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(store.Write(batch).ok());
+  trie.Committed();
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(*trie.Get(*r, K(i)), V(i));
+  // Each shard may exceed its share by its newest node only.
+  auto root = trie.Node(*r);
+  ASSERT_TRUE(root.ok());
+  EXPECT_LE(trie.CachedBytes(),
+            kBytes + kTrieCacheShards * TrieNodeBytes(**root));
+  EXPECT_GT(trie.CachedNodes(), 0u);
+  // The same reads through a cache bounded only by entries keep more.
+  MerkleTrie roomy(&store, 0, /*cache_entries=*/1 << 20,
+                   /*cache_bytes=*/64 << 20);
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(*roomy.Get(*r, K(i)), V(i));
+  EXPECT_GT(roomy.CachedNodes(), trie.CachedNodes());
+  EXPECT_GE(TrieNodeBytes(**root), (*root)->items.size() * sizeof(TrieItem));
+}
+
 // Readers on several threads walk the trie through a small sharded cache
 // (so nodes are evicted and reloaded while others read) and from a pinned
 // root node; every read is right. Run under the tsan preset for races.
