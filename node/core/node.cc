@@ -1212,14 +1212,12 @@ absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
     return absl::FailedPreconditionError(
         "Propose error: this validator is not bonded.");
   }
+  // The same backlog test as deploy admission: with blocks streaming in
+  // at tens a second, "nothing asked for" is rarely true even of a node
+  // that is up to date, and its deploys would wait out their window.
   if (!m.caught_up && m.network != nullptr) {
-    bool waiting = false;
-    {
-      MutexLock lock(&m.mu);
-      waiting = !m.blocks_in.empty();
-    }
     if ((m.bootstrap.has_value() && m.transport->Connected().empty()) ||
-        waiting || m.network->wanted() > 0) {
+        CatchingUp()) {
       return absl::UnavailableError(
           "Propose error: this node is still catching up with its peers.");
     }
