@@ -74,14 +74,28 @@ size_t CasperNetwork::wanted() const {
 
 std::chrono::milliseconds CasperNetwork::oldest_wanted_age() const {
   MutexLock lock(&mu_);
-  const auto now = Clock::now();
-  std::chrono::milliseconds oldest{0};
-  for (const auto& [hash, w] : wanted_) {
-    oldest = std::max(
-        oldest,
-        std::chrono::duration_cast<std::chrono::milliseconds>(now - w.first));
+  // Every deploy admission asks: the arrival index names the oldest.
+  if (wanted_order_.empty()) return std::chrono::milliseconds(0);
+  const Wanted& oldest = wanted_.at(wanted_order_.begin()->second);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
+                                                               oldest.first);
+}
+
+p2p::Transport* CasperNetwork::CurrentTransport() const {
+  MutexLock lock(&mu_);
+  return transport_;
+}
+
+void CasperNetwork::ReleaseLocked(const Bytes& peer) {
+  if (peer.empty()) return;
+  auto o = outstanding_.find(peer);
+  if (o == outstanding_.end()) return;
+  // Entries at zero go, so peers long gone leave nothing behind.
+  if (o->second <= 1) {
+    outstanding_.erase(o);
+  } else {
+    --o->second;
   }
-  return oldest;
 }
 
 std::shared_ptr<const p2p::Blob> CasperNetwork::BlobOf(Bytes encoded) {
@@ -103,11 +117,7 @@ void CasperNetwork::Broadcast(const Block& block) {
   msg.set_hash(HashBytes(block.hash));
   msg.set_blockcreator(std::string(block.sender.begin(), block.sender.end()));
   const std::string content = msg.SerializeAsString();
-  p2p::Transport* t = nullptr;
-  {
-    MutexLock lock(&mu_);
-    t = transport_;
-  }
+  p2p::Transport* t = CurrentTransport();
   if (t != nullptr) t->SendToAll(packet::kBlockHashMessage, content);
 }
 
@@ -135,35 +145,32 @@ CasperNetwork::Wanted& CasperNetwork::AddWantedLocked(const Hash32& hash) {
 
 std::map<Hash32, CasperNetwork::Wanted>::iterator
 CasperNetwork::EraseWantedLocked(std::map<Hash32, Wanted>::iterator it) {
-  if (!it->second.asked.empty()) {
-    auto o = outstanding_.find(it->second.asked);
-    if (o != outstanding_.end() && o->second > 0) --o->second;
-  }
+  ReleaseLocked(it->second.asked);
   wanted_order_.erase(it->second.seq);
   return wanted_.erase(it);
 }
 
 void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w) {
   if (transport_ == nullptr) return;
-  if (!w.asked.empty()) {
-    auto o = outstanding_.find(w.asked);
-    if (o != outstanding_.end() && o->second > 0) --o->second;
-    w.asked.clear();
-  }
+  ReleaseLocked(w.asked);
+  w.asked.clear();
   w.asked_at = Clock::now();
   ++w.attempts;
   // The next holder with room for another request.
   for (size_t i = 0; i < w.holders.size(); ++i) {
     const Bytes& peer = w.holders[(w.next_holder + i) % w.holders.size()];
-    size_t& n = outstanding_[peer];
-    if (n >= options_.max_requests_per_peer) continue;
+    auto o = outstanding_.find(peer);
+    if (o != outstanding_.end() &&
+        o->second >= options_.max_requests_per_peer) {
+      continue;
+    }
     ::casper::BlockRequestProto req;
     req.set_hash(HashBytes(hash));
     if (!transport_->Send(peer, packet::kBlockRequest, req.SerializeAsString())
              .ok()) {
       continue;
     }
-    ++n;
+    ++outstanding_[peer];
     w.asked = peer;
     w.next_holder = (w.next_holder + i + 1) % w.holders.size();
     ++counters_.requests_sent;
@@ -182,20 +189,12 @@ void CasperNetwork::Delivered(const Hash32& hash) {
 }
 
 void CasperNetwork::GossipDeploy(const std::string& encoded_deploy) {
-  p2p::Transport* t = nullptr;
-  {
-    MutexLock lock(&mu_);
-    t = transport_;
-  }
+  p2p::Transport* t = CurrentTransport();
   if (t != nullptr) t->SendToAll(packet::kDeployData, encoded_deploy);
 }
 
 void CasperNetwork::AskTips() {
-  p2p::Transport* t = nullptr;
-  {
-    MutexLock lock(&mu_);
-    t = transport_;
-  }
+  p2p::Transport* t = CurrentTransport();
   if (t != nullptr) t->SendToAll(packet::kForkChoiceTipRequest, "");
 }
 
@@ -260,25 +259,17 @@ void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
 void CasperNetwork::SendHasBlock(const p2p::PeerNode& to, const Hash32& hash) {
   ::casper::HasBlockProto msg;
   msg.set_hash(HashBytes(hash));
-  p2p::Transport* t = nullptr;
-  {
-    MutexLock lock(&mu_);
-    t = transport_;
-  }
+  p2p::Transport* t = CurrentTransport();
   if (t != nullptr) {
     (void)t->Send(to.id, packet::kHasBlock, msg.SerializeAsString());
   }
 }
 
 void CasperNetwork::ServeBlock(const p2p::PeerNode& to, const Hash32& hash) {
-  p2p::Transport* t = nullptr;
-  {
-    MutexLock lock(&mu_);
-    t = transport_;
-  }
+  p2p::Transport* t = CurrentTransport();
   if (t == nullptr || !dag_->Contains(hash)) return;  // silence if unknown
   // The permit before the blob is built: a cached blob knows its size, a
-  // stored block its encoding's (the blob is at most that).
+  // stored block bounds it by its encoding's.
   std::shared_ptr<const p2p::Blob> blob = blobs_.Get(hash).value_or(nullptr);
   std::optional<Bytes> encoded;
   size_t need = 0;
@@ -288,7 +279,7 @@ void CasperNetwork::ServeBlock(const p2p::PeerNode& to, const Hash32& hash) {
     absl::StatusOr<std::optional<Bytes>> stored = dag_->GetBlockBytes(hash);
     if (!stored.ok() || !stored->has_value()) return;
     encoded = *std::move(*stored);
-    need = encoded->size();
+    need = p2p::MaxWireBytes(encoded->size());
   }
   absl::StatusOr<p2p::Transport::Permit> permit = t->ReserveStream(to.id, need);
   if (!permit.ok()) {
@@ -308,11 +299,7 @@ void CasperNetwork::ServeBlock(const p2p::PeerNode& to, const Hash32& hash) {
 }
 
 void CasperNetwork::OnConnected(const p2p::PeerNode& peer) {
-  p2p::Transport* t = nullptr;
-  {
-    MutexLock lock(&mu_);
-    t = transport_;
-  }
+  p2p::Transport* t = CurrentTransport();
   if (t == nullptr) return;
   // Which genesis the peer is on, and what its tips are (a restarted or
   // paused node catches up from them).
@@ -340,13 +327,10 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
       ++counters_.blocks_received;
       auto it = wanted_.find(block->hash);
       if (it != wanted_.end() && it->second.asked == from.id) {
-        auto o = outstanding_.find(from.id);
-        if (o != outstanding_.end() && o->second > 0) --o->second;
+        ReleaseLocked(from.id);
         it->second.asked.clear();
       }
     }
-    // Keep the encoding for serving others (it is the canonical one when
-    // the block decoded).
     if (callbacks_.block) callbacks_.block(*std::move(block));
     return;
   }
@@ -417,11 +401,7 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     msg.mutable_candidate()->set_requiredsigs(0);
     absl::StatusOr<p2p::Blob> blob =
         p2p::MakeBlob(packet::kApprovedBlock, msg.SerializeAsString());
-    p2p::Transport* t = nullptr;
-    {
-      MutexLock lock(&mu_);
-      t = transport_;
-    }
+    p2p::Transport* t = CurrentTransport();
     if (!blob.ok() || t == nullptr) return;
     absl::StatusOr<p2p::Transport::Permit> permit =
         t->ReserveStream(from.id, blob->wire->size());

@@ -154,6 +154,10 @@ class CasperNetwork final : public casper::engine::Transport,
   std::map<Hash32, Wanted>::iterator EraseWantedLocked(
       std::map<Hash32, Wanted>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TimerLoop();
+  // The transport to send on (null before Attach and after Stop).
+  p2p::Transport* CurrentTransport() const;
+  // One request fewer outstanding at `peer` (none when empty).
+  void ReleaseLocked(const Bytes& peer) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A block's encoding as a blob to stream (null if it cannot be one).
   static std::shared_ptr<const p2p::Blob> BlobOf(Bytes encoded);
   void Malformed(const p2p::PeerNode& from, std::string_view what);
@@ -172,7 +176,7 @@ class CasperNetwork final : public casper::engine::Transport,
   // wanted_ by arrival, oldest first.
   std::map<uint64_t, Hash32> wanted_order_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  // Block requests outstanding per peer.
+  // Block requests outstanding per peer (peers at zero have no entry).
   std::map<Bytes, size_t> outstanding_ ABSL_GUARDED_BY(mu_);
   NetworkCounters counters_ ABSL_GUARDED_BY(mu_);
   std::thread timer_;

@@ -316,7 +316,7 @@ struct Node::Impl {
   BoundedCache<Bytes, bool> expired{kExpiredDeploysRemembered};
   Clock::time_point last_housekeeping = Clock::now();
   // A node that joins a shard proposes only after it has caught up once:
-  // connected to a peer, with no block asked for or waiting.
+  // connected to a peer, and not CatchingUp().
   bool caught_up = false;
   std::optional<Hash32> last_lfb;
   Clock::time_point lfb_moved{};
@@ -901,11 +901,7 @@ bool Node::NeedsOwnBlock() const {
   if (!key_.has_value() || !config_.autopropose || m.unfinalized_work.empty()) {
     return false;
   }
-  if (absl::StatusOr<bool> bonded =
-          IsBonded(ByteView(public_key_.data(), public_key_.size()));
-      !bonded.ok() || !*bonded) {
-    return false;
-  }
+  if (!SelfBonded()) return false;
   const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
       dag_->LatestMessages();
   auto mine = latest.find(public_key_);
@@ -984,11 +980,7 @@ void Node::Housekeeping() {
 void Node::HoldGossipedDeploy(const ::casper::DeployDataProto& proto) {
   Impl& m = *impl_;
   if (!key_.has_value()) return;  // an observer proposes nothing
-  if (absl::StatusOr<bool> bonded =
-          IsBonded(ByteView(public_key_.data(), public_key_.size()));
-      !bonded.ok() || !*bonded) {
-    return;  // nor does a validator without stake
-  }
+  if (!SelfBonded()) return;      // nor does a validator without stake
   absl::StatusOr<casper::SignedDeploy> d =
       casper::SignedDeploy::FromProto(proto);
   if (!d.ok() || d->data().shard_id != config_.shard_name) return;
@@ -1206,9 +1198,7 @@ absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
   if (!key_.has_value()) {
     return absl::FailedPreconditionError("Propose error: read-only node.");
   }
-  if (absl::StatusOr<bool> bonded =
-          IsBonded(ByteView(public_key_.data(), public_key_.size()));
-      !bonded.ok() || !*bonded) {
+  if (!SelfBonded()) {
     return absl::FailedPreconditionError(
         "Propose error: this validator is not bonded.");
   }
@@ -1547,6 +1537,15 @@ absl::StatusOr<std::vector<rholang::ir::ParPtr>> Node::DataAtName(
     for (const auto& p : v->pars) out.push_back(p);
   }
   return out;
+}
+
+bool Node::SelfBonded() const {
+  // The key is already parsed: per peer block and gossiped deploy, no
+  // second parse of it.
+  if (!key_.has_value()) return false;
+  std::optional<Hash32> lfb = dag_->LastFinalized();
+  return lfb.has_value() &&
+         casper::block::StakeOf(dag_->Meta(*lfb)->bonds, public_key_) > 0;
 }
 
 absl::StatusOr<bool> Node::IsBonded(ByteView public_key) const {

@@ -183,6 +183,8 @@ class Node {
   // parents or for the consensus thread, or a block asked for is long
   // missing. Any thread.
   bool CatchingUp() const;
+  // Whether this node's own key has stake in the last finalized block.
+  bool SelfBonded() const;
   // Whether the synchrony constraint lets this validator propose: since
   // its last block it has seen new blocks from validators holding at least
   // synchrony-constraint-threshold of the other validators' stake.

@@ -92,6 +92,16 @@ absl::StatusOr<Blob> MakeBlob(std::string type_id, std::string content,
   return blob;
 }
 
+size_t MaxWireBytes(size_t content_bytes, size_t compress_above) {
+  if (content_bytes <= compress_above ||
+      content_bytes > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+    return content_bytes;
+  }
+  // The varint of the length (at most 5 bytes) and LZ4's own bound.
+  return 5 + static_cast<size_t>(
+                 LZ4_compressBound(static_cast<int>(content_bytes)));
+}
+
 size_t DataChunkCount(const Blob& blob, size_t chunk_bytes) {
   assert(chunk_bytes > 0);
   const size_t size = blob.wire == nullptr ? 0 : blob.wire->size();

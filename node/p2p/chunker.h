@@ -43,6 +43,12 @@ struct Blob {
 absl::StatusOr<Blob> MakeBlob(std::string type_id, std::string content,
                               size_t compress_above = kCompressAboveBytes);
 
+// The most wire bytes MakeBlob makes of `content_bytes` bytes (LZ4 can
+// grow incompressible content a little): what a stream's permit must cover
+// before the blob is built.
+size_t MaxWireBytes(size_t content_bytes,
+                    size_t compress_above = kCompressAboveBytes);
+
 // How many data chunks `blob` takes with `chunk_bytes` per chunk (at least
 // one, even for empty content). REQUIRES: chunk_bytes > 0.
 size_t DataChunkCount(const Blob& blob, size_t chunk_bytes);
