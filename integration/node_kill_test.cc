@@ -6,13 +6,8 @@
 // Starts the real `rnode run --standalone` (RNODE_BIN) on 127.0.0.1 with
 // ephemeral ports and talks to it over gRPC. Randomized kill times print
 // their seed.
-#include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -31,11 +26,10 @@
 #include "casper/deploy.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "integration/child_process.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
 #include "util/bytes.h"
-
-extern char** environ;
 
 namespace rnode {
 namespace {
@@ -51,19 +45,6 @@ constexpr int kKills =
 constexpr auto kStartPatience = 60s;
 constexpr auto kFinalityPatience = 120s;
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -74,56 +55,28 @@ class NodeProcess {
  public:
   NodeProcess(std::string bin, std::filesystem::path dir)
       : bin_(std::move(bin)), dir_(std::move(dir)) {
-    // Distinct: each probe socket is closed before the next one, so the
-    // kernel may hand out the same port twice.
-    std::set<int> taken;
-    for (int* p : {&grpc_, &internal_, &http_, &admin_}) {
-      do {
-        *p = FreePort();
-      } while (!taken.insert(*p).second);
-    }
-  }
-  ~NodeProcess() {
-    if (pid_ > 0) Kill(SIGKILL);
+    const std::vector<int> ports = testing::FreePorts(4);
+    grpc_ = ports[0];
+    internal_ = ports[1];
+    http_ = ports[2];
+    admin_ = ports[3];
   }
 
   void Start() {
-    std::vector<std::string> args = {bin_,
-                                     "run",
-                                     "--standalone",
-                                     "--data-dir",
-                                     dir_.string(),
-                                     "--api-host",
-                                     "127.0.0.1",
-                                     "--api-port-grpc-external",
-                                     std::to_string(grpc_),
-                                     "--api-port-grpc-internal",
-                                     std::to_string(internal_),
-                                     "--api-port-http",
-                                     std::to_string(http_),
-                                     "--api-port-admin-http",
-                                     std::to_string(admin_),
-                                     "--threads",
-                                     "2"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const std::string log = (dir_.parent_path() / "node.log").string();
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    ASSERT_EQ(posix_spawn(&pid_, bin_.c_str(), &actions, nullptr, argv.data(),
-                          environ),
-              0);
-    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_TRUE(process_.Spawn(
+        {bin_, "run", "--standalone", "--data-dir", dir_.string(), "--api-host",
+         "127.0.0.1", "--api-port-grpc-external", std::to_string(grpc_),
+         "--api-port-grpc-internal", std::to_string(internal_),
+         "--api-port-http", std::to_string(http_), "--api-port-admin-http",
+         std::to_string(admin_), "--threads", "2"},
+        (dir_.parent_path() / "node.log").string()));
     channel_ = grpc::CreateChannel("127.0.0.1:" + std::to_string(grpc_),
                                    grpc::InsecureChannelCredentials());
     stub_ = ::casper::v1::DeployService::NewStub(channel_);
   }
 
-  // Waits until status says ready; false after the patience.
+  // Waits until status says ready; false when the process exits or the
+  // patience runs out.
   bool WaitReady() {
     const auto until = Clock::now() + kStartPatience;
     while (Clock::now() < until) {
@@ -134,33 +87,22 @@ class NodeProcess {
           r.status().isready()) {
         return true;
       }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;  // it exited
-      }
+      if (!process_.Alive()) return false;
       std::this_thread::sleep_for(20ms);
     }
     return false;
   }
 
-  void Kill(int sig) {
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    exit_status_ = status;
-    pid_ = -1;
-  }
+  void Kill(int sig) { process_.Kill(sig); }
 
   ::casper::v1::DeployService::Stub& stub() { return *stub_; }
-  int exit_status() const { return exit_status_; }
+  int exit_status() const { return process_.exit_status(); }
 
  private:
   std::string bin_;
   std::filesystem::path dir_;
   int grpc_ = 0, internal_ = 0, http_ = 0, admin_ = 0;
-  pid_t pid_ = -1;
-  int exit_status_ = 0;
+  testing::ChildProcess process_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<::casper::v1::DeployService::Stub> stub_;
 };

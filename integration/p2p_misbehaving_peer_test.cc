@@ -10,10 +10,7 @@
 // Starts the real binary (RNODE_BIN) on 127.0.0.1 with ephemeral ports and
 // speaks routing.TransportLayer to it directly. Random bytes and hashes
 // come from a printed seed.
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -43,11 +40,10 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "integration/child_process.h"
 #include "routing.grpc.pb.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
-
-extern char** environ;
 
 namespace rnode {
 namespace {
@@ -90,19 +86,6 @@ constexpr double kMaxRssGrowthBytes =
 std::string RnodeBin() {
   const char* env = std::getenv("RNODE_BIN");
   return env != nullptr ? env : RNODE_BIN_PATH;
-}
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 std::string RandomBytes(std::mt19937_64& rng, size_t n) {
@@ -239,21 +222,13 @@ class NodeProcess {
  public:
   NodeProcess(std::string bin, std::filesystem::path root)
       : bin_(std::move(bin)), root_(std::move(root)) {
-    // Distinct: each probe socket is closed before the next one, so the
-    // kernel may hand out the same port twice.
-    std::set<int> taken;
-    for (int* p :
-         {&protocol_, &discovery_, &grpc_, &internal_, &http_, &admin_}) {
-      do {
-        *p = FreePort();
-      } while (!taken.insert(*p).second);
-    }
-  }
-  ~NodeProcess() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    const std::vector<int> ports = testing::FreePorts(6);
+    protocol_ = ports[0];
+    discovery_ = ports[1];
+    grpc_ = ports[2];
+    internal_ = ports[3];
+    http_ = ports[4];
+    admin_ = ports[5];
   }
 
   void Start(const ValidatorKey& key) {
@@ -296,31 +271,10 @@ class NodeProcess {
                                      std::to_string(admin_),
                                      "--threads",
                                      "2"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log().c_str(),
-                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    ASSERT_EQ(posix_spawn(&pid_, bin_.c_str(), &actions, nullptr, argv.data(),
-                          environ),
-              0);
-    posix_spawn_file_actions_destroy(&actions);
+    ASSERT_TRUE(process_.Spawn(std::move(args), log()));
   }
 
-  // False once the process has exited (it is then reaped).
-  bool Alive() {
-    if (pid_ <= 0) return false;
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      exit_status_ = status;
-      pid_ = -1;
-      return false;
-    }
-    return true;
-  }
+  bool Alive() { return process_.Alive(); }
 
   // Waits until /api/status says ready; false when the process exits or
   // the patience runs out.
@@ -344,16 +298,7 @@ class NodeProcess {
   // SIGTERM, then the exit status within `patience`; nullopt (and
   // SIGKILL) when the node did not exit in time.
   std::optional<int> Terminate(std::chrono::seconds patience) {
-    ::kill(pid_, SIGTERM);
-    const auto until = Clock::now() + patience;
-    while (Clock::now() < until) {
-      if (!Alive()) return exit_status_;
-      std::this_thread::sleep_for(20ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-    return std::nullopt;
+    return process_.Terminate(patience);
   }
 
   std::string protocol_target() const {
@@ -366,8 +311,7 @@ class NodeProcess {
   std::filesystem::path root_;
   int protocol_ = 0, discovery_ = 0, grpc_ = 0, internal_ = 0, http_ = 0,
       admin_ = 0;
-  pid_t pid_ = -1;
-  int exit_status_ = 0;
+  testing::ChildProcess process_;
 };
 
 // --- The misbehaving peer -----------------------------------------------
@@ -389,8 +333,8 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& target) {
   ::routing::Header h;
   h.mutable_sender()->set_id(RandomBytes(rng, 20));
   h.mutable_sender()->set_host("127.0.0.1");
-  h.mutable_sender()->set_tcp_port(static_cast<uint32_t>(FreePort()));
-  h.mutable_sender()->set_udp_port(static_cast<uint32_t>(FreePort()));
+  h.mutable_sender()->set_tcp_port(static_cast<uint32_t>(testing::FreePort()));
+  h.mutable_sender()->set_udp_port(static_cast<uint32_t>(testing::FreePort()));
   h.set_networkid(kNetworkId);
   return h;
 }

@@ -206,6 +206,17 @@ void DagStore::Index(std::shared_ptr<const BlockMeta> meta) {
   InsertSorted(heights_[meta->block_number], h);
   if (meta->invalid) invalid_.insert(h);
   if (!meta->invalid) {
+    for (const Hash32& p : meta->parents) tips_.erase(p);
+    bool has_valid_child = false;
+    if (auto kids = children_.find(h); kids != children_.end()) {
+      for (const Hash32& c : kids->second) {
+        if (!metas_.at(c)->invalid) {
+          has_valid_child = true;
+          break;
+        }
+      }
+    }
+    if (!has_valid_child) tips_.insert(h);
     auto& latest = latest_[meta->sender];
     if (latest == nullptr || meta->seq_num > latest->seq_num ||
         (meta->seq_num == latest->seq_num && h < latest->hash)) {
@@ -331,23 +342,7 @@ std::map<crypto::Secp256k1PublicKey, Hash32> DagStore::LatestMessages() const {
 
 std::vector<Hash32> DagStore::Tips() const {
   MutexLock lock(&mu_);
-  std::vector<Hash32> out;
-  for (const auto& [hash, meta] : metas_) {
-    if (meta->invalid) continue;
-    bool has_valid_child = false;
-    auto it = children_.find(hash);
-    if (it != children_.end()) {
-      for (const Hash32& c : it->second) {
-        if (!metas_.at(c)->invalid) {
-          has_valid_child = true;
-          break;
-        }
-      }
-    }
-    if (!has_valid_child) out.push_back(hash);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  return std::vector<Hash32>(tips_.begin(), tips_.end());
 }
 
 std::vector<Hash32> DagStore::InvalidBlocks() const {

@@ -147,6 +147,9 @@ class DagStore {
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
   std::set<Hash32> invalid_ ABSL_GUARDED_BY(mu_);
+  // Valid blocks without valid children, kept as blocks are indexed (in
+  // any order: a child indexed before its parent keeps the parent out).
+  std::set<Hash32> tips_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
 };
 

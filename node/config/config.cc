@@ -99,6 +99,10 @@ const Setting kSettings[] = {
     {"casper.propose-batch-window", "propose-batch-window",
      "wait after the first pending deploy before proposing (e.g. 20ms)",
      &NodeConfig::propose_batch_window_ms},
+    {"casper.min-block-interval", "min-block-interval",
+     "least time between two blocks of this validator unless a full block "
+     "waits (e.g. 250ms)",
+     &NodeConfig::min_block_interval_ms},
     {"casper.deploy-pool-max-deploys", "deploy-pool-max-deploys",
      "deploys that may wait; more are refused",
      &NodeConfig::deploy_pool_max_deploys},
@@ -148,6 +152,7 @@ constexpr Unit kSizeUnits[] = {
 
 bool IsDuration(std::string_view key) {
   return key == "casper.propose-batch-window" ||
+         key == "casper.min-block-interval" ||
          key == "protocol-client.network-timeout" ||
          key == "peers-discovery.lookup-interval" ||
          key == "casper.heartbeat.check-interval" ||
@@ -349,6 +354,8 @@ absl::Status Validate(const NodeConfig& c) {
                    c.max_user_deploys_per_block, int64_t{1}},
         std::tuple{"casper.min-phlo-price", c.min_phlo_price, int64_t{0}},
         std::tuple{"casper.propose-batch-window", c.propose_batch_window_ms,
+                   int64_t{0}},
+        std::tuple{"casper.min-block-interval", c.min_block_interval_ms,
                    int64_t{0}},
         std::tuple{"casper.deploy-pool-max-deploys", c.deploy_pool_max_deploys,
                    int64_t{1}},

@@ -81,6 +81,10 @@ struct NodeConfig {
   // How long the proposer waits after the first pending deploy for more to
   // join the block.
   int64_t propose_batch_window_ms = 20;
+  // The least time between two blocks of this validator, unless a full
+  // block's worth of deploys waits (keeps the block height, which bounds a
+  // deploy's life, from racing ahead of the clock in a busy shard).
+  int64_t min_block_interval_ms = 250;
   int64_t deploy_pool_max_deploys = 20'000;
   // A validator that has blocks with deploys to finalize proposes an empty
   // block when it sees blocks it has not justified; the heartbeat also

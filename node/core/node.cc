@@ -326,6 +326,9 @@ struct Node::Impl {
   // them came.
   uint64_t deploys_waiting ABSL_GUARDED_BY(mu) = 0;
   Clock::time_point first_waiting ABSL_GUARDED_BY(mu){};
+  // Consensus thread only: when this node last made a block (the next one
+  // waits for casper.min-block-interval unless a full block waits).
+  Clock::time_point last_made{};
   std::thread thread;
 
   // Posts `task` for the consensus thread; Unavailable when stopping or
@@ -765,6 +768,10 @@ void Node::ConsensusLoop() {
   Impl& m = *impl_;
   const auto window =
       std::chrono::milliseconds(config_.propose_batch_window_ms);
+  const auto min_interval =
+      std::chrono::milliseconds(config_.min_block_interval_ms);
+  const auto full_block =
+      static_cast<uint64_t>(config_.max_user_deploys_per_block);
   const bool proposer = config_.autopropose && key_.has_value();
   bool retry_later = false;  // the pool holds deploys no block could take
   Clock::time_point retry_at{};
@@ -796,8 +803,15 @@ void Node::ConsensusLoop() {
           break;
         }
         auto wake = next_housekeeping;
+        // Not sooner than the minimum interval after this node's last
+        // block: at tens of blocks a second the block height outruns the
+        // deploys' 50-block lifespan, and every block costs each peer a
+        // replay. A full block's worth of deploys does not wait for it.
+        const auto spaced = m.last_made + min_interval;
         if (proposer && m.deploys_waiting > 0) {
-          const auto due = m.first_waiting + window;
+          const auto due = m.deploys_waiting >= full_block
+                               ? m.first_waiting + window
+                               : std::max(m.first_waiting + window, spaced);
           if (now >= due) {
             m.deploys_waiting = 0;
             propose = Propose::kDeploys;
@@ -814,7 +828,7 @@ void Node::ConsensusLoop() {
           wake = std::min(wake, retry_at);
         }
         if (proposer && m.finality_wanted) {
-          const auto due = m.finality_since + window;
+          const auto due = std::max(m.finality_since + window, spaced);
           if (now >= due) {
             m.finality_wanted = false;
             propose = Propose::kEmpty;
@@ -839,6 +853,7 @@ void Node::ConsensusLoop() {
     }
     if (propose == Propose::kNone) continue;
     absl::StatusOr<Hash32> made = ProposeNow(propose == Propose::kEmpty);
+    if (made.ok()) m.last_made = Clock::now();
     if (made.ok() && propose == Propose::kEmpty) {
       std::shared_ptr<const casper::dag::BlockMeta> meta = dag_->Meta(*made);
       m.empty_streak =
@@ -846,10 +861,10 @@ void Node::ConsensusLoop() {
     }
     if (made.ok()) {
       // Deploys beyond one block's cap go in the next one.
-      if (m.pool->size() > 0) {
+      if (const size_t left = m.pool->size(); left > 0) {
         MutexLock lock(&m.mu);
         if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
-        m.deploys_waiting += 1;
+        m.deploys_waiting = std::max<uint64_t>(m.deploys_waiting + 1, left);
       }
     } else if (m.pool->size() > 0) {
       retry_later = true;

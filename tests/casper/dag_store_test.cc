@@ -284,6 +284,49 @@ TEST_F(DagStoreTest, ReadersRunConcurrentlyWithTheWriter) {
   EXPECT_THAT(dag->Tips(), ElementsAre(chain.back().hash));
 }
 
+// Tips are kept as blocks are inserted (and rebuilt on reopening, where
+// the store hands blocks back in key order, children before parents): they
+// are always the valid blocks without a valid child.
+TEST_F(DagStoreTest, TipsMatchAScanOfARandomDag) {
+  std::mt19937_64 rng(
+      rnode::testing::TestSeed("DagStoreTest.TipsMatchAScanOfARandomDag", 7));
+  auto scan = [](DagStore& dag, const std::vector<block::Block>& blocks) {
+    std::set<Hash32> tips;
+    for (const auto& b : blocks) {
+      if (dag.Meta(b.hash)->invalid) continue;
+      bool child = false;
+      for (const Hash32& c : dag.Children(b.hash)) {
+        child = child || !dag.Meta(c)->invalid;
+      }
+      if (!child) tips.insert(b.hash);
+    }
+    return std::vector<Hash32>(tips.begin(), tips.end());
+  };
+  std::vector<block::Block> blocks{MakeBlock(1, 0, 0, {})};
+  {
+    auto dag = Open();
+    ASSERT_TRUE(*dag->Insert(blocks[0]));
+    for (int i = 1; i < 60; ++i) {
+      // One to three parents among the newest blocks, some blocks invalid.
+      std::set<Hash32> parents;
+      const size_t n = 1 + rng() % 3;
+      int64_t number = 0;
+      for (size_t k = 0; k < n; ++k) {
+        const size_t back = rng() % std::min<size_t>(blocks.size(), 6);
+        const block::Block& p = blocks[blocks.size() - 1 - back];
+        parents.insert(p.hash);
+        number = std::max(number, p.body.state.block_number + 1);
+      }
+      blocks.push_back(MakeBlock(static_cast<uint8_t>(1 + i % 2), i, number,
+                                 {parents.begin(), parents.end()}));
+      ASSERT_TRUE(*dag->Insert(blocks.back(), /*invalid=*/rng() % 5 == 0));
+      ASSERT_EQ(dag->Tips(), scan(*dag, blocks)) << "after block " << i;
+    }
+  }
+  auto dag = Open();
+  EXPECT_EQ(dag->Tips(), scan(*dag, blocks));
+}
+
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {
   const BlockMeta meta =
       MetaOf(MakeBlock(1, 3, 4, {StateHash(1), StateHash(2)},

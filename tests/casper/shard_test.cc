@@ -376,6 +376,48 @@ TEST(ShardTest, TwoOfThreeFinalizeAtPointOneNotAtPointSixSeven) {
   }
 }
 
+// A block made on a stale view (its validator was cut off) is on no
+// validator's main-parent chain once that validator catches up: the next
+// blocks take it in as an extra parent all the same (as a tip), and its
+// deploy is final.
+TEST(ShardTest, ABlockMadeOnAStaleViewBecomesAParent) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  net.cut.insert(2);
+  // Deeper than fork choice takes secondary parents from (15 blocks).
+  for (int round = 0; round < 10; ++round) {
+    net.Propose(0, /*allow_empty=*/true);
+    net.Propose(1, /*allow_empty=*/true);
+  }
+  SignedDeploy d = net[2].node.Sign("@\"stale\"!(1)", net.now, 3);
+  ASSERT_TRUE(net[2].node.pool().Add(d, 0, net.now).ok());
+  const auto stale = net.Propose(2);
+  ASSERT_TRUE(stale.has_value());
+  ASSERT_FALSE(net[0].node.dag().Contains(*stale));
+  net.cut.clear();
+  // Validator 2 catches up from a new block of 0 and builds on it; the
+  // others receive its stale block only now.
+  net.Propose(0, /*allow_empty=*/true);
+  ASSERT_TRUE(net.Propose(2, /*allow_empty=*/true).has_value());
+  auto sb = net[2].node.dag().GetBlock(*stale);
+  ASSERT_TRUE(sb.ok() && sb->has_value());
+  net[2].Broadcast(**sb);
+  net.Pump();
+  ASSERT_TRUE(net[0].node.dag().Contains(*stale));
+  const auto next = net.Propose(0, /*allow_empty=*/true);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_TRUE(net[0].node.dag().IsAncestor(*stale, *next));
+  for (int round = 0; round < 3; ++round) {
+    for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  }
+  ExpectConverged(net);
+  for (auto& p : net.peers) {
+    auto holders = p->node.dag().BlocksWithDeploy(d.sig());
+    ASSERT_TRUE(holders.ok());
+    ASSERT_EQ(holders->size(), 1u) << p->index;
+    EXPECT_TRUE(p->node.dag().IsFinalized(holders->front())) << p->index;
+  }
+}
+
 TEST(ShardTest, AMissingBlockIsFetchedThenAccepted) {
   Network net(3);
   // Validator 1 proposes twice while cut off; then its link heals and its

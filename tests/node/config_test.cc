@@ -16,6 +16,7 @@ standalone = true
 shard-name = "dev"
 fault-tolerance-threshold = 0.25
 propose-batch-window = "50ms"
+min-block-interval = "1s"
 [casper.genesis-block-data]
 epoch-length = 7
 [api-server]
@@ -28,6 +29,7 @@ http-max-body-bytes = "2M"
   EXPECT_EQ(c.shard_name, "dev");
   EXPECT_DOUBLE_EQ(c.fault_tolerance_threshold, 0.25);
   EXPECT_EQ(c.propose_batch_window_ms, 50);
+  EXPECT_EQ(c.min_block_interval_ms, 1000);
   EXPECT_EQ(c.epoch_length, 7);
   EXPECT_EQ(c.port_http, 8080);
   EXPECT_EQ(c.http_max_body_bytes, 2 << 20);
@@ -73,6 +75,8 @@ TEST(ConfigTest, DurationsAndSizesTakeUnits) {
   EXPECT_EQ(c.propose_batch_window_ms, 2000);
   ASSERT_TRUE(ApplySetting(c, "casper.propose-batch-window", "15").ok());
   EXPECT_EQ(c.propose_batch_window_ms, 15);
+  ASSERT_TRUE(ApplySetting(c, "casper.min-block-interval", "500ms").ok());
+  EXPECT_EQ(c.min_block_interval_ms, 500);
   ASSERT_TRUE(
       ApplySetting(c, "api-server.grpc-max-recv-message-size", "256K").ok());
   EXPECT_EQ(c.grpc_max_recv_message_bytes, 256 << 10);
@@ -96,6 +100,9 @@ TEST(ConfigTest, ValidateRefusesBadCombinations) {
   NodeConfig bonds;
   bonds.bond_maximum = 0;
   EXPECT_EQ(Validate(bonds).code(), absl::StatusCode::kInvalidArgument);
+  NodeConfig interval;
+  interval.min_block_interval_ms = -1;
+  EXPECT_EQ(Validate(interval).code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ConfigTest, EveryFlagNamesAKnownSettingOnce) {

@@ -179,6 +179,36 @@ TEST_F(NodeTest, DeployIsProposedFinalizedAndReadable) {
             std::string::npos);
 }
 
+TEST_F(NodeTest, BlocksAreSpacedUnlessAFullBlockWaits) {
+  // The interval is far longer than the test: only a full block may come
+  // before it ends.
+  config_.min_block_interval_ms = 600'000;
+  config_.max_user_deploys_per_block = 2;
+  Open();
+  absl::StatusOr<Bytes> first = node_->Deploy(Signed(Data("@1!(1)")));
+  ASSERT_TRUE(first.ok()) << first.status();
+  // The node has made no block yet: the first one is not held back.
+  ASSERT_EQ(WaitFinalized(*first).state, DeployStatus::State::kFinalized);
+  const int64_t height = node_->dag().MaxHeight();
+  absl::StatusOr<Bytes> second = node_->Deploy(Signed(Data("@2!(2)")));
+  ASSERT_TRUE(second.ok()) << second.status();
+  // Held for the interval: still pending after many batch windows.
+  std::this_thread::sleep_for(300ms);
+  absl::StatusOr<DeployStatus> waiting = node_->FindDeploy(*second);
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  EXPECT_EQ(waiting->state, DeployStatus::State::kPending);
+  EXPECT_EQ(node_->dag().MaxHeight(), height);
+  // A second deploy fills a block: both go in at once.
+  absl::StatusOr<Bytes> third = node_->Deploy(Signed(Data("@3!(3)")));
+  ASSERT_TRUE(third.ok()) << third.status();
+  DeployStatus s2 = WaitFinalized(*second);
+  DeployStatus s3 = WaitFinalized(*third);
+  ASSERT_EQ(s2.state, DeployStatus::State::kFinalized);
+  ASSERT_EQ(s3.state, DeployStatus::State::kFinalized);
+  EXPECT_EQ(s2.block, s3.block);
+  EXPECT_EQ(node_->dag().MaxHeight(), height + 1);
+}
+
 TEST_F(NodeTest, AdmissionRefusalsCarryTheirReasons) {
   Open();
   casper::DeployData d = Data("Nil");

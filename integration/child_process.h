@@ -1,0 +1,131 @@
+// What the multi-process tests share: ephemeral loopback ports and a child
+// process (the real `rnode`) started with its output in a log file, probed,
+// signalled and reaped. Header-only; tests only.
+#ifndef RNODE_INTEGRATION_CHILD_PROCESS_H_
+#define RNODE_INTEGRATION_CHILD_PROCESS_H_
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+#include <chrono>
+#include <cstdlib>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace rnode::testing {
+
+// A port on 127.0.0.1 free at the time of the call (0 if none was given).
+inline int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return 0;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof addr;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+// `n` distinct free ports: each probe socket is closed before the next one,
+// so the kernel may hand out the same port twice.
+inline std::vector<int> FreePorts(size_t n) {
+  std::set<int> taken;
+  std::vector<int> out;
+  while (out.size() < n) {
+    const int p = FreePort();
+    if (p != 0 && taken.insert(p).second) out.push_back(p);
+  }
+  return out;
+}
+
+// A child process with stdout and stderr appended to a log file. Killed
+// (SIGKILL) and reaped on destruction if still running.
+class ChildProcess {
+ public:
+  ChildProcess() = default;
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ChildProcess() {
+    if (pid_ > 0) Kill(SIGKILL);
+  }
+
+  // Starts args[0] with `args`; false if it could not be spawned.
+  bool Spawn(std::vector<std::string> args, const std::string& log) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    const int rc =
+        posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) pid_ = -1;
+    return rc == 0;
+  }
+
+  // False once the process has exited (it is then reaped).
+  bool Alive() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      exit_status_ = status;
+      pid_ = -1;
+      return false;
+    }
+    return true;
+  }
+
+  // Sends `sig` and waits for the exit.
+  void Kill(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    exit_status_ = status;
+    pid_ = -1;
+  }
+
+  // SIGTERM, then the exit status within `patience`; nullopt (and SIGKILL)
+  // when the process did not exit in time.
+  std::optional<int> Terminate(std::chrono::milliseconds patience) {
+    if (pid_ <= 0) return exit_status_;
+    ::kill(pid_, SIGTERM);
+    const auto until = std::chrono::steady_clock::now() + patience;
+    while (std::chrono::steady_clock::now() < until) {
+      if (!Alive()) return exit_status_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    Kill(SIGKILL);
+    return std::nullopt;
+  }
+
+  // The wait status of the last exit seen.
+  int exit_status() const { return exit_status_; }
+
+ private:
+  pid_t pid_ = -1;
+  int exit_status_ = 0;
+};
+
+}  // namespace rnode::testing
+
+#endif  // RNODE_INTEGRATION_CHILD_PROCESS_H_
