@@ -40,11 +40,18 @@ async function metrics(n) {
   const res = await fetch(`${n.httpUrl}/metrics`);
   const out = {};
   for (const line of (await res.text()).split('\n')) {
-    const m = /^([a-z_]+) ([0-9.e+-]+)$/.exec(line);
+    const m = /^([a-z_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$/.exec(line);
     if (m) out[m[1]] = Number(m[2]);
   }
   return out;
 }
+
+// Where v1's memory is, sampled with the RSS (MiB; the heap figures only
+// when the node runs on jemalloc).
+const kMemoryParts = ['process_heap_allocated_bytes',
+  'process_heap_resident_bytes', 'rnode_rocksdb_memtable_bytes',
+  'rnode_rocksdb_table_readers_bytes', 'rnode_rocksdb_block_cache_bytes',
+  'rnode_trie_cache_bytes'];
 
 const kQueues = ['casper_blocks_wanted', 'casper_peer_blocks_waiting',
   'rnode_deploy_pool_size', 'rnode_consensus_queue_depth',
@@ -111,7 +118,9 @@ async function main() {
       for (const q of kQueues) {
         for (const m of ms) queueMax[q] = Math.max(queueMax[q], m[q] ?? 0);
       }
-      samples.push({ minute, rss: ms.map((m) => m.process_resident_memory_bytes) });
+      samples.push({ minute, rss: ms.map((m) => m.process_resident_memory_bytes),
+        v1: Object.fromEntries(kMemoryParts.map((p) => [p, ms[0][p]])),
+        blocks: ms[0].casper_dag_blocks });
       console.log(`minute ${minute}: sent ${sent.size}, failed ${failed}, ` +
         `in flight ${inFlight}, RSS MiB ` +
         ms.map((m) => (m.process_resident_memory_bytes / 2 ** 20).toFixed(0)).join(' '));
@@ -169,12 +178,30 @@ async function main() {
     console.log(`| ${n.label} | ${(first / 2 ** 20).toFixed(1)} | ${(last / 2 ** 20).toFixed(1)} | ` +
       `${(((last - first) / first) * 100).toFixed(1)} % | ${(lo / 2 ** 20).toFixed(1)}..${(hi / 2 ** 20).toFixed(1)} |`);
   });
+  const mib = (v) => (v === undefined ? '-' : (v / 2 ** 20).toFixed(1));
+  console.log(`\n| minute | v1 RSS | ${kMemoryParts.join(' | ')} | DAG blocks |`);
+  console.log(`|${'---|'.repeat(kMemoryParts.length + 3)}`);
+  for (const smp of samples) {
+    console.log(`| ${smp.minute} | ${mib(smp.rss[0])} | ` +
+      `${kMemoryParts.map((p) => mib(smp.v1[p])).join(' | ')} | ${smp.blocks} |`);
+  }
   console.log(`\nrate ${kRate}/s for ${kMinutes} min: acknowledged ${sent.size}, failed ${failed}; ` +
     `all finalized on ${all.length} nodes; last finalized #${lfbs[0].blockNumber} ` +
     `(same hash on all: ${new Set(lfbs.map((b) => b.blockHash)).size === 1})`);
   console.log(`queue maxima over the minute samples: ${JSON.stringify(queueMax)}`);
   console.log(`v1: blocks ${m1.casper_dag_blocks}, deploys in blocks ${m1.casper_block_deploys_total}, ` +
     `validation p/deploy histogram sum ${m1.casper_block_validation_seconds_per_deploy_sum}`);
+  // Latency as each validator saw its own deploys (admission to the first
+  // block holding it, and to finalization), means from the histograms.
+  const mean = (m, h) => (m[`${h}_sum`] / m[`${h}_count`]).toFixed(3);
+  for (const [k, n] of validators.entries()) {
+    const m = k === 0 ? m1 : await metrics(n);
+    console.log(`${n.label}: inclusion mean ${mean(m, 'rnode_deploy_inclusion_seconds')} s, ` +
+      `finalization mean ${mean(m, 'rnode_deploy_finalization_seconds')} s, ` +
+      `blocks made ${m['casper_propose_total{result="created"}'] ?? 0} ` +
+      `(of them empty ${m['casper_propose_total{result="empty"}'] ?? 0}), ` +
+      `deploys expired ${m.rnode_deploys_expired_total ?? 0}`);
+  }
   for (const n of all) await n.stop();
   fs.rmSync(dir, { recursive: true, force: true });
 }

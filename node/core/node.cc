@@ -748,6 +748,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
     MutexLock lock(&m.mu);
     return m.tasks.size();
   }));
+  RETURN_IF_ERROR(m.metrics->AttachStorage(registry, m.store.get(),
+                                           &m.space->history().trie()));
 
   if (m.network != nullptr) {
     RETURN_IF_ERROR(node->StartNetwork(registry, out));

@@ -3,6 +3,8 @@
 #include <string>
 #include <variant>
 
+#include "rspace/history/trie.h"
+#include "rspace/storage/rocksdb_store.h"
 #include "util/status_macros.h"
 
 namespace rnode::node {
@@ -23,8 +25,8 @@ constexpr double kPerDeploySecondsBuckets[] = {
 
 // The steps of casper::merge::Merge, in MergeMetrics order.
 constexpr std::string_view kMergeSteps[] = {
-    "index", "branches", "conflicts", "rejection", "combine", "trie_actions",
-    "apply"};
+    "index",   "branches",     "conflicts", "rejection",
+    "combine", "trie_actions", "apply"};
 
 }  // namespace
 
@@ -111,7 +113,7 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("casper_merge_rejected_deploys_total",
                                  "Deploys the merges rejected"));
   ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Histogram>* steps,
+      metrics::Family<metrics::Histogram> * steps,
       r->AddHistogramFamily("casper_merge_step_seconds",
                             "Time of each step of a merge (docs/merge.md)",
                             {"step"}, metrics::kLatencySecondsBuckets));
@@ -161,6 +163,39 @@ absl::Status NodeMetrics::Attach(metrics::Registry* r,
       [fn = std::move(consensus_queue)]() -> absl::StatusOr<double> {
         return static_cast<double>(fn());
       });
+}
+
+absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
+                                        const rspace::RocksDbStore* store,
+                                        const rspace::MerkleTrie* trie) {
+  struct Part {
+    const char* name;
+    const char* help;
+    uint64_t rspace::RocksDbMemory::*field;
+  };
+  static constexpr Part kParts[] = {
+      {"rnode_rocksdb_memtable_bytes",
+       "Bytes in RocksDB's write buffers (all column families)",
+       &rspace::RocksDbMemory::memtables},
+      {"rnode_rocksdb_table_readers_bytes",
+       "Bytes of RocksDB index and filter blocks held outside the cache",
+       &rspace::RocksDbMemory::table_readers},
+      {"rnode_rocksdb_block_cache_bytes",
+       "Bytes charged to RocksDB's block cache",
+       &rspace::RocksDbMemory::block_cache},
+  };
+  for (const Part& part : kParts) {
+    RETURN_IF_ERROR(r->AddCallbackGauge(
+        part.name, part.help,
+        [store, field = part.field]() -> absl::StatusOr<double> {
+          return static_cast<double>(store->Memory().*field);
+        }));
+  }
+  return r->AddCallbackGauge("rnode_trie_cache_bytes",
+                             "Bytes of trie nodes in the history's cache",
+                             [trie]() -> absl::StatusOr<double> {
+                               return static_cast<double>(trie->CachedBytes());
+                             });
 }
 
 void NodeMetrics::DeployAdmitted(const Bytes& sig) {

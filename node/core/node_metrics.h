@@ -22,6 +22,11 @@
 #include "util/bytes.h"
 #include "util/mutex.h"
 
+namespace rnode::rspace {
+class MerkleTrie;
+class RocksDbStore;
+}  // namespace rnode::rspace
+
 namespace rnode::node {
 
 // Admission times remembered for latency histograms; beyond it the oldest
@@ -41,6 +46,13 @@ class NodeMetrics {
                       const casper::dag::DagStore* dag,
                       const casper::pool::DeployPool* pool,
                       std::function<size_t()> consensus_queue);
+
+  // Registers the storage's memory gauges (RocksDB's memtables, table
+  // readers and block cache; the trie node cache). Not owned; must outlive
+  // the registry's renders.
+  absl::Status AttachStorage(metrics::Registry* registry,
+                             const rspace::RocksDbStore* store,
+                             const rspace::MerkleTrie* trie);
 
   void DeployAdmitted(const Bytes& sig);
   void DeployRefused(std::string_view reason);

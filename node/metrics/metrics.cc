@@ -1,6 +1,7 @@
 // The metrics registry and its text exposition (format 0.0.4).
 #include "node/metrics/metrics.h"
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -601,7 +602,45 @@ absl::StatusOr<double> ProcessCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
+namespace {
+
+// jemalloc's mallctl, if this process's allocator is jemalloc.
+using MallctlFn = int (*)(const char*, void*, size_t*, void*, size_t);
+
+MallctlFn FindMallctl() {
+  return reinterpret_cast<MallctlFn>(dlsym(RTLD_DEFAULT, "mallctl"));
+}
+
+// A jemalloc statistic, refreshed first (jemalloc caches its statistics
+// until the epoch is advanced).
+absl::StatusOr<double> JemallocStat(MallctlFn mallctl, const char* name) {
+  uint64_t epoch = 1;
+  size_t epoch_size = sizeof(epoch);
+  if (mallctl("epoch", &epoch, &epoch_size, &epoch, epoch_size) != 0) {
+    return absl::InternalError("mallctl epoch failed");
+  }
+  size_t value = 0;
+  size_t size = sizeof(value);
+  if (mallctl(name, &value, &size, nullptr, 0) != 0) {
+    return absl::InternalError(absl::StrCat("mallctl ", name, " failed"));
+  }
+  return static_cast<double>(value);
+}
+
+}  // namespace
+
 absl::Status RegisterProcessMetrics(Registry& registry) {
+  if (MallctlFn mallctl = FindMallctl(); mallctl != nullptr) {
+    RETURN_IF_ERROR(registry.AddCallbackGauge(
+        "process_heap_allocated_bytes",
+        "Bytes of live heap allocations (jemalloc stats.allocated).",
+        [mallctl] { return JemallocStat(mallctl, "stats.allocated"); }));
+    RETURN_IF_ERROR(registry.AddCallbackGauge(
+        "process_heap_resident_bytes",
+        "Bytes of resident pages the allocator holds (jemalloc "
+        "stats.resident).",
+        [mallctl] { return JemallocStat(mallctl, "stats.resident"); }));
+  }
   RETURN_IF_ERROR(registry.AddCallbackGauge(
       "process_resident_memory_bytes", "Resident memory size in bytes.",
       []() -> absl::StatusOr<double> {

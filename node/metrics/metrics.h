@@ -304,8 +304,11 @@ absl::StatusOr<double> ProcessCpuSeconds();
 
 // Registers the standard process metrics as callbacks:
 // process_resident_memory_bytes (gauge) and process_cpu_seconds_total
-// (counter). Returns the registry's error (AlreadyExists if registered
-// before).
+// (counter); in a process whose allocator is jemalloc (found at run time,
+// so that sanitizer builds simply lack them), also
+// process_heap_allocated_bytes (live allocations) and
+// process_heap_resident_bytes (the allocator's resident pages). Returns the
+// registry's error (AlreadyExists if registered before).
 absl::Status RegisterProcessMetrics(Registry& registry);
 
 }  // namespace rnode::node::metrics

@@ -16,6 +16,7 @@
 #include "grpcpp/resource_quota.h"
 #include "kademlia.grpc.pb.h"
 #include "kademlia.pb.h"
+#include "node/p2p/grpc_status.h"
 
 namespace rnode::node::p2p {
 namespace {
@@ -98,24 +99,6 @@ bool IsPrivateHost(std::string_view host) {
   if (zero_head && v6[15] <= 1) return true;
   return (v6[0] & 0xfe) == 0xfc ||                   // fc00::/7
          (v6[0] == 0xfe && (v6[1] & 0xc0) == 0x80);  // fe80::/10
-}
-
-grpc::Status ToGrpc(const absl::Status& s) {
-  // gRPC and abseil share the canonical code numbering.
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()),
-                      std::string(s.message()));
-}
-
-absl::Status FromGrpc(const grpc::Status& s, std::string_view call,
-                      const std::string& target) {
-  const int code = static_cast<int>(s.error_code());
-  const absl::StatusCode abseil_code =
-      code >= 0 && code <= static_cast<int>(absl::StatusCode::kUnauthenticated)
-          ? static_cast<absl::StatusCode>(code)
-          : absl::StatusCode::kUnknown;
-  return absl::Status(
-      abseil_code, absl::StrCat("discovery ", std::string(call), " to ", target,
-                                ": ", s.error_message()));
 }
 
 absl::Status OtherNetwork(std::string_view call, const std::string& target,
@@ -386,7 +369,7 @@ absl::Status Ping(const PeerNode& to, const PeerNode& self,
   grpc::ClientContext context;
   SetDeadline(&context, timeout);
   const grpc::Status s = NewStub(target)->SendPing(&context, request, &reply);
-  if (!s.ok()) return FromGrpc(s, "ping", target);
+  if (!s.ok()) return FromGrpc(s, absl::StrCat("discovery ping to ", target));
   if (reply.networkid() != network_id) {
     return OtherNetwork("ping", target, reply.networkid(), network_id);
   }
@@ -405,7 +388,7 @@ absl::StatusOr<std::vector<PeerNode>> Lookup(
   grpc::ClientContext context;
   SetDeadline(&context, timeout);
   const grpc::Status s = NewStub(target)->SendLookup(&context, request, &reply);
-  if (!s.ok()) return FromGrpc(s, "lookup", target);
+  if (!s.ok()) return FromGrpc(s, absl::StrCat("discovery lookup to ", target));
   if (reply.networkid() != network_id) {
     return OtherNetwork("lookup", target, reply.networkid(), network_id);
   }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
+#include "node/p2p/grpc_status.h"
 #include "routing.grpc.pb.h"
 #include "util/logging.h"
 #include "util/mutex.h"
@@ -92,12 +93,6 @@ bool ValidTypeId(const std::string& type) {
   if (type.empty() || type.size() > kMaxTypeIdBytes) return false;
   return std::all_of(type.begin(), type.end(),
                      [](char c) { return c > 0x20 && c < 0x7f; });
-}
-
-absl::Status FromGrpc(const grpc::Status& s) {
-  if (s.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                      s.error_message());
 }
 
 // The transport's metrics (docs/metrics.md "p2p"); null members when the
@@ -776,8 +771,7 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
         ++malformed;
         P2pMetrics::Inc(m.malformed);
       }
-      return grpc::Status(static_cast<grpc::StatusCode>(s.code()),
-                          std::string(s.message()));
+      return ToGrpc(s);
     }
     const PeerNode sender = *assembler.sender();
     {

@@ -118,6 +118,7 @@ class History {
   absl::StatusOr<std::vector<Hash32>> ListRoots();
 
   MerkleTrie& trie() { return trie_; }
+  const MerkleTrie& trie() const { return trie_; }
 
  private:
   History(KeyValueStore* store, HistoryOptions options);

@@ -37,6 +37,7 @@ struct RocksDbStore::Impl {
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // Index = ColumnId.
   rocksdb::ColumnFamilyHandle* default_handle = nullptr;
   rocksdb::WriteOptions write_options;
+  std::shared_ptr<rocksdb::Cache> block_cache;
 
   ~Impl() {
     if (db) {
@@ -78,7 +79,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   // binary search; and hash keys with mostly hash-valued contents do not
   // compress, so blocks are stored plain and reads skip the decompression.
   rocksdb::BlockBasedTableOptions table;
-  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  std::shared_ptr<rocksdb::Cache> block_cache =
+      rocksdb::NewLRUCache(options.block_cache_bytes);
+  table.block_cache = block_cache;
   table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   table.data_block_index_type =
       rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
@@ -98,6 +101,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   if (!s.ok()) return FromRocks(s, "open");
   auto impl = std::make_unique<Impl>();
   impl->db.reset(raw);
+  impl->block_cache = std::move(block_cache);
   impl->default_handle = handles[0];
   impl->handles.assign(handles.begin() + 1, handles.end());
   impl->write_options.sync = options.sync_writes;
@@ -201,6 +205,27 @@ absl::Status RocksDbStore::ForEach(
     if (!s.ok()) return s;
   }
   return FromRocks(it->status(), "iterate");
+}
+
+RocksDbMemory RocksDbStore::Memory() const {
+  RocksDbMemory out;
+  auto sum = [this](const std::string& property) {
+    uint64_t total = 0;
+    for (rocksdb::ColumnFamilyHandle* h : impl_->handles) {
+      uint64_t v = 0;
+      if (impl_->db->GetIntProperty(h, property, &v)) total += v;
+    }
+    uint64_t v = 0;
+    if (impl_->db->GetIntProperty(impl_->default_handle, property, &v)) {
+      total += v;
+    }
+    return total;
+  };
+  out.memtables = sum(rocksdb::DB::Properties::kCurSizeAllMemTables);
+  out.table_readers = sum(rocksdb::DB::Properties::kEstimateTableReadersMem);
+  out.block_cache = impl_->block_cache->GetUsage();
+  out.pinned = impl_->block_cache->GetPinnedUsage();
+  return out;
 }
 
 }  // namespace rnode::rspace

@@ -3,6 +3,7 @@
 #ifndef RNODE_RSPACE_STORAGE_ROCKSDB_STORE_H_
 #define RNODE_RSPACE_STORAGE_ROCKSDB_STORE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,15 @@ struct RocksDbOptions {
   size_t total_write_buffer_bytes = 64u << 20;
 };
 
+// Memory RocksDB holds for an open store, in bytes (approximate: RocksDB's
+// own estimates, summed over the column families).
+struct RocksDbMemory {
+  uint64_t memtables = 0;      // Active and immutable write buffers.
+  uint64_t table_readers = 0;  // Index and filter blocks outside the cache.
+  uint64_t block_cache = 0;    // Everything charged to the block cache.
+  uint64_t pinned = 0;         // Of that, entries in use (not evictable).
+};
+
 class RocksDbStore final : public KeyValueStore {
  public:
   // Opens (creating if missing) the database at `path` with the given column
@@ -55,6 +65,9 @@ class RocksDbStore final : public KeyValueStore {
       ColumnId column,
       const std::function<absl::Status(ByteView key, ByteView value)>& fn)
       override;
+
+  // What the store holds in memory now. Thread-safe.
+  RocksDbMemory Memory() const;
 
  private:
   struct Impl;

@@ -8,8 +8,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -469,6 +471,32 @@ TEST(ProcessTest, RegisterProcessMetricsExposesStandardNames) {
                               "process_cpu_seconds_total "));
   EXPECT_EQ(RegisterProcessMetrics(registry).code(),
             absl::StatusCode::kAlreadyExists);
+}
+
+// The allocator's figures appear exactly when the allocator is jemalloc,
+// and count live allocations.
+TEST(ProcessTest, HeapMetricsFollowTheAllocator) {
+  Registry registry;
+  ASSERT_TRUE(RegisterProcessMetrics(registry).ok());
+  auto allocated = [&registry]() -> double {
+    const std::string text = registry.Render();
+    const std::string name = "\nprocess_heap_allocated_bytes ";
+    const size_t at = text.find(name);
+    if (at == std::string::npos) return -1;
+    return std::strtod(text.c_str() + at + name.size(), nullptr);
+  };
+#if RNODE_JEMALLOC
+  const double before = allocated();
+  ASSERT_GT(before, 0);
+  constexpr size_t kBlock = size_t{64} << 20;
+  std::unique_ptr<char[]> block(new char[kBlock]);
+  block[0] = 1;
+  EXPECT_GE(allocated(), before + static_cast<double>(kBlock) / 2);
+  EXPECT_THAT(registry.Render(),
+              HasSubstr("# TYPE process_heap_resident_bytes gauge\n"));
+#else
+  EXPECT_EQ(allocated(), -1) << "no jemalloc, no heap metrics";
+#endif
 }
 
 // A registry with every kind of metric, label escaping and odd values.

@@ -233,6 +233,27 @@ std::unique_ptr<TestNode> StartNode(const TransportOptions& options,
   return ::testing::AssertionSuccess();
 }
 
+// Nodes started with `options` (in order), the first connected to each of
+// the others; empty, with the failure recorded, if one did not start or
+// connect.
+std::vector<std::unique_ptr<TestNode>> StartStar(
+    std::vector<TransportOptions> options) {
+  std::vector<std::unique_ptr<TestNode>> nodes;
+  for (const TransportOptions& o : options) {
+    nodes.push_back(StartNode(o));
+    if (nodes.back() == nullptr) return {};
+  }
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    ::testing::AssertionResult connected = Connect(*nodes[0], *nodes[i]);
+    if (!connected) {
+      ADD_FAILURE() << "node 1 and node " << i + 1 << ": "
+                    << connected.message();
+      return {};
+    }
+  }
+  return nodes;
+}
+
 // Whether `id` is in t's connected peers within the wait.
 bool EventuallyConnected(const Transport& t, const Bytes& id) {
   return Eventually([&] { return Contains(t.Connected(), id); });
@@ -377,11 +398,10 @@ TEST(TransportHandshakeTest, StartRejectsAnIdOfTheWrongLength) {
 // Small packets.
 
 TEST(TransportPacketTest, SmallPacketsArriveInOrderWithTypeAndContent) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
 
   constexpr size_t kCount = 50;
   for (size_t i = 0; i < kCount; ++i) {
@@ -407,17 +427,14 @@ TEST(TransportPacketTest, SmallPacketsArriveInOrderWithTypeAndContent) {
 }
 
 TEST(TransportPacketTest, SendToAllReachesEveryConnectedPeer) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  auto c = StartNode(Options(3));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
-  ASSERT_TRUE(Connect(*a, *c));
+  auto nodes = StartStar({Options(1), Options(2), Options(3)});
+  ASSERT_EQ(nodes.size(), 3u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
+  TestNode* c = nodes[2].get();
 
   EXPECT_EQ(a->t().SendToAll("Hello", "everyone"), 2u);
-  for (TestNode* n : {b.get(), c.get()}) {
+  for (TestNode* n : {b, c}) {
     ASSERT_TRUE(n->handler.AwaitPackets(1));
     const std::vector<Recorder::Packet> got = n->handler.packets();
     ASSERT_EQ(got.size(), 1u);
@@ -464,11 +481,10 @@ void StreamAndExpectDelivery(TestNode& a, TestNode& b, std::string content,
 }
 
 TEST(TransportStreamTest, BlobOfAFewBytesArrivesWhole) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
   StreamAndExpectDelivery(*a, *b, "tiny", /*expect_compressed=*/false);
 }
 
@@ -573,14 +589,11 @@ TEST(TransportStreamTest, PermitIsReleasedWhenTheStreamEnds) {
 }
 
 TEST(TransportStreamTest, PermitSmallerThanTheBlobIsInvalidArgument) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  auto c = StartNode(Options(3));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_NE(c, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
-  ASSERT_TRUE(Connect(*a, *c));
+  auto nodes = StartStar({Options(1), Options(2), Options(3)});
+  ASSERT_EQ(nodes.size(), 3u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
+  TestNode* c = nodes[2].get();
 
   absl::StatusOr<Blob> blob = MakeBlob("BlockMessage", Content(1000, 3));
   ASSERT_TRUE(blob.ok());
@@ -613,11 +626,10 @@ TEST(TransportStreamTest, PermitSmallerThanTheBlobIsInvalidArgument) {
 TEST(TransportBackPressureTest, BlockedHandlerMakesThePeerBusyAndLosesNothing) {
   TransportOptions ob = Options(2);
   ob.inbound_packets_per_peer = 4;
-  auto a = StartNode(Options(1));
-  auto b = StartNode(ob);
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), ob});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
   ASSERT_TRUE(b->handler.AwaitConnects(a->id(), 1));
   b->handler.Block(/*streamed=*/false);
 
@@ -663,11 +675,10 @@ TEST(TransportBackPressureTest, BlockedHandlerMakesThePeerBusyAndLosesNothing) {
 }
 
 TEST(TransportBackPressureTest, SmallPacketsPassWhileTheStreamHandlerBlocks) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
   b->handler.Block(/*streamed=*/true);
 
   absl::StatusOr<Blob> blob = MakeBlob("BlockMessage", Content(4096, 4));
@@ -697,11 +708,10 @@ TEST(TransportBackPressureTest, SmallPacketsPassWhileTheStreamHandlerBlocks) {
 TEST(TransportBackPressureTest, StreamsBeyondTheInboundBudgetAreAnsweredBusy) {
   TransportOptions ob = Options(2);
   ob.inbound_stream_bytes_per_peer = 8 << 10;
-  auto a = StartNode(Options(1));
-  auto b = StartNode(ob);
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), ob});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
   b->handler.Block(/*streamed=*/true);
 
   auto stream = [&](uint32_t seed) {
@@ -1014,11 +1024,10 @@ TEST_F(TransportMalformedTest, CancelledStreamDoesNotBanTheSender) {
 // Punishment and limits.
 
 TEST(TransportPunishTest, PunishedPeerIsDroppedAndRefused) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
   ASSERT_TRUE(a->handler.AwaitConnects(b->id(), 1));
 
   a->t().Punish(b->id(), "test");
@@ -1041,11 +1050,10 @@ TEST(TransportPunishTest, PunishedPeerIsDroppedAndRefused) {
 TEST(TransportLimitsTest, FullPeerTableRefusesAnotherSender) {
   TransportOptions ob = Options(2);
   ob.max_peers = 1;
-  auto a = StartNode(Options(1));
-  auto b = StartNode(ob);
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), ob});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
 
   auto stub = RawStub(b->t().port());
   EXPECT_EQ(RawSend(*stub, Heartbeat(Id(7))).error_code(),
@@ -1063,11 +1071,10 @@ TEST(TransportLimitsTest, FullPeerTableRefusesAnotherSender) {
 // Life cycle and metrics.
 
 TEST(TransportLifecycleTest, StopIsIdempotentAndTheTransportIsInertAfter) {
-  auto a = StartNode(Options(1));
-  auto b = StartNode(Options(2));
-  ASSERT_NE(a, nullptr);
-  ASSERT_NE(b, nullptr);
-  ASSERT_TRUE(Connect(*a, *b));
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
   ASSERT_TRUE(a->t().Send(b->id(), "Hello", "x").ok());
 
   a->t().Stop();
@@ -1076,7 +1083,7 @@ TEST(TransportLifecycleTest, StopIsIdempotentAndTheTransportIsInertAfter) {
   EXPECT_FALSE(a->t().AddPeer(b->t().self()));
   EXPECT_EQ(a->t().Send(b->id(), "Hello", "x").code(),
             absl::StatusCode::kNotFound);
-  a.reset();  // the destructor stops once more
+  nodes[0].reset();  // the destructor stops once more
   EXPECT_TRUE(Eventually([&] { return b->t().Connected().empty(); }));
 }
 
