@@ -866,7 +866,10 @@ void Node::ConsensusLoop() {
       if (const size_t left = m.pool->size(); left > 0) {
         MutexLock lock(&m.mu);
         if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
-        m.deploys_waiting = std::max<uint64_t>(m.deploys_waiting + 1, left);
+        // What is left, counted once: deploys admitted while the block
+        // was made are counted already (and a double count could pass
+        // for a full block).
+        m.deploys_waiting = std::max<uint64_t>(m.deploys_waiting, left);
       }
     } else if (m.pool->size() > 0) {
       retry_later = true;

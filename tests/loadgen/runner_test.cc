@@ -1,0 +1,110 @@
+// The run's pure parts: validAfterBlockNumber, the scrape plan, the deploy
+// term and the verdict.
+#include "integration/loadgen/runner.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration/loadgen/sender.h"
+
+namespace rnode::loadgen {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+TEST(ValidAfterTest, IsLatestMinusOneNotBelowZero) {
+  EXPECT_EQ(ValidAfter(-1), 0);
+  EXPECT_EQ(ValidAfter(0), 0);
+  EXPECT_EQ(ValidAfter(1), 0);
+  EXPECT_EQ(ValidAfter(1234), 1233);
+}
+
+TEST(DeployTermTest, RunsFromOneHundredThousand) {
+  EXPECT_EQ(DeployTerm(0), "@100000!(100000)");
+  EXPECT_EQ(DeployTerm(41), "@100041!(100041)");
+}
+
+TEST(PlanScrapesTest, FollowedNodeAmongTheMetricsPorts) {
+  const ScrapeTargets s =
+      PlanScrapes("127.0.0.1", {40403, 40413, 40423}, 40413);
+  EXPECT_EQ(s.ports, (std::vector<int>{40403, 40413, 40423}));
+  EXPECT_EQ(s.lfb_node, 1u);
+  EXPECT_EQ(s.names,
+            (std::vector<std::string>{"127.0.0.1:40403", "127.0.0.1:40413",
+                                      "127.0.0.1:40423"}));
+}
+
+TEST(PlanScrapesTest, FollowedNodeIsAddedWhenMissing) {
+  const ScrapeTargets s = PlanScrapes("127.0.0.1", {40403}, 40500);
+  EXPECT_EQ(s.ports, (std::vector<int>{40403, 40500}));
+  EXPECT_EQ(s.lfb_node, 1u);
+  const ScrapeTargets only = PlanScrapes("127.0.0.1", {}, 40500);
+  EXPECT_EQ(only.ports, (std::vector<int>{40500}));
+  EXPECT_EQ(only.lfb_node, 0u);
+}
+
+RunOutcome Clean() {
+  RunOutcome o;
+  o.totals.submitted = 500;
+  o.totals.acknowledged = 500;
+  o.totals.included = 500;
+  o.totals.finalized = 500;
+  o.drain_seconds = 60;
+  return o;
+}
+
+TEST(JudgeTest, PassesWhenEveryAcknowledgedDeployFinalized) {
+  const Verdict v = Judge(Clean());
+  EXPECT_TRUE(v.passed);
+  EXPECT_THAT(v.text, StartsWith("passed: all 500 acknowledged"));
+}
+
+TEST(JudgeTest, FailedDeploysFailTheRunWithTheirReasons) {
+  RunOutcome o = Clean();
+  o.totals.failed = 3;
+  o.failure_reasons = {{"gRPC DEADLINE_EXCEEDED: deadline", 2},
+                       {"refused: pool full", 1}};
+  const Verdict v = Judge(o);
+  EXPECT_FALSE(v.passed);
+  EXPECT_THAT(v.text, StartsWith("failed:"));
+  EXPECT_THAT(v.text, HasSubstr("3 deploys failed"));
+  EXPECT_THAT(v.text, HasSubstr("2 x gRPC DEADLINE_EXCEEDED: deadline"));
+  EXPECT_THAT(v.text, HasSubstr("1 x refused: pool full"));
+}
+
+TEST(JudgeTest, PendingDeploysFailTheRun) {
+  RunOutcome o = Clean();
+  o.totals.pending = 7;
+  const Verdict v = Judge(o);
+  EXPECT_FALSE(v.passed);
+  EXPECT_THAT(v.text,
+              HasSubstr("7 acknowledged deploys not finalized within the "
+                        "drain of 60 s"));
+}
+
+TEST(JudgeTest, EachOtherProblemFailsTheRun) {
+  RunOutcome local = Clean();
+  local.local_failures = 1;
+  local.first_local_failure = absl::ResourceExhaustedError("tracker full");
+  EXPECT_THAT(Judge(local).text, HasSubstr("1 deploys could not be sent: "
+                                           "tracker full"));
+
+  RunOutcome stream = Clean();
+  stream.event_stream = absl::UnavailableError("event stream closed");
+  EXPECT_THAT(Judge(stream).text, HasSubstr("event stream closed"));
+
+  RunOutcome interrupted = Clean();
+  interrupted.interrupted = true;
+  EXPECT_THAT(Judge(interrupted).text, HasSubstr("interrupted"));
+
+  EXPECT_THAT(Judge(RunOutcome{}).text, HasSubstr("no deploy was sent"));
+  for (const RunOutcome& o : {local, stream, interrupted, RunOutcome{}}) {
+    EXPECT_FALSE(Judge(o).passed);
+  }
+}
+
+}  // namespace
+}  // namespace rnode::loadgen
