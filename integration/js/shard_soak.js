@@ -198,8 +198,8 @@ async function main() {
     const m = k === 0 ? m1 : await metrics(n);
     console.log(`${n.label}: inclusion mean ${mean(m, 'rnode_deploy_inclusion_seconds')} s, ` +
       `finalization mean ${mean(m, 'rnode_deploy_finalization_seconds')} s, ` +
-      `blocks made ${m['casper_propose_total{result="created"}'] ?? 0} ` +
-      `(of them empty ${m['casper_propose_total{result="empty"}'] ?? 0}), ` +
+      `blocks made ${m['casper_propose_total{result="created"}'] ?? 0}, ` +
+      `proposals with nothing to propose ${m['casper_propose_total{result="empty"}'] ?? 0}, ` +
       `deploys expired ${m.rnode_deploys_expired_total ?? 0}`);
   }
   for (const n of all) await n.stop();
