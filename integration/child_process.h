@@ -4,6 +4,7 @@
 #ifndef RNODE_INTEGRATION_CHILD_PROCESS_H_
 #define RNODE_INTEGRATION_CHILD_PROCESS_H_
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -11,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fcntl.h>
 #include <chrono>
 #include <cstdlib>
 #include <optional>

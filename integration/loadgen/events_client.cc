@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace rnode::loadgen {
 namespace {
@@ -60,16 +61,9 @@ absl::Status ReadInt(const json& object, const char* key, bool required,
 
 absl::Status ReadDeploy(const json& item, EventDeploy& deploy) {
   if (!item.is_object()) return Malformed("a deploy is not an object");
-  if (absl::Status s = ReadString(item, "id", true, deploy.id); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ReadInt(item, "cost", false, deploy.cost); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = ReadString(item, "deployer", false, deploy.deployer);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadString(item, "id", true, deploy.id));
+  RETURN_IF_ERROR(ReadInt(item, "cost", false, deploy.cost));
+  RETURN_IF_ERROR(ReadString(item, "deployer", false, deploy.deployer));
   if (auto it = item.find("errored"); it != item.end()) {
     if (!it->is_boolean()) return Malformed("\"errored\" is not a boolean");
     deploy.errored = it->get<bool>();
@@ -79,12 +73,11 @@ absl::Status ReadDeploy(const json& item, EventDeploy& deploy) {
 
 absl::Status ReadBlock(const json& payload, BlockPayload& block) {
   if (!payload.is_object()) return Malformed("\"payload\" is not an object");
-  absl::Status s = ReadString(payload, "block-hash", true, block.block_hash);
-  if (s.ok()) s = ReadInt(payload, "block-number", true, block.number);
-  if (s.ok()) s = ReadInt(payload, "timestamp", false, block.timestamp);
-  if (s.ok()) s = ReadInt(payload, "seq-num", false, block.seq_num);
-  if (s.ok()) s = ReadString(payload, "creator", false, block.creator);
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(ReadString(payload, "block-hash", true, block.block_hash));
+  RETURN_IF_ERROR(ReadInt(payload, "block-number", true, block.number));
+  RETURN_IF_ERROR(ReadInt(payload, "timestamp", false, block.timestamp));
+  RETURN_IF_ERROR(ReadInt(payload, "seq-num", false, block.seq_num));
+  RETURN_IF_ERROR(ReadString(payload, "creator", false, block.creator));
   if (auto it = payload.find("parent-hashes"); it != payload.end()) {
     if (!it->is_array()) return Malformed("\"parent-hashes\" is not an array");
     for (const json& parent : *it) {
@@ -99,7 +92,7 @@ absl::Status ReadBlock(const json& payload, BlockPayload& block) {
   block.deploys.reserve(deploys->size());
   for (const json& item : *deploys) {
     EventDeploy deploy;
-    if (absl::Status d = ReadDeploy(item, deploy); !d.ok()) return d;
+    RETURN_IF_ERROR(ReadDeploy(item, deploy));
     block.deploys.push_back(std::move(deploy));
   }
   return absl::OkStatus();
@@ -121,13 +114,9 @@ absl::StatusOr<Event> ParseEvent(std::string_view text) {
   if (doc.is_discarded()) return Malformed("not JSON");
   if (!doc.is_object()) return Malformed("not a JSON object");
   Event event;
-  if (absl::Status s = ReadString(doc, "event", true, event.name); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadString(doc, "event", true, event.name));
   int64_t version = 0;
-  if (absl::Status s = ReadInt(doc, "schema-version", true, version); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadInt(doc, "schema-version", true, version));
   if (version != kEventSchemaVersion) {
     return Malformed(absl::StrCat("schema-version ", version, ", expected ",
                                   kEventSchemaVersion));
@@ -139,7 +128,7 @@ absl::StatusOr<Event> ParseEvent(std::string_view text) {
     case EventKind::kBlockFinalised: {
       auto payload = doc.find("payload");
       if (payload == doc.end()) return Malformed("no \"payload\"");
-      if (absl::Status s = ReadBlock(*payload, event.block); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadBlock(*payload, event.block));
       break;
     }
     case EventKind::kStarted:

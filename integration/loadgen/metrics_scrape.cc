@@ -13,7 +13,7 @@
 #include <boost/beast/http.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
+#include "util/string_view.h"
 
 namespace rnode::loadgen {
 namespace {
@@ -22,11 +22,6 @@ namespace beast = boost::beast;
 namespace http = boost::beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-// Debian's abseil has its own string_view type; lookups go through it.
-absl::string_view Key(std::string_view key) {
-  return absl::string_view(key.data(), key.size());
-}
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -162,7 +157,7 @@ MetricSamples ParseMetrics(std::string_view text) {
 
 std::optional<double> Value(const MetricSamples& samples,
                             std::string_view key) {
-  auto it = samples.values.find(Key(key));
+  auto it = samples.values.find(AbslView(key));
   if (it == samples.values.end()) return std::nullopt;
   return it->second;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "util/status_macros.h"
 
 namespace rnode::loadgen {
 namespace {
@@ -141,7 +142,7 @@ absl::StatusOr<Phase> ParseItem(std::string_view item) {
     return ItemError(item, "DURATION is not a number");
   }
   const double seconds = *amount * unit;
-  if (absl::Status s = CheckPaced(item, *rate, seconds); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckPaced(item, *rate, seconds));
   Phase p = Paced(*rate, seconds);
   p.name = std::string(item);
   return p;
@@ -231,9 +232,7 @@ absl::StatusOr<std::vector<Phase>> RampPhases(double max_rate, double first,
   std::vector<Phase> phases;
   for (double rate : rates) {
     Phase p = Paced(rate, step_seconds);
-    if (absl::Status s = CheckPaced(p.name, rate, step_seconds); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(CheckPaced(p.name, rate, step_seconds));
     phases.push_back(std::move(p));
   }
   return phases;

@@ -6,15 +6,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
+#include "util/string_view.h"
 
 namespace rnode::loadgen {
 namespace {
-
-// Debian's abseil has its own string_view type; lookups go through it.
-absl::string_view Key(std::string_view id) {
-  return absl::string_view(id.data(), id.size());
-}
 
 // The index of the first series point that counts an event at `t`: points
 // count events strictly before their second.
@@ -64,7 +59,7 @@ absl::Status DeployTracker::Submitted(std::string id, int phase_index,
 
 bool DeployTracker::Acknowledged(std::string_view id, double t) {
   MutexLock lock(&mu_);
-  auto it = records_.find(Key(id));
+  auto it = records_.find(AbslView(id));
   if (it == records_.end()) return false;
   Record& r = it->second;
   if (r.acknowledged || r.failed) return false;
@@ -77,7 +72,7 @@ bool DeployTracker::Acknowledged(std::string_view id, double t) {
 
 bool DeployTracker::Failed(std::string_view id, std::string_view reason) {
   MutexLock lock(&mu_);
-  auto it = records_.find(Key(id));
+  auto it = records_.find(AbslView(id));
   if (it == records_.end()) return false;
   Record& r = it->second;
   if (r.acknowledged || r.failed) return false;
@@ -94,7 +89,7 @@ bool DeployTracker::Failed(std::string_view id, std::string_view reason) {
 
 bool DeployTracker::Included(std::string_view id, double t, bool errored) {
   MutexLock lock(&mu_);
-  auto it = records_.find(Key(id));
+  auto it = records_.find(AbslView(id));
   if (it == records_.end()) return false;
   Record& r = it->second;
   if (r.included_at != kNever) return false;
@@ -106,7 +101,7 @@ bool DeployTracker::Included(std::string_view id, double t, bool errored) {
 
 bool DeployTracker::Finalized(std::string_view id, double t) {
   MutexLock lock(&mu_);
-  auto it = records_.find(Key(id));
+  auto it = records_.find(AbslView(id));
   if (it == records_.end()) return false;
   Record& r = it->second;
   if (r.finalized_at != kNever) return false;

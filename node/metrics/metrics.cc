@@ -20,15 +20,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "util/status_macros.h"
+#include "util/string_view.h"
 
 namespace rnode::node::metrics {
 namespace {
-
-// Debian's abseil has its own string_view type, distinct from
-// std::string_view.
-absl::string_view Sv(std::string_view s) {
-  return absl::string_view(s.data(), s.size());
-}
 
 // Integral values below this render as plain integers; 1e15 < 2^53, so each
 // is exact.
@@ -144,14 +139,14 @@ absl::Status CheckMetricName(std::string_view name,
                              std::string_view type_name) {
   if (!IsSnakeIdentifier(name)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("metric name \"", absl::CHexEscape(Sv(name)),
+        absl::StrCat("metric name \"", absl::CHexEscape(AbslView(name)),
                      "\" is not a snake_case [a-zA-Z_][a-zA-Z0-9_]* name"));
   }
   const bool is_counter = type_name == Counter::kTypeName;
   const bool is_histogram = type_name == Histogram::kTypeName;
   if (is_counter != name.ends_with("_total")) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "metric name \"", Sv(name), "\": ",
+        "metric name \"", AbslView(name), "\": ",
         is_counter ? "a counter's name must end in \"_total\""
                    : "only a counter's name may end in \"_total\""));
   }
@@ -159,8 +154,8 @@ absl::Status CheckMetricName(std::string_view name,
     for (std::string_view suffix : {"_bucket", "_count", "_sum"}) {
       if (name.ends_with(suffix)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "metric name \"", Sv(name), "\": only a histogram's name ",
-            "may end in \"", Sv(suffix), "\""));
+            "metric name \"", AbslView(name), "\": only a histogram's name ",
+            "may end in \"", AbslView(suffix), "\""));
       }
     }
   }
@@ -178,13 +173,13 @@ absl::Status CheckLabelNames(absl::Span<const std::string_view> label_names) {
     if (!IsSnakeIdentifier(label) || label.starts_with("__") || label == "le" ||
         label == "quantile") {
       return absl::InvalidArgumentError(absl::StrCat(
-          "label name \"", absl::CHexEscape(Sv(label)),
+          "label name \"", absl::CHexEscape(AbslView(label)),
           "\" is not a snake_case [a-zA-Z_][a-zA-Z0-9_]* name, or is "
           "reserved (\"__\" prefix, \"le\", \"quantile\")"));
     }
     if (!seen.insert(label).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("label name \"", Sv(label), "\" is repeated"));
+          absl::StrCat("label name \"", AbslView(label), "\" is repeated"));
     }
   }
   return absl::OkStatus();
@@ -213,17 +208,18 @@ absl::Status CheckBounds(absl::Span<const double> bounds) {
 
 void AppendHeader(std::string_view name, std::string_view help,
                   std::string_view type_name, std::string* out) {
-  absl::StrAppend(out, "# HELP ", Sv(name), " ");
+  absl::StrAppend(out, "# HELP ", AbslView(name), " ");
   AppendEscaped(help, /*quote=*/false, out);
-  absl::StrAppend(out, "\n# TYPE ", Sv(name), " ", Sv(type_name), "\n");
+  absl::StrAppend(out, "\n# TYPE ", AbslView(name), " ", AbslView(type_name),
+                  "\n");
 }
 
 // `name{labels} value\n`, or `name value\n` for empty `labels`.
 void AppendSample(std::string_view name, std::string_view labels,
                   std::string_view value, std::string* out) {
   out->append(name);
-  if (!labels.empty()) absl::StrAppend(out, "{", Sv(labels), "}");
-  absl::StrAppend(out, " ", Sv(value), "\n");
+  if (!labels.empty()) absl::StrAppend(out, "{", AbslView(labels), "}");
+  absl::StrAppend(out, " ", AbslView(value), "\n");
 }
 
 }  // namespace
@@ -305,19 +301,21 @@ uint64_t Histogram::Count() const {
 
 void Histogram::AppendSamples(std::string_view name, std::string_view labels,
                               std::string* out) const {
-  const std::string bucket_name = absl::StrCat(Sv(name), "_bucket");
+  const std::string bucket_name = absl::StrCat(AbslView(name), "_bucket");
   const std::string_view sep = labels.empty() ? "" : ",";
   uint64_t cumulative = 0;
   for (size_t i = 0; i <= bounds_.size(); ++i) {
     cumulative += counts_[i].load(std::memory_order_relaxed);
     const std::string le =
         i < bounds_.size() ? FormatValue(bounds_[i]) : "+Inf";
-    AppendSample(bucket_name,
-                 absl::StrCat(Sv(labels), Sv(sep), "le=\"", le, "\""),
-                 absl::StrCat(cumulative), out);
+    AppendSample(
+        bucket_name,
+        absl::StrCat(AbslView(labels), AbslView(sep), "le=\"", le, "\""),
+        absl::StrCat(cumulative), out);
   }
-  AppendSample(absl::StrCat(Sv(name), "_sum"), labels, FormatValue(Sum()), out);
-  AppendSample(absl::StrCat(Sv(name), "_count"), labels,
+  AppendSample(absl::StrCat(AbslView(name), "_sum"), labels, FormatValue(Sum()),
+               out);
+  AppendSample(absl::StrCat(AbslView(name), "_count"), labels,
                absl::StrCat(cumulative), out);
 }
 
@@ -354,8 +352,8 @@ absl::StatusOr<M*> Family<M>::WithLabels(
   for (std::string_view value : values) {
     if (!IsUtf8(value)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(name_, ": label value \"", absl::CHexEscape(Sv(value)),
-                       "\" is not UTF-8"));
+          absl::StrCat(name_, ": label value \"",
+                       absl::CHexEscape(AbslView(value)), "\" is not UTF-8"));
     }
   }
   if (children_.size() >= kMaxChildrenPerFamily) {
@@ -435,20 +433,20 @@ absl::StatusOr<Registry::Entry*> Registry::Reserve(
   RETURN_IF_ERROR(CheckLabelNames(label_names));
   if (help.empty() || !IsUtf8(help)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Sv(name), ": help text is empty or not UTF-8"));
+        absl::StrCat(AbslView(name), ": help text is empty or not UTF-8"));
   }
   std::vector<std::string> taken = {std::string(name)};
   if (type_name == Histogram::kTypeName) {
     for (std::string_view suffix : {"_bucket", "_sum", "_count"}) {
-      taken.push_back(absl::StrCat(Sv(name), Sv(suffix)));
+      taken.push_back(absl::StrCat(AbslView(name), AbslView(suffix)));
     }
   }
   for (const std::string& n : taken) {
     auto it = taken_names_.find(n);
     if (it != taken_names_.end()) {
-      return absl::AlreadyExistsError(absl::StrCat("metric name \"", Sv(name),
-                                                   "\" collides with metric \"",
-                                                   it->second, "\""));
+      return absl::AlreadyExistsError(
+          absl::StrCat("metric name \"", AbslView(name),
+                       "\" collides with metric \"", it->second, "\""));
     }
   }
   for (std::string& n : taken) {
@@ -524,7 +522,7 @@ absl::Status Registry::AddCallback(std::string_view name, std::string_view help,
                                    ValueCallback fn) {
   if (!fn) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Sv(name), ": the callback is empty"));
+        absl::StrCat(AbslView(name), ": the callback is empty"));
   }
   MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(Entry * entry, Reserve(name, help, type_name, {}));

@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "integration/child_process.h"
 #include "integration/loadgen/events_client.h"
 #include "util/mutex.h"
 
@@ -284,13 +285,8 @@ TEST(EventsClientTest, SilentServerTimesOutAndStopDoesNotHang) {
 }
 
 TEST(EventsClientTest, NothingListeningIsUnavailable) {
-  uint16_t port = 0;
-  {
-    net::io_context io;
-    tcp::acceptor probe(io,
-                        tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-    port = probe.local_endpoint().port();
-  }
+  const auto port = static_cast<uint16_t>(testing::FreePort());
+  ASSERT_NE(port, 0);
   absl::StatusOr<std::unique_ptr<EventsClient>> client =
       EventsClient::Start(OptionsFor(port), {}, RunClock());
   ASSERT_FALSE(client.ok());

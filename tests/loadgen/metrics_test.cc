@@ -10,6 +10,7 @@
 #include <boost/beast/http.hpp>
 
 #include "gtest/gtest.h"
+#include "integration/child_process.h"
 #include "integration/loadgen/metrics_scrape.h"
 
 namespace rnode::loadgen {
@@ -186,13 +187,8 @@ TEST(ScrapeMetricsTest, SilentServerIsDeadlineExceeded) {
 }
 
 TEST(ScrapeMetricsTest, NothingListeningIsUnavailable) {
-  uint16_t port = 0;
-  {
-    net::io_context io;
-    tcp::acceptor probe(io,
-                        tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-    port = probe.local_endpoint().port();
-  }
+  const auto port = static_cast<uint16_t>(testing::FreePort());
+  ASSERT_NE(port, 0);
   absl::StatusOr<MetricSamples> samples = ScrapeMetrics("127.0.0.1", port);
   ASSERT_FALSE(samples.ok());
   EXPECT_EQ(samples.status().code(), absl::StatusCode::kUnavailable);
