@@ -49,6 +49,14 @@ int64_t LastBlockNumber(const DeployData& d, int64_t lifespan) {
   return last;
 }
 
+bool WindowHalfGone(const DeployData& d, int64_t number, int64_t lifespan) {
+  int64_t past = 0;
+  if (__builtin_sub_overflow(number, d.valid_after_block_number, &past)) {
+    return number > d.valid_after_block_number;
+  }
+  return past >= lifespan / 2;
+}
+
 DeployWindow WindowAt(const DeployData& d, int64_t number, int64_t timestamp_ms,
                       int64_t lifespan) {
   if (d.valid_after_block_number >= number) return DeployWindow::kFuture;

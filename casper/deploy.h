@@ -73,6 +73,12 @@ DeployWindow WindowAt(const DeployData& data, int64_t number,
 // validAfterBlockNumber < lifespan), saturating at INT64_MAX.
 int64_t LastBlockNumber(const DeployData& data,
                         int64_t lifespan = kDeployLifespanBlocks);
+// Whether block `number` is at least half the lifespan past
+// validAfterBlockNumber (number - validAfterBlockNumber >= lifespan / 2,
+// without overflow): a deploy not in a block by then is late, and the
+// other half of its window is what is left to include it.
+bool WindowHalfGone(const DeployData& data, int64_t number,
+                    int64_t lifespan = kDeployLifespanBlocks);
 
 // Checks the fields a signature cannot vouch for: a non-empty term within
 // limits::kMaxDeployTermBytes, timestamp, phlo price, phlo limit and

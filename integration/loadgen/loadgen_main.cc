@@ -2,8 +2,10 @@
 // paced rates (open loop), follows their inclusion and finalization, and
 // reports per phase (issue #19).
 //
-// Exit status: 0 when every acknowledged deploy finalized and none failed,
-// 1 otherwise (the reasons are printed), 2 on a usage or connection error.
+// Exit status: 0 when every acknowledged deploy finalized and none failed
+// (failures of a ramp's last step, or any with --allow-failures, are
+// reported and tolerated), 1 otherwise (the reasons are printed), 2 on a
+// usage or connection error.
 #include <signal.h>
 
 #include <algorithm>
@@ -91,6 +93,7 @@ struct Options {
   int64_t phlo_limit = 100000;
   int64_t phlo_price = 1;
   size_t senders = kDefaultSenderThreads;
+  bool allow_failures = false;
 };
 
 // The phases chosen on the command line, and how the report names them.
@@ -201,6 +204,10 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Options& o) {
                  "acknowledged deploy to finalize")
       ->check(CLI::Range(0.0, kMaxDrainSeconds))
       ->capture_default_str();
+  app.add_flag("--allow-failures", o.allow_failures,
+               "refused or failed deploys do not fail the run (a fault "
+               "campaign's nodes refuse on purpose); every acknowledged "
+               "deploy must still finalize");
   app.add_option("--shard-id", o.shard_id)->capture_default_str();
   app.add_option("--phlo-limit", o.phlo_limit)
       ->check(CLI::PositiveNumber)
@@ -338,7 +345,13 @@ RunInfo MakeRunInfo(const Options& o, const PhasePlan& plan,
 // --out. Returns the exit code.
 int Report(const Options& o, const std::vector<PhaseRow>& rows,
            const RunInfo& info, const DeployTracker& tracker) {
-  const std::string markdown = RenderMarkdown(rows);
+  std::string markdown = RenderMarkdown(rows);
+  if (info.ramp_ceiling.has_value()) {
+    absl::StrAppend(&markdown, "\nramp ceiling: ", *info.ramp_ceiling,
+                    " deploys/s (the highest step with no failed deploy, all "
+                    "finalized, finalization p50 <= ",
+                    kRampFinalizationLimitSeconds, " s)\n");
+  }
   std::printf("%s\n%s\n", markdown.c_str(), info.verdict.c_str());
   if (!o.out_dir.empty()) {
     // Replace, not throw, should a node's refusal text be invalid UTF-8.
@@ -419,7 +432,6 @@ int Run(const Options& o) {
   outcome.interrupted = g_interrupted.load();
   outcome.drain_seconds = o.drain_seconds;
   (*events)->Stop();
-  const Verdict verdict = Judge(outcome);
 
   std::vector<PhaseRow> rows;
   for (size_t i = 0; i < measured.size(); ++i) {
@@ -427,10 +439,20 @@ int Run(const Options& o) {
     rows.push_back(
         BuildRow(m, tracker.Summarize(static_cast<int>(i), m.wall_seconds)));
   }
-  return Report(
-      o, rows,
-      MakeRunInfo(o, *plan, scrapes, key_count, outcome, verdict, clock.Now()),
-      tracker);
+  // A ramp stops at the first step with failed deploys, so only its last
+  // step can have them.
+  if (o.allow_failures) {
+    outcome.tolerated_failures = outcome.totals.failed;
+  } else if (plan->ramp && !rows.empty()) {
+    outcome.tolerated_failures = rows.back().failed;
+  }
+  const Verdict verdict = Judge(outcome);
+  RunInfo info =
+      MakeRunInfo(o, *plan, scrapes, key_count, outcome, verdict, clock.Now());
+  if (plan->ramp) {
+    info.ramp_ceiling = RampCeiling(rows, kRampFinalizationLimitSeconds);
+  }
+  return Report(o, rows, info, tracker);
 }
 
 }  // namespace

@@ -94,7 +94,7 @@ PhaseRow BuildRow(const PhaseMeasurement& m, const PhaseStats& stats) {
   row.finalization_p99 = stats.finalization_p99;
 
   const double minutes = m.wall_seconds / kSecondsPerMinute;
-  if (minutes > 0) {
+  if (m.wall_seconds >= kMinRateWindowSeconds) {
     if (m.lfb_node < m.before.size() && m.lfb_node < m.after.size() &&
         m.before[m.lfb_node].has_value() && m.after[m.lfb_node].has_value()) {
       std::optional<double> lfb =
@@ -113,8 +113,8 @@ PhaseRow BuildRow(const PhaseMeasurement& m, const PhaseStats& stats) {
                             m.events_before.empty_blocks_added) /
         static_cast<double>(added);
   }
-  row.replay_seconds_per_deploy =
-      MeanOverNodes(m, kReplayPerDeployMetric, DeltaOfHistogram);
+  row.validation_seconds_per_deploy =
+      MeanOverNodes(m, kValidationPerDeployMetric, DeltaOfHistogram);
   row.merge_seconds_mean =
       MeanOverNodes(m, kMergeStepMetric, DeltaOfStepFamily);
 
@@ -140,7 +140,7 @@ std::string RenderMarkdown(const std::vector<PhaseRow>& rows) {
       "| phase | target/s | submitted | failed | late | achieved/s "
       "| incl p50 s | incl p95 s | incl p99 s "
       "| final p50 s | final p95 s | final p99 s | not final "
-      "| LFB/min | blocks/min | empty | replay ms/deploy | merge ms "
+      "| LFB/min | blocks/min | empty | validation ms/deploy | merge ms "
       "| RSS MiB | CPU s |\n";
   out +=
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
@@ -163,7 +163,7 @@ std::string RenderMarkdown(const std::vector<PhaseRow>& rows) {
         Fixed(r.lfb_blocks_per_minute, 1),
         Fixed(r.blocks_per_minute, 1),
         Percent(r.empty_block_share),
-        Fixed(r.replay_seconds_per_deploy, 3, kMillisPerSecond),
+        Fixed(r.validation_seconds_per_deploy, 3, kMillisPerSecond),
         Fixed(r.merge_seconds_mean, 3, kMillisPerSecond),
         PerNode(r.nodes, &NodeUsage::rss_mib, 0),
         PerNode(r.nodes, &NodeUsage::cpu_seconds, 1),
@@ -174,6 +174,22 @@ std::string RenderMarkdown(const std::vector<PhaseRow>& rows) {
     out += "\n";
   }
   return out;
+}
+
+std::optional<double> RampCeiling(const std::vector<PhaseRow>& rows,
+                                  double limit_seconds) {
+  std::optional<double> ceiling;
+  for (const PhaseRow& r : rows) {
+    if (!r.target_rate.has_value() || r.failed > 0 || r.not_finalized > 0 ||
+        !r.finalization_p50.has_value() ||
+        *r.finalization_p50 > limit_seconds) {
+      continue;
+    }
+    if (!ceiling.has_value() || *r.target_rate > *ceiling) {
+      ceiling = r.target_rate;
+    }
+  }
+  return ceiling;
 }
 
 json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
@@ -203,7 +219,8 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
         {"lfb_blocks_per_minute", Nullable(r.lfb_blocks_per_minute)},
         {"blocks_per_minute", Nullable(r.blocks_per_minute)},
         {"empty_block_share", Nullable(r.empty_block_share)},
-        {"replay_seconds_per_deploy", Nullable(r.replay_seconds_per_deploy)},
+        {"validation_seconds_per_deploy",
+         Nullable(r.validation_seconds_per_deploy)},
         {"merge_seconds_mean", Nullable(r.merge_seconds_mean)},
         {"nodes", std::move(nodes)},
     });
@@ -229,15 +246,25 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
       {"failure_reasons", std::move(reasons)},
       {"local_failures", run.local_failures},
       {"event_stream", run.event_stream},
+      {"ramp_ceiling", Nullable(run.ramp_ceiling)},
   };
   return {{"run", std::move(info)}, {"phases", std::move(phases)}};
 }
 
 std::string TimeSeriesCsv(const std::vector<SeriesPoint>& points) {
-  std::string out = "t,submitted,acknowledged,included,finalized,pending\n";
+  std::string out =
+      "t,submitted,acknowledged,included,finalized,pending,"
+      "incl_p50,incl_p95,final_p50,final_p95\n";
+  // A latency with 3 decimals, an empty field when missing.
+  auto latency = [](std::optional<double> v) {
+    return v.has_value() ? Fixed(v, 3) : std::string();
+  };
   for (const SeriesPoint& p : points) {
     absl::StrAppend(&out, p.t, ",", p.submitted, ",", p.acknowledged, ",",
-                    p.included, ",", p.finalized, ",", p.pending, "\n");
+                    p.included, ",", p.finalized, ",", p.pending, ",",
+                    latency(p.inclusion_p50), ",", latency(p.inclusion_p95),
+                    ",", latency(p.finalization_p50), ",",
+                    latency(p.finalization_p95), "\n");
   }
   return out;
 }

@@ -23,7 +23,7 @@ namespace rnode::loadgen {
 // and node/metrics/metrics.cc).
 inline constexpr std::string_view kLfbNumberMetric =
     "casper_last_finalized_block_number";
-inline constexpr std::string_view kReplayPerDeployMetric =
+inline constexpr std::string_view kValidationPerDeployMetric =
     "casper_block_validation_seconds_per_deploy";
 inline constexpr std::string_view kMergeStepMetric =
     "casper_merge_step_seconds";
@@ -53,8 +53,9 @@ struct PhaseRow {
   std::optional<double> lfb_blocks_per_minute;  // Δ LFB number / minutes.
   std::optional<double> blocks_per_minute;      // block-added events.
   std::optional<double> empty_block_share;      // In [0, 1].
-  // Δsum / Δcount of the per-deploy replay histogram over every node.
-  std::optional<double> replay_seconds_per_deploy;
+  // Δsum / Δcount over every node of the block validation time per deploy
+  // (replay included).
+  std::optional<double> validation_seconds_per_deploy;
   // Mean time of a whole merge (its steps summed) over every node.
   std::optional<double> merge_seconds_mean;
   std::vector<NodeUsage> nodes;
@@ -77,9 +78,20 @@ struct PhaseMeasurement {
   size_t lfb_node = 0;
 };
 
+// Shortest wall time a phase's block rates are computed over: a burst is
+// sent in milliseconds, in which a block or none is chance.
+inline constexpr double kMinRateWindowSeconds = 1.0;
+
 // The row of a phase. LFB and block rates are per wall minute (nullopt for
-// a wall time <= 0); the empty share is nullopt with no block added.
+// a wall time under kMinRateWindowSeconds); the empty share is nullopt with
+// no block added.
 PhaseRow BuildRow(const PhaseMeasurement& m, const PhaseStats& stats);
+
+// A ramp's ceiling: the highest target rate of a paced row with no failed
+// deploy, none left unfinalized and a finalization p50 of at most
+// `limit_seconds`; nullopt when no row qualifies.
+std::optional<double> RampCeiling(const std::vector<PhaseRow>& rows,
+                                  double limit_seconds);
 
 // Run-level facts for the JSON report.
 struct RunInfo {
@@ -98,12 +110,13 @@ struct RunInfo {
   std::string verdict;  // Why it passed or failed.
   std::map<std::string, int64_t> failure_reasons;
   int64_t local_failures = 0;
-  std::string event_stream;  // The event stream's final status.
+  std::string event_stream;            // The event stream's final status.
+  std::optional<double> ramp_ceiling;  // Deploys/s; ramps only.
 };
 
 // A Markdown table: a header row, the separator, one line per row. Numbers
 // have fixed decimals (rates 2, latencies 3, block rates 1, share as a
-// percentage with 1, replay and merge in milliseconds with 3, RSS MiB 0,
+// percentage with 1, validation and merge in milliseconds with 3, RSS MiB 0,
 // CPU seconds 1); per-node values are joined with "/"; missing ones are
 // "-".
 std::string RenderMarkdown(const std::vector<PhaseRow>& rows);
@@ -114,8 +127,9 @@ std::string RenderMarkdown(const std::vector<PhaseRow>& rows);
 nlohmann::json RenderJson(const std::vector<PhaseRow>& rows,
                           const RunInfo& run);
 
-// "t,submitted,acknowledged,included,finalized,pending" and a line per
-// point.
+// "t,submitted,acknowledged,included,finalized,pending,incl_p50,incl_p95,
+// final_p50,final_p95" and a line per point; latencies in seconds with 3
+// decimals, an empty field where the point has none.
 std::string TimeSeriesCsv(const std::vector<SeriesPoint>& points);
 
 }  // namespace rnode::loadgen

@@ -259,11 +259,11 @@ Verdict Judge(const RunOutcome& o) {
   if (t.submitted == 0 && o.local_failures == 0) {
     problems.push_back("no deploy was sent");
   }
-  if (t.failed > 0) {
-    std::string reasons;
-    for (const auto& entry : o.failure_reasons) {
-      absl::StrAppend(&reasons, "\n    ", entry.second, " x ", entry.first);
-    }
+  std::string reasons;
+  for (const auto& entry : o.failure_reasons) {
+    absl::StrAppend(&reasons, "\n    ", entry.second, " x ", entry.first);
+  }
+  if (t.failed > o.tolerated_failures) {
     problems.push_back(absl::StrCat(t.failed, " deploys failed:", reasons));
   }
   if (o.local_failures > 0) {
@@ -282,7 +282,11 @@ Verdict Judge(const RunOutcome& o) {
   }
   Verdict v;
   v.passed = problems.empty();
-  if (v.passed) {
+  if (v.passed && t.failed > 0) {
+    v.text = absl::StrCat("passed: all ", t.acknowledged,
+                          " acknowledged deploys finalized; ", t.failed,
+                          " deploys failed, tolerated:", reasons);
+  } else if (v.passed) {
     v.text = absl::StrCat("passed: all ", t.acknowledged,
                           " acknowledged deploys finalized, none failed");
   } else {

@@ -149,6 +149,12 @@ void Drain(double seconds, RunContext& ctx);
 // What the verdict is made of.
 struct RunOutcome {
   TrackerTotals totals;
+  // Failed deploys that do not fail the run, reported all the same: a
+  // ramp's last step (the ramp stopped there because of them: the ceiling
+  // it looks for), or every failure with --allow-failures (a fault
+  // campaign refuses deploys on purpose). Acknowledged deploys must still
+  // finalize.
+  int64_t tolerated_failures = 0;
   std::map<std::string, int64_t> failure_reasons;
   int64_t local_failures = 0;
   absl::Status first_local_failure;
@@ -164,8 +170,8 @@ struct Verdict {
 };
 
 // Passed when something was sent, every acknowledged deploy finalized,
-// none failed or could not be sent, the event stream stayed open and the
-// run was not interrupted.
+// none failed (other than tolerated_failures) or could not be
+// sent, the event stream stayed open and the run was not interrupted.
 Verdict Judge(const RunOutcome& outcome);
 
 }  // namespace rnode::loadgen

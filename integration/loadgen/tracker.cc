@@ -203,16 +203,30 @@ std::vector<SeriesPoint> DeployTracker::Series(double end_seconds) const {
   // Per-second changes, summed into cumulative counts below; index last + 1
   // collects events past the end.
   std::vector<SeriesPoint> delta(last + 2);
-  auto at = [&delta, last](double t) -> SeriesPoint& {
-    return delta[std::min(FirstPointAfter(t), last + 1)];
+  auto index = [last](double t) {
+    return std::min(FirstPointAfter(t), last + 1);
   };
+  auto at = [&delta, &index](double t) -> SeriesPoint& {
+    return delta[index(t)];
+  };
+  // Latencies by the point of the deploy's submission.
+  std::vector<std::vector<double>> inclusion(last + 2);
+  std::vector<std::vector<double>> finalization(last + 2);
   {
     MutexLock lock(&mu_);
     for (const auto& entry : records_) {
       const Record& r = entry.second;
       ++at(r.submitted_at).submitted;
-      if (r.included_at != kNever) ++at(r.included_at).included;
-      if (r.finalized_at != kNever) ++at(r.finalized_at).finalized;
+      if (r.included_at != kNever) {
+        ++at(r.included_at).included;
+        inclusion[index(r.submitted_at)].push_back(r.included_at -
+                                                   r.submitted_at);
+      }
+      if (r.finalized_at != kNever) {
+        ++at(r.finalized_at).finalized;
+        finalization[index(r.submitted_at)].push_back(r.finalized_at -
+                                                      r.submitted_at);
+      }
       if (!r.acknowledged) continue;
       ++at(r.acknowledged_at).acknowledged;
       // Pending over [acknowledged, finalized); empty when the finalization
@@ -235,6 +249,12 @@ std::vector<SeriesPoint> DeployTracker::Series(double end_seconds) const {
     sum.pending += delta[i].pending;
     sum.t = static_cast<int64_t>(i);
     points[i] = sum;
+    std::sort(inclusion[i].begin(), inclusion[i].end());
+    std::sort(finalization[i].begin(), finalization[i].end());
+    points[i].inclusion_p50 = Percentile(inclusion[i], 50);
+    points[i].inclusion_p95 = Percentile(inclusion[i], 95);
+    points[i].finalization_p50 = Percentile(finalization[i], 50);
+    points[i].finalization_p95 = Percentile(finalization[i], 95);
   }
   return points;
 }

@@ -74,7 +74,9 @@ struct TrackerTotals {
   int64_t pending = 0;  // Acknowledged and not finalized.
 };
 
-// Cumulative counts at the end of second `t` (events with time < t).
+// Cumulative counts at the end of second `t` (events with time < t), and
+// the latencies of the deploys submitted in the second before it
+// ([t - 1, t)): a latency-over-time plot by when the deploy was sent.
 struct SeriesPoint {
   int64_t t = 0;
   int64_t submitted = 0;
@@ -82,6 +84,10 @@ struct SeriesPoint {
   int64_t included = 0;
   int64_t finalized = 0;
   int64_t pending = 0;  // Acknowledged by then and not finalized by then.
+  // Nearest-rank percentiles over the second's deploys that got there;
+  // nullopt when none did (yet).
+  std::optional<double> inclusion_p50, inclusion_p95;
+  std::optional<double> finalization_p50, finalization_p95;
 };
 
 // Deploys by id (the lower-case hex of the deploy signature). Times are

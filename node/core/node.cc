@@ -965,14 +965,19 @@ void Node::Housekeeping() {
       m.finality_since = now;
     }
   }
-  // Gossiped deploys whose validator did not include them in time.
+  // Gossiped deploys whose validator did not include them in time: held
+  // for the takeover time, or until half their window has passed (at ten
+  // heights a second the window is about 5 s, as short as the takeover
+  // time: a validator that stalls must not take its deploys with it).
   std::vector<casper::SignedDeploy> due;
   {
+    const int64_t next = dag_->MaxHeight() + 1;
     MutexLock lock(&m.mu);
     const auto takeover =
         std::chrono::milliseconds(config_.deploy_gossip_takeover_ms);
     for (auto it = m.backup.begin(); it != m.backup.end();) {
-      if (now - it->second.arrived >= takeover) {
+      if (now - it->second.arrived >= takeover ||
+          casper::WindowHalfGone(it->second.deploy.data(), next)) {
         due.push_back(std::move(it->second.deploy));
         it = m.backup.erase(it);
       } else {

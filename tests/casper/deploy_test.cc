@@ -1,6 +1,8 @@
 // Tests for deploy signing, the signed preimage and verification errors.
 #include "casper/deploy.h"
 
+#include <cstdint>
+
 #include "CasperMessage.pb.h"
 #include "crypto/hash.h"
 #include "gmock/gmock.h"
@@ -183,6 +185,21 @@ TEST(DeployTest, SigAlgorithmNamesRoundTrip) {
   for (SigAlgorithm a : {SigAlgorithm::kSecp256k1, SigAlgorithm::kSecp256k1Eth}) {
     EXPECT_EQ(*ParseSigAlgorithm(SigAlgorithmName(a)), a);
   }
+}
+
+TEST(DeployTest, WindowHalfGoneAtHalfTheLifespan) {
+  DeployData d;
+  d.valid_after_block_number = 100;
+  EXPECT_FALSE(WindowHalfGone(d, 101, 50));
+  EXPECT_FALSE(WindowHalfGone(d, 124, 50));
+  EXPECT_TRUE(WindowHalfGone(d, 125, 50));  // 25 of the 50 blocks are gone.
+  EXPECT_TRUE(WindowHalfGone(d, 200, 50));  // Expired is past half too.
+  EXPECT_EQ(WindowAt(d, 125, 0, 50), DeployWindow::kOpen);  // Still open.
+  // No overflow at the ends of the range.
+  d.valid_after_block_number = INT64_MIN;
+  EXPECT_TRUE(WindowHalfGone(d, INT64_MAX, 50));
+  d.valid_after_block_number = INT64_MAX;
+  EXPECT_FALSE(WindowHalfGone(d, INT64_MIN, 50));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -62,7 +63,7 @@ PhaseRow FullRow() {
   r.lfb_blocks_per_minute = 58.04;
   r.blocks_per_minute = 600;
   r.empty_block_share = 0.25;
-  r.replay_seconds_per_deploy = 0.00125;
+  r.validation_seconds_per_deploy = 0.00125;
   r.merge_seconds_mean = 0.004;
   r.nodes = {{"a", 412.4, 12.34}, {"b", 398.6, std::nullopt}};
   return r;
@@ -130,11 +131,12 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
        {"phases", "grpc_targets", "http_port", "metrics_ports", "shard_id",
         "phlo_limit", "phlo_price", "keys", "sender_threads", "drain_seconds",
         "run_seconds", "passed", "verdict", "failure_reasons", "local_failures",
-        "event_stream"}) {
+        "event_stream", "ramp_ceiling"}) {
     EXPECT_TRUE(r.contains(key)) << key;
   }
   EXPECT_EQ(r["failure_reasons"]["refused: x"], 1);
   EXPECT_EQ(r["metrics_ports"][1], 40413);
+  EXPECT_TRUE(r["ramp_ceiling"].is_null());
 
   ASSERT_EQ(j["phases"].size(), 2u);
   const nlohmann::json& p = j["phases"][0];
@@ -142,8 +144,8 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
        {"name", "target_rate", "submitted", "acknowledged", "failed", "late",
         "errored", "not_finalized", "wall_seconds", "achieved_rate",
         "inclusion_seconds", "finalization_seconds", "lfb_blocks_per_minute",
-        "blocks_per_minute", "empty_block_share", "replay_seconds_per_deploy",
-        "merge_seconds_mean", "nodes"}) {
+        "blocks_per_minute", "empty_block_share",
+        "validation_seconds_per_deploy", "merge_seconds_mean", "nodes"}) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   EXPECT_EQ(p["name"], "5/s:20s");
@@ -158,6 +160,30 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
   EXPECT_TRUE(q["achieved_rate"].is_null());
   EXPECT_TRUE(q["inclusion_seconds"]["p50"].is_null());
   EXPECT_TRUE(q["lfb_blocks_per_minute"].is_null());
+}
+
+PhaseRow RampStep(double rate, double final_p50) {
+  PhaseRow r;
+  r.name = absl::StrCat(rate, "/s:30s");
+  r.target_rate = rate;
+  r.finalization_p50 = final_p50;
+  return r;
+}
+
+TEST(RampCeilingTest, HighestStepWithinTheLimitAndWithoutFailures) {
+  EXPECT_EQ(RampCeiling({}, 5), std::nullopt);
+  std::vector<PhaseRow> rows = {RampStep(25, 0.2), RampStep(50, 0.3),
+                                RampStep(100, 5.0), RampStep(200, 5.1)};
+  EXPECT_EQ(RampCeiling(rows, 5), 100);  // At the limit counts.
+  rows[2].failed = 1;
+  EXPECT_EQ(RampCeiling(rows, 5), 50);
+  rows[1].not_finalized = 2;
+  EXPECT_EQ(RampCeiling(rows, 5), 25);
+  rows[0].finalization_p50 = std::nullopt;  // Nothing finalized.
+  EXPECT_EQ(RampCeiling(rows, 5), std::nullopt);
+  PhaseRow burst;
+  burst.finalization_p50 = 0.1;  // No target rate: never the ceiling.
+  EXPECT_EQ(RampCeiling({burst}, 5), std::nullopt);
 }
 
 MetricSamples Samples(const std::string& text) { return ParseMetrics(text); }
@@ -213,8 +239,8 @@ TEST(BuildRowTest, CombinesTrackerEventsAndScrapes) {
   // The followed node (n1) was not scraped after the phase.
   EXPECT_EQ(row.lfb_blocks_per_minute, std::nullopt);
   // Only n0 has both scrapes: 0.2 s over 100 deploys.
-  ASSERT_TRUE(row.replay_seconds_per_deploy.has_value());
-  EXPECT_NEAR(*row.replay_seconds_per_deploy, 0.002, 1e-12);
+  ASSERT_TRUE(row.validation_seconds_per_deploy.has_value());
+  EXPECT_NEAR(*row.validation_seconds_per_deploy, 0.002, 1e-12);
   // Two merges whose steps took 0.4 s together.
   ASSERT_TRUE(row.merge_seconds_mean.has_value());
   EXPECT_NEAR(*row.merge_seconds_mean, 0.2, 1e-12);
@@ -235,19 +261,31 @@ TEST(BuildRowTest, BurstHasNoTargetAndNoBlocksMeansNoEmptyShare) {
   m.wall_seconds = 0.5;
   const PhaseRow row = BuildRow(m, PhaseStats{});
   EXPECT_EQ(row.target_rate, std::nullopt);
-  EXPECT_EQ(row.blocks_per_minute, 0);
+  // Half a second says nothing about block rates.
+  EXPECT_EQ(row.blocks_per_minute, std::nullopt);
+  EXPECT_EQ(row.lfb_blocks_per_minute, std::nullopt);
   EXPECT_EQ(row.empty_block_share, std::nullopt);
-  EXPECT_EQ(row.replay_seconds_per_deploy, std::nullopt);
+  EXPECT_EQ(row.validation_seconds_per_deploy, std::nullopt);
   EXPECT_TRUE(row.nodes.empty());
 }
 
 TEST(TimeSeriesCsvTest, HeaderAndOneLinePerSecond) {
   SeriesPoint a;
-  SeriesPoint b{1, 5, 4, 3, 2, 2};
+  SeriesPoint b;
+  b.t = 1;
+  b.submitted = 5;
+  b.acknowledged = 4;
+  b.included = 3;
+  b.finalized = 2;
+  b.pending = 2;
+  b.inclusion_p50 = 0.1234;
+  b.inclusion_p95 = 0.5;
+  b.finalization_p95 = 2;
   EXPECT_EQ(TimeSeriesCsv({a, b}),
-            "t,submitted,acknowledged,included,finalized,pending\n"
-            "0,0,0,0,0,0\n"
-            "1,5,4,3,2,2\n");
+            "t,submitted,acknowledged,included,finalized,pending,"
+            "incl_p50,incl_p95,final_p50,final_p95\n"
+            "0,0,0,0,0,0,,,,\n"
+            "1,5,4,3,2,2,0.123,0.500,,2.000\n");
 }
 
 }  // namespace

@@ -75,6 +75,23 @@ TEST(JudgeTest, FailedDeploysFailTheRunWithTheirReasons) {
   EXPECT_THAT(v.text, HasSubstr("1 x refused: pool full"));
 }
 
+TEST(JudgeTest, ToleratedFailuresAreReportedAndPass) {
+  RunOutcome o = Clean();
+  o.totals.failed = 3;
+  o.tolerated_failures = 3;
+  o.failure_reasons = {{"refused: catching up", 3}};
+  Verdict v = Judge(o);
+  EXPECT_TRUE(v.passed);
+  EXPECT_THAT(v.text, HasSubstr("all 500 acknowledged deploys finalized; 3 "
+                                "deploys failed, tolerated:\n    3 x "
+                                "refused: catching up"));
+  // One more than tolerated fails the run.
+  o.totals.failed = 4;
+  v = Judge(o);
+  EXPECT_FALSE(v.passed);
+  EXPECT_THAT(v.text, HasSubstr("4 deploys failed"));
+}
+
 TEST(JudgeTest, PendingDeploysFailTheRun) {
   RunOutcome o = Clean();
   o.totals.pending = 7;

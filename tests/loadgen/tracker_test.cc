@@ -232,5 +232,31 @@ TEST(DeployTrackerTest, SeriesCountsEventsBeforeEachSecond) {
   EXPECT_EQ(row(s[5]), (std::vector<int64_t>{5, 2, 2, 1, 1, 1}));
 }
 
+TEST(DeployTrackerTest, SeriesLatenciesAreBySecondOfSubmission) {
+  DeployTracker tracker;
+  // Second [0, 1): three deploys, included after 1, 2 and 3 s; two of them
+  // finalized after 4 and 6 s.
+  for (int i = 0; i < 3; ++i) {
+    const std::string id = Id(i);
+    ASSERT_TRUE(tracker.Submitted(id, 0, 0.25 * i).ok());
+    tracker.Acknowledged(id, 0.25 * i);
+    tracker.Included(id, 0.25 * i + 1 + i);
+  }
+  tracker.Finalized(Id(0), 4);
+  tracker.Finalized(Id(2), 0.5 + 6);
+  // Second [1, 2): one deploy, never included.
+  ASSERT_TRUE(tracker.Submitted("late", 0, 1.5).ok());
+  tracker.Acknowledged("late", 1.6);
+  const std::vector<SeriesPoint> s = tracker.Series(3);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].inclusion_p50, std::nullopt);
+  EXPECT_EQ(s[1].inclusion_p50, 2);
+  EXPECT_EQ(s[1].inclusion_p95, 3);
+  EXPECT_EQ(s[1].finalization_p50, 4);
+  EXPECT_EQ(s[1].finalization_p95, 6);
+  EXPECT_EQ(s[2].inclusion_p50, std::nullopt);
+  EXPECT_EQ(s[2].finalization_p95, std::nullopt);
+}
+
 }  // namespace
 }  // namespace rnode::loadgen
