@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <map>
 #include <set>
 #include <thread>
@@ -100,6 +101,18 @@ constexpr auto kBehindWanted = std::chrono::milliseconds(2000);
 // A gap this long between two housekeeping rounds means the process was
 // paused.
 constexpr auto kPauseNoticed = std::chrono::seconds(3);
+// How often the pause watch wakes, and how long after a pause a validator
+// still counts as catching up (its peers' tips arrive in milliseconds on a
+// live network; blocks it then asks for keep it catching up by the
+// queues).
+constexpr auto kPauseWatchInterval = std::chrono::milliseconds(100);
+constexpr auto kResumeGrace = std::chrono::seconds(2);
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             Clock::now().time_since_epoch())
+      .count();
+}
 
 // Merge indexes kept (casper::validation::PreStateBuilder).
 constexpr size_t kMergeIndexesKept = 1024;
@@ -275,6 +288,11 @@ struct Node::Impl {
   std::unique_ptr<p2p::DiscoveryServer> discovery;
   std::optional<p2p::PeerNode> bootstrap;
   std::thread discovery_thread;
+  std::thread pause_watch_thread;
+  // Steady-clock milliseconds of the pause watch's last wake-up and of the
+  // end of the last pause it saw (INT64_MIN: none).
+  std::atomic<int64_t> watch_tick_ms{0};
+  std::atomic<int64_t> resumed_ms{std::numeric_limits<int64_t>::min()};
   std::shared_ptr<casper::engine::EngineListener> listener;
   std::unique_ptr<casper::engine::Engine> engine;
   std::unique_ptr<NodeMetrics> metrics;
@@ -375,6 +393,9 @@ void Node::Stop() {
   }
   if (impl_->thread.joinable()) impl_->thread.join();
   if (impl_->discovery_thread.joinable()) impl_->discovery_thread.join();
+  if (impl_->pause_watch_thread.joinable()) {
+    impl_->pause_watch_thread.join();
+  }
   // The network's timer, then the transport's servers and dispatchers (a
   // dispatcher waiting for room in blocks_in has been woken by stopping).
   if (impl_->network != nullptr) impl_->network->Stop();
@@ -1122,7 +1143,34 @@ absl::Status Node::StartNetwork(metrics::Registry* registry,
                                       p2p::FormatPeerAddress(*m.bootstrap), ")")
                        : std::string(" (first node: no bootstrap)"));
   m.discovery_thread = std::thread([this] { DiscoveryLoop(); });
+  m.watch_tick_ms.store(SteadyMs());
+  m.pause_watch_thread = std::thread([this] { PauseWatchLoop(); });
   return absl::OkStatus();
+}
+
+void Node::PauseWatchLoop() {
+  Impl& m = *impl_;
+  const int64_t pause_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(kPauseNoticed)
+          .count();
+  for (;;) {
+    {
+      MutexLock lock(&m.mu);
+      const auto until = Clock::now() + kPauseWatchInterval;
+      while (!m.stopping && Clock::now() < until) m.cv.WaitUntil(&m.mu, until);
+      if (m.stopping) return;
+    }
+    const int64_t now = SteadyMs();
+    const int64_t gap = now - m.watch_tick_ms.load();
+    if (gap > pause_ms) {
+      m.resumed_ms.store(now);
+      Log("p2p")->info(
+          "the process was paused for {} ms; refusing deploys while it "
+          "catches up",
+          gap);
+    }
+    m.watch_tick_ms.store(now);
+  }
 }
 
 void Node::DiscoveryLoop() {
@@ -1162,6 +1210,17 @@ void Node::DiscoveryLoop() {
 bool Node::CatchingUp() const {
   const Impl& m = *impl_;
   if (m.network == nullptr) return false;
+  const int64_t now = SteadyMs();
+  const int64_t resumed = m.resumed_ms.load();
+  if (now - m.watch_tick_ms.load() >
+          std::chrono::duration_cast<std::chrono::milliseconds>(kPauseNoticed)
+              .count() ||
+      (resumed != std::numeric_limits<int64_t>::min() &&
+       now - resumed <
+           std::chrono::duration_cast<std::chrono::milliseconds>(kResumeGrace)
+               .count())) {
+    return true;
+  }
   if (m.engine_buffered.load(std::memory_order_relaxed) >= kBehindBuffered ||
       m.network->oldest_wanted_age() >= kBehindWanted) {
     return true;

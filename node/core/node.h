@@ -167,6 +167,9 @@ class Node {
   // Starts the transport, discovery and the network's timer.
   absl::Status StartNetwork(metrics::Registry* registry, std::ostream& out);
   void DiscoveryLoop();
+  // Notes when the whole process was paused (SIGSTOP, a frozen VM): a
+  // thread that only sleeps wakes long after it should have.
+  void PauseWatchLoop();
   // A block from a peer for the consensus thread; waits while
   // kMaxBlocksWaiting wait (the transport's stream dispatcher).
   void QueuePeerBlock(casper::block::Block block);
@@ -180,8 +183,10 @@ class Node {
   // of gossiped deploys.
   void Housekeeping();
   // Whether this validator is behind its peers: blocks wait for their
-  // parents or for the consensus thread, or a block asked for is long
-  // missing. Any thread.
+  // parents or for the consensus thread, a block asked for is long
+  // missing, or the process was paused (or is, as far as the pause watch
+  // has seen) within kResumeGrace: its view of the chain is stale until
+  // its peers' news arrives. Any thread.
   bool CatchingUp() const;
   // Whether this node's own key has stake in the last finalized block.
   bool SelfBonded() const;

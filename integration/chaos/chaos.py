@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""The fault campaign against a local shard (docs/reliability.md).
+
+  scripts/chaos [--quick] [--scenarios A,B,...] [--rate R] [--seed S]
+                [--out DIR] [--base-port P] [--keep]
+
+Starts a fresh shard of 3 validators and an observer (scripts/shard), then
+runs each named scenario under a steady stream of deploys from
+rnode-loadgen (--allow-failures: a stopped node refuses deploys on purpose)
+and judges it. Scenarios:
+
+  kill9        SIGKILL a random validator and restart it, 20 times (--quick 3)
+  sigstop      SIGSTOP a validator for 20 s (--quick 10 s), then SIGCONT
+  restart-all  SIGKILL every validator at once, restart them all
+
+After each scenario the checks are:
+  stream     every deploy a node acknowledged finalized (rnode-loadgen's
+             verdict after its drain)
+  advance    every node's last finalized block advanced within 60 s of
+             the fault's end
+  agreement  every node's last finalized block is finalized on every node
+             within 60 s (no two nodes finalize conflicting blocks)
+  state      the highest block final on all nodes has the same post-state
+             root on every node
+
+Writes chaos.md (the table) and chaos.json to --out (default
+chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
+only when every check of every scenario passed. Randomness (which
+validator, how long it stays down) comes from --seed (printed; default
+drawn). Only the Python standard library is used.
+"""
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from importlib.machinery import SourceFileLoader
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+shard_tool = SourceFileLoader(
+    "shard_tool", os.path.join(REPO, "scripts", "shard")).load_module()
+loadtest = SourceFileLoader(
+    "loadtest", os.path.join(REPO, "scripts", "loadtest")).load_module()
+
+# How long a check waits for the shard to get there.
+CHECK_DEADLINE_S = 60
+# Seconds the stream runs before a fault and after it heals.
+LEAD_S = 5
+TAIL_S = 10
+# Longest a scenario's load generator may take to finish its drain.
+DRAIN_S = 120
+POLL_S = 0.25
+SCENARIOS = ("kill9", "sigstop", "restart-all")
+
+
+def note(message):
+    print(f"chaos: {message}", flush=True)
+
+
+class CheckFailed(Exception):
+    pass
+
+
+class Shard:
+    """The nodes scripts/shard started in `folder`, and the ones this
+    driver restarts (kept in shard.json so scripts/shard down stops them)."""
+
+    def __init__(self, folder, rnode):
+        self.folder = folder
+        self.rnode = rnode
+        self.state = shard_tool.load_state(folder)
+        self.children = {}  # name -> Popen of a node this driver started
+
+    def nodes(self):
+        return self.state["nodes"]
+
+    def validators(self):
+        return [n for n in self.nodes() if n["role"] == "validator"]
+
+    def save(self):
+        with open(shard_tool.state_path(self.folder), "w") as f:
+            json.dump(self.state, f, indent=1)
+
+    def kill(self, node, sig=signal.SIGKILL):
+        os.kill(node["pid"], sig)
+        if sig == signal.SIGKILL:
+            child = self.children.pop(node["name"], None)
+            if child is not None:
+                child.wait()
+            deadline = time.monotonic() + 10
+            while shard_tool.alive(node["pid"]):
+                if time.monotonic() > deadline:
+                    raise CheckFailed(f"{node['name']} outlived SIGKILL")
+                time.sleep(0.05)
+
+    def start(self, node):
+        """Starts `node` again on its data; returns once its API says it is
+        ready. The bootstrap node restarts without a bootstrap (its peers
+        reconnect to it)."""
+        boot = "" if node is self.nodes()[0] else self.state["bootstrap"]
+        child = shard_tool.start(self.rnode, node, self.state, boot)
+        self.children[node["name"]] = child
+        self.save()
+        try:
+            shard_tool.wait_ready(node, child)
+        except SystemExit as e:  # scripts/shard's fail() exits.
+            raise CheckFailed(f"{node['name']} did not restart") from e
+
+
+def http_json(node, path, timeout=2.0):
+    return shard_tool.http_json(node["ports"]["http"], path, timeout)
+
+
+def lfb(node):
+    """(number, hash) of the node's last finalized block; None when its API
+    does not answer."""
+    try:
+        block = http_json(node, "/api/last-finalized-block")
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    info = block.get("blockInfo", block)
+    return info.get("blockNumber", -1), info.get("blockHash", "")
+
+
+def is_finalized(node, block_hash):
+    try:
+        return http_json(node, f"/api/is-finalized/{block_hash}") is True
+    except (OSError, ValueError, urllib.error.URLError):
+        return False
+
+
+def post_state(node, block_hash):
+    try:
+        block = http_json(node, f"/api/block/{block_hash}")
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
+    return block.get("blockInfo", block).get("postStateHash")
+
+
+def check_advance(shard, baseline):
+    """Every node's LFB number passes its `baseline` within the deadline."""
+    deadline = time.monotonic() + CHECK_DEADLINE_S
+    waiting = {n["name"] for n in shard.nodes()}
+    while waiting and time.monotonic() < deadline:
+        for n in shard.nodes():
+            got = lfb(n)
+            if n["name"] in waiting and got and got[0] > baseline[n["name"]]:
+                waiting.discard(n["name"])
+        time.sleep(POLL_S)
+    if waiting:
+        raise CheckFailed("no new finalized block within "
+                          f"{CHECK_DEADLINE_S} s on {', '.join(sorted(waiting))}")
+    return f"all {len(shard.nodes())} nodes advanced"
+
+
+def check_agreement(shard):
+    """Each node's LFB is finalized on every node; returns the lowest of
+    them (final everywhere)."""
+    heads = {}
+    for n in shard.nodes():
+        got = lfb(n)
+        if got is None:
+            raise CheckFailed(f"{n['name']}'s API does not answer")
+        heads[n["name"]] = got
+    deadline = time.monotonic() + CHECK_DEADLINE_S
+    missing = []
+    while time.monotonic() < deadline:
+        missing = [(n["name"], name) for name, (_, h) in heads.items()
+                   for n in shard.nodes() if not is_finalized(n, h)]
+        if not missing:
+            lowest = min(heads.values())
+            return lowest, (f"{len(set(h for _, h in heads.values()))} "
+                            f"distinct heads final on all nodes")
+        time.sleep(POLL_S)
+    pairs = ", ".join(f"{a} lacks {b}'s" for a, b in missing[:4])
+    raise CheckFailed(f"last finalized blocks not final everywhere: {pairs}")
+
+
+def check_state(shard, block):
+    number, block_hash = block
+    roots = {n["name"]: post_state(n, block_hash) for n in shard.nodes()}
+    if None in roots.values() or len(set(roots.values())) != 1:
+        raise CheckFailed(f"post-state roots of block {number} differ: {roots}")
+    return f"block {number}: one root on {len(roots)} nodes"
+
+
+def lfb_numbers(shard):
+    numbers = {}
+    for n in shard.nodes():
+        got = lfb(n)
+        numbers[n["name"]] = got[0] if got else -1
+    return numbers
+
+
+# Scenarios: each performs its fault on a running stream and returns the
+# LFB numbers at the moment the fault healed (the `advance` baseline) and
+# a line saying what it did.
+
+def kill9(shard, rng, quick):
+    times = 3 if quick else 20
+    for i in range(times):
+        victim = rng.choice(shard.validators())
+        down = rng.uniform(1, 5)
+        note(f"kill9 {i + 1}/{times}: SIGKILL {victim['name']}, "
+             f"down {down:.1f} s")
+        shard.kill(victim)
+        time.sleep(down)
+        shard.start(victim)
+        time.sleep(rng.uniform(2, 5))
+    return lfb_numbers(shard), f"{times} kills"
+
+
+def sigstop(shard, rng, quick):
+    pause = 10 if quick else 20
+    victim = rng.choice(shard.validators())
+    note(f"sigstop: SIGSTOP {victim['name']} for {pause} s")
+    shard.kill(victim, signal.SIGSTOP)
+    try:
+        time.sleep(pause)
+    finally:
+        shard.kill(victim, signal.SIGCONT)
+    return lfb_numbers(shard), f"{victim['name']} stopped {pause} s"
+
+
+def restart_all(shard, rng, quick):
+    note("restart-all: SIGKILL every validator, then start them all")
+    for v in shard.validators():
+        shard.kill(v)
+    time.sleep(rng.uniform(1, 3))
+    # The bootstrap first: the others join through it.
+    for v in shard.validators():
+        shard.start(v)
+    return lfb_numbers(shard), f"{len(shard.validators())} restarted"
+
+
+RUNNERS = {"kill9": kill9, "sigstop": sigstop, "restart-all": restart_all}
+# A scenario's nominal length (s) for its stream; it may end early.
+LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "restart-all": (30, 30)}
+
+
+def run_scenario(name, shard, a, rng, out_dir):
+    """Runs one scenario; returns its row for the table."""
+    sub = os.path.join(out_dir, name)
+    os.makedirs(sub, exist_ok=True)
+    length = LENGTH[name][0 if a.quick else 1] + LEAD_S + TAIL_S
+    args = loadtest.target_args(a.loadgen, shard.folder, sub) + [
+        "--phases", f"{a.rate}/s:{length}s", "--allow-failures",
+        "--drain-seconds", str(DRAIN_S)]
+    row = {"scenario": name, "checks": {}, "detail": ""}
+    started = time.monotonic()
+    with open(os.path.join(sub, "loadgen.log"), "w") as log:
+        stream = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            time.sleep(LEAD_S)
+            try:
+                baseline, row["detail"] = RUNNERS[name](shard, rng, a.quick)
+                row["checks"]["advance"] = (True, check_advance(shard, baseline))
+            except CheckFailed as e:
+                row["checks"]["advance"] = (False, str(e))
+            code = stream.wait(timeout=length + DRAIN_S + 60)
+        except BaseException:
+            stream.kill()
+            stream.wait()
+            raise
+    report = {}
+    try:
+        with open(os.path.join(sub, "report.json")) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        pass
+    phases = report.get("phases", [{}])
+    row["acknowledged"] = sum(p.get("acknowledged", 0) for p in phases)
+    row["failed"] = sum(p.get("failed", 0) for p in phases)
+    verdict = report.get("run", {}).get("verdict", "no report")
+    row["checks"]["stream"] = (code == 0, verdict.splitlines()[0])
+    try:
+        lowest, text = check_agreement(shard)
+        row["checks"]["agreement"] = (True, text)
+        row["checks"]["state"] = (True, check_state(shard, lowest))
+    except CheckFailed as e:
+        row["checks"].setdefault("agreement", (False, str(e)))
+        row["checks"].setdefault("state", (False, "not checked"))
+    row["seconds"] = round(time.monotonic() - started, 1)
+    row["passed"] = all(ok for ok, _ in row["checks"].values())
+    return row
+
+
+CHECKS = ("stream", "advance", "agreement", "state")
+
+
+def render(rows, seed, rate):
+    lines = [f"seed {seed}, {rate} deploys/s", "",
+             "| scenario | what | s | acknowledged | refused | "
+             + " | ".join(CHECKS) + " |",
+             "|---|---|---:|---:|---:|" + "---|" * len(CHECKS)]
+    for r in rows:
+        # What a check saw is in chaos.json; the table names failures.
+        cells = ["pass" if r["checks"][c][0] else "FAIL: " + r["checks"][c][1]
+                 for c in CHECKS]
+        lines.append(f"| {r['scenario']} | {r['detail']} | {r['seconds']} | "
+                     f"{r['acknowledged']} | {r['failed']} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    p = argparse.ArgumentParser(prog="scripts/chaos",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true",
+                   help="fewer kills and a shorter stop (the test command's)")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS))
+    p.add_argument("--rate", type=float, default=10,
+                   help="deploys per second of the steady stream")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--out")
+    p.add_argument("--base-port", type=int)
+    p.add_argument("--keep", action="store_true",
+                   help="keep the shard's folder (its logs)")
+    p.add_argument("--rnode", default=os.environ.get(
+        "RNODE_BIN", os.path.join(REPO, "build", "bin", "rnode")))
+    p.add_argument("--loadgen", default=os.environ.get(
+        "RNODE_LOADGEN", os.path.join(REPO, "build", "bin", "rnode-loadgen")))
+    a = p.parse_args()
+    names = [s for s in a.scenarios.split(",") if s]
+    unknown = [s for s in names if s not in RUNNERS]
+    if unknown or not names:
+        loadtest.fail(f"unknown scenario {unknown}; known: {', '.join(SCENARIOS)}")
+    for binary in (a.rnode, a.loadgen):
+        if not os.access(binary, os.X_OK):
+            loadtest.fail(f"{binary} not found: run scripts/setup first")
+    seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
+    note(f"seed {seed} (replay with --seed {seed})")
+    rng = random.Random(seed)
+    out_dir = os.path.abspath(a.out or os.path.join(
+        "chaos-out", time.strftime("%Y%m%d-%H%M%S")))
+    os.makedirs(out_dir, exist_ok=True)
+    folder = tempfile.mkdtemp(prefix="rnode-chaos-")
+    rows = []
+    try:
+        loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
+                          os.path.abspath(a.rnode))
+        shard = Shard(folder, os.path.abspath(a.rnode))
+        for name in names:
+            note(f"scenario {name}")
+            row = run_scenario(name, shard, a, rng, out_dir)
+            rows.append(row)
+            note(f"{name}: {'passed' if row['passed'] else 'FAILED'}")
+    finally:
+        loadtest.shard_down(folder, wipe=not a.keep)
+        if a.keep:
+            note(f"shard kept in {folder}")
+    table = render(rows, seed, a.rate)
+    print(table, end="")
+    with open(os.path.join(out_dir, "chaos.md"), "w") as f:
+        f.write(table)
+    with open(os.path.join(out_dir, "chaos.json"), "w") as f:
+        json.dump({"seed": seed, "rate": a.rate, "quick": a.quick,
+                   "scenarios": rows}, f, indent=1)
+    passed = len(rows) == len(names) and all(r["passed"] for r in rows)
+    note(f"{'all verdicts green' if passed else 'FAILED'}; {out_dir}/chaos.md")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
