@@ -56,6 +56,8 @@ constexpr double kDefaultRampMaxRate = 3200;
 constexpr auto kFirstBlockWait = std::chrono::seconds(3);
 
 constexpr double kDefaultDrainSeconds = 60;
+// Acknowledged deploys not finalized that the verdict names.
+constexpr size_t kPendingListed = 8;
 // Longest drain: an hour is past any finalization delay worth waiting for.
 constexpr double kMaxDrainSeconds = 3600;
 
@@ -425,6 +427,7 @@ int Run(const Options& o) {
 
   RunOutcome outcome;
   outcome.totals = tracker.Totals();
+  outcome.pending_sample = tracker.PendingDeploys(kPendingListed);
   outcome.failure_reasons = tracker.FailureReasons();
   outcome.local_failures = (*sender)->local_failures();
   outcome.first_local_failure = (*sender)->first_local_failure();

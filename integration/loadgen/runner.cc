@@ -272,10 +272,21 @@ Verdict Judge(const RunOutcome& o) {
                      std::string(o.first_local_failure.message())));
   }
   if (t.pending > 0) {
+    std::string which;
+    for (const PendingDeploy& p : o.pending_sample) {
+      absl::StrAppend(&which, "\n    ", p.id.substr(0, 16), " to node ",
+                      p.target, ", sent at ", absl::SixDigits(p.submitted_at),
+                      " s, acknowledged at ",
+                      absl::SixDigits(p.acknowledged_at), " s, ",
+                      p.included_at.has_value()
+                          ? absl::StrCat("included at ",
+                                         absl::SixDigits(*p.included_at), " s")
+                          : std::string("in no block"));
+    }
     problems.push_back(absl::StrCat(t.pending,
                                     " acknowledged deploys not finalized "
                                     "within the drain of ",
-                                    o.drain_seconds, " s"));
+                                    o.drain_seconds, " s", which));
   }
   if (!o.event_stream.ok()) {
     problems.push_back(std::string(o.event_stream.message()));

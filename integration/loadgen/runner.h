@@ -155,6 +155,8 @@ struct RunOutcome {
   // campaign refuses deploys on purpose). Acknowledged deploys must still
   // finalize.
   int64_t tolerated_failures = 0;
+  // Some of the acknowledged deploys not finalized, for the verdict.
+  std::vector<PendingDeploy> pending_sample;
   std::map<std::string, int64_t> failure_reasons;
   int64_t local_failures = 0;
   absl::Status first_local_failure;

@@ -208,7 +208,8 @@ void DeploySender::Send(const DeployJob& job) {
   }
   const std::string id = HexEncode(deploy->sig());
   if (absl::Status s =
-          tracker_->Submitted(id, job.phase_index, job.due_seconds);
+          tracker_->Submitted(id, job.phase_index, job.due_seconds,
+                              static_cast<int>(index % stubs_->stubs.size()));
       !s.ok()) {
     LocalFailure(std::move(s));
     return;

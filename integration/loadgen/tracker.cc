@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -35,8 +36,8 @@ std::optional<double> Percentile(const std::vector<double>& sorted_samples,
 
 DeployTracker::DeployTracker(size_t max_deploys) : max_deploys_(max_deploys) {}
 
-absl::Status DeployTracker::Submitted(std::string id, int phase_index,
-                                      double t) {
+absl::Status DeployTracker::Submitted(std::string id, int phase_index, double t,
+                                      int target) {
   if (phase_index < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("negative phase index ", phase_index));
@@ -49,6 +50,7 @@ absl::Status DeployTracker::Submitted(std::string id, int phase_index,
   }
   Record record;
   record.phase = phase_index;
+  record.target = target;
   record.submitted_at = t;
   if (!records_.try_emplace(std::move(id), record).second) {
     return absl::AlreadyExistsError("deploy id submitted twice");
@@ -175,6 +177,32 @@ bool DeployTracker::FinalizationMedianExceeds(int phase_index,
 int64_t DeployTracker::Pending() const {
   MutexLock lock(&mu_);
   return totals_.pending;
+}
+
+std::vector<PendingDeploy> DeployTracker::PendingDeploys(size_t max) const {
+  std::vector<PendingDeploy> out;
+  {
+    MutexLock lock(&mu_);
+    for (const auto& entry : records_) {
+      const Record& r = entry.second;
+      if (!r.acknowledged || r.finalized_at != kNever) continue;
+      PendingDeploy p;
+      p.id = entry.first;
+      p.phase = r.phase;
+      p.target = r.target;
+      p.submitted_at = r.submitted_at;
+      p.acknowledged_at = r.acknowledged_at;
+      if (r.included_at != kNever) p.included_at = r.included_at;
+      out.push_back(std::move(p));
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const PendingDeploy& a, const PendingDeploy& b) {
+              return std::tie(a.submitted_at, a.id) <
+                     std::tie(b.submitted_at, b.id);
+            });
+  if (out.size() > max) out.resize(max);
+  return out;
 }
 
 TrackerTotals DeployTracker::Totals() const {

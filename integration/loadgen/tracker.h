@@ -90,6 +90,17 @@ struct SeriesPoint {
   std::optional<double> finalization_p50, finalization_p95;
 };
 
+// An acknowledged deploy not finalized (yet), for the report: which one,
+// where it went and how far it got.
+struct PendingDeploy {
+  std::string id;
+  int phase = 0;
+  int target = -1;  // Index of the node it was sent to; -1 when not given.
+  double submitted_at = 0;
+  double acknowledged_at = 0;
+  std::optional<double> included_at;
+};
+
 // Deploys by id (the lower-case hex of the deploy signature). Times are
 // seconds since the run's start (RunClock), given by the caller.
 //
@@ -106,10 +117,12 @@ class DeployTracker {
   DeployTracker(const DeployTracker&) = delete;
   DeployTracker& operator=(const DeployTracker&) = delete;
 
-  // Starts tracking `id` for phase `phase_index` (>= 0), submitted at `t`.
+  // Starts tracking `id` for phase `phase_index` (>= 0), submitted at `t`
+  // to node `target` (an index the caller chooses, for PendingDeploys).
   // AlreadyExists for an id already tracked, ResourceExhausted beyond
   // max_deploys, InvalidArgument for a negative phase.
-  absl::Status Submitted(std::string id, int phase_index, double t);
+  absl::Status Submitted(std::string id, int phase_index, double t,
+                         int target = -1);
 
   // Each returns true if it changed the record: false for an unknown id or
   // a repeated event.
@@ -135,6 +148,8 @@ class DeployTracker {
 
   // Acknowledged and not finalized, over all phases.
   int64_t Pending() const;
+  // The first `max` of them by submission time.
+  std::vector<PendingDeploy> PendingDeploys(size_t max) const;
   TrackerTotals Totals() const;
 
   // Waits until Pending() is 0 or `deadline` passes; true if none pending.
@@ -153,6 +168,7 @@ class DeployTracker {
   static constexpr double kNever = -1;
   struct Record {
     int phase = 0;
+    int target = -1;
     bool acknowledged = false;
     bool failed = false;
     bool errored = false;

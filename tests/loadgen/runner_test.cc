@@ -95,11 +95,22 @@ TEST(JudgeTest, ToleratedFailuresAreReportedAndPass) {
 TEST(JudgeTest, PendingDeploysFailTheRun) {
   RunOutcome o = Clean();
   o.totals.pending = 7;
+  PendingDeploy p;
+  p.id = "0123456789abcdef0123";
+  p.target = 2;
+  p.submitted_at = 12.5;
+  p.acknowledged_at = 12.75;
+  o.pending_sample.push_back(p);
+  p.included_at = 14;
+  o.pending_sample.push_back(p);
   const Verdict v = Judge(o);
   EXPECT_FALSE(v.passed);
   EXPECT_THAT(v.text,
               HasSubstr("7 acknowledged deploys not finalized within the "
-                        "drain of 60 s"));
+                        "drain of 60 s\n    0123456789abcdef to node 2, sent "
+                        "at 12.5 s, acknowledged at 12.75 s, in no block\n"
+                        "    0123456789abcdef to node 2, sent at 12.5 s, "
+                        "acknowledged at 12.75 s, included at 14 s"));
 }
 
 TEST(JudgeTest, EachOtherProblemFailsTheRun) {

@@ -232,6 +232,34 @@ TEST(DeployTrackerTest, SeriesCountsEventsBeforeEachSecond) {
   EXPECT_EQ(row(s[5]), (std::vector<int64_t>{5, 2, 2, 1, 1, 1}));
 }
 
+TEST(DeployTrackerTest, PendingDeploysAreTheAcknowledgedNotFinalized) {
+  DeployTracker tracker;
+  ASSERT_TRUE(tracker.Submitted("final", 0, 1.0, 0).ok());
+  tracker.Acknowledged("final", 1.1);
+  tracker.Finalized("final", 2.0);
+  ASSERT_TRUE(tracker.Submitted("failed", 0, 1.5, 1).ok());
+  tracker.Failed("failed", "refused");
+  ASSERT_TRUE(tracker.Submitted("late", 1, 3.0, 2).ok());
+  tracker.Acknowledged("late", 3.2);
+  tracker.Included("late", 4.0);
+  ASSERT_TRUE(tracker.Submitted("early", 0, 0.5).ok());
+  tracker.Acknowledged("early", 0.7);
+
+  const std::vector<PendingDeploy> all = tracker.PendingDeploys(10);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, "early");  // By submission time.
+  EXPECT_EQ(all[0].target, -1);
+  EXPECT_EQ(all[0].acknowledged_at, 0.7);
+  EXPECT_EQ(all[0].included_at, std::nullopt);
+  EXPECT_EQ(all[1].id, "late");
+  EXPECT_EQ(all[1].phase, 1);
+  EXPECT_EQ(all[1].target, 2);
+  EXPECT_EQ(all[1].submitted_at, 3.0);
+  EXPECT_EQ(all[1].included_at, 4.0);
+  ASSERT_EQ(tracker.PendingDeploys(1).size(), 1u);
+  EXPECT_EQ(tracker.PendingDeploys(1)[0].id, "early");
+}
+
 TEST(DeployTrackerTest, SeriesLatenciesAreBySecondOfSubmission) {
   DeployTracker tracker;
   // Second [0, 1): three deploys, included after 1, 2 and 3 s; two of them
