@@ -767,14 +767,55 @@ for (const range of ['5/2', '-1/2', 'a/b']) {
   });
 }
 
-it('HTTP GET /api/deploy-finalization-status with a non-hex id is refused', async () => {
-  assertHttpError(await getJsonRes('/api/deploy-finalization-status/xyz'), 400,
-    'invalid_deploy_id', 'not hex');
-});
+// The finalization-status route judges ids as /api/deploy/{id} does.
+for (const id of ['xyz', '0x', 'abc']) {
+  it(`HTTP GET /api/deploy-finalization-status/${id} is refused as not hex`, async () => {
+    assertHttpError(await getJsonRes(`/api/deploy-finalization-status/${id}`), 400,
+      'invalid_deploy_id', 'the deploy id is not hex');
+  });
+}
 
 it('HTTP GET /api/deploy-finalization-status of an unknown id is 404', async () => {
   assertHttpError(await getJsonRes('/api/deploy-finalization-status/abcd'), 404,
-    'not_found', "Couldn't find block containing deploy with id: abcd");
+    'deploy_not_found', "Couldn't find block containing deploy with id: abcd");
+});
+
+// JSON numbers past int64 are not integers of the deploy (they used to wrap
+// to negative values). Written as raw text: JavaScript cannot hold them.
+for (const [field, value] of [['phloLimit', '9223372036854775808'],
+  ['timestamp', '18446744073709551615'], ['validAfterBlockNumber', '9223372036854775808']]) {
+  it(`HTTP deploy with data.${field} = ${value} is refused as not an integer`, async () => {
+    const d = await freshDeploy();
+    const text = JSON.stringify({ ...d.json, data: { ...d.json.data, [field]: 7 } })
+      .replace(`"${field}":7`, `"${field}":${value}`);
+    assert.ok(text.includes(value));
+    assertHttpError(await node.postJson('/api/deploy', text), 400, 'invalid_deploy',
+      `field '${field}' must be an integer`);
+  });
+}
+
+it('HTTP deploy with a numeric sigAlgorithm is refused as not a string', async () => {
+  const d = await freshDeploy();
+  assertHttpError(await node.postJson('/api/deploy', { ...d.json, sigAlgorithm: 5 }), 400,
+    'invalid_deploy', "missing or non-string field 'sigAlgorithm'");
+});
+
+it('HTTP deploy with a null sigAlgorithm is taken as secp256k1', async () => {
+  const d = await freshDeploy();
+  const res = await node.postJson('/api/deploy', { ...d.json, sigAlgorithm: null });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(deployIdOfSuccess(res.body), d.id);
+});
+
+it('HTTP HEAD is answered as GET without a body', async () => {
+  for (const route of ['/api/status', '/api/last-finalized-block']) {
+    const get = await fetch(`${node.httpUrl}${route}`);
+    const head = await fetch(`${node.httpUrl}${route}`, { method: 'HEAD' });
+    assert.equal(get.status, 200, route);
+    assert.equal(head.status, 200, route);
+    assert.equal(head.headers.get('content-type'), get.headers.get('content-type'), route);
+    assert.equal(await head.text(), '', route);
+  }
 });
 
 it('HTTP GET /api/bond-status with a non-hex key is refused', async () => {

@@ -1,5 +1,7 @@
 #include "node/api/http_api.h"
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "node/api/api_common.h"
 #include "node/views/block_views.h"
 #include "node/views/par_views.h"
+#include "util/status_macros.h"
 
 namespace rnode::node {
 namespace {
@@ -113,7 +116,16 @@ absl::StatusOr<int64_t> IntField(const json& obj, std::string_view name,
     }
     return 0;
   }
-  if (it->is_number_integer()) return it->get<int64_t>();
+  // An unsigned JSON number above INT64_MAX is not an int64 (get<int64_t>
+  // would wrap it to a negative one).
+  if (it->is_number_unsigned()) {
+    const uint64_t u = it->get<uint64_t>();
+    if (u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return static_cast<int64_t>(u);
+    }
+  } else if (it->is_number_integer()) {
+    return it->get<int64_t>();
+  }
   int64_t v = 0;
   if (it->is_string() && absl::SimpleAtoi(it->get<std::string>(), &v)) {
     return v;
@@ -179,8 +191,15 @@ absl::StatusOr<::casper::DeployDataProto> DeployOfJson(const json& body) {
       p.set_sig(bytes);
     }
   }
-  absl::StatusOr<std::string> alg = StringField(body, "sigAlgorithm");
-  p.set_sigalgorithm(alg.ok() ? *alg : "secp256k1");
+  // Absent (or null) means secp256k1, as for the public clients; present,
+  // it must be a string like every other named field.
+  auto alg = body.find("sigAlgorithm");
+  if (alg == body.end() || alg->is_null()) {
+    p.set_sigalgorithm("secp256k1");
+  } else {
+    ASSIGN_OR_RETURN(std::string name, StringField(body, "sigAlgorithm"));
+    p.set_sigalgorithm(std::move(name));
+  }
   return p;
 }
 
@@ -249,7 +268,8 @@ http::Response HandlePublic(Node& node, metrics::Registry* metrics,
   if (parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1") {
     parts.erase(parts.begin() + 1);
   }
-  const bool get = req.method == "GET";
+  // HEAD is answered as GET; the server sends the headers only.
+  const bool get = req.method == "GET" || req.method == "HEAD";
   const bool post = req.method == "POST";
   auto is = [&](std::initializer_list<std::string_view> want) {
     if (parts.size() != want.size()) return false;
@@ -427,8 +447,14 @@ http::Response HandlePublic(Node& node, metrics::Registry* metrics,
     std::string hex = parts[2];
     if (hex.starts_with("0x")) hex = hex.substr(2);
     absl::StatusOr<Bytes> sig = HexDecode(hex);
-    if (!sig.ok()) return Error(400, "invalid_deploy_id", "not hex");
+    // As /api/deploy/{id}: an empty id is no id, an unknown one 404.
+    if (!sig.ok() || sig->empty()) {
+      return Error(400, "invalid_deploy_id", "the deploy id is not hex");
+    }
     absl::StatusOr<DeployStatus> s = node.FindDeploy(*sig);
+    if (!s.ok() && s.status().code() == absl::StatusCode::kNotFound) {
+      return Error(404, "deploy_not_found", s.status().message());
+    }
     if (!s.ok()) return ErrorOf(s.status(), "invalid_deploy_id");
     return Json(200, json{{"state", StateName(s->state)},
                           {"rejectionCount", s->rejection_count},
