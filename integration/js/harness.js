@@ -464,6 +464,32 @@ function errorMessages(reply, what) {
   return reply.error.messages.join('\n');
 }
 
+// Proposes on `node` until it answers that nothing is pending (a deploy
+// whose validAfterBlockNumber is in the future waits without counting).
+async function emptyPool(node) {
+  await waitFor('an empty deploy pool', async () => {
+    const reply = await node.unary(node.proposeClient, 'propose', { isAsync: false });
+    return reply.message === 'error' &&
+      reply.error.messages.join('\n').includes('No new deploys to propose.');
+  });
+}
+
+// A `test` for bad-input cases against a standalone `node`: the deploy pool
+// is empty before the body (a deploy a previous case left behind cannot
+// move the chain under this one), and after it the node must still answer
+// status over gRPC and HTTP.
+function liveCase(node) {
+  const { test } = require('node:test');
+  return (name, fn) => test(name, node.withOutput(async (t) => {
+    await emptyPool(node);
+    await fn(t);
+    const { status } = await node.ok(node.deployClient, 'status', {});
+    assert.equal(status.isReady, true, 'the node is no longer ready');
+    const res = await fetch(`${node.httpUrl}/api/status`);
+    assert.equal(res.status, 200, 'GET /api/status failed after the case');
+  }));
+}
+
 module.exports = {
   RNODE_BIN,
   rnodeJs: deps.rnodeJs,
@@ -471,8 +497,10 @@ module.exports = {
   freePorts,
   WebSocket: deps.WebSocket,
   deployIdOfSuccess,
+  emptyPool,
   errorMessages,
   grpc,
+  liveCase,
   kMaxBodyBytes,
   makeTempDir,
   signDeploy,

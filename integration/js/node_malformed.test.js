@@ -8,14 +8,14 @@
 // `node --test`.
 'use strict';
 
-const { after, before, test } = require('node:test');
+const { after, before } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 
 const {
-  RnodeProcess, deployIdOfSuccess, errorMessages, grpc, kMaxBodyBytes,
+  RnodeProcess, deployIdOfSuccess, errorMessages, grpc, kMaxBodyBytes, liveCase,
   makeTempDir, rnodeJs, signDeploy, waitFor,
 } = require('./harness');
 
@@ -62,30 +62,8 @@ after(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
-// Registers a test that, after its body, checks that the node still
-// answers status over gRPC and HTTP. Before the body the deploy pool is
-// empty, so that a deploy a previous case left behind cannot move the chain
-// under this one.
-function it(name, fn) {
-  test(name, node.withOutput(async (t) => {
-    await emptyPool();
-    await fn(t);
-    const { status } = await node.ok(node.deployClient, 'status', {});
-    assert.equal(status.isReady, true, 'the node is no longer ready');
-    const res = await fetch(`${node.httpUrl}/api/status`);
-    assert.equal(res.status, 200, 'GET /api/status failed after the case');
-  }));
-}
-
-// Proposes until the node answers that nothing is pending (a deploy whose
-// validAfterBlockNumber is in the future waits without counting).
-async function emptyPool() {
-  await waitFor('an empty deploy pool', async () => {
-    const reply = await node.unary(node.proposeClient, 'propose', { isAsync: false });
-    return reply.message === 'error' &&
-      reply.error.messages.join('\n').includes('No new deploys to propose.');
-  });
-}
+// Each case starts on an empty pool and must leave the node serving.
+const it = liveCase(node);
 
 // A deploy of kTerm signed by the node's key, valid for the next block
 // unless `options` say otherwise.
