@@ -11,6 +11,10 @@ and judges it. Scenarios:
 
   kill9        SIGKILL a random validator and restart it, 20 times (--quick 3)
   sigstop      SIGSTOP a validator for 20 s (--quick 10 s), then SIGCONT
+  partition    cut a validator off from its peers for 30 s (--quick 15 s):
+               its transport refuses them and fails its own calls
+               (POST /api/fault/isolate on its admin port; the shard runs
+               with --fault-injection), then heal it (/api/fault/heal)
   restart-all  SIGKILL every validator at once, restart them all
 
 After each scenario the checks are:
@@ -58,7 +62,7 @@ TAIL_S = 10
 # Longest a scenario's load generator may take to finish its drain.
 DRAIN_S = 120
 POLL_S = 0.25
-SCENARIOS = ("kill9", "sigstop", "restart-all")
+SCENARIOS = ("kill9", "sigstop", "partition", "restart-all")
 
 
 def note(message):
@@ -117,6 +121,26 @@ class Shard:
 
 def http_json(node, path, timeout=2.0):
     return shard_tool.http_json(node["ports"]["http"], path, timeout)
+
+
+def admin_post(node, path, timeout=5.0):
+    """POSTs to the node's admin API; its JSON answer."""
+    url = f"http://127.0.0.1:{node['ports']['admin_http']}{path}"
+    req = urllib.request.Request(url, data=b"", method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as res:
+            return json.loads(res.read().decode())
+    except (OSError, ValueError, urllib.error.URLError) as e:
+        raise CheckFailed(f"POST {path} on {node['name']}: {e}") from e
+
+
+def peer_count(node):
+    """How many peers the node's API says are connected; None when it
+    does not answer."""
+    try:
+        return int(http_json(node, "/status").get("peers", -1))
+    except (OSError, ValueError, urllib.error.URLError):
+        return None
 
 
 def lfb(node):
@@ -230,6 +254,24 @@ def sigstop(shard, rng, quick):
     return lfb_numbers(shard), f"{victim['name']} stopped {pause} s"
 
 
+def partition(shard, rng, quick):
+    cut = 15 if quick else 30
+    victim = rng.choice(shard.validators())
+    note(f"partition: {victim['name']} cut off from its peers for {cut} s")
+    if admin_post(victim, "/api/fault/isolate").get("isolated") is not True:
+        raise CheckFailed(f"{victim['name']} did not report itself isolated")
+    try:
+        time.sleep(cut)
+        # The cut is real: by now the victim has dropped every peer.
+        peers = peer_count(victim)
+        if peers != 0:
+            raise CheckFailed(f"{victim['name']} still had {peers} peers "
+                              f"after {cut} s cut off")
+    finally:
+        admin_post(victim, "/api/fault/heal")
+    return lfb_numbers(shard), f"{victim['name']} cut off {cut} s"
+
+
 def restart_all(shard, rng, quick):
     note("restart-all: SIGKILL every validator, then start them all")
     for v in shard.validators():
@@ -241,9 +283,11 @@ def restart_all(shard, rng, quick):
     return lfb_numbers(shard), f"{len(shard.validators())} restarted"
 
 
-RUNNERS = {"kill9": kill9, "sigstop": sigstop, "restart-all": restart_all}
+RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
+           "restart-all": restart_all}
 # A scenario's nominal length (s) for its stream; it may end early.
-LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "restart-all": (30, 30)}
+LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
+          "restart-all": (30, 30)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
@@ -346,7 +390,7 @@ def main():
     rows = []
     try:
         loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
-                          os.path.abspath(a.rnode))
+                          os.path.abspath(a.rnode), ["--fault-injection"])
         shard = Shard(folder, os.path.abspath(a.rnode))
         for name in names:
             note(f"scenario {name}")

@@ -381,6 +381,18 @@ it('propose with an empty pool answers "No new deploys to propose."', async () =
   assert.equal(res.body.error, 'no_new_deploys');
 });
 
+it('the fault routes answer 403 on a node started without --fault-injection', async () => {
+  for (const route of ['/api/fault/isolate', '/api/fault/heal']) {
+    const res = await node.postJson(route, '', node.adminUrl);
+    assert.equal(res.status, 403, res.text);
+    assert.equal(res.body.error, 'fault_injection_off');
+    assert.match(res.body.message, /--fault-injection/);
+  }
+  // The node kept serving and is not cut off from anything.
+  const { status } = await node.ok(node.deployClient, 'status', {});
+  assert.equal(status.isReady, true);
+});
+
 it('GET /metrics is valid Prometheus text with the node\'s metrics', async () => {
   const res = await fetch(`${node.httpUrl}/metrics`);
   assert.equal(res.status, 200);

@@ -515,6 +515,18 @@ http::Handler AdminHttpHandler(Node* node) {
       r.body = ProposeSuccessText(*made);
       return r;
     }
+    // Fault injection (docs/reliability.md): POST /api/fault/isolate cuts
+    // the node off from its peers, /api/fault/heal lifts it.
+    if (req.method == "POST" && parts.size() == 3 && parts[0] == "api" &&
+        parts[1] == "fault" && (parts[2] == "isolate" || parts[2] == "heal")) {
+      if (absl::Status s = node->SetIsolated(parts[2] == "isolate"); !s.ok()) {
+        if (s.code() == absl::StatusCode::kPermissionDenied) {
+          return Error(403, "fault_injection_off", s.message());
+        }
+        return ErrorOf(s, "invalid");
+      }
+      return Json(200, json{{"isolated", node->isolated()}});
+    }
     return Error(404, "not_found",
                  absl::StrCat("no route ", req.method, " ", req.path));
   };

@@ -29,6 +29,9 @@ struct NodeConfig {
   // Propose whenever deploys wait (after the batching window). Off: only
   // the propose API makes blocks.
   bool autopropose = true;
+  // Serves the fault-injection routes on the admin API (POST
+  // /api/fault/isolate, /api/fault/heal): for the fault campaign only.
+  bool fault_injection = false;
   std::string data_dir;  // "" = $HOME/.rnode
   std::string config_file;
   std::string log_level = "info";

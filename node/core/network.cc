@@ -188,9 +188,23 @@ void CasperNetwork::Delivered(const Hash32& hash) {
   if (it != wanted_.end()) EraseWantedLocked(it);
 }
 
-void CasperNetwork::GossipDeploy(const std::string& encoded_deploy) {
+size_t CasperNetwork::ReplicateDeploy(const std::string& encoded_deploy,
+                                      std::chrono::milliseconds timeout) {
   p2p::Transport* t = CurrentTransport();
-  if (t != nullptr) t->SendToAll(packet::kDeployData, encoded_deploy);
+  if (t == nullptr) return 0;
+  size_t held = 0;
+  for (const p2p::PeerNode& peer : t->Connected()) {
+    if (t->SendNow(peer.id, packet::kDeployData, encoded_deploy, timeout)
+            .ok()) {
+      ++held;
+    }
+  }
+  return held;
+}
+
+bool CasperNetwork::HasPeers() const {
+  p2p::Transport* t = CurrentTransport();
+  return t != nullptr && !t->Connected().empty();
 }
 
 void CasperNetwork::AskTips() {

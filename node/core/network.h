@@ -113,8 +113,15 @@ class CasperNetwork final : public casper::engine::Transport,
   // A block reached the engine (stored, refused or buffered): it is no
   // longer asked for.
   void Delivered(const Hash32& hash);
-  // Sends `deploy` (encoded DeployDataProto) to every peer.
-  void GossipDeploy(const std::string& encoded_deploy);
+  // Sends `deploy` (encoded DeployDataProto) to every connected peer, one
+  // at a time on the caller's thread, each waited for up to `timeout`
+  // (p2p::Transport::SendNow). Returns how many took it: 0 when none is
+  // connected or none took it in time. Every peer is asked, not just the
+  // first: a read-only peer takes it without being able to propose it.
+  size_t ReplicateDeploy(const std::string& encoded_deploy,
+                         std::chrono::milliseconds timeout);
+  // Whether any peer is connected.
+  bool HasPeers() const;
   // Asks every connected peer for its tips (after a pause or a restart).
   void AskTips();
 

@@ -101,6 +101,13 @@ constexpr auto kBehindWanted = std::chrono::milliseconds(2000);
 // A gap this long between two housekeeping rounds means the process was
 // paused.
 constexpr auto kPauseNoticed = std::chrono::seconds(3);
+// How long an acknowledgement waits for each peer it offers the deploy to
+// (a stopped peer costs this once; a live one answers in a millisecond).
+constexpr auto kDeployReplicationTimeout = std::chrono::milliseconds(250);
+constexpr char kNoPeerTookTheDeploy[] =
+    "Deploy was not accepted: this validator reaches none of its peers, so "
+    "it cannot keep a second copy of the deploy; retry shortly or deploy to "
+    "another validator.";
 // How often the pause watch wakes, and how long after a pause a validator
 // still counts as catching up (its peers' tips arrive in milliseconds on a
 // live network; blocks it then asks for keep it catching up by the
@@ -1277,6 +1284,23 @@ std::vector<PeerStatus> Node::peers() const {
   return out;
 }
 
+absl::Status Node::SetIsolated(bool isolated) {
+  if (!config_.fault_injection) {
+    return absl::PermissionDeniedError(
+        "fault injection is off (start the node with --fault-injection)");
+  }
+  if (impl_->transport == nullptr) {
+    return absl::FailedPreconditionError(
+        "a standalone node has no peers to be cut off from");
+  }
+  impl_->transport->SetIsolated(isolated);
+  return absl::OkStatus();
+}
+
+bool Node::isolated() const {
+  return impl_->transport != nullptr && impl_->transport->isolated();
+}
+
 absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
   Impl& m = *impl_;
   if (!key_.has_value()) {
@@ -1371,6 +1395,13 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
         "peers and cannot judge the deploy's validity window yet; retry "
         "shortly or deploy to another validator.");
   }
+  // In a shard an acknowledged deploy is on two machines (below): a
+  // validator cut off from every peer cannot give that, nor judge the
+  // window against the shard's height, so it says so at once.
+  if (m.network != nullptr && !m.network->HasPeers()) {
+    m.metrics->DeployRefused("no_peers");
+    return absl::UnavailableError(kNoPeerTookTheDeploy);
+  }
   ASSIGN_OR_RETURN(std::vector<Hash32> in, dag_->BlocksWithDeploy(d->sig()));
   if (!in.empty()) {
     m.metrics->DeployRefused("duplicate");
@@ -1385,8 +1416,21 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
                                                            : "window");
     return s;
   }
+  // A peer holds the deploy before the client hears it was accepted: should
+  // this validator die before proposing it and stay down past half its
+  // window, the peer takes it over (docs/p2p.md "Deploy gossip"). When no
+  // peer took it the deploy leaves the pool and the client is told to retry
+  // (a peer that got it after all may still include it: the client finds
+  // it by its id, and a retry of the same deploy is kept once).
+  if (m.network != nullptr &&
+      m.network->ReplicateDeploy(proto.SerializeAsString(),
+                                 kDeployReplicationTimeout) == 0) {
+    const Bytes sig = d->sig();
+    RETURN_IF_ERROR(m.pool->Remove(std::span<const Bytes>(&sig, 1)));
+    m.metrics->DeployRefused("no_peers");
+    return absl::UnavailableError(kNoPeerTookTheDeploy);
+  }
   m.metrics->DeployAdmitted(d->sig());
-  if (m.network != nullptr) m.network->GossipDeploy(proto.SerializeAsString());
   {
     MutexLock lock(&m.mu);
     if (m.deploys_waiting == 0) m.first_waiting = Clock::now();

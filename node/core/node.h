@@ -154,6 +154,13 @@ class Node {
   std::string address() const;
   std::vector<PeerStatus> peers() const;
 
+  // Fault injection (--fault-injection; docs/reliability.md): cuts this
+  // node off from its peers, or heals it (p2p::Transport::SetIsolated).
+  // PermissionDenied when fault injection is off, FailedPrecondition in
+  // standalone mode.
+  absl::Status SetIsolated(bool isolated);
+  bool isolated() const;
+
  private:
   struct Impl;
   explicit Node(NodeConfig config);

@@ -95,6 +95,11 @@ bool ValidTypeId(const std::string& type) {
                      [](char c) { return c > 0x20 && c < 0x7f; });
 }
 
+// What an isolated transport (Transport::SetIsolated) answers and fails with.
+absl::Status IsolatedError() {
+  return absl::UnavailableError("isolated from its peers (fault injection)");
+}
+
 // The transport's metrics (docs/metrics.md "p2p"); null members when the
 // node has no registry.
 struct P2pMetrics {
@@ -222,6 +227,8 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
   std::atomic<uint64_t> packets_in{0}, streams_in{0}, packets_out{0},
       streams_out{0}, busy_in{0}, busy_out{0}, malformed{0}, send_failures{0},
       disconnects{0};
+  // Fault injection (Transport::SetIsolated).
+  std::atomic<bool> isolated{false};
 
   Mutex mu;
   bool stopped ABSL_GUARDED_BY(mu) = false;
@@ -392,10 +399,12 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
   // Sends `protocol`. Unavailable when the peer answered busy (and then
   // sets `*busy`, when given) or the call failed.
   absl::Status Call(const std::shared_ptr<Link>& link,
-                    const ::routing::Protocol& protocol, bool* busy = nullptr) {
+                    const ::routing::Protocol& protocol, bool* busy = nullptr,
+                    std::optional<std::chrono::milliseconds> timeout = {}) {
+    if (isolated.load()) return IsolatedError();
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
-                     options.network_timeout);
+                     timeout.value_or(options.network_timeout));
     ::routing::TLRequest req;
     *req.mutable_protocol() = protocol;
     ::routing::TLResponse resp;
@@ -553,6 +562,10 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
         link->streams.pop_front();
       }
       const size_t bytes = item.blob.wire->size();
+      if (isolated.load()) {
+        SendFailed(link);
+        continue;
+      }
       grpc::ClientContext ctx;
       ctx.set_deadline(
           std::chrono::system_clock::now() + options.network_timeout +
@@ -680,6 +693,7 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
 
   grpc::Status Send(grpc::ServerContext*, const ::routing::TLRequest* req,
                     ::routing::TLResponse* resp) override {
+    if (isolated.load()) return ToGrpc(IsolatedError());
     // gRPC refuses a message above the server's limit, but that limit is
     // also the stream chunks' (chunk_bytes may be above max_unary_bytes).
     if (req->ByteSizeLong() > options.max_unary_bytes + kEnvelopeBytes) {
@@ -759,6 +773,7 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
   grpc::Status Stream(grpc::ServerContext* ctx,
                       grpc::ServerReader<::routing::Chunk>* reader,
                       ::routing::TLResponse* resp) override {
+    if (isolated.load()) return ToGrpc(IsolatedError());
     StreamAssembler assembler(options.network_id, options.max_stream_bytes);
     ::routing::Chunk chunk;
     if (!reader->Read(&chunk)) {
@@ -997,6 +1012,34 @@ absl::Status Transport::Send(ByteView peer_id, std::string type_id,
   return absl::OkStatus();
 }
 
+absl::Status Transport::SendNow(ByteView peer_id, std::string type_id,
+                                std::string content,
+                                std::chrono::milliseconds timeout) {
+  std::shared_ptr<Link> link = impl_->Find(peer_id);
+  if (link == nullptr) return absl::NotFoundError("peer not connected");
+  {
+    MutexLock lock(&link->mu);
+    if (!link->connected || link->stopping) {
+      return absl::NotFoundError("peer not connected");
+    }
+  }
+  ::routing::Protocol p = impl_->Envelope();
+  p.mutable_packet()->set_typeid_(std::move(type_id));
+  p.mutable_packet()->set_content(std::move(content));
+  bool busy = false;
+  absl::Status s = impl_->Call(link, p, &busy, timeout);
+  if (s.ok()) {
+    ++impl_->packets_out;
+    P2pMetrics::Inc(impl_->m.packets_out);
+    MutexLock lock(&link->mu);
+    link->failures = 0;
+  } else if (!busy) {
+    // Counts towards disconnecting a dead peer, as a queued send would.
+    impl_->SendFailed(link);
+  }
+  return s;
+}
+
 size_t Transport::SendToAll(const std::string& type_id,
                             const std::string& content) {
   size_t sent = 0;
@@ -1051,6 +1094,15 @@ absl::Status Transport::Stream(ByteView peer_id, Permit permit,
 void Transport::Punish(ByteView peer_id, std::string_view reason) {
   impl_->Punish(peer_id, reason);
 }
+
+void Transport::SetIsolated(bool isolated) {
+  if (impl_->isolated.exchange(isolated) != isolated) {
+    Log("p2p")->warn(isolated ? "fault injection: isolated from every peer"
+                              : "fault injection: isolation lifted");
+  }
+}
+
+bool Transport::isolated() const { return impl_->isolated.load(); }
 
 TransportCounters Transport::counters() const {
   const Impl& i = *impl_;

@@ -163,6 +163,14 @@ class Transport {
   absl::Status Send(ByteView peer_id, std::string type_id, std::string content);
   // Send to every connected peer; how many accepted it.
   size_t SendToAll(const std::string& type_id, const std::string& content);
+  // Sends a small packet now, on the caller's thread, and waits up to
+  // `timeout` for the peer to take it (into its inbound queue). OK when it
+  // did; NotFound when the peer is not connected; Unavailable when it
+  // answered busy or the call failed (DeadlineExceeded past `timeout`; a
+  // failure counts towards disconnecting the peer, as a queued send's
+  // does). For the few packets whose sender must know a peer holds them.
+  absl::Status SendNow(ByteView peer_id, std::string type_id,
+                       std::string content, std::chrono::milliseconds timeout);
 
   // Takes `bytes` of the peer's and the global outbound stream budget.
   // ResourceExhausted when either lacks room (counted as busy), NotFound
@@ -176,6 +184,15 @@ class Transport {
   // Malformed or invalid data came from `peer_id`: it is disconnected,
   // forgotten, and refused for options.ban. Counted with `reason`.
   void Punish(ByteView peer_id, std::string_view reason);
+
+  // Fault injection (docs/reliability.md "partition"): while isolated the
+  // transport refuses every inbound call (UNAVAILABLE) and fails every
+  // outbound one without touching the network, as if the machine's
+  // network were cut; heartbeats then fail on both sides and the peers
+  // disconnect. Lifting it lets the reconnection back-off heal the links.
+  // Discovery is not affected.
+  void SetIsolated(bool isolated);
+  bool isolated() const;
 
   TransportCounters counters() const;
 

@@ -444,6 +444,25 @@ TEST(TransportPacketTest, SendToAllReachesEveryConnectedPeer) {
   }
 }
 
+TEST(TransportPacketTest, SendNowReturnsOnceThePeerHoldsThePacket) {
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
+  ASSERT_TRUE(
+      a->t()
+          .SendNow(b->id(), "Deploy", "held", std::chrono::milliseconds(5000))
+          .ok());
+  // Taken into b's inbound queue before the answer: counted already.
+  EXPECT_EQ(b->t().counters().packets_in, 1u);
+  ASSERT_TRUE(b->handler.AwaitPackets(1));
+  EXPECT_EQ(b->handler.packets()[0].content, "held");
+  EXPECT_EQ(a->t()
+                .SendNow(Id(9), "Deploy", "x", std::chrono::milliseconds(100))
+                .code(),
+            absl::StatusCode::kNotFound);
+}
+
 TEST(TransportPacketTest, SendToAnUnknownPeerIsNotFound) {
   auto a = StartNode(Options(1));
   ASSERT_NE(a, nullptr);
@@ -799,6 +818,42 @@ TEST(TransportHeartbeatTest, StoppedPeerIsDisconnectedAndReconnectedOnReturn) {
   ASSERT_TRUE(a->t().Send(b_id, "Hello", "again").ok());
   ASSERT_TRUE(b2->handler.AwaitPackets(1));
   EXPECT_EQ(b2->handler.packets()[0].content, "again");
+}
+
+TEST(TransportIsolationTest, IsolatedNodeLosesItsPeersAndRegainsThemHealed) {
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
+  ASSERT_TRUE(a->t().AddPeer(b->t().self(), /*persistent=*/true));
+  EXPECT_FALSE(a->t().isolated());
+
+  a->t().SetIsolated(true);
+  EXPECT_TRUE(a->t().isolated());
+  // Refused inbound, failed outbound: both sides drop the link.
+  auto stub = RawStub(a->t().port());
+  EXPECT_EQ(RawSend(*stub, Heartbeat(Id(7))).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(a->t()
+                .SendNow(b->id(), "Deploy", "x", std::chrono::milliseconds(500))
+                .code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(Eventually([&] { return a->t().Connected().empty(); }));
+  EXPECT_TRUE(Eventually([&] { return b->t().Connected().empty(); }));
+  EXPECT_TRUE(a->handler.AwaitDisconnects(b->id(), 1));
+  EXPECT_TRUE(b->handler.AwaitDisconnects(a->id(), 1));
+  // Nothing sent while cut off arrives.
+  EXPECT_EQ(b->handler.packets().size(), 0u);
+
+  a->t().SetIsolated(false);
+  EXPECT_TRUE(EventuallyConnected(a->t(), b->id()));
+  EXPECT_TRUE(EventuallyConnected(b->t(), a->id()));
+  ASSERT_TRUE(
+      a->t()
+          .SendNow(b->id(), "Deploy", "healed", std::chrono::milliseconds(5000))
+          .ok());
+  ASSERT_TRUE(b->handler.AwaitPackets(1));
+  EXPECT_EQ(b->handler.packets()[0].content, "healed");
 }
 
 TEST(TransportHeartbeatTest, DisconnectFromThePeerMarksItDisconnected) {
