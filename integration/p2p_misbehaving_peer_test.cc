@@ -36,10 +36,9 @@
 #include <thread>
 #include <vector>
 
-#include "CasperMessage.pb.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "integration/badpeer/wire.h"
 #include "integration/child_process.h"
 #include "routing.grpc.pb.h"
 #include "tests/sanitizer.h"
@@ -52,14 +51,11 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kNetworkId[] = "misbehave-test";
-constexpr char kSendMethod[] = "/routing.TransportLayer/Send";
 // Patience for start-up, for one health probe and for a clean shutdown
 // (bounded waits, never a sleep for synchronisation).
 constexpr auto kStartPatience = 120s;
 constexpr auto kHealthPatience = 30s;
 constexpr auto kStopPatience = 20s;
-// Deadline of one call to the protocol port.
-constexpr auto kCallDeadline = 30s;
 
 // Garbage frames: random bytes and well-formed protobuf with nonsense.
 constexpr int kGarbageFrames = 200;
@@ -86,12 +82,6 @@ constexpr double kMaxRssGrowthBytes =
 std::string RnodeBin() {
   const char* env = std::getenv("RNODE_BIN");
   return env != nullptr ? env : RNODE_BIN_PATH;
-}
-
-std::string RandomBytes(std::mt19937_64& rng, size_t n) {
-  std::string out(n, '\0');
-  for (char& c : out) c = static_cast<char>(rng() & 0xff);
-  return out;
 }
 
 // --- HTTP ---------------------------------------------------------------
@@ -314,241 +304,13 @@ class NodeProcess {
   testing::ChildProcess process_;
 };
 
-// --- The misbehaving peer -----------------------------------------------
-
-// A channel of its own (its own TCP connection), so that parallel senders
-// are parallel on the wire too.
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                   args);
-}
-
-// A made-up peer: a random id, this host, and ports nothing listens on, so
-// whatever the node sends back fails.
-::routing::Header MakeHeader(std::mt19937_64& rng) {
-  ::routing::Header h;
-  h.mutable_sender()->set_id(RandomBytes(rng, 20));
-  h.mutable_sender()->set_host("127.0.0.1");
-  h.mutable_sender()->set_tcp_port(static_cast<uint32_t>(testing::FreePort()));
-  h.mutable_sender()->set_udp_port(static_cast<uint32_t>(testing::FreePort()));
-  h.set_networkid(kNetworkId);
-  return h;
-}
-
-grpc::Status SendProtocol(::routing::TransportLayer::Stub& stub,
-                          const ::routing::Protocol& p,
-                          ::routing::TLResponse* resp) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-  ::routing::TLRequest req;
-  *req.mutable_protocol() = p;
-  return stub.Send(&ctx, req, resp);
-}
-
-// Streams `chunks` in order and returns the node's verdict. Writes stop at
-// the first one the node no longer reads.
-grpc::Status StreamChunks(::routing::TransportLayer::Stub& stub,
-                          const std::vector<::routing::Chunk>& chunks) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-  ::routing::TLResponse resp;
-  std::unique_ptr<grpc::ClientWriter<::routing::Chunk>> writer =
-      stub.Stream(&ctx, &resp);
-  for (const ::routing::Chunk& c : chunks) {
-    if (!writer->Write(c)) break;
-  }
-  writer->WritesDone();
-  return writer->Finish();
-}
-
-::routing::Chunk HeaderChunk(const ::routing::Header& h, int32_t length,
-                             bool compressed) {
-  ::routing::Chunk c;
-  *c.mutable_header()->mutable_sender() = h.sender();
-  c.mutable_header()->set_typeid_("BlockMessage");
-  c.mutable_header()->set_compressed(compressed);
-  c.mutable_header()->set_contentlength(length);
-  c.mutable_header()->set_networkid(h.networkid());
-  return c;
-}
-
-::routing::Chunk DataChunk(std::string bytes) {
-  ::routing::Chunk c;
-  c.mutable_data()->set_contentdata(std::move(bytes));
-  return c;
-}
-
-// Raw bytes as the body of a Send (no protobuf encoding on our side).
-grpc::Status SendRaw(grpc::GenericStub& stub, const std::string& bytes) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-  grpc::Slice slice(bytes.data(), bytes.size());
-  grpc::ByteBuffer req(&slice, 1);
-  grpc::ByteBuffer resp;
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&ctx, kSendMethod, grpc::StubOptions(), &req, &resp,
-                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
-  return done.get_future().get();
-}
-
-// Well-formed TLRequests that break the protocol's rules, one per `i`.
-::routing::TLRequest Nonsense(int i, const ::routing::Header& header,
-                              std::mt19937_64& rng) {
-  ::routing::TLRequest req;
-  ::routing::Protocol* p = req.mutable_protocol();
-  *p->mutable_header() = header;
-  switch (i % 8) {
-    case 0:  // no protocol at all
-      req.clear_protocol();
-      break;
-    case 1:  // a protocol without a header
-      p->clear_header();
-      p->mutable_heartbeat();
-      break;
-    case 2:  // a sender id of the wrong length
-      p->mutable_header()->mutable_sender()->set_id(RandomBytes(rng, 7));
-      p->mutable_heartbeat();
-      break;
-    case 3:  // an empty host
-      p->mutable_header()->mutable_sender()->clear_host();
-      p->mutable_heartbeat();
-      break;
-    case 4:  // a port out of range
-      p->mutable_header()->mutable_sender()->set_tcp_port(70000);
-      p->mutable_heartbeat();
-      break;
-    case 5:  // a header and no message
-      break;
-    case 6:  // a packet type with spaces and control bytes
-      p->mutable_packet()->set_typeid_("Block Request\x01");
-      p->mutable_packet()->set_content(RandomBytes(rng, 32));
-      break;
-    case 7:  // another network
-      p->mutable_header()->set_networkid("not-" + std::string(kNetworkId));
-      p->mutable_heartbeat();
-      break;
-  }
-  return req;
-}
-
-// Tally of the answers to a peer's Sends.
-struct SendTally {
-  uint64_t acked = 0;
-  // Refused by the transport: InternalServerError("busy: ...").
-  uint64_t busy = 0;
-  // Refused by gRPC before the transport saw them: RESOURCE_EXHAUSTED
-  // ("Server Threadpool Exhausted": every server thread is taken).
-  uint64_t shed = 0;
-  uint64_t other_errors = 0;       // InternalServerError not saying "busy"
-  std::map<int, uint64_t> failed;  // any other gRPC status code -> calls
-  std::map<int, std::string> first_message;  // gRPC status code -> message
-
-  void Add(const grpc::Status& status, const ::routing::TLResponse& resp) {
-    if (!status.ok()) {
-      first_message.emplace(status.error_code(), status.error_message());
-      if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-        ++shed;
-      } else {
-        ++failed[status.error_code()];
-      }
-    } else if (resp.has_internalservererror()) {
-      const std::string& e = resp.internalservererror().error();
-      ++(e.compare(0, 4, "busy") == 0 ? busy : other_errors);
-    } else {
-      ++acked;
-    }
-  }
-  void Merge(const SendTally& o) {
-    first_message.insert(o.first_message.begin(), o.first_message.end());
-    acked += o.acked;
-    busy += o.busy;
-    shed += o.shed;
-    other_errors += o.other_errors;
-    for (auto [code, n] : o.failed) failed[code] += n;
-  }
-  uint64_t failures() const {
-    uint64_t n = 0;
-    for (auto [code, k] : failed) n += k;
-    return n;
-  }
-  uint64_t total() const {
-    return acked + busy + shed + other_errors + failures();
-  }
-};
-
-// Sends `count` packets of `type_id` from `header`'s sender, each a
-// serialized {hash: random 32 bytes} (BlockRequestProto,
-// HasBlockRequestProto and BlockHashMessageProto share that layout), over
-// kFloodThreads connections with kFloodWindow calls in flight each.
-SendTally Flood(const std::string& target, const ::routing::Header& header,
-                const std::string& type_id, int count, uint64_t seed) {
-  struct Call {
-    grpc::ClientContext ctx;
-    ::routing::TLResponse resp;
-    grpc::Status status;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<::routing::TLResponse>>
-        reader;
-  };
-  std::vector<SendTally> tallies(kFloodThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kFloodThreads; ++t) {
-    const int n = count / kFloodThreads + (t < count % kFloodThreads ? 1 : 0);
-    threads.emplace_back([&, t, n] {
-      std::mt19937_64 rng(seed + static_cast<uint64_t>(t));
-      std::unique_ptr<::routing::TransportLayer::Stub> stub =
-          ::routing::TransportLayer::NewStub(NewChannel(target));
-      grpc::CompletionQueue cq;
-      SendTally& tally = tallies[t];
-      int started = 0, finished = 0;
-      while (finished < n) {
-        while (started < n && started - finished < kFloodWindow) {
-          ::casper::HasBlockRequestProto hash;
-          hash.set_hash(RandomBytes(rng, 32));
-          ::routing::TLRequest req;
-          *req.mutable_protocol()->mutable_header() = header;
-          req.mutable_protocol()->mutable_packet()->set_typeid_(type_id);
-          req.mutable_protocol()->mutable_packet()->set_content(
-              hash.SerializeAsString());
-          auto* call = new Call;
-          call->ctx.set_deadline(std::chrono::system_clock::now() +
-                                 kCallDeadline);
-          call->reader = stub->AsyncSend(&call->ctx, req, &cq);
-          call->reader->Finish(&call->resp, &call->status, call);
-          ++started;
-        }
-        void* tag = nullptr;
-        bool ok = false;
-        if (!cq.Next(&tag, &ok)) break;
-        std::unique_ptr<Call> call(static_cast<Call*>(tag));
-        ++finished;
-        tally.Add(call->status, call->resp);
-      }
-      cq.Shutdown();
-      void* tag = nullptr;
-      bool ok = false;
-      while (cq.Next(&tag, &ok)) delete static_cast<Call*>(tag);
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  SendTally total;
-  for (const SendTally& t : tallies) total.Merge(t);
-  return total;
-}
-
-std::string Codes(const std::map<int, uint64_t>& codes) {
-  std::string out;
-  for (auto [code, n] : codes) {
-    out += (out.empty() ? "" : ", ") + std::to_string(n) + " x code " +
-           std::to_string(code);
-  }
-  return out.empty() ? "none" : out;
-}
-
 // --- Phases -------------------------------------------------------------
+
+using badpeer::Bystander;
+using badpeer::Describe;
+using badpeer::Flood;
+using badpeer::MakeHeader;
+using badpeer::SendTally;
 
 // The node is running and its API answers ready.
 void ExpectHealthy(NodeProcess& node, std::string_view after) {
@@ -560,107 +322,37 @@ void ExpectHealthy(NodeProcess& node, std::string_view after) {
 
 // Phase 1: every garbage frame is answered with an error status.
 void SendGarbage(const std::string& target, std::mt19937_64& rng) {
-  std::shared_ptr<grpc::Channel> channel = NewChannel(target);
-  grpc::GenericStub generic(channel);
-  const ::routing::Header header = MakeHeader(rng);
-  std::map<int, uint64_t> codes;
-  for (int i = 0; i < kGarbageFrames; ++i) {
-    std::string bytes;
-    if (i % 2 == 0) {
-      bytes = RandomBytes(rng, 1 + rng() % 4096);
-    } else {
-      bytes = Nonsense(i / 2, header, rng).SerializeAsString();
-    }
-    const grpc::Status s = SendRaw(generic, bytes);
-    EXPECT_FALSE(s.ok()) << "garbage frame " << i << " was accepted";
-    ++codes[s.error_code()];
-  }
-  std::printf("garbage: %d frames answered %s\n", kGarbageFrames,
-              Codes(codes).c_str());
+  const badpeer::GarbageResult r =
+      badpeer::SendGarbage(target, kNetworkId, kGarbageFrames, rng);
+  EXPECT_EQ(r.accepted, 0) << "garbage frames were accepted";
+  std::printf("garbage: %d frames answered %s\n", r.frames,
+              badpeer::Codes(r.codes).c_str());
 }
 
 // Phase 2: oversized messages and streams that break their header's word.
 void SendOversized(const std::string& target, std::mt19937_64& rng) {
-  std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(NewChannel(target));
-  {
-    ::routing::Protocol p;
-    *p.mutable_header() = MakeHeader(rng);
-    p.mutable_packet()->set_typeid_("BlockHashMessage");
-    p.mutable_packet()->set_content(RandomBytes(rng, kOversizedBytes));
-    ::routing::TLResponse resp;
-    const grpc::Status s = SendProtocol(*stub, p, &resp);
-    EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
-        << "a " << kOversizedBytes << "-byte Send: " << s.error_message();
-  }
-  {
-    const grpc::Status s = StreamChunks(
-        *stub, {HeaderChunk(MakeHeader(rng), kHugeStreamBytes, false),
-                DataChunk(RandomBytes(rng, 1024))});
-    EXPECT_FALSE(s.ok()) << "a stream announcing 1 GiB was accepted";
-    std::printf(
-        "oversized: 2 MiB Send refused; 1 GiB stream refused (%d: %s)\n",
-        s.error_code(), s.error_message().c_str());
-  }
+  const badpeer::OversizedResult r = badpeer::SendOversized(
+      target, kNetworkId, kOversizedBytes, kHugeStreamBytes, rng);
+  EXPECT_EQ(r.unary.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << "a " << kOversizedBytes << "-byte Send: " << r.unary.error_message();
+  EXPECT_FALSE(r.huge_stream.ok()) << "a stream announcing 1 GiB was accepted";
+  std::printf("oversized: 2 MiB Send refused; 1 GiB stream refused (%d: %s)\n",
+              r.huge_stream.error_code(),
+              r.huge_stream.error_message().c_str());
   // More data than announced, and a compression that does not decode:
   // each refused, and the sender banned ("disconnected").
-  struct Case {
-    const char* what;
-    bool compressed;
-    size_t announced;
-    size_t sent;
-  };
-  for (const Case& c :
-       {Case{"data beyond the announced length", false, 1000, 64 << 10},
-        Case{"a compression that does not decode", true, 4096, 512}}) {
-    const ::routing::Header header = MakeHeader(rng);
-    const grpc::Status s = StreamChunks(
-        *stub,
-        {HeaderChunk(header, static_cast<int32_t>(c.announced), c.compressed),
-         DataChunk(RandomBytes(rng, c.sent))});
-    EXPECT_FALSE(s.ok()) << "a stream with " << c.what << " was accepted";
-    ::routing::Protocol p;
-    *p.mutable_header() = header;
-    p.mutable_heartbeat();
-    ::routing::TLResponse resp;
-    const grpc::Status after = SendProtocol(*stub, p, &resp);
-    EXPECT_EQ(after.error_code(), grpc::StatusCode::PERMISSION_DENIED)
-        << "the sender of a stream with " << c.what
-        << " was not banned: " << after.error_message();
+  ASSERT_EQ(r.broken.size(), 2u);
+  for (const badpeer::OversizedResult::BrokenStream& b : r.broken) {
+    EXPECT_FALSE(b.stream.ok())
+        << "a stream with " << b.what << " was accepted";
+    EXPECT_EQ(b.next_send.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+        << "the sender of a stream with " << b.what
+        << " was not banned: " << b.next_send.error_message();
     std::printf("stream with %s: %d (%s); the sender's next Send: %d (%s)\n",
-                c.what, s.error_code(), s.error_message().c_str(),
-                after.error_code(), after.error_message().c_str());
+                b.what.c_str(), b.stream.error_code(),
+                b.stream.error_message().c_str(), b.next_send.error_code(),
+                b.next_send.error_message().c_str());
   }
-}
-
-std::string Describe(const SendTally& t) {
-  std::string out = std::to_string(t.acked) + " acknowledged, " +
-                    std::to_string(t.busy) + " busy, " +
-                    std::to_string(t.shed) + " shed by gRPC, " +
-                    std::to_string(t.other_errors) +
-                    " other errors, failed: " + Codes(t.failed);
-  for (const auto& [code, message] : t.first_message) {
-    out += "\n    code " + std::to_string(code) + ": " + message;
-  }
-  return out;
-}
-
-// Heartbeats from another made-up peer, one after the other until `stop`:
-// what an honest peer meets while someone else floods the node.
-SendTally Bystander(const std::string& target, const ::routing::Header& header,
-                    const std::atomic<bool>& stop) {
-  std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(NewChannel(target));
-  ::routing::Protocol p;
-  *p.mutable_header() = header;
-  p.mutable_heartbeat();
-  SendTally tally;
-  while (!stop.load()) {
-    ::routing::TLResponse resp;
-    const grpc::Status s = SendProtocol(*stub, p, &resp);
-    tally.Add(s, resp);
-  }
-  return tally;
 }
 
 // Phase 3: a flood of valid small packets from one made-up peer. Each is
@@ -669,8 +361,8 @@ SendTally Bystander(const std::string& target, const ::routing::Header& header,
 // peer sends heartbeats; what it meets is printed.
 void SendFlood(const std::string& target, std::mt19937_64& rng,
                SendTally* total) {
-  const ::routing::Header header = MakeHeader(rng);
-  const ::routing::Header bystander = MakeHeader(rng);
+  const ::routing::Header header = MakeHeader(rng, kNetworkId);
+  const ::routing::Header bystander = MakeHeader(rng, kNetworkId);
   struct Wave {
     const char* type_id;
     int count;
@@ -681,7 +373,9 @@ void SendFlood(const std::string& target, std::mt19937_64& rng,
     std::atomic<bool> stop{false};
     std::future<SendTally> honest = std::async(
         std::launch::async, [&] { return Bystander(target, bystander, stop); });
-    const SendTally t = Flood(target, header, w.type_id, w.count, rng());
+    const SendTally t =
+        Flood(target, header, w.type_id, w.count, rng(),
+              {.threads = kFloodThreads, .window = kFloodWindow});
     stop = true;
     const SendTally h = honest.get();
     const double secs =
@@ -705,8 +399,9 @@ void SendFlood(const std::string& target, std::mt19937_64& rng,
 // asks for them, but keeps at most kMaxWantedBlocks requests.
 void SendFakeAnnouncements(const std::string& target, std::mt19937_64& rng,
                            NodeProcess& node) {
-  const SendTally t = Flood(target, MakeHeader(rng), "BlockHashMessage",
-                            kFloodAnnouncements, rng());
+  const SendTally t = Flood(target, MakeHeader(rng, kNetworkId),
+                            "BlockHashMessage", kFloodAnnouncements, rng(),
+                            {.threads = kFloodThreads, .window = kFloodWindow});
   std::printf("announcements: %d BlockHashMessage: %s\n", kFloodAnnouncements,
               Describe(t).c_str());
   EXPECT_EQ(t.failures(), 0u);

@@ -148,7 +148,14 @@ absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
     return r;
   }
   ASSIGN_OR_RETURN(Received r, Admit(block, now_ms));
-  if (r.kind == Received::Kind::kAdded) {
+  // A block stored as invalid (a slashable offence) is what the blocks that
+  // slash it wait for, as much as a parent is: both release the buffer.
+  // (Found by rnode-badpeer: an equivocation shown to one validator only
+  // left every block slashing it buffered on the others for good.)
+  const bool stored =
+      r.kind == Received::Kind::kAdded ||
+      (r.kind == Received::Kind::kInvalid && dag_->Contains(block.hash));
+  if (stored) {
     RETURN_IF_ERROR(DrainBuffer(now_ms));
     RETURN_IF_ERROR(Finalize());
   }

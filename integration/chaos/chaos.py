@@ -16,8 +16,17 @@ and judges it. Scenarios:
                (POST /api/fault/isolate on its admin port; the shard runs
                with --fault-injection), then heal it (/api/fault/heal)
   restart-all  SIGKILL every validator at once, restart them all
+  bad-peer     rnode-badpeer against a random validator: garbage frames,
+               oversized messages and streams, a flood of requests, a block
+               with a bad signature, one from an unbonded key, and an
+               equivocation signed with another validator's key (which
+               the shard then slashes: run it last)
 
 After each scenario the checks are:
+  fault      the fault happened as meant and the victim's own answer to it
+             was right (per scenario: the cut-off validator lost its peers;
+             the attacked one refused every bad message, counted them, and
+             the equivocator was slashed)
   stream     every deploy a node acknowledged finalized (rnode-loadgen's
              verdict after its drain)
   advance    every node's last finalized block advanced within 60 s of
@@ -62,7 +71,7 @@ TAIL_S = 10
 # Longest a scenario's load generator may take to finish its drain.
 DRAIN_S = 120
 POLL_S = 0.25
-SCENARIOS = ("kill9", "sigstop", "partition", "restart-all")
+SCENARIOS = ("kill9", "sigstop", "partition", "restart-all", "bad-peer")
 
 
 def note(message):
@@ -141,6 +150,25 @@ def peer_count(node):
         return int(http_json(node, "/status").get("peers", -1))
     except (OSError, ValueError, urllib.error.URLError):
         return None
+
+
+def metrics(node):
+    """The node's /metrics as {sample with labels: value}."""
+    url = f"http://127.0.0.1:{node['ports']['http']}/metrics"
+    try:
+        with urllib.request.urlopen(url, timeout=5) as res:
+            text = res.read().decode()
+    except (OSError, urllib.error.URLError) as e:
+        raise CheckFailed(f"GET /metrics on {node['name']}: {e}") from e
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            try:
+                out[name] = float(value)
+            except ValueError:
+                pass
+    return out
 
 
 def lfb(node):
@@ -283,11 +311,113 @@ def restart_all(shard, rng, quick):
     return lfb_numbers(shard), f"{len(shard.validators())} restarted"
 
 
+INVALID = 'casper_blocks_validated_total{verdict="invalid"}'
+MALFORMED = "p2p_malformed_total"
+
+
+def bad_peer(shard, rng, quick):
+    """rnode-badpeer against a random validator (the victim); another one
+    (the equivocator) has a second block signed with its key."""
+    validators = shard.validators()
+    victim = rng.choice(validators)
+    equivocator = rng.choice([v for v in validators if v is not victim])
+    with open(os.path.join(shard.folder, "genesis", "keys.json")) as f:
+        keys = json.load(f)["keys"]
+    eq_key = keys[validators.index(equivocator)]["public"]
+    try:
+        address = http_json(victim, "/status")["address"]
+        blocks = [b.get("blockInfo", b)
+                  for b in http_json(victim, "/api/blocks/30")]
+    except (OSError, ValueError, KeyError, urllib.error.URLError) as e:
+        raise CheckFailed(f"{victim['name']}'s API: {e}") from e
+    theirs = [b for b in blocks if b.get("sender") == eq_key]
+    if not blocks or not theirs:
+        raise CheckFailed(f"no recent block of {equivocator['name']} on "
+                          f"{victim['name']}")
+    latest = max(theirs, key=lambda b: b.get("seqNum", 0))
+    before = metrics(victim)
+    note(f"bad-peer: attacking {victim['name']}; {equivocator['name']} "
+         f"equivocates on its block {latest['blockHash'][:16]} "
+         f"(seq {latest.get('seqNum')})")
+    cmd = [shard.badpeer, "--target", address,
+           "--network-id", shard.state["network_id"],
+           "--block", blocks[0]["blockHash"],
+           "--equivocate", latest["blockHash"],
+           "--equivocator-key-file", equivocator["key_file"],
+           "--seed", str(rng.randrange(2**31)),
+           "--flood-count", "2000" if quick else "20000"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                         check=False)
+    attacks = {}
+    for line in out.stdout.splitlines():
+        try:
+            got = json.loads(line)
+            attacks[got["attack"]] = got
+        except (ValueError, KeyError):
+            pass
+    if out.returncode != 0:
+        raise CheckFailed(f"rnode-badpeer exited {out.returncode}: "
+                          f"{out.stderr.strip()[:300]} {list(attacks.values())}")
+    if not shard_tool.alive(victim["pid"]):
+        raise CheckFailed(f"{victim['name']} died under the attacks")
+    problems = []
+    if attacks["garbage"]["accepted"] != 0:
+        problems.append(f"{attacks['garbage']['accepted']} garbage frames "
+                        "accepted")
+    oversized = attacks["oversized"]
+    if oversized["unary"]["code"] != 8:  # RESOURCE_EXHAUSTED
+        problems.append(f"oversized Send answered {oversized['unary']}")
+    if oversized["huge_stream"]["code"] == 0:
+        problems.append("a stream announcing 1 GiB was accepted")
+    for b in oversized["broken_streams"]:
+        if b["stream"]["code"] == 0 or b["next_send"]["code"] != 7:
+            problems.append(f"a stream with {b['what']}: {b}")
+    if attacks["flood"]["answers"]["failed"]:
+        problems.append(f"flood calls failed: {attacks['flood']['answers']}")
+    # The three forged blocks: each refused as invalid (counted once the
+    # consensus thread got to it).
+    deadline = time.monotonic() + CHECK_DEADLINE_S
+    while True:
+        after = metrics(victim)
+        invalid = after.get(INVALID, 0) - before.get(INVALID, 0)
+        if invalid >= 3 or time.monotonic() > deadline:
+            break
+        time.sleep(POLL_S)
+    if invalid < 3:
+        problems.append(f"{invalid:.0f} of the 3 forged blocks judged invalid")
+    if after.get(MALFORMED, 0) <= before.get(MALFORMED, 0):
+        problems.append("no malformed message counted")
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    # Every node sees the equivocator without stake once a block that
+    # slashes it is final.
+    deadline = time.monotonic() + CHECK_DEADLINE_S
+    bonded = [n["name"] for n in shard.nodes()]
+    while bonded and time.monotonic() < deadline:
+        bonded = []
+        for n in shard.nodes():
+            try:
+                if http_json(n, f"/api/bond-status/{eq_key}").get("isBonded",
+                                                                  True):
+                    bonded.append(n["name"])
+            except (OSError, ValueError, urllib.error.URLError):
+                bonded.append(n["name"])
+        time.sleep(POLL_S)
+    if bonded:
+        raise CheckFailed(f"{equivocator['name']} still bonded on "
+                          f"{', '.join(bonded)} after {CHECK_DEADLINE_S} s")
+    flood = attacks["flood"]["answers"]
+    return lfb_numbers(shard), (
+        f"{victim['name']} attacked ({invalid:.0f} forged blocks invalid, "
+        f"flood {flood['acknowledged']} acked/{flood['busy']} busy/"
+        f"{flood['shed']} shed); {equivocator['name']} equivocated, slashed")
+
+
 RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
-           "restart-all": restart_all}
+           "restart-all": restart_all, "bad-peer": bad_peer}
 # A scenario's nominal length (s) for its stream; it may end early.
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
-          "restart-all": (30, 30)}
+          "restart-all": (30, 30), "bad-peer": (30, 45)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
@@ -306,6 +436,11 @@ def run_scenario(name, shard, a, rng, out_dir):
             time.sleep(LEAD_S)
             try:
                 baseline, row["detail"] = RUNNERS[name](shard, rng, a.quick)
+                row["checks"]["fault"] = (True, row["detail"])
+            except CheckFailed as e:
+                row["checks"]["fault"] = (False, str(e))
+                baseline = lfb_numbers(shard)
+            try:
                 row["checks"]["advance"] = (True, check_advance(shard, baseline))
             except CheckFailed as e:
                 row["checks"]["advance"] = (False, str(e))
@@ -337,7 +472,7 @@ def run_scenario(name, shard, a, rng, out_dir):
     return row
 
 
-CHECKS = ("stream", "advance", "agreement", "state")
+CHECKS = ("fault", "stream", "advance", "agreement", "state")
 
 
 def render(rows, seed, rate):
@@ -372,12 +507,14 @@ def main():
         "RNODE_BIN", os.path.join(REPO, "build", "bin", "rnode")))
     p.add_argument("--loadgen", default=os.environ.get(
         "RNODE_LOADGEN", os.path.join(REPO, "build", "bin", "rnode-loadgen")))
+    p.add_argument("--badpeer", default=os.environ.get(
+        "RNODE_BADPEER", os.path.join(REPO, "build", "bin", "rnode-badpeer")))
     a = p.parse_args()
     names = [s for s in a.scenarios.split(",") if s]
     unknown = [s for s in names if s not in RUNNERS]
     if unknown or not names:
         loadtest.fail(f"unknown scenario {unknown}; known: {', '.join(SCENARIOS)}")
-    for binary in (a.rnode, a.loadgen):
+    for binary in (a.rnode, a.loadgen, a.badpeer):
         if not os.access(binary, os.X_OK):
             loadtest.fail(f"{binary} not found: run scripts/setup first")
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(2**31)
@@ -392,6 +529,7 @@ def main():
         loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
                           os.path.abspath(a.rnode), ["--fault-injection"])
         shard = Shard(folder, os.path.abspath(a.rnode))
+        shard.badpeer = os.path.abspath(a.badpeer)
         for name in names:
             note(f"scenario {name}")
             row = run_scenario(name, shard, a, rng, out_dir)

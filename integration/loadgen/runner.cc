@@ -274,8 +274,9 @@ Verdict Judge(const RunOutcome& o) {
   if (t.pending > 0) {
     std::string which;
     for (const PendingDeploy& p : o.pending_sample) {
-      absl::StrAppend(&which, "\n    ", p.id.substr(0, 16), " to node ",
-                      p.target, ", sent at ", absl::SixDigits(p.submitted_at),
+      // The whole id: what /api/deploy/{id} on any node looks it up by.
+      absl::StrAppend(&which, "\n    ", p.id, " to node ", p.target,
+                      ", sent at ", absl::SixDigits(p.submitted_at),
                       " s, acknowledged at ",
                       absl::SixDigits(p.acknowledged_at), " s, ",
                       p.included_at.has_value()

@@ -37,6 +37,7 @@
 #include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "crypto/rng.h"
+#include "node/core/gossip_backup.h"
 #include "node/core/network.h"
 #include "node/core/node_metrics.h"
 #include "node/p2p/discovery.h"
@@ -266,7 +267,9 @@ struct Node::Impl {
                     ? static_cast<int>(c.threads)
                     : std::max(1, static_cast<int>(
                                       std::thread::hardware_concurrency()))),
-        pool_threads(threads) {}
+        pool_threads(threads),
+        backup(static_cast<size_t>(c.deploy_pool_max_deploys),
+               std::chrono::milliseconds(c.deploy_gossip_takeover_ms)) {}
 
   const int threads;
   WorkerPool pool_threads;
@@ -317,11 +320,7 @@ struct Node::Impl {
   std::deque<Block> blocks_in ABSL_GUARDED_BY(mu);
   // Deploys other validators admitted, held as backup until they are in a
   // block or the takeover time passes.
-  struct Backup {
-    casper::SignedDeploy deploy;
-    Clock::time_point arrived;
-  };
-  std::map<Bytes, Backup> backup ABSL_GUARDED_BY(mu);
+  GossipBackup backup ABSL_GUARDED_BY(mu);
   // Finality waits for a block of this node (it has seen blocks it has
   // not justified while blocks with deploys are not final), since when.
   bool finality_wanted ABSL_GUARDED_BY(mu) = false;
@@ -343,6 +342,9 @@ struct Node::Impl {
   // A node that joins a shard proposes only after it has caught up once:
   // connected to a peer, and not CatchingUp().
   bool caught_up = false;
+  // Said once: the state a block would build on gives this validator no
+  // stake (slashed, or unbonded before it is final).
+  bool said_no_stake = false;
   std::optional<Hash32> last_lfb;
   Clock::time_point lfb_moved{};
   bool stopping ABSL_GUARDED_BY(mu) = false;
@@ -723,7 +725,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
       [&m](const Block& b) {
         if (!b.body.deploys.empty()) m.unfinalized_work.insert(b.hash);
         MutexLock lock(&m.mu);
-        for (const auto& d : b.body.deploys) m.backup.erase(d.sig);
+        for (const auto& d : b.body.deploys) m.backup.Forget(d.sig);
       },
       [&m](std::span<const Hash32> blocks) {
         for (const Hash32& h : blocks) m.unfinalized_work.erase(h);
@@ -1001,23 +1003,21 @@ void Node::Housekeeping() {
   {
     const int64_t next = dag_->MaxHeight() + 1;
     MutexLock lock(&m.mu);
-    const auto takeover =
-        std::chrono::milliseconds(config_.deploy_gossip_takeover_ms);
-    for (auto it = m.backup.begin(); it != m.backup.end();) {
-      if (now - it->second.arrived >= takeover ||
-          casper::WindowHalfGone(it->second.deploy.data(), next)) {
-        due.push_back(std::move(it->second.deploy));
-        it = m.backup.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    due = m.backup.TakeDue(now, next);
   }
   size_t taken = 0;
   for (const casper::SignedDeploy& d : due) {
     absl::StatusOr<std::vector<Hash32>> in = dag_->BlocksWithDeploy(d.sig());
     if (!in.ok() || !in->empty()) continue;
-    if (m.pool->Add(d, dag_->MaxHeight(), NowMs()).ok()) ++taken;
+    absl::Status added = m.pool->Add(d, dag_->MaxHeight(), NowMs());
+    if (added.ok()) {
+      ++taken;
+    } else {
+      Log("casper")->warn(
+          "deploy {} gossiped by a peer, in no block, not "
+          "taken over: {}",
+          HexEncode(d.sig()), added.ToString());
+    }
   }
   if (taken > 0) {
     Log("casper")->info(
@@ -1041,11 +1041,9 @@ void Node::HoldGossipedDeploy(const ::casper::DeployDataProto& proto) {
   absl::StatusOr<std::vector<Hash32>> in = dag_->BlocksWithDeploy(d->sig());
   if (!in.ok() || !in->empty()) return;
   MutexLock lock(&m.mu);
-  if (m.backup.size() >= static_cast<size_t>(config_.deploy_pool_max_deploys)) {
+  if (m.backup.Hold(*std::move(d), Clock::now()) == GossipBackup::Held::kFull) {
     m.metrics->DeployRefused("gossip_backup_full");
-    return;
   }
-  m.backup.emplace(d->sig(), Impl::Backup{*std::move(d), Clock::now()});
 }
 
 absl::Status Node::StartNetwork(metrics::Registry* registry,
@@ -1343,9 +1341,20 @@ absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
       std::chrono::duration<double>(Clock::now() - t0).count();
   if (!made.ok()) {
     m.metrics->Proposed("error", seconds);
-    Log("casper")->error("propose failed: {}", made.status().ToString());
+    if (made.status().code() == absl::StatusCode::kFailedPrecondition) {
+      // The block creator's "not bonded in the state of ...": expected of
+      // a validator that was just slashed; said once, not per attempt.
+      if (!m.said_no_stake) {
+        m.said_no_stake = true;
+        Log("casper")->warn("this validator proposes no blocks: {}",
+                            std::string(made.status().message()));
+      }
+    } else {
+      Log("casper")->error("propose failed: {}", made.status().ToString());
+    }
     return made.status();
   }
+  m.said_no_stake = false;
   if (!made->has_value()) {
     m.metrics->Proposed("empty", seconds);
     return absl::FailedPreconditionError("No new deploys to propose.");
@@ -1369,6 +1378,13 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
     m.metrics->DeployRefused("read_only");
     return absl::FailedPreconditionError(
         "Deploy was rejected because node is running in read-only mode.");
+  }
+  if (!SelfBonded()) {
+    m.metrics->DeployRefused("not_bonded");
+    return absl::FailedPreconditionError(
+        "Deploy was not accepted: this validator has no stake in the last "
+        "finalized block, so it proposes no blocks; deploy to a bonded "
+        "validator.");
   }
   absl::StatusOr<casper::SignedDeploy> d =
       casper::SignedDeploy::FromProto(proto);

@@ -500,5 +500,62 @@ TEST(ShardTest, AnEquivocatorIsDetectedAndSlashedOnce) {
   EXPECT_EQ(net[0].engine->counters().invalid, 1u);
 }
 
+// A forger re-signs a real block of validator 2's with its key (same
+// parents, justifications and sequence number, other extra bytes) and
+// hands it to validator 3 only (what rnode-badpeer's equivocation does to
+// a live shard). Validator 3 stores it as invalid and slashes validator 2;
+// the others fetch it through the slash; the shard keeps agreeing and
+// finalizing without validator 2.
+TEST(ShardTest, AForgedEquivocationSeenByOneValidatorIsSlashedEverywhere) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 3; ++i) {
+      SignedDeploy d = net[i].node.Sign(
+          "@0!(" + std::to_string(round * 3 + i) + ")", net.now + i);
+      ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
+      ASSERT_TRUE(net.Propose(i).has_value());
+    }
+  }
+  const auto latest = net[2].node.dag().LatestMessages();
+  auto of2 = latest.find(MakeTestKey(2).pk);
+  ASSERT_NE(of2, latest.end());
+  auto real = net[2].engine->GetBlock(of2->second);
+  ASSERT_TRUE(real.ok() && real->has_value());
+  block::Block forged = **real;
+  forged.extra = {0x66, 0x6f, 0x72, 0x67, 0x65, 0x64};
+  ASSERT_TRUE(block::SignBlock(forged, MakeTestKey(2).sk).ok());
+  ASSERT_NE(forged.hash, (*real)->hash);
+  auto r = net[2].engine->OnBlock(forged, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->kind, Received::Kind::kInvalid);
+  EXPECT_EQ(r->verdict.reason, validation::InvalidReason::kEquivocation);
+
+  // Everyone keeps proposing with deploys; validator 2 (slashed) stops
+  // once it sees it has no stake.
+  for (int round = 0; round < 4; ++round) {
+    for (int i : {2, 0, 1}) {
+      SignedDeploy d = net[i].node.Sign(
+          "@1!(" + std::to_string(round * 3 + i) + ")", net.now + i);
+      ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
+      net.now += 10;
+      (void)net[i].engine->Propose(net.now, /*allow_empty=*/true);
+      net.Pump();
+    }
+  }
+  for (int k : {0, 2, 0, 2}) net.Propose(k, /*allow_empty=*/true);
+  for (auto& p : net.peers) {
+    SCOPED_TRACE(p->index);
+    EXPECT_EQ(p->engine->buffered(), 0u);
+    EXPECT_TRUE(p->node.dag().Contains(forged.hash));
+    const auto lfb = p->node.dag().LastFinalized();
+    ASSERT_TRUE(lfb.has_value());
+    for (const auto& bond : p->node.dag().Meta(*lfb)->bonds) {
+      EXPECT_NE(bond.validator, MakeTestKey(2).pk);  // slashed, and final
+    }
+  }
+  EXPECT_EQ(net[0].node.dag().LastFinalized(),
+            net[2].node.dag().LastFinalized());
+}
+
 }  // namespace
 }  // namespace rnode::casper

@@ -105,12 +105,13 @@ TEST(JudgeTest, PendingDeploysFailTheRun) {
   o.pending_sample.push_back(p);
   const Verdict v = Judge(o);
   EXPECT_FALSE(v.passed);
-  EXPECT_THAT(v.text,
-              HasSubstr("7 acknowledged deploys not finalized within the "
-                        "drain of 60 s\n    0123456789abcdef to node 2, sent "
-                        "at 12.5 s, acknowledged at 12.75 s, in no block\n"
-                        "    0123456789abcdef to node 2, sent at 12.5 s, "
-                        "acknowledged at 12.75 s, included at 14 s"));
+  EXPECT_THAT(
+      v.text,
+      HasSubstr("7 acknowledged deploys not finalized within the "
+                "drain of 60 s\n    0123456789abcdef0123 to node 2, sent "
+                "at 12.5 s, acknowledged at 12.75 s, in no block\n"
+                "    0123456789abcdef0123 to node 2, sent at 12.5 s, "
+                "acknowledged at 12.75 s, included at 14 s"));
 }
 
 TEST(JudgeTest, EachOtherProblemFailsTheRun) {

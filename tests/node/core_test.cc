@@ -13,6 +13,7 @@
 #include "CasperMessage.pb.h"
 #include "casper/deploy.h"
 #include "gtest/gtest.h"
+#include "integration/child_process.h"
 #include "node/metrics/metrics.h"
 #include "rholang/ir.h"
 
@@ -350,6 +351,29 @@ TEST_F(NodeTest, ReadOnlyNodeRefusesDeploysAndProposals) {
   // Reads still work, and so does exploring (a read-only node may).
   EXPECT_TRUE(node_->LastFinalizedBlock().ok());
   EXPECT_TRUE(node_->Explore("Nil", std::nullopt, false).ok());
+}
+
+TEST_F(NodeTest, ValidatorWithoutStakeRefusesDeploys) {
+  Open();
+  const ::casper::DeployDataProto deploy = Signed(Data("Nil"));
+  Close();
+  // The stored shard, joined with a key the genesis bonds do not name (a
+  // validator that was never bonded, or has been slashed).
+  config_.standalone = false;
+  config_.port_protocol = ::rnode::testing::FreePort();
+  config_.port_discovery = ::rnode::testing::FreePort();
+  crypto::Secp256k1PrivateKey other = Key();
+  other[31] ^= 1;
+  config_.validator_private_key = HexEncode(other);
+  Open();
+  ASSERT_TRUE(node_->is_validator());
+  absl::StatusOr<Bytes> r = node_->Deploy(deploy);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(),
+            "Deploy was not accepted: this validator has no stake in the last "
+            "finalized block, so it proposes no blocks; deploy to a bonded "
+            "validator.");
+  EXPECT_EQ(node_->pending_deploys(), 0u);
 }
 
 TEST_F(NodeTest, BlockLookupsByPrefixAndHeight) {

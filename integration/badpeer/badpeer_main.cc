@@ -1,0 +1,306 @@
+// rnode-badpeer: a misbehaving peer against one node of a running shard
+// (docs/reliability.md "bad-peer"; scripts/chaos runs it). It sends what
+// each named attack says and prints, per attack, one JSON line with what
+// the node answered; the node's health and the shard's verdicts are the
+// caller's to judge.
+//
+//   rnode-badpeer --target rnode://<id>@127.0.0.1?protocol=P&discovery=D
+//                 --network-id local-shard
+//                 [--attacks garbage,oversized,flood,bad-signature,
+//                            unbonded,equivocation]
+//                 [--block HEX] [--equivocate HEX --equivocator-key-file F]
+//                 [--seed N] [--flood-count N]
+//
+// bad-signature and unbonded forge from --block (any block the target
+// has); equivocation re-signs --equivocate (a block of the validator whose
+// key is in --equivocator-key-file, hex) with other extra bytes.
+//
+// Exit status: 0 when every attack ran, 1 when one could not (no
+// connection, a block the target did not serve), 2 on a usage error.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "casper/block/block.h"
+#include "crypto/secp256k1.h"
+#include "integration/badpeer/block_peer.h"
+#include "integration/badpeer/wire.h"
+#include "nlohmann/json.hpp"
+#include "node/p2p/peer.h"
+#include "util/bytes.h"
+
+namespace rnode::badpeer {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr int kExitRan = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+constexpr int kGarbageFrames = 200;
+// Above the node's receive limit: max(256 KiB unary, 1 MiB chunk) + 4 KiB
+// envelope (node/p2p/transport.cc).
+constexpr size_t kOversizedBytes = 2 << 20;
+// Far above the 200 MiB stream limit, still a valid int32 length.
+constexpr int32_t kHugeStreamBytes = 1 << 30;
+constexpr auto kConnectPatience = 15s;
+constexpr auto kFetchPatience = 15s;
+// A sent block is queued; the transport streams it within this long.
+constexpr auto kSendSettle = 500ms;
+
+const std::vector<std::string> kAttacks = {"garbage",  "oversized",
+                                           "flood",    "bad-signature",
+                                           "unbonded", "equivocation"};
+
+json StatusJson(const grpc::Status& s) {
+  return json{{"code", static_cast<int>(s.error_code())},
+              {"message", s.error_message()}};
+}
+
+json CodesJson(const std::map<int, uint64_t>& codes) {
+  json out = json::object();
+  for (auto [code, n] : codes) out[std::to_string(code)] = n;
+  return out;
+}
+
+json TallyJson(const SendTally& t) {
+  return json{{"acknowledged", t.acked},
+              {"busy", t.busy},
+              {"shed", t.shed},
+              {"other_errors", t.other_errors},
+              {"failed", CodesJson(t.failed)}};
+}
+
+void Print(const json& line) {
+  std::cout << line.dump() << std::endl;  // one line per attack, flushed
+}
+
+absl::StatusOr<Hash32> ParseHash(const std::string& hex) {
+  return HexDecodeFixed<32>(hex);
+}
+
+absl::StatusOr<crypto::Secp256k1PrivateKey> ReadKey(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string hex(absl::StripAsciiWhitespace(text.str()));
+  absl::StatusOr<Bytes> bytes = HexDecode(hex);
+  if (!bytes.ok()) return absl::InvalidArgumentError(path + ": not hex");
+  return crypto::ParseSecp256k1PrivateKey(*bytes);
+}
+
+crypto::Secp256k1PrivateKey FreshKey(std::mt19937_64& rng) {
+  for (;;) {
+    Bytes raw(32);
+    for (uint8_t& b : raw) b = static_cast<uint8_t>(rng());
+    absl::StatusOr<crypto::Secp256k1PrivateKey> k =
+        crypto::ParseSecp256k1PrivateKey(raw);
+    if (k.ok()) return *k;
+  }
+}
+
+struct Args {
+  std::string target;
+  std::string network_id;
+  std::string attacks;
+  std::string block;
+  std::string equivocate;
+  std::string key_file;
+  uint64_t seed = 0;
+  int flood_count = 5000;
+};
+
+// One block attack: forge, send, report. False when it could not run.
+bool RunBlockAttack(BlockPeer& peer, const std::string& name,
+                    const std::string& hex,
+                    const std::function<absl::StatusOr<casper::block::Block>(
+                        casper::block::Block)>& forge) {
+  json line{{"attack", name}};
+  absl::StatusOr<Hash32> hash = ParseHash(hex);
+  absl::StatusOr<casper::block::Block> real =
+      hash.ok() ? peer.Fetch(*hash, kFetchPatience)
+                : absl::StatusOr<casper::block::Block>(hash.status());
+  absl::StatusOr<casper::block::Block> forged =
+      real.ok() ? forge(*std::move(real)) : real;
+  absl::Status sent =
+      forged.ok() ? peer.Send(*forged) : absl::Status(forged.status());
+  if (sent.ok()) std::this_thread::sleep_for(kSendSettle);
+  line["ran"] = sent.ok();
+  if (!sent.ok()) line["error"] = sent.ToString();
+  if (forged.ok()) {
+    line["block"] = HexEncode(forged->hash);
+    line["sender"] = HexEncode(forged->sender);
+    line["seq_num"] = forged->seq_num;
+    line["number"] = forged->number();
+  }
+  line["still_connected"] = peer.Connected();
+  Print(line);
+  return sent.ok();
+}
+
+int Run(const Args& a) {
+  absl::StatusOr<node::p2p::PeerNode> target =
+      node::p2p::ParsePeerAddress(a.target);
+  if (!target.ok()) {
+    std::cerr << "rnode-badpeer: --target: " << target.status().message()
+              << "\n";
+    return kExitUsage;
+  }
+  std::set<std::string> wanted;
+  const std::vector<std::string> names =
+      absl::StrSplit(a.attacks, ',', absl::SkipEmpty());
+  for (const std::string& w : names) {
+    if (std::find(kAttacks.begin(), kAttacks.end(), w) == kAttacks.end()) {
+      std::cerr << "rnode-badpeer: unknown attack '" << w << "'\n";
+      return kExitUsage;
+    }
+    wanted.emplace(w);
+  }
+  if ((wanted.contains("bad-signature") || wanted.contains("unbonded")) &&
+      a.block.empty()) {
+    std::cerr << "rnode-badpeer: bad-signature and unbonded need --block\n";
+    return kExitUsage;
+  }
+  if (wanted.contains("equivocation") &&
+      (a.equivocate.empty() || a.key_file.empty())) {
+    std::cerr << "rnode-badpeer: equivocation needs --equivocate and "
+                 "--equivocator-key-file\n";
+    return kExitUsage;
+  }
+  std::mt19937_64 rng(a.seed);
+  const std::string wire_target = target->ProtocolTarget();
+  bool all_ran = true;
+
+  if (wanted.contains("garbage")) {
+    const GarbageResult r =
+        SendGarbage(wire_target, a.network_id, kGarbageFrames, rng);
+    Print(json{{"attack", "garbage"},
+               {"ran", true},
+               {"frames", r.frames},
+               {"accepted", r.accepted},
+               {"codes", CodesJson(r.codes)}});
+  }
+  if (wanted.contains("oversized")) {
+    const OversizedResult r = SendOversized(
+        wire_target, a.network_id, kOversizedBytes, kHugeStreamBytes, rng);
+    json broken = json::array();
+    for (const auto& b : r.broken) {
+      broken.push_back(json{{"what", b.what},
+                            {"stream", StatusJson(b.stream)},
+                            {"next_send", StatusJson(b.next_send)}});
+    }
+    Print(json{{"attack", "oversized"},
+               {"ran", true},
+               {"unary", StatusJson(r.unary)},
+               {"huge_stream", StatusJson(r.huge_stream)},
+               {"broken_streams", broken}});
+  }
+  if (wanted.contains("flood")) {
+    const ::routing::Header header = MakeHeader(rng, a.network_id);
+    const auto start = std::chrono::steady_clock::now();
+    const SendTally t =
+        Flood(wire_target, header, "HasBlockRequest", a.flood_count, rng());
+    Print(json{{"attack", "flood"},
+               {"ran", true},
+               {"packets", a.flood_count},
+               {"seconds", std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count()},
+               {"answers", TallyJson(t)}});
+  }
+  const bool blocks = wanted.contains("bad-signature") ||
+                      wanted.contains("unbonded") ||
+                      wanted.contains("equivocation");
+  if (!blocks) return all_ran ? kExitRan : kExitFailed;
+
+  absl::StatusOr<std::unique_ptr<BlockPeer>> peer =
+      BlockPeer::Connect(*target, a.network_id, kConnectPatience);
+  if (!peer.ok()) {
+    Print(json{{"attack", "connect"},
+               {"ran", false},
+               {"error", peer.status().ToString()}});
+    return kExitFailed;
+  }
+  if (wanted.contains("bad-signature")) {
+    all_ran &= RunBlockAttack(
+        **peer, "bad-signature", a.block,
+        [](casper::block::Block b) -> absl::StatusOr<casper::block::Block> {
+          return WithBadSignature(std::move(b), "rnode-badpeer: bad signature");
+        });
+  }
+  if (wanted.contains("unbonded")) {
+    const crypto::Secp256k1PrivateKey key = FreshKey(rng);
+    all_ran &= RunBlockAttack(
+        **peer, "unbonded", a.block, [&key](casper::block::Block b) {
+          return SignedBy(std::move(b), "rnode-badpeer: unbonded", key);
+        });
+  }
+  if (wanted.contains("equivocation")) {
+    absl::StatusOr<crypto::Secp256k1PrivateKey> key = ReadKey(a.key_file);
+    if (!key.ok()) {
+      std::cerr << "rnode-badpeer: --equivocator-key-file: "
+                << key.status().message() << "\n";
+      return kExitUsage;
+    }
+    all_ran &= RunBlockAttack(
+        **peer, "equivocation", a.equivocate, [&key](casper::block::Block b) {
+          return SignedBy(std::move(b), "rnode-badpeer: equivocation", *key);
+        });
+  }
+  return all_ran ? kExitRan : kExitFailed;
+}
+
+}  // namespace
+}  // namespace rnode::badpeer
+
+int main(int argc, char** argv) {
+  rnode::badpeer::Args a;
+  CLI::App app{"A misbehaving peer against one node of a running shard"};
+  app.add_option("--target", a.target, "the node's rnode:// address")
+      ->required();
+  app.add_option("--network-id", a.network_id, "the shard's network id")
+      ->required();
+  std::string all;
+  for (const std::string& name : rnode::badpeer::kAttacks) {
+    all += (all.empty() ? "" : ",") + name;
+  }
+  a.attacks = all;
+  app.add_option("--attacks", a.attacks, "comma-separated: " + all);
+  app.add_option("--block", a.block,
+                 "hex hash of a block the target has (bad-signature, "
+                 "unbonded)");
+  app.add_option("--equivocate", a.equivocate,
+                 "hex hash of a block of the equivocator (equivocation)");
+  app.add_option("--equivocator-key-file", a.key_file,
+                 "file holding the equivocator's private key (hex)");
+  app.add_option("--seed", a.seed, "random seed (ids, garbage, keys)");
+  app.add_option("--flood-count", a.flood_count,
+                 "HasBlockRequest packets in the flood")
+      ->check(CLI::Range(1, 1'000'000));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : rnode::badpeer::kExitUsage;
+  }
+  return rnode::badpeer::Run(a);
+}

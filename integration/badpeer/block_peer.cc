@@ -1,0 +1,156 @@
+#include "integration/badpeer/block_peer.h"
+
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "CasperMessage.pb.h"
+#include "absl/strings/str_cat.h"
+#include "casper/block/block_codec.h"
+#include "node/p2p/chunker.h"
+#include "node/p2p/transport.h"
+#include "util/mutex.h"
+
+namespace rnode::badpeer {
+namespace {
+
+using casper::block::Block;
+using Clock = std::chrono::steady_clock;
+
+// The protocol's packet names (docs/p2p.md "Packets").
+constexpr char kBlockRequest[] = "BlockRequest";
+constexpr char kBlockMessage[] = "BlockMessage";
+
+Bytes ExtraOf(std::string_view tag) { return Bytes(tag.begin(), tag.end()); }
+
+}  // namespace
+
+Block WithBadSignature(Block block, std::string_view tag) {
+  block.extra = ExtraOf(tag);
+  block.hash = casper::block::ComputeBlockHash(block);
+  return block;
+}
+
+absl::StatusOr<Block> SignedBy(Block block, std::string_view tag,
+                               const crypto::Secp256k1PrivateKey& key) {
+  block.extra = ExtraOf(tag);
+  if (absl::Status s = casper::block::SignBlock(block, key); !s.ok()) return s;
+  return block;
+}
+
+// Receives the blocks the target streams back; everything else is dropped.
+struct BlockPeer::Impl final : public node::p2p::PacketHandler {
+  void OnPacket(const node::p2p::PeerNode& from, const std::string& type_id,
+                std::string content, bool streamed) override {
+    if (type_id != kBlockMessage || !streamed) return;
+    absl::StatusOr<Block> block = casper::block::DecodeBlock(ByteView(
+        reinterpret_cast<const uint8_t*>(content.data()), content.size()));
+    if (!block.ok()) return;
+    MutexLock lock(&mu);
+    // Bounded: only blocks asked for are kept.
+    if (asked.contains(block->hash)) {
+      arrived.insert_or_assign(block->hash, *std::move(block));
+      cv.SignalAll();
+    }
+  }
+
+  node::p2p::PeerNode target;
+  Mutex mu;
+  CondVar cv;
+  std::map<Hash32, bool> asked ABSL_GUARDED_BY(mu);
+  std::map<Hash32, Block> arrived ABSL_GUARDED_BY(mu);
+  // Last member: stopped (its dispatchers joined) before the rest goes.
+  std::unique_ptr<node::p2p::Transport> transport;
+};
+
+BlockPeer::BlockPeer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+BlockPeer::~BlockPeer() {
+  if (impl_ != nullptr && impl_->transport != nullptr) impl_->transport->Stop();
+}
+
+absl::StatusOr<std::unique_ptr<BlockPeer>> BlockPeer::Connect(
+    const node::p2p::PeerNode& target, const std::string& network_id,
+    std::chrono::milliseconds patience) {
+  auto impl = std::make_unique<Impl>();
+  impl->target = target;
+  std::random_device seed;
+  std::mt19937_64 rng((static_cast<uint64_t>(seed()) << 32) ^ seed());
+  node::p2p::TransportOptions options;
+  options.self.id.resize(node::p2p::kNodeIdBytes);
+  for (uint8_t& b : options.self.id) b = static_cast<uint8_t>(rng());
+  options.self.host = "127.0.0.1";
+  options.self.udp_port = 1;  // no discovery: nothing listens there
+  options.network_id = network_id;
+  absl::StatusOr<std::unique_ptr<node::p2p::Transport>> t =
+      node::p2p::Transport::Start(options, impl.get(), nullptr);
+  if (!t.ok()) return t.status();
+  impl->transport = *std::move(t);
+  if (!impl->transport->AddPeer(target, /*persistent=*/true)) {
+    return absl::InvalidArgumentError("the target cannot be added as a peer");
+  }
+  const auto until = Clock::now() + patience;
+  while (Clock::now() < until) {
+    for (const node::p2p::PeerNode& p : impl->transport->Connected()) {
+      if (p.id == target.id) {
+        return std::unique_ptr<BlockPeer>(new BlockPeer(std::move(impl)));
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("no handshake with ", node::p2p::FormatPeerAddress(target),
+                   " within ", patience.count(), " ms"));
+}
+
+absl::StatusOr<Block> BlockPeer::Fetch(const Hash32& hash,
+                                       std::chrono::milliseconds patience) {
+  Impl& m = *impl_;
+  {
+    MutexLock lock(&m.mu);
+    m.asked[hash] = true;
+  }
+  ::casper::BlockRequestProto req;
+  req.set_hash(std::string(hash.begin(), hash.end()));
+  if (absl::Status s = m.transport->Send(m.target.id, kBlockRequest,
+                                         req.SerializeAsString());
+      !s.ok()) {
+    return s;
+  }
+  const auto until = Clock::now() + patience;
+  MutexLock lock(&m.mu);
+  while (!m.arrived.contains(hash)) {
+    if (m.cv.WaitUntil(&m.mu, until) && !m.arrived.contains(hash)) {
+      return absl::NotFoundError(absl::StrCat("block ", HexEncode(hash),
+                                              " did not arrive within ",
+                                              patience.count(), " ms"));
+    }
+  }
+  Block b = std::move(m.arrived.at(hash));
+  m.arrived.erase(hash);
+  m.asked.erase(hash);
+  return b;
+}
+
+absl::Status BlockPeer::Send(const Block& block) {
+  Impl& m = *impl_;
+  const Bytes encoded = casper::block::EncodeBlock(block);
+  absl::StatusOr<node::p2p::Blob> blob = node::p2p::MakeBlob(
+      kBlockMessage, std::string(encoded.begin(), encoded.end()));
+  if (!blob.ok()) return blob.status();
+  absl::StatusOr<node::p2p::Transport::Permit> permit =
+      m.transport->ReserveStream(m.target.id, blob->wire->size());
+  if (!permit.ok()) return permit.status();
+  return m.transport->Stream(m.target.id, *std::move(permit), *blob);
+}
+
+bool BlockPeer::Connected() const {
+  for (const node::p2p::PeerNode& p : impl_->transport->Connected()) {
+    if (p.id == impl_->target.id) return true;
+  }
+  return false;
+}
+
+}  // namespace rnode::badpeer
