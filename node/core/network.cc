@@ -189,11 +189,13 @@ void CasperNetwork::Delivered(const Hash32& hash) {
 }
 
 size_t CasperNetwork::ReplicateDeploy(const std::string& encoded_deploy,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds first_timeout,
+                                      std::chrono::milliseconds extra_timeout) {
   p2p::Transport* t = CurrentTransport();
   if (t == nullptr) return 0;
   size_t held = 0;
   for (const p2p::PeerNode& peer : t->Connected()) {
+    const auto timeout = held == 0 ? first_timeout : extra_timeout;
     if (t->SendNow(peer.id, packet::kDeployData, encoded_deploy, timeout)
             .ok()) {
       ++held;

@@ -114,12 +114,15 @@ class CasperNetwork final : public casper::engine::Transport,
   // longer asked for.
   void Delivered(const Hash32& hash);
   // Sends `deploy` (encoded DeployDataProto) to every connected peer, one
-  // at a time on the caller's thread, each waited for up to `timeout`
-  // (p2p::Transport::SendNow). Returns how many took it: 0 when none is
-  // connected or none took it in time. Every peer is asked, not just the
-  // first: a read-only peer takes it without being able to propose it.
+  // at a time on the caller's thread (p2p::Transport::SendNow), each
+  // waited for up to `first_timeout` until one has taken it and up to
+  // `extra_timeout` after (a copy exists by then). Returns how many took
+  // it: 0 when none is connected or none took it in time. Every peer is
+  // asked, not just the first: a read-only peer takes it without being
+  // able to propose it.
   size_t ReplicateDeploy(const std::string& encoded_deploy,
-                         std::chrono::milliseconds timeout);
+                         std::chrono::milliseconds first_timeout,
+                         std::chrono::milliseconds extra_timeout);
   // Whether any peer is connected.
   bool HasPeers() const;
   // Asks every connected peer for its tips (after a pause or a restart).

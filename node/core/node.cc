@@ -103,8 +103,13 @@ constexpr auto kBehindWanted = std::chrono::milliseconds(2000);
 // paused.
 constexpr auto kPauseNoticed = std::chrono::seconds(3);
 // How long an acknowledgement waits for each peer it offers the deploy to
-// (a stopped peer costs this once; a live one answers in a millisecond).
-constexpr auto kDeployReplicationTimeout = std::chrono::milliseconds(250);
+// until one holds a copy, and for each after that (a live peer answers in
+// a millisecond; a stopped one costs this until it is disconnected, after
+// three failures). The first is generous: a busy peer (a loaded machine,
+// the sanitizer builds) is not a missing one; under ASan 250 ms refused
+// deploys as "reaches none of its peers" while the peers were only slow.
+constexpr auto kDeployReplicationTimeout = std::chrono::milliseconds(1000);
+constexpr auto kDeployExtraCopyTimeout = std::chrono::milliseconds(250);
 constexpr char kNoPeerTookTheDeploy[] =
     "Deploy was not accepted: this validator reaches none of its peers, so "
     "it cannot keep a second copy of the deploy; retry shortly or deploy to "
@@ -1440,7 +1445,8 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
   // it by its id, and a retry of the same deploy is kept once).
   if (m.network != nullptr &&
       m.network->ReplicateDeploy(proto.SerializeAsString(),
-                                 kDeployReplicationTimeout) == 0) {
+                                 kDeployReplicationTimeout,
+                                 kDeployExtraCopyTimeout) == 0) {
     const Bytes sig = d->sig();
     RETURN_IF_ERROR(m.pool->Remove(std::span<const Bytes>(&sig, 1)));
     m.metrics->DeployRefused("no_peers");
