@@ -514,38 +514,45 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
         busy = false;
         s = Call(link, out, &busy);
       }
-      if (busy) {
-        // The peer is busy, not gone (as for streams in BulkLoop): the
-        // packet is lost to it (counted), the link stays.
-        ++busy_out;
-        P2pMetrics::Inc(m.busy_out);
-        Log("p2p")->debug("packet to {} refused: {}", link->node.IdHex(),
-                          s.ToString());
-        MutexLock lock(&link->mu);
-        link->failures = 0;
-        link->last_sent = Clock::now();
-      } else if (s.ok()) {
-        ++packets_out;
-        P2pMetrics::Inc(m.packets_out);
-        if (out.has_packet()) {
-          P2pMetrics::Inc(m.bytes_out, out.packet().content().size());
-        }
-        MutexLock lock(&link->mu);
-        link->failures = 0;
-        link->last_sent = Clock::now();
-      } else {
-        if (out.has_packet()) {
-          Log("p2p")->debug("send of {} to {} failed: {}",
-                            out.packet().typeid_(), link->node.IdHex(),
-                            s.ToString());
-        }
-        {
-          MutexLock lock(&link->mu);
-          link->last_sent = Clock::now();
-        }
-        SendFailed(link);
-      }
+      Sent(link, out, s, busy);
     }
+  }
+
+  // Records the outcome `s` of one small-packet call `out` to `link`:
+  // counted, and the link's failures reset, or counted towards
+  // disconnecting it. A busy peer is not gone (as for streams in
+  // BulkLoop): the packet is lost to it (counted), the link stays.
+  void Sent(const std::shared_ptr<Link>& link, const ::routing::Protocol& out,
+            const absl::Status& s, bool busy) {
+    if (busy) {
+      ++busy_out;
+      P2pMetrics::Inc(m.busy_out);
+      Log("p2p")->debug("packet to {} refused: {}", link->node.IdHex(),
+                        s.ToString());
+    } else if (s.ok()) {
+      ++packets_out;
+      P2pMetrics::Inc(m.packets_out);
+      if (out.has_packet()) {
+        P2pMetrics::Inc(m.bytes_out, out.packet().content().size());
+      }
+    } else if (out.has_packet()) {
+      Log("p2p")->debug("send of {} to {} failed: {}", out.packet().typeid_(),
+                        link->node.IdHex(), s.ToString());
+    }
+    {
+      MutexLock lock(&link->mu);
+      if (busy || s.ok()) link->failures = 0;
+      link->last_sent = Clock::now();
+    }
+    if (!busy && !s.ok()) SendFailed(link);
+  }
+
+  // A small packet of `type_id` carrying `content`, in this node's envelope.
+  ::routing::Protocol Packet(std::string type_id, std::string content) const {
+    ::routing::Protocol p = Envelope();
+    p.mutable_packet()->set_typeid_(std::move(type_id));
+    p.mutable_packet()->set_content(std::move(content));
+    return p;
   }
 
   // The stream sender of one peer: one blob at a time, chunk by chunk.
@@ -995,9 +1002,7 @@ absl::Status Transport::Send(ByteView peer_id, std::string type_id,
                              std::string content) {
   std::shared_ptr<Link> link = impl_->Find(peer_id);
   if (link == nullptr) return absl::NotFoundError("peer not connected");
-  ::routing::Protocol p = impl_->Envelope();
-  p.mutable_packet()->set_typeid_(std::move(type_id));
-  p.mutable_packet()->set_content(std::move(content));
+  ::routing::Protocol p = impl_->Packet(std::move(type_id), std::move(content));
   MutexLock lock(&link->mu);
   if (!link->connected || link->stopping) {
     return absl::NotFoundError("peer not connected");
@@ -1023,20 +1028,13 @@ absl::Status Transport::SendNow(ByteView peer_id, std::string type_id,
       return absl::NotFoundError("peer not connected");
     }
   }
-  ::routing::Protocol p = impl_->Envelope();
-  p.mutable_packet()->set_typeid_(std::move(type_id));
-  p.mutable_packet()->set_content(std::move(content));
+  const ::routing::Protocol p =
+      impl_->Packet(std::move(type_id), std::move(content));
   bool busy = false;
   absl::Status s = impl_->Call(link, p, &busy, timeout);
-  if (s.ok()) {
-    ++impl_->packets_out;
-    P2pMetrics::Inc(impl_->m.packets_out);
-    MutexLock lock(&link->mu);
-    link->failures = 0;
-  } else if (!busy) {
-    // Counts towards disconnecting a dead peer, as a queued send would.
-    impl_->SendFailed(link);
-  }
+  // Counted as a queued send's outcome would be (a failure counts towards
+  // disconnecting a dead peer).
+  impl_->Sent(link, p, s, busy);
   return s;
 }
 
