@@ -87,11 +87,17 @@ absl::Status Engine::DrainBuffer(int64_t now_ms) {
                        [&](const Hash32& h) { return dag_->Contains(h); })) {
         continue;
       }
-      block::Block waiting = std::move(it->second.block);
+      Waiting waiting = std::move(it->second);
       buffer_.erase(it);
       // Added, invalid or buffered again (waiting for other blocks): all
-      // settled here.
-      RETURN_IF_ERROR(Admit(waiting, now_ms).status());
+      // settled here. An error (the store failed) puts it back for the next
+      // drain: dropped, it would be lost to the blocks that wait for it,
+      // which do not ask for it again.
+      absl::Status s = Admit(waiting.block, now_ms).status();
+      if (!s.ok()) {
+        buffer_.try_emplace(waiting.block.hash, std::move(waiting));
+        return s;
+      }
       progress = true;
       break;  // The map changed under Admit; start over.
     }
@@ -117,8 +123,6 @@ absl::Status Engine::Finalize() {
       if (seen.insert(p).second) queue.push_back(p);
     }
   }
-  RETURN_IF_ERROR(dag_->SetLastFinalized(*lfb));
-  counters_.finalized += newly.size();
   std::vector<std::pair<int64_t, Hash32>> ordered;
   ordered.reserve(newly.size());
   for (const Hash32& h : newly) {
@@ -133,15 +137,33 @@ absl::Status Engine::Finalize() {
     if (!b.has_value()) continue;
     for (const auto& d : b->body.deploys) done.push_back(d.sig);
   }
+  // The pool first: should either write fail (a full disk), the next call
+  // finds the same blocks newly final and does both again, where a moved
+  // last finalized block would leave their deploys in the pool and their
+  // finalization unannounced.
   RETURN_IF_ERROR(pool_->Remove(done));
+  RETURN_IF_ERROR(dag_->SetLastFinalized(*lfb));
+  counters_.finalized += newly.size();
   if (options_.listener != nullptr) {
     options_.listener->OnFinalized(*lfb, newly, done);
   }
   return absl::OkStatus();
 }
 
+absl::Status Engine::Settle(int64_t now_ms) {
+  unsettled_ = true;
+  RETURN_IF_ERROR(DrainBuffer(now_ms));
+  RETURN_IF_ERROR(Finalize());
+  unsettled_ = false;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
                                          int64_t now_ms) {
+  // A store failure left buffered blocks undrained (regression: a block
+  // whose write failed as it left the buffer was dropped, and the blocks
+  // waiting for it, which counted it as on its way, waited for good).
+  if (unsettled_) RETURN_IF_ERROR(Settle(now_ms));
   if (dag_->Contains(block.hash) || buffer_.contains(block.hash)) {
     Received r;
     r.kind = Received::Kind::kKnown;
@@ -155,15 +177,13 @@ absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
   const bool stored =
       r.kind == Received::Kind::kAdded ||
       (r.kind == Received::Kind::kInvalid && dag_->Contains(block.hash));
-  if (stored) {
-    RETURN_IF_ERROR(DrainBuffer(now_ms));
-    RETURN_IF_ERROR(Finalize());
-  }
+  if (stored) RETURN_IF_ERROR(Settle(now_ms));
   return r;
 }
 
 absl::StatusOr<std::optional<Hash32>> Engine::Propose(int64_t now_ms,
                                                       bool allow_empty) {
+  if (unsettled_) RETURN_IF_ERROR(Settle(now_ms));
   ASSIGN_OR_RETURN(std::optional<block::Block> created,
                    creator_->Create(key_, now_ms, allow_empty));
   if (!created.has_value()) return std::optional<Hash32>();

@@ -107,8 +107,9 @@ class Engine {
         key_(key),
         options_(options) {}
 
-  // A block from a peer (or asked for). Internal errors are returned; the
-  // block's own faults are in the result.
+  // A block from a peer (or asked for). Internal errors (the store failed)
+  // are returned, and then the block may or may not be stored: the caller
+  // asks for it again later. The block's own faults are in the result.
   absl::StatusOr<Received> OnBlock(const block::Block& block, int64_t now_ms);
 
   // Makes a block (nullopt when there is nothing to include and
@@ -128,8 +129,13 @@ class Engine {
  private:
   // Validates and stores one block; buffers it on missing dependencies.
   absl::StatusOr<Received> Admit(const block::Block& block, int64_t now_ms);
-  // Retries buffered blocks until none can move.
+  // Retries buffered blocks until none can move. On an error the block
+  // that failed stays buffered.
   absl::Status DrainBuffer(int64_t now_ms);
+  // After a block was stored: drains the buffer and moves finality. Should
+  // either fail (the store), the next block or proposal does it again
+  // (`unsettled_`), as nothing else would retry the buffered blocks.
+  absl::Status Settle(int64_t now_ms);
   // Moves the last finalized block forward if the DAG allows, and drops
   // the newly finalized blocks' deploys from the pool.
   absl::Status Finalize();
@@ -152,6 +158,7 @@ class Engine {
   bool Awaited(const Hash32& hash) const;
 
   std::map<Hash32, Waiting> buffer_;
+  bool unsettled_ = false;
   EngineCounters counters_;
 };
 

@@ -3,6 +3,7 @@
 
   scripts/chaos [--quick] [--scenarios A,B,...] [--rate R] [--seed S]
                 [--out DIR] [--base-port P] [--keep]
+  scripts/chaos --soak [--soak-minutes M] [--warmup-minutes W] [--rate R]
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), then
 runs each named scenario under a steady stream of deploys from
@@ -16,6 +17,11 @@ and judges it. Scenarios:
                (POST /api/fault/isolate on its admin port; the shard runs
                with --fault-injection), then heal it (/api/fault/heal)
   restart-all  SIGKILL every validator at once, restart them all
+  disk-full    fill a validator's disk for 30 s (--quick 15 s): every write
+               of its store fails as on a full disk (POST
+               /api/fault/disk-full), so it refuses deploys with
+               507 disk_full and takes no blocks; then space returns
+               (/api/fault/heal) and it must take deploys again
   bad-peer     rnode-badpeer against a random validator: garbage frames,
                oversized messages and streams, a flood of requests, a block
                with a bad signature, one from an unbonded key, and an
@@ -25,8 +31,9 @@ and judges it. Scenarios:
 After each scenario the checks are:
   fault      the fault happened as meant and the victim's own answer to it
              was right (per scenario: the cut-off validator lost its peers;
-             the attacked one refused every bad message, counted them, and
-             the equivocator was slashed)
+             the full-disk one refused deploys as disk_full and took them
+             again once space returned; the attacked one refused every bad
+             message, counted them, and the equivocator was slashed)
   stream     every deploy a node acknowledged finalized (rnode-loadgen's
              verdict after its drain)
   advance    every node's last finalized block advanced within 60 s of
@@ -35,6 +42,13 @@ After each scenario the checks are:
              within 60 s (no two nodes finalize conflicting blocks)
   state      the highest block final on all nodes has the same post-state
              root on every node
+
+--soak runs no fault: a steady stream for --soak-minutes (default 60) with
+every node's resident memory sampled once a minute, and passes when each
+node's last sample is at most 10 % above its sample at the end of the
+warm-up (--warmup-minutes, default 10), every acknowledged deploy
+finalized, and agreement and state hold at the end. It writes soak.md,
+soak.json and rss.csv (not in the test command: it takes an hour).
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -71,7 +85,8 @@ TAIL_S = 10
 # Longest a scenario's load generator may take to finish its drain.
 DRAIN_S = 120
 POLL_S = 0.25
-SCENARIOS = ("kill9", "sigstop", "partition", "restart-all", "bad-peer")
+SCENARIOS = ("kill9", "sigstop", "partition", "restart-all", "disk-full",
+             "bad-peer")
 
 
 def note(message):
@@ -311,6 +326,45 @@ def restart_all(shard, rng, quick):
     return lfb_numbers(shard), f"{len(shard.validators())} restarted"
 
 
+DISK_FULL = 'rnode_deploys_refused_total{reason="disk_full"}'
+RECEIVED = "rnode_deploys_received_total"
+
+
+def disk_full(shard, rng, quick):
+    """A validator's disk fills: its store's writes fail with ENOSPC."""
+    full = 15 if quick else 30
+    victim = rng.choice(shard.validators())
+    note(f"disk-full: {victim['name']}'s disk full for {full} s")
+    if admin_post(victim, "/api/fault/disk-full").get("diskFull") is not True:
+        raise CheckFailed(f"{victim['name']} did not report its disk full")
+    try:
+        start = metrics(victim)
+        time.sleep(full)
+        during = metrics(victim)
+    finally:
+        admin_post(victim, "/api/fault/heal")
+    refused = during.get(DISK_FULL, 0) - start.get(DISK_FULL, 0)
+    admitted = during.get(RECEIVED, 0) - start.get(RECEIVED, 0)
+    # The stream sends it a share of its deploys: each one refused as
+    # disk_full, none taken.
+    if refused <= 0 or admitted > 0:
+        raise CheckFailed(f"{victim['name']} with a full disk refused "
+                          f"{refused:.0f} deploys as disk_full and took "
+                          f"{admitted:.0f}")
+    # Space returned: it takes deploys again (the stream's next ones).
+    deadline = time.monotonic() + CHECK_DEADLINE_S
+    while True:
+        taken = metrics(victim).get(RECEIVED, 0) - during.get(RECEIVED, 0)
+        if taken > 0:
+            break
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"{victim['name']} took no deploy within "
+                              f"{CHECK_DEADLINE_S} s of space returning")
+        time.sleep(POLL_S)
+    return lfb_numbers(shard), (f"{victim['name']}'s disk full {full} s: "
+                                f"{refused:.0f} deploys refused disk_full")
+
+
 INVALID = 'casper_blocks_validated_total{verdict="invalid"}'
 MALFORMED = "p2p_malformed_total"
 
@@ -414,10 +468,12 @@ def bad_peer(shard, rng, quick):
 
 
 RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
-           "restart-all": restart_all, "bad-peer": bad_peer}
+           "restart-all": restart_all, "disk-full": disk_full,
+           "bad-peer": bad_peer}
 # A scenario's nominal length (s) for its stream; it may end early.
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
-          "restart-all": (30, 30), "bad-peer": (30, 45)}
+          "restart-all": (30, 30), "disk-full": (25, 40),
+          "bad-peer": (30, 45)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
@@ -475,6 +531,109 @@ def run_scenario(name, shard, a, rng, out_dir):
 CHECKS = ("fault", "stream", "advance", "agreement", "state")
 
 
+# Growth of a node's resident memory after the warm-up that fails a soak.
+SOAK_RSS_GROWTH = 0.10
+
+
+def rss_kib(pid):
+    """A process's resident set (KiB) from /proc; None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def run_soak(shard, a, out_dir):
+    """The steady stream for a.soak_minutes, RSS sampled each minute.
+    Returns (passed, report lines)."""
+    seconds = int(a.soak_minutes * 60)
+    args = loadtest.target_args(a.loadgen, shard.folder, out_dir) + [
+        "--phases", f"{a.rate}/s:{seconds}s", "--drain-seconds", str(DRAIN_S)]
+    names = [n["name"] for n in shard.nodes()]
+    samples = []  # (minute, {name: KiB})
+    started = time.monotonic()
+    with open(os.path.join(out_dir, "loadgen.log"), "w") as log:
+        stream = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            minute = 0
+            while minute <= a.soak_minutes and stream.poll() is None:
+                row = {n["name"]: rss_kib(n["pid"]) for n in shard.nodes()}
+                samples.append((minute, row))
+                note(f"soak minute {minute}/{a.soak_minutes:g}: RSS MiB " +
+                     ", ".join(f"{k} {v / 1024:.0f}" if v else f"{k} gone"
+                               for k, v in row.items()))
+                minute += 1
+                next_at = started + minute * 60
+                while time.monotonic() < next_at and stream.poll() is None:
+                    time.sleep(1)
+            code = stream.wait(timeout=DRAIN_S + 120)
+        except BaseException:
+            stream.kill()
+            stream.wait()
+            raise
+    with open(os.path.join(out_dir, "rss.csv"), "w") as f:
+        f.write("minute," + ",".join(f"{n}_kib" for n in names) + "\n")
+        for minute, row in samples:
+            f.write(f"{minute}," + ",".join(str(row[n] or "") for n in names)
+                    + "\n")
+    problems = []
+    warm = [r for m, r in samples if m == a.warmup_minutes]
+    last = samples[-1] if samples else (0, {})
+    lines = ["| node | RSS at warm-up end MiB | last MiB | growth | max MiB |",
+             "|---|---:|---:|---:|---:|"]
+    if not warm:
+        problems.append(f"the stream ended before minute {a.warmup_minutes}")
+    else:
+        for n in names:
+            w, l = warm[0][n], last[1][n]
+            peak = max((r[n] or 0) for m, r in samples if m >= a.warmup_minutes)
+            if not w or not l:
+                problems.append(f"{n} died during the soak")
+                continue
+            growth = l / w - 1
+            lines.append(f"| {n} | {w / 1024:.0f} | {l / 1024:.0f} | "
+                         f"{growth * 100:+.1f}% | {peak / 1024:.0f} |")
+            if growth > SOAK_RSS_GROWTH:
+                problems.append(f"{n} grew {growth * 100:.1f}% after the "
+                                "warm-up")
+    report = {}
+    try:
+        with open(os.path.join(out_dir, "report.json")) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        pass
+    verdict = report.get("run", {}).get("verdict", "no report").splitlines()[0]
+    if code != 0:
+        problems.append(f"stream: {verdict}")
+    try:
+        lowest, text = check_agreement(shard)
+        lines.append("")
+        lines.append(f"agreement: {text}; state: {check_state(shard, lowest)}")
+    except CheckFailed as e:
+        problems.append(str(e))
+    phases = report.get("phases", [{}])
+    head = [f"soak: {a.soak_minutes:g} min at {a.rate:g} deploys/s, "
+            f"warm-up {a.warmup_minutes} min, {len(samples)} samples; "
+            f"{sum(p.get('acknowledged', 0) for p in phases)} acknowledged, "
+            f"{sum(p.get('failed', 0) for p in phases)} failed; stream: "
+            f"{verdict}", ""]
+    tail = ["", "verdict: " + ("pass" if not problems
+                               else "FAIL: " + "; ".join(problems))]
+    with open(os.path.join(out_dir, "soak.json"), "w") as f:
+        json.dump({"rate": a.rate, "minutes": a.soak_minutes,
+                   "warmup_minutes": a.warmup_minutes, "nodes": names,
+                   "samples": samples, "problems": problems,
+                   "stream": verdict}, f, indent=1)
+    text = "\n".join(head + lines + tail) + "\n"
+    with open(os.path.join(out_dir, "soak.md"), "w") as f:
+        f.write(text)
+    return not problems, text
+
+
 def render(rows, seed, rate):
     lines = [f"seed {seed}, {rate} deploys/s", "",
              "| scenario | what | s | acknowledged | refused | "
@@ -501,6 +660,10 @@ def main():
     p.add_argument("--seed", type=int)
     p.add_argument("--out")
     p.add_argument("--base-port", type=int)
+    p.add_argument("--soak", action="store_true",
+                   help="no faults: a long steady stream, memory sampled")
+    p.add_argument("--soak-minutes", type=float, default=60)
+    p.add_argument("--warmup-minutes", type=int, default=10)
     p.add_argument("--keep", action="store_true",
                    help="keep the shard's folder (its logs)")
     p.add_argument("--rnode", default=os.environ.get(
@@ -524,6 +687,19 @@ def main():
         "chaos-out", time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(out_dir, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="rnode-chaos-")
+    if a.soak:
+        if a.warmup_minutes >= a.soak_minutes:
+            loadtest.fail("--warmup-minutes must be below --soak-minutes")
+        try:
+            loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
+                              os.path.abspath(a.rnode))
+            passed, text = run_soak(Shard(folder, os.path.abspath(a.rnode)),
+                                    a, out_dir)
+        finally:
+            loadtest.shard_down(folder, wipe=not a.keep)
+        print(text, end="")
+        note(f"{'soak passed' if passed else 'soak FAILED'}; {out_dir}/soak.md")
+        return 0 if passed else 1
     rows = []
     try:
         loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),

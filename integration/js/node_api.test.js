@@ -382,7 +382,7 @@ it('propose with an empty pool answers "No new deploys to propose."', async () =
 });
 
 it('the fault routes answer 403 on a node started without --fault-injection', async () => {
-  for (const route of ['/api/fault/isolate', '/api/fault/heal']) {
+  for (const route of ['/api/fault/isolate', '/api/fault/disk-full', '/api/fault/heal']) {
     const res = await node.postJson(route, '', node.adminUrl);
     assert.equal(res.status, 403, res.text);
     assert.equal(res.body.error, 'fault_injection_off');

@@ -16,7 +16,8 @@ const {
 const kTerm = 'new x in { x!(1) }';
 
 const dataDir = makeTempDir('errors');
-const node = new RnodeProcess('errors', dataDir);
+// --fault-injection: the full-disk case below fills its disk on purpose.
+const node = new RnodeProcess('errors', dataDir, ['--fault-injection']);
 
 before(async () => {
   await node.start();
@@ -137,4 +138,39 @@ it('HTTP deploy with the wrong shard gets 400 with the node\'s message', async (
   const res = await node.postJson('/api/deploy', d.json);
   assert.equal(res.status, 400, res.text);
   assert.match(res.body.message, /is not as expected network shard 'root'/);
+});
+
+it('a full disk refuses deploys with 507 disk_full, and space returning ends it', async () => {
+  const kDiskFull = /^Deploy was not accepted: this validator's disk is full, so it cannot store the deploy; retry once space returns or deploy to another validator\.$/;
+  const full = await node.postJson('/api/fault/disk-full', '', node.adminUrl);
+  assert.equal(full.status, 200, full.text);
+  assert.equal(full.body.diskFull, true);
+  try {
+    const d = signDeploy(node.privateKey, {
+      term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+    });
+    const res = await node.postJson('/api/deploy', d.json);
+    assert.equal(res.status, 507, res.text);
+    assert.equal(res.body.error, 'disk_full');
+    assert.match(res.body.message, kDiskFull);
+    await assertRefused(d.proto, /this validator's disk is full/);
+    // Reads go on.
+    const status = await fetch(`${node.httpUrl}/api/status`);
+    assert.equal(status.status, 200);
+  } finally {
+    const heal = await node.postJson('/api/fault/heal', '', node.adminUrl);
+    assert.equal(heal.status, 200, heal.text);
+    assert.equal(heal.body.diskFull, false);
+  }
+  // Space returned: the store resumes within seconds and deploys go in.
+  const d = signDeploy(node.privateKey, {
+    term: kTerm, validAfterBlockNumber: await node.latestBlockNumber(),
+  });
+  const taken = await waitFor('a deploy taken after the disk healed', async () => {
+    const res = await node.postJson('/api/deploy', d.json);
+    if (res.status === 507) return null;
+    assert.equal(res.status, 200, res.text);
+    return res;
+  }, { timeoutMs: 30000, intervalMs: 250 });
+  assert.ok(taken);
 });

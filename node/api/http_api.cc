@@ -15,6 +15,7 @@
 #include "node/api/api_common.h"
 #include "node/views/block_views.h"
 #include "node/views/par_views.h"
+#include "rspace/storage/kv_store.h"
 #include "util/status_macros.h"
 
 namespace rnode::node {
@@ -38,6 +39,13 @@ http::Response Error(int status, std::string_view kind,
 
 // The status code and kind of a failed node operation.
 http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind) {
+  if (rspace::IsNoSpace(s)) {
+    // The node's disk is full: nothing was stored; retry later (or
+    // elsewhere).
+    http::Response r = Error(507, "disk_full", s.message());
+    r.headers.emplace_back("Retry-After", "5");
+    return r;
+  }
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
       return Error(400, invalid_kind, s.message());
@@ -516,16 +524,30 @@ http::Handler AdminHttpHandler(Node* node) {
       return r;
     }
     // Fault injection (docs/reliability.md): POST /api/fault/isolate cuts
-    // the node off from its peers, /api/fault/heal lifts it.
+    // the node off from its peers, /api/fault/disk-full fills its disk,
+    // /api/fault/heal lifts both.
     if (req.method == "POST" && parts.size() == 3 && parts[0] == "api" &&
-        parts[1] == "fault" && (parts[2] == "isolate" || parts[2] == "heal")) {
-      if (absl::Status s = node->SetIsolated(parts[2] == "isolate"); !s.ok()) {
+        parts[1] == "fault" &&
+        (parts[2] == "isolate" || parts[2] == "disk-full" ||
+         parts[2] == "heal")) {
+      absl::Status s;
+      if (parts[2] == "isolate") {
+        s = node->SetIsolated(true);
+      } else if (parts[2] == "disk-full") {
+        s = node->SetDiskFull(true);
+      } else {
+        s = node->SetDiskFull(false);
+        // A standalone node has no isolation to lift.
+        if (s.ok() && node->isolated()) s = node->SetIsolated(false);
+      }
+      if (!s.ok()) {
         if (s.code() == absl::StatusCode::kPermissionDenied) {
           return Error(403, "fault_injection_off", s.message());
         }
         return ErrorOf(s, "invalid");
       }
-      return Json(200, json{{"isolated", node->isolated()}});
+      return Json(200, json{{"isolated", node->isolated()},
+                            {"diskFull", node->disk_full_injected()}});
     }
     return Error(404, "not_found",
                  absl::StrCat("no route ", req.method, " ", req.path));

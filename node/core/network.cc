@@ -188,6 +188,17 @@ void CasperNetwork::Delivered(const Hash32& hash) {
   if (it != wanted_.end()) EraseWantedLocked(it);
 }
 
+void CasperNetwork::NotTaken(const Hash32& hash) {
+  MutexLock lock(&mu_);
+  auto it = wanted_.find(hash);
+  Wanted& w = it != wanted_.end() ? it->second : AddWantedLocked(hash);
+  // As if asked now: the timer asks again once the cool-down is over.
+  ReleaseLocked(w.asked);
+  w.asked.clear();
+  w.asked_at = Clock::now();
+  w.attempts = std::max(w.attempts, 1);
+}
+
 size_t CasperNetwork::ReplicateDeploy(const std::string& encoded_deploy,
                                       std::chrono::milliseconds first_timeout,
                                       std::chrono::milliseconds extra_timeout) {

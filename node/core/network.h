@@ -113,6 +113,11 @@ class CasperNetwork final : public casper::engine::Transport,
   // A block reached the engine (stored, refused or buffered): it is no
   // longer asked for.
   void Delivered(const Hash32& hash);
+  // A block reached the engine, which could not take it (its store failed,
+  // e.g. a full disk): it is asked for again after the retry cool-down,
+  // from whoever has it, until it is stored (the blocks that wait for it
+  // ask no more, as they are told it is on its way).
+  void NotTaken(const Hash32& hash);
   // Sends `deploy` (encoded DeployDataProto) to every connected peer, one
   // at a time on the caller's thread (p2p::Transport::SendNow), each
   // waited for up to `first_timeout` until one has taken it and up to

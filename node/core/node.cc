@@ -48,6 +48,7 @@
 #include "rspace/event_log.h"
 #include "rspace/history/history.h"
 #include "rspace/space.h"
+#include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
 #include "util/bounded_cache.h"
 #include "util/limits.h"
@@ -114,6 +115,10 @@ constexpr char kNoPeerTookTheDeploy[] =
     "Deploy was not accepted: this validator reaches none of its peers, so "
     "it cannot keep a second copy of the deploy; retry shortly or deploy to "
     "another validator.";
+constexpr char kDiskFull[] =
+    "Deploy was not accepted: this validator's disk is full, so it cannot "
+    "store the deploy; retry once space returns or deploy to another "
+    "validator.";
 // How often the pause watch wakes, and how long after a pause a validator
 // still counts as catching up (its peers' tips arrive in milliseconds on a
 // live network; blocks it then asks for keep it catching up by the
@@ -350,6 +355,10 @@ struct Node::Impl {
   // Said once: the state a block would build on gives this validator no
   // stake (slashed, or unbonded before it is final).
   bool said_no_stake = false;
+  // Set while the store's disk is full (a write failed for want of space),
+  // so that it is said once, and when space returns (DiskFull, DiskOk).
+  std::atomic<bool> disk_full{false};
+  std::atomic<bool> disk_full_injected{false};  // Node::SetDiskFull.
   std::optional<Hash32> last_lfb;
   Clock::time_point lfb_moved{};
   bool stopping ABSL_GUARDED_BY(mu) = false;
@@ -620,8 +629,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
     columns.push_back(name);
   }
   columns.push_back("deploy-pool");
-  ASSIGN_OR_RETURN(m.store,
-                   rspace::RocksDbStore::Open(data_dir + "/db", columns));
+  rspace::RocksDbOptions store_options;
+  store_options.injectable_faults = c.fault_injection;
+  ASSIGN_OR_RETURN(m.store, rspace::RocksDbStore::Open(data_dir + "/db",
+                                                       columns, store_options));
   rspace::SpaceOptions so;
   so.term_factory = interp::StoredTermFactory();
   ASSIGN_OR_RETURN(m.space, rspace::Space::Open(m.store.get(), so));
@@ -929,12 +940,22 @@ void Node::HandlePeerBlock(const Block& block) {
   absl::StatusOr<casper::engine::Received> r =
       m.engine->OnBlock(block, NowMs());
   m.engine_buffered.store(m.engine->buffered(), std::memory_order_relaxed);
-  m.network->Delivered(block.hash);
   if (!r.ok()) {
-    Log("casper")->warn("block {} from a peer not taken: {}",
-                        HexEncode(block.hash), r.status().ToString());
+    // Not taken is not invalid: it is fetched again (regression: a block
+    // dropped while the disk was full was never asked for again, as the
+    // buffered blocks waiting for it counted it as on its way; the node
+    // stayed behind for good).
+    m.network->NotTaken(block.hash);
+    if (rspace::IsNoSpace(r.status())) {
+      DiskFull(r.status());
+    } else {
+      Log("casper")->warn("block {} from a peer not taken: {}",
+                          HexEncode(block.hash), r.status().ToString());
+    }
     return;
   }
+  m.network->Delivered(block.hash);
+  if (r->kind == casper::engine::Received::Kind::kAdded) DiskOk();
   if (r->kind == casper::engine::Received::Kind::kInvalid) {
     Log("casper")->warn("block {} by {} is invalid: {}", HexEncode(block.hash),
                         HexEncode(block.sender), r->verdict.detail);
@@ -1004,6 +1025,10 @@ void Node::Housekeeping() {
   // for the takeover time, or until half their window has passed (at ten
   // heights a second the window is about 5 s, as short as the takeover
   // time: a validator that stalls must not take its deploys with it).
+  // Not while behind: "in no block" means in no block seen here, and a
+  // validator catching up has not seen the latest ones. The deploys stay
+  // held until it has.
+  if (CatchingUp()) return;
   std::vector<casper::SignedDeploy> due;
   {
     const int64_t next = dag_->MaxHeight() + 1;
@@ -1017,6 +1042,8 @@ void Node::Housekeeping() {
     absl::Status added = m.pool->Add(d, dag_->MaxHeight(), NowMs());
     if (added.ok()) {
       ++taken;
+    } else if (rspace::IsNoSpace(added)) {
+      DiskFull(added);
     } else {
       Log("casper")->warn(
           "deploy {} gossiped by a peer, in no block, not "
@@ -1300,6 +1327,50 @@ absl::Status Node::SetIsolated(bool isolated) {
   return absl::OkStatus();
 }
 
+absl::Status Node::SetDiskFull(bool full) {
+  if (!config_.fault_injection) {
+    return absl::PermissionDeniedError(
+        "fault injection is off (start the node with --fault-injection)");
+  }
+  RETURN_IF_ERROR(impl_->store->InjectNoSpace(full));
+  impl_->disk_full_injected.store(full);
+  Log("node")->warn("fault injection: the disk is {}",
+                    full ? "full" : "no longer full");
+  return absl::OkStatus();
+}
+
+bool Node::disk_full_injected() const {
+  return impl_->disk_full_injected.load();
+}
+
+void Node::DiskFull(const absl::Status& s) {
+  if (!impl_->disk_full.exchange(true)) {
+    Log("node")->error(
+        "the data dir's disk is full: deploys are refused and no blocks are "
+        "made or taken until space returns ({})",
+        s.ToString());
+  }
+}
+
+bool Node::DiskWritable() {
+  Impl& m = *impl_;
+  if (!m.disk_full.load()) return true;
+  // A write of nothing (a delete of a key never written) tells whether the
+  // store takes writes again.
+  rspace::WriteBatch probe;
+  probe.Delete(kPoolColumn, AsBytes("disk-probe"));
+  absl::Status s = m.store->Write(probe);
+  if (!s.ok()) return false;
+  DiskOk();
+  return true;
+}
+
+void Node::DiskOk() {
+  if (impl_->disk_full.exchange(false)) {
+    Log("node")->warn("the data dir's disk takes writes again");
+  }
+}
+
 bool Node::isolated() const {
   return impl_->transport != nullptr && impl_->transport->isolated();
 }
@@ -1354,6 +1425,8 @@ absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
         Log("casper")->warn("this validator proposes no blocks: {}",
                             std::string(made.status().message()));
       }
+    } else if (rspace::IsNoSpace(made.status())) {
+      DiskFull(made.status());
     } else {
       Log("casper")->error("propose failed: {}", made.status().ToString());
     }
@@ -1365,6 +1438,7 @@ absl::StatusOr<Hash32> Node::ProposeNow(bool allow_empty) {
     return absl::FailedPreconditionError("No new deploys to propose.");
   }
   m.metrics->Proposed("created", seconds);
+  DiskOk();
   Log("casper")->info("Success! Block {} created and added.",
                       HexEncode(**made));
   return **made;
@@ -1409,6 +1483,12 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
         "Phlo price ", d->data().phlo_price, " is less than minimum price ",
         config_.min_phlo_price, "."));
   }
+  // Before anything that depends on the node's view: a full disk is what
+  // the client must hear.
+  if (!DiskWritable()) {
+    m.metrics->DeployRefused("disk_full");
+    return rspace::NoSpaceError(kDiskFull);
+  }
   if (CatchingUp()) {
     m.metrics->DeployRefused("catching_up");
     return absl::UnavailableError(
@@ -1431,12 +1511,18 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
                                                  HexEncode(in.back()), "."));
   }
   if (absl::Status s = m.pool->Add(*d, dag_->MaxHeight(), NowMs()); !s.ok()) {
+    if (rspace::IsNoSpace(s)) {
+      DiskFull(s);
+      m.metrics->DeployRefused("disk_full");
+      return rspace::NoSpaceError(kDiskFull);
+    }
     m.metrics->DeployRefused(
         s.code() == absl::StatusCode::kAlreadyExists       ? "duplicate"
         : s.code() == absl::StatusCode::kResourceExhausted ? "pool_full"
                                                            : "window");
     return s;
   }
+  DiskOk();
   // A peer holds the deploy before the client hears it was accepted: should
   // this validator die before proposing it and stay down past half its
   // window, the peer takes it over (docs/p2p.md "Deploy gossip"). When no

@@ -160,12 +160,25 @@ class Node {
   // standalone mode.
   absl::Status SetIsolated(bool isolated);
   bool isolated() const;
+  // Fault injection: makes the store's disk full (every write fails with
+  // rspace::NoSpaceError; deploys are refused with it) or gives the space
+  // back (rspace::RocksDbStore::InjectNoSpace). PermissionDenied when fault
+  // injection is off.
+  absl::Status SetDiskFull(bool full);
+  bool disk_full_injected() const;
 
  private:
   struct Impl;
   explicit Node(NodeConfig config);
   // The consensus thread's body.
   void ConsensusLoop();
+  // A write failed for want of disk space (`s`) / a write succeeded: said
+  // once per change, at error then warning level.
+  void DiskFull(const absl::Status& s);
+  void DiskOk();
+  // False while the store's disk is full: after a write failed for want of
+  // space, until a probe write succeeds.
+  bool DiskWritable();
   // Makes, validates, stores and announces a block (an empty one only
   // with `allow_empty`). On the consensus thread.
   absl::StatusOr<Hash32> ProposeNow(bool allow_empty);

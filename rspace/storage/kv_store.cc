@@ -6,9 +6,26 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "util/status_macros.h"
 
 namespace rnode::rspace {
+namespace {
+
+constexpr absl::string_view kNoSpacePayload = "rnode.dev/storage/no-space";
+
+}  // namespace
+
+absl::Status NoSpaceError(absl::string_view message) {
+  absl::Status s = absl::ResourceExhaustedError(message);
+  s.SetPayload(kNoSpacePayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsNoSpace(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kResourceExhausted &&
+         status.GetPayload(kNoSpacePayload).has_value();
+}
 
 absl::StatusOr<std::vector<std::optional<Bytes>>> KeyValueStore::MultiGet(
     ColumnId column, std::span<const ByteView> keys) {

@@ -64,6 +64,13 @@ class WriteBatch {
   bool sync_ = false;
 };
 
+// The error of a write refused because the store's disk is full: a
+// ResourceExhausted status that IsNoSpace recognises (by a payload, so a
+// caller does not read messages). The store is still readable; writes
+// succeed again once space returns.
+absl::Status NoSpaceError(absl::string_view message);
+bool IsNoSpace(const absl::Status& status);
+
 // Storage interface. Implementations are thread-safe: Get and Write may be
 // called concurrently; a Write is atomic (readers see all of it or none) and
 // durable against process death once it returns OK.
@@ -85,7 +92,8 @@ class KeyValueStore {
   virtual absl::StatusOr<std::vector<std::optional<Bytes>>> MultiGet(
       ColumnId column, std::span<const ByteView> keys);
 
-  // Applies every op of `batch` atomically. On error nothing was applied.
+  // Applies every op of `batch` atomically. On error nothing was applied;
+  // a store whose disk is full says so with NoSpaceError (IsNoSpace).
   virtual absl::Status Write(const WriteBatch& batch) = 0;
 
   // As Write, but the store may take the batch's keys and values instead of

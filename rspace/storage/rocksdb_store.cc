@@ -2,14 +2,19 @@
 #include "rspace/storage/rocksdb_store.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <utility>
 
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/options.h"
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
+#include "util/mutex.h"
 
 namespace rnode::rspace {
 namespace {
@@ -26,18 +31,162 @@ constexpr size_t kBatchRecordOverhead = 1 + 5 + 5 + 5;
 
 absl::Status FromRocks(const rocksdb::Status& s, const char* what) {
   if (s.ok()) return absl::OkStatus();
+  if (s.IsNoSpace()) {
+    return NoSpaceError(std::string("rocksdb ") + what +
+                        ": no space left on the store's disk (" + s.ToString() +
+                        ")");
+  }
   return absl::InternalError(std::string("rocksdb ") + what + ": " +
                              s.ToString());
 }
 
+// How often a store that RocksDB stopped after a failed write asks it to
+// resume: each attempt flushes the memtables, which fails again at once
+// while the disk is still full.
+constexpr auto kResumeInterval = std::chrono::seconds(1);
+
+rocksdb::IOStatus NoSpace() {
+  return rocksdb::IOStatus::NoSpace("injected fault: the disk is full");
+}
+
+// A writable file that fails every write while the disk is "full".
+class FullableFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  FullableFile(std::unique_ptr<rocksdb::FSWritableFile> file,
+               const std::atomic<bool>* full)
+      : FSWritableFileOwnerWrapper(std::move(file)), full_(full) {}
+
+  rocksdb::IOStatus Append(const rocksdb::Slice& data,
+                           const rocksdb::IOOptions& o,
+                           rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::Append(data, o, dbg);
+  }
+  rocksdb::IOStatus Append(const rocksdb::Slice& data,
+                           const rocksdb::IOOptions& o,
+                           const rocksdb::DataVerificationInfo& info,
+                           rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::Append(data, o, info, dbg);
+  }
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data,
+                                     uint64_t offset,
+                                     const rocksdb::IOOptions& o,
+                                     rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::PositionedAppend(data, offset, o, dbg);
+  }
+  rocksdb::IOStatus PositionedAppend(const rocksdb::Slice& data,
+                                     uint64_t offset,
+                                     const rocksdb::IOOptions& o,
+                                     const rocksdb::DataVerificationInfo& info,
+                                     rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::PositionedAppend(data, offset, o, info,
+                                                        dbg);
+  }
+  rocksdb::IOStatus Flush(const rocksdb::IOOptions& o,
+                          rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::Flush(o, dbg);
+  }
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions& o,
+                         rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::Sync(o, dbg);
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o,
+                          rocksdb::IODebugContext* dbg) override {
+    if (full_->load()) return NoSpace();
+    return FSWritableFileOwnerWrapper::Fsync(o, dbg);
+  }
+
+ private:
+  const std::atomic<bool>* const full_;
+};
+
+// The default file system, whose disk can be made "full": new files and
+// writes to open ones fail with ENOSPC and no space is free.
+class FullableFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  FullableFileSystem() : FileSystemWrapper(rocksdb::FileSystem::Default()) {}
+
+  const char* Name() const override { return "RnodeFullableFileSystem"; }
+
+  void SetFull(bool full) { full_.store(full); }
+
+  rocksdb::IOStatus NewWritableFile(const std::string& f,
+                                    const rocksdb::FileOptions& o,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                    rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->NewWritableFile(f, o, r, dbg), r);
+  }
+  rocksdb::IOStatus ReopenWritableFile(
+      const std::string& f, const rocksdb::FileOptions& o,
+      std::unique_ptr<rocksdb::FSWritableFile>* r,
+      rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->ReopenWritableFile(f, o, r, dbg), r);
+  }
+  rocksdb::IOStatus ReuseWritableFile(
+      const std::string& f, const std::string& old,
+      const rocksdb::FileOptions& o,
+      std::unique_ptr<rocksdb::FSWritableFile>* r,
+      rocksdb::IODebugContext* dbg) override {
+    return Wrap(target()->ReuseWritableFile(f, old, o, r, dbg), r);
+  }
+  rocksdb::IOStatus GetFreeSpace(const std::string& path,
+                                 const rocksdb::IOOptions& o, uint64_t* free,
+                                 rocksdb::IODebugContext* dbg) override {
+    if (full_.load()) {
+      *free = 0;
+      return rocksdb::IOStatus::OK();
+    }
+    return target()->GetFreeSpace(path, o, free, dbg);
+  }
+
+ private:
+  rocksdb::IOStatus Wrap(rocksdb::IOStatus s,
+                         std::unique_ptr<rocksdb::FSWritableFile>* r) {
+    if (!s.ok()) return s;
+    if (full_.load()) {
+      r->reset();
+      return NoSpace();
+    }
+    *r = std::make_unique<FullableFile>(std::move(*r), &full_);
+    return s;
+  }
+
+  std::atomic<bool> full_{false};
+};
+
 }  // namespace
 
 struct RocksDbStore::Impl {
+  // Declared before the database, which uses them until it is closed.
+  std::shared_ptr<FullableFileSystem> fullable;  // injectable_faults only.
+  std::unique_ptr<rocksdb::Env> env;             // Over `fullable`.
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;  // Index = ColumnId.
   rocksdb::ColumnFamilyHandle* default_handle = nullptr;
   rocksdb::WriteOptions write_options;
   std::shared_ptr<rocksdb::Cache> block_cache;
+  // A write failed, so RocksDB may refuse writes until resumed.
+  std::atomic<bool> stopped{false};
+  Mutex resume_mu;
+  std::chrono::steady_clock::time_point last_resume ABSL_GUARDED_BY(resume_mu);
+
+  // Asks a stopped database to resume (at most once per kResumeInterval);
+  // the write that follows fails again if that did not help.
+  void MaybeResume() {
+    if (!stopped.load()) return;
+    MutexLock lock(&resume_mu);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_resume < kResumeInterval) return;
+    last_resume = now;
+    // Busy while RocksDB's own recovery runs (it polls the free space every
+    // few seconds after a full disk); then the write below tells.
+    if (db->Resume().ok()) stopped.store(false);
+  }
 
   ~Impl() {
     if (db) {
@@ -66,7 +215,13 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   if (columns.empty()) {
     return absl::InvalidArgumentError("RocksDbStore needs at least one column");
   }
+  auto impl = std::make_unique<Impl>();
   rocksdb::Options db_options;
+  if (options.injectable_faults) {
+    impl->fullable = std::make_shared<FullableFileSystem>();
+    impl->env = rocksdb::NewCompositeEnv(impl->fullable);
+    db_options.env = impl->env.get();
+  }
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_total_wal_size = options.max_total_wal_bytes;
@@ -99,7 +254,6 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   rocksdb::Status s =
       rocksdb::DB::Open(db_options, path, descriptors, &handles, &raw);
   if (!s.ok()) return FromRocks(s, "open");
-  auto impl = std::make_unique<Impl>();
   impl->db.reset(raw);
   impl->block_cache = std::move(block_cache);
   impl->default_handle = handles[0];
@@ -184,7 +338,10 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
   }
   rocksdb::WriteOptions options = impl_->write_options;
   if (batch.sync()) options.sync = true;
-  return FromRocks(impl_->db->Write(options, &wb), "write");
+  impl_->MaybeResume();
+  rocksdb::Status s = impl_->db->Write(options, &wb);
+  if (!s.ok()) impl_->stopped.store(true);
+  return FromRocks(s, "write");
 }
 
 absl::Status RocksDbStore::ForEach(
@@ -205,6 +362,15 @@ absl::Status RocksDbStore::ForEach(
     if (!s.ok()) return s;
   }
   return FromRocks(it->status(), "iterate");
+}
+
+absl::Status RocksDbStore::InjectNoSpace(bool full) {
+  if (impl_->fullable == nullptr) {
+    return absl::FailedPreconditionError(
+        "the store was opened without injectable faults");
+  }
+  impl_->fullable->SetFull(full);
+  return absl::OkStatus();
 }
 
 RocksDbMemory RocksDbStore::Memory() const {

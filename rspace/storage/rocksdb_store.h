@@ -33,6 +33,10 @@ struct RocksDbOptions {
   // alone grow a node's memory by up to a gigabyte under steady writes.
   size_t write_buffer_bytes = 16u << 20;
   size_t total_write_buffer_bytes = 64u << 20;
+  // Opens the database on a file system whose writes can be made to fail
+  // as on a full disk (RocksDbStore::InjectNoSpace), for fault-injection
+  // runs (docs/reliability.md "disk-full"). Off: RocksDB's own file system.
+  bool injectable_faults = false;
 };
 
 // Memory RocksDB holds for an open store, in bytes (approximate: RocksDB's
@@ -60,6 +64,11 @@ class RocksDbStore final : public KeyValueStore {
       ColumnId column, std::span<const ByteView> keys) override;
   absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
                                            ByteView key) override;
+  // A write that fails for want of disk space returns NoSpaceError. RocksDB
+  // then refuses every write (it keeps serving reads) until it recovers:
+  // its own recovery polls the free space (every 5 s), and a later Write
+  // asks it to resume too (at most once a second), so the store takes
+  // writes again by itself within seconds of space returning.
   absl::Status Write(const WriteBatch& batch) override;
   absl::Status ForEach(
       ColumnId column,
@@ -68,6 +77,13 @@ class RocksDbStore final : public KeyValueStore {
 
   // What the store holds in memory now. Thread-safe.
   RocksDbMemory Memory() const;
+
+  // Fault injection: while `full`, every file write of the database (the
+  // log, flushes, compactions, new files) fails as on a full disk (ENOSPC)
+  // and the file system reports no free space; lifting it is space
+  // returning. FailedPrecondition unless opened with injectable_faults.
+  // Thread-safe.
+  absl::Status InjectNoSpace(bool full);
 
  private:
   struct Impl;

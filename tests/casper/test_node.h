@@ -26,6 +26,7 @@
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/space.h"
+#include "rspace/storage/fault_store.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/casper/test_key.h"
 #include "util/worker_pool.h"
@@ -50,7 +51,7 @@ class TestNode {
       : key_(MakeTestKey(key)), store_(kNodeColumns), pool_threads_(threads) {
     rspace::SpaceOptions so;
     so.term_factory = rholang::interp::StoredTermFactory();
-    space_ = *rspace::Space::Open(&store_, so);
+    space_ = *rspace::Space::Open(&faults_, so);
     contracts_ = std::make_unique<contracts::SystemContracts>(
         contracts::ContractsOptions{});
     rholang::interp::RuntimeOptions ro =
@@ -88,9 +89,9 @@ class TestNode {
                                     runtime_.get());
     EXPECT_TRUE(g.ok()) << g.status();
     genesis_ = g->block;
-    dag_ = *dag::DagStore::Open(&store_, dag::DagColumnsFrom(kHistoryColumns));
+    dag_ = *dag::DagStore::Open(&faults_, dag::DagColumnsFrom(kHistoryColumns));
     EXPECT_TRUE(*dag_->Insert(genesis_));
-    pool_ = *pool::DeployPool::Open(&store_, kHistoryColumns + 4);
+    pool_ = *pool::DeployPool::Open(&faults_, kHistoryColumns + 4);
     pre_states_ = std::make_unique<validation::PreStateBuilder>(
         dag_.get(), &space_->history(), &codec_,
         rholang::interp::StoredTermFactory(), &merge_context_);
@@ -158,10 +159,14 @@ class TestNode {
     return fresh;
   }
   proposer::BlockCreator& creator() { return *creator_; }
+  // The node's store, which can be made to fail (every part of the node
+  // reads and writes through it).
+  rspace::FaultInjectingStore& faults() { return faults_; }
 
  private:
   TestKey key_;
   rspace::InMemoryStore store_;
+  rspace::FaultInjectingStore faults_{&store_};
   WorkerPool pool_threads_;
   rholang::interp::CollectingSink output_;
   std::unique_ptr<rspace::Space> space_;

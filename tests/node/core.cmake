@@ -1,5 +1,5 @@
 rnode_test(node_core_tests SOURCES core_test.cc
   DEPS rnode_node_core rnode_node_metrics rnode_casper rnode_rholang
-       rnode_crypto rnode_proto)
+       rnode_crypto rnode_proto rnode_rspace)
 rnode_test(node_gossip_backup_tests SOURCES gossip_backup_test.cc
   DEPS rnode_node_core rnode_casper rnode_crypto)

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -16,6 +17,7 @@
 #include "integration/child_process.h"
 #include "node/metrics/metrics.h"
 #include "rholang/ir.h"
+#include "rspace/storage/kv_store.h"
 
 namespace rnode::node {
 namespace {
@@ -374,6 +376,65 @@ TEST_F(NodeTest, ValidatorWithoutStakeRefusesDeploys) {
             "finalized block, so it proposes no blocks; deploy to a bonded "
             "validator.");
   EXPECT_EQ(node_->pending_deploys(), 0u);
+}
+
+TEST_F(NodeTest, AFullDiskRefusesDeploysAndTheNodeGoesOnWhenSpaceReturns) {
+  config_.fault_injection = true;
+  Open();
+  absl::StatusOr<Bytes> before = node_->Deploy(Signed(Data("@1!(1)")));
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(WaitFinalized(*before).state, DeployStatus::State::kFinalized);
+  const int64_t lfb = node_->last_finalized_number();
+
+  ASSERT_TRUE(node_->SetDiskFull(true).ok());
+  EXPECT_TRUE(node_->disk_full_injected());
+  const ::casper::DeployDataProto during = Signed(Data("@2!(2)"));
+  absl::StatusOr<Bytes> r = node_->Deploy(during);
+  EXPECT_TRUE(rspace::IsNoSpace(r.status())) << r.status();
+  EXPECT_EQ(r.status().message(),
+            "Deploy was not accepted: this validator's disk is full, so it "
+            "cannot store the deploy; retry once space returns or deploy to "
+            "another validator.");
+  EXPECT_EQ(node_->pending_deploys(), 0u);
+  EXPECT_EQ(node_->last_finalized_number(), lfb);
+  EXPECT_NE(registry_->Render().find(
+                "rnode_deploys_refused_total{reason=\"disk_full\"} 1"),
+            std::string::npos)
+      << registry_->Render();
+
+  // Space returns: RocksDB resumes (its own recovery polls the free space
+  // every few seconds; the store's writes ask too), and the same deploy
+  // goes through to finality.
+  ASSERT_TRUE(node_->SetDiskFull(false).ok());
+  const auto lifted = std::chrono::steady_clock::now();
+  r = node_->Deploy(during);
+  for (int i = 0; i < 300 && !r.ok(); ++i) {
+    ASSERT_TRUE(rspace::IsNoSpace(r.status())) << r.status();
+    std::this_thread::sleep_for(100ms);
+    r = node_->Deploy(during);
+  }
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::cout << "writes resumed "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                             lifted)
+                   .count()
+            << " s after space returned\n";
+  EXPECT_EQ(WaitFinalized(*r).state, DeployStatus::State::kFinalized);
+  EXPECT_GT(node_->last_finalized_number(), lfb);
+  // Both survive a restart.
+  Close();
+  Open();
+  EXPECT_EQ(node_->FindDeploy(*before)->state, DeployStatus::State::kFinalized);
+  EXPECT_EQ(node_->FindDeploy(*r)->state, DeployStatus::State::kFinalized);
+}
+
+TEST_F(NodeTest, FaultInjectionIsRefusedUnlessSwitchedOn) {
+  Open();
+  EXPECT_EQ(node_->SetDiskFull(true).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(node_->SetIsolated(true).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(node_->Deploy(Signed(Data("Nil"))).ok());
 }
 
 TEST_F(NodeTest, BlockLookupsByPrefixAndHeight) {

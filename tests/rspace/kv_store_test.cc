@@ -1,11 +1,13 @@
 // KeyValueStore implementations: in-memory, RocksDB and fault injection.
 #include <algorithm>
 #include <atomic>
-#include <set>
-#include <thread>
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -269,6 +271,65 @@ TEST(RocksDbStoreTest, DataSurvivesReopen) {
   EXPECT_EQ(ToString(**s->Get(0, AsBytes("k"))), "v");
   s.reset();
   std::filesystem::remove_all(dir);
+}
+
+TEST(RocksDbStoreTest, AFullDiskRefusesWritesKeepsReadsAndRecovers) {
+  RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+  std::string dir = TempDir("full");
+  RocksDbOptions options;
+  options.injectable_faults = true;
+  auto put = [](std::string_view k, bool sync = false) {
+    WriteBatch b;
+    b.Put(0, AsBytes(k), AsBytes(std::string(k) + "-value"));
+    b.set_sync(sync);
+    return b;
+  };
+  {
+    auto s = *RocksDbStore::Open(dir, {"x"}, options);
+    ASSERT_TRUE(s->Write(put("before")).ok());
+    ASSERT_TRUE(s->InjectNoSpace(true).ok());
+    const absl::Status full = s->Write(put("during"));
+    EXPECT_TRUE(IsNoSpace(full)) << full;
+    EXPECT_NE(full.message().find("no space left"), std::string::npos) << full;
+    // RocksDB stopped: every write is refused, synced or not, while
+    // reads go on.
+    EXPECT_TRUE(IsNoSpace(s->Write(put("during-synced", true))));
+    EXPECT_EQ(ToString(**s->Get(0, AsBytes("before"))), "before-value");
+    EXPECT_FALSE(s->Get(0, AsBytes("during"))->has_value());
+
+    ASSERT_TRUE(s->InjectNoSpace(false).ok());
+    // Space returned: a write succeeds again within a few resume attempts
+    // (one a second), with no reopen.
+    absl::Status after = absl::UnknownError("not tried");
+    for (int i = 0; i < 100 && !after.ok(); ++i) {
+      after = s->Write(put("after", true));
+      if (!after.ok()) {
+        EXPECT_TRUE(IsNoSpace(after)) << after;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+    ASSERT_TRUE(after.ok()) << after;
+    EXPECT_EQ(ToString(**s->Get(0, AsBytes("after"))), "after-value");
+  }
+  // What was acknowledged is there after a reopen; what was refused is not.
+  auto s = *RocksDbStore::Open(dir, {"x"});
+  EXPECT_EQ(ToString(**s->Get(0, AsBytes("before"))), "before-value");
+  EXPECT_EQ(ToString(**s->Get(0, AsBytes("after"))), "after-value");
+  EXPECT_FALSE(s->Get(0, AsBytes("during"))->has_value());
+  EXPECT_FALSE(s->Get(0, AsBytes("during-synced"))->has_value());
+  // Without injectable faults the switch is refused.
+  EXPECT_EQ(s->InjectNoSpace(true).code(),
+            absl::StatusCode::kFailedPrecondition);
+  s.reset();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(StorageErrorTest, NoSpaceIsRecognisedByItsPayloadNotItsCode) {
+  EXPECT_TRUE(IsNoSpace(NoSpaceError("disk full")));
+  EXPECT_EQ(NoSpaceError("disk full").code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(IsNoSpace(absl::ResourceExhaustedError("pool full")));
+  EXPECT_FALSE(IsNoSpace(absl::OkStatus()));
 }
 
 TEST(RocksDbStoreTest, EmptyColumnListIsInvalid) {
