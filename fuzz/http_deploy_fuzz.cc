@@ -3,11 +3,13 @@
 // (DeployFromJson), and the name of the HTTP API's /api/data-at-name and
 // /api/data-at-name-by-block-hash bodies (views::ParFromRhoUnforgJson),
 // each body first parsed as the HTTP handler parses it (nlohmann, no
-// exceptions). The /api/deploy body's own mapping (DeployOfJson) is local
-// to node/api/http_api.cc and a handler needs a running node, so neither
-// is reached here; deploy_fuzz covers the proto that mapping feeds.
-// Asserted:
-//  - a refused deploy or name is InvalidArgument;
+// exceptions), and the /api/deploy body (node::DeployOfHttpBody, what the
+// handler calls before Node::Deploy; deploy_fuzz covers the proto it
+// feeds). Asserted:
+//  - a refused deploy, body or name is InvalidArgument;
+//  - an accepted /api/deploy body gives a proto that, written back as a
+//    body, reads back to the same proto, and that SignedDeploy::FromProto
+//    accepts or refuses with InvalidArgument;
 //  - an accepted deploy prints (DeployToJson) to JSON that is accepted as
 //    the same deploy and prints the same again, and its proto is accepted
 //    by SignedDeploy::FromProto;
@@ -26,9 +28,11 @@
 #include "CasperMessage.pb.h"
 #include "RhoTypes.pb.h"
 #include "casper/deploy.h"
+#include "node/api/http_json.h"
 #include "node/deploy_json.h"
 #include "node/views/par_views.h"
 #include "rholang/ir.h"
+#include "util/bytes.h"
 
 namespace {
 
@@ -76,6 +80,41 @@ void CheckName(const json& name) {
   if (!back.ok() || (*back)->hash != (*par)->hash) __builtin_trap();
 }
 
+// The /api/deploy body.
+void CheckHttpDeploy(const std::string& text) {
+  auto proto = rnode::node::DeployOfHttpBody(text);
+  if (!proto.ok()) {
+    if (proto.status().code() != absl::StatusCode::kInvalidArgument) {
+      __builtin_trap();
+    }
+    return;
+  }
+  auto as_hex = [](const std::string& bytes) {
+    return rnode::HexEncode(rnode::Bytes(bytes.begin(), bytes.end()));
+  };
+  const json body = {
+      {"data",
+       {{"term", proto->term()},
+        {"timestamp", proto->timestamp()},
+        {"phloPrice", proto->phloprice()},
+        {"phloLimit", proto->phlolimit()},
+        {"validAfterBlockNumber", proto->validafterblocknumber()},
+        {"shardId", proto->shardid()},
+        {"expirationTimestamp", proto->expirationtimestamp()}}},
+      {"deployer", as_hex(proto->deployer())},
+      {"signature", as_hex(proto->sig())},
+      {"sigAlgorithm", proto->sigalgorithm()}};
+  auto again = rnode::node::DeployOfHttpBody(body.dump());
+  if (!again.ok() || again->SerializeAsString() != proto->SerializeAsString()) {
+    __builtin_trap();
+  }
+  auto deploy = rnode::casper::SignedDeploy::FromProto(*proto);
+  if (!deploy.ok() &&
+      deploy.status().code() != absl::StatusCode::kInvalidArgument) {
+    __builtin_trap();
+  }
+}
+
 // The names the data-at-name routes take from a body.
 void CheckBody(const std::string& text) {
   const json body = json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -96,6 +135,7 @@ void CheckBody(const std::string& text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   CheckDeploy(text);
+  CheckHttpDeploy(text);
   CheckBody(text);
   return 0;
 }
