@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/base/macros.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "util/limits.h"
 #include "util/logging.h"
@@ -54,9 +55,9 @@ absl::StatusOr<secp256k1_pubkey> ParsePoint(ByteView key) {
 
 absl::StatusOr<secp256k1_ecdsa_signature> ParseDer(ByteView der) {
   if (der.empty() || der.size() > limits::kMaxDerSignatureBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("DER signature must be 1 to ",
-                     limits::kMaxDerSignatureBytes, " bytes, got ", der.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DER signature must be 1 to ", limits::kMaxDerSignatureBytes,
+        " bytes, got ", der.size()));
   }
   secp256k1_ecdsa_signature sig;
   if (!secp256k1_ecdsa_signature_parse_der(Context(), &sig, der.data(),
@@ -100,13 +101,13 @@ absl::StatusOr<bool> Verify(ByteView digest,
   return secp256k1_ecdsa_verify(Context(), &sig, digest.data(), &*point) == 1;
 }
 
-absl::StatusOr<secp256k1_ecdsa_signature> Sign(
-    ByteView digest, const Secp256k1PrivateKey& key) {
+absl::StatusOr<secp256k1_ecdsa_signature> Sign(ByteView digest,
+                                               const Secp256k1PrivateKey& key) {
   if (absl::Status s = CheckDigest(digest); !s.ok()) return s;
   secp256k1_ecdsa_signature sig;
   // Default nonce function: RFC 6979; the result is already low-S.
-  if (!secp256k1_ecdsa_sign(Context(), &sig, digest.data(), key.data(),
-                            nullptr, nullptr)) {
+  if (!secp256k1_ecdsa_sign(Context(), &sig, digest.data(), key.data(), nullptr,
+                            nullptr)) {
     return absl::InvalidArgumentError("private key is not valid");
   }
   return sig;
@@ -125,6 +126,16 @@ absl::StatusOr<Secp256k1PrivateKey> ParseSecp256k1PrivateKey(ByteView key) {
     return absl::InvalidArgumentError("private key is out of range");
   }
   return out;
+}
+
+absl::StatusOr<Secp256k1PrivateKey> ParseSecp256k1PrivateKeyHex(
+    std::string_view hex) {
+  const absl::string_view trimmed =
+      absl::StripAsciiWhitespace(absl::string_view(hex.data(), hex.size()));
+  absl::StatusOr<Bytes> raw =
+      HexDecode(std::string_view(trimmed.data(), trimmed.size()));
+  if (!raw.ok()) return absl::InvalidArgumentError("not a hex private key");
+  return ParseSecp256k1PrivateKey(*raw);
 }
 
 Secp256k1PublicKey Secp256k1PublicKeyOf(const Secp256k1PrivateKey& key) {
@@ -150,9 +161,9 @@ absl::StatusOr<Secp256k1PublicKey> ParseSecp256k1PublicKey(ByteView key) {
 absl::StatusOr<Secp256k1PublicKey> DecompressSecp256k1PublicKey(ByteView key) {
   constexpr size_t kCompressedBytes = 33;
   if (key.size() != kCompressedBytes || (key[0] != 0x02 && key[0] != 0x03)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compressed public key must be 33 bytes (02/03||X), got ", key.size(),
-        " bytes"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("compressed public key must be 33 bytes (02/03||X), got ",
+                     key.size(), " bytes"));
   }
   secp256k1_pubkey point;
   if (!secp256k1_ec_pubkey_parse(Context(), &point, key.data(), key.size())) {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "util/bytes.h"
@@ -20,6 +21,12 @@ using Secp256k1PublicKey = std::array<uint8_t, 65>;
 
 // Parses a private key; InvalidArgument unless it is 32 bytes in [1, n-1].
 absl::StatusOr<Secp256k1PrivateKey> ParseSecp256k1PrivateKey(ByteView key);
+
+// A private key written as hex (as key files, the command line and the
+// configuration hold it), surrounding ASCII whitespace ignored.
+// InvalidArgument "not a hex private key", or ParseSecp256k1PrivateKey's.
+absl::StatusOr<Secp256k1PrivateKey> ParseSecp256k1PrivateKeyHex(
+    std::string_view hex);
 
 // The uncompressed public key of `key` (which ParseSecp256k1PrivateKey
 // accepted).

@@ -16,9 +16,7 @@ namespace rnode::node {
 namespace {
 
 absl::StatusOr<crypto::Secp256k1PrivateKey> KeyFromHex(const std::string& hex) {
-  absl::StatusOr<Bytes> raw = HexDecode(hex);
-  if (!raw.ok()) return raw.status();
-  return crypto::ParseSecp256k1PrivateKey(*raw);
+  return crypto::ParseSecp256k1PrivateKeyHex(hex);
 }
 
 }  // namespace

@@ -103,10 +103,13 @@ absl::StatusOr<crypto::Secp256k1PrivateKey> ReadKey(const std::string& path) {
   if (!in) return absl::NotFoundError("cannot read " + path);
   std::stringstream text;
   text << in.rdbuf();
-  std::string hex(absl::StripAsciiWhitespace(text.str()));
-  absl::StatusOr<Bytes> bytes = HexDecode(hex);
-  if (!bytes.ok()) return absl::InvalidArgumentError(path + ": not hex");
-  return crypto::ParseSecp256k1PrivateKey(*bytes);
+  absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+      crypto::ParseSecp256k1PrivateKeyHex(text.str());
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(path + ": " +
+                                      std::string(key.status().message()));
+  }
+  return key;
 }
 
 crypto::Secp256k1PrivateKey FreshKey(std::mt19937_64& rng) {

@@ -81,11 +81,8 @@ int ClientDeploy(const ClientOptions& c, const DeployOptions& d,
       !ReadText(d.private_key_file, &key_hex, err)) {
     return 1;
   }
-  absl::StripAsciiWhitespace(&key_hex);
-  absl::StatusOr<Bytes> raw = HexDecode(key_hex);
   absl::StatusOr<crypto::Secp256k1PrivateKey> key =
-      raw.ok() ? crypto::ParseSecp256k1PrivateKey(*raw)
-               : absl::StatusOr<crypto::Secp256k1PrivateKey>(raw.status());
+      crypto::ParseSecp256k1PrivateKeyHex(key_hex);
   if (!key.ok()) {
     err << "error: give the signing key as --private-key HEX or "
            "--private-key-file PATH ("

@@ -209,19 +209,11 @@ absl::Status WriteFileAtomically(const std::string& path,
 
 absl::StatusOr<crypto::Secp256k1PrivateKey> ParseKeyHex(std::string_view hex,
                                                         std::string_view from) {
-  std::string trimmed(hex);
-  absl::StripAsciiWhitespace(&trimmed);
-  const std::string where(from);
-  absl::StatusOr<Bytes> raw = HexDecode(trimmed);
-  if (!raw.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": not a hex private key"));
-  }
   absl::StatusOr<crypto::Secp256k1PrivateKey> key =
-      crypto::ParseSecp256k1PrivateKey(*raw);
+      crypto::ParseSecp256k1PrivateKeyHex(hex);
   if (!key.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", key.status().message()));
+        absl::StrCat(std::string(from), ": ", key.status().message()));
   }
   return *key;
 }

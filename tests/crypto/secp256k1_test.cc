@@ -49,9 +49,27 @@ TEST(Secp256k1Test, PublicKeyOfKnownPrivateKey) {
 
 TEST(Secp256k1Test, PrivateKeyValidation) {
   EXPECT_FALSE(ParseSecp256k1PrivateKey(Bytes(31, 1)).ok());
-  EXPECT_FALSE(ParseSecp256k1PrivateKey(Bytes(32, 0)).ok());  // Zero.
+  EXPECT_FALSE(ParseSecp256k1PrivateKey(Bytes(32, 0)).ok());      // Zero.
   EXPECT_FALSE(ParseSecp256k1PrivateKey(Unhex(kOrderHex)).ok());  // n.
   EXPECT_TRUE(ParseSecp256k1PrivateKey(Bytes(32, 1)).ok());
+}
+
+TEST(Secp256k1Test, PrivateKeyFromHexIgnoresSurroundingWhitespaceOnly) {
+  const std::string hex = HexEncode(Key());
+  EXPECT_EQ(*ParseSecp256k1PrivateKeyHex(hex), Key());
+  EXPECT_EQ(*ParseSecp256k1PrivateKeyHex(" \t" + hex + "\n"), Key());
+  EXPECT_EQ(
+      ParseSecp256k1PrivateKeyHex(hex.substr(0, 10) + " " + hex.substr(10))
+          .status()
+          .message(),
+      "not a hex private key");
+  EXPECT_EQ(ParseSecp256k1PrivateKeyHex("zz").status().message(),
+            "not a hex private key");
+  EXPECT_EQ(
+      ParseSecp256k1PrivateKeyHex(std::string(62, '1')).status().message(),
+      "private key must be 32 bytes, got 31");
+  EXPECT_EQ(ParseSecp256k1PrivateKeyHex(kOrderHex).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Secp256k1Test, PublicKeyMustBeUncompressed65Bytes) {
@@ -136,7 +154,8 @@ TEST(Secp256k1Test, HighSIsRejected) {
   std::copy(negated.begin(), negated.end(), high.begin() + 32);
   absl::StatusOr<Bytes> der_high = Secp256k1CompactToDer(high);
   ASSERT_TRUE(der_high.ok());
-  absl::StatusOr<bool> r = Secp256k1VerifyDer(digest, *der_high, Unhex(kPubHex));
+  absl::StatusOr<bool> r =
+      Secp256k1VerifyDer(digest, *der_high, Unhex(kPubHex));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), ::testing::HasSubstr("high S"));
   EXPECT_FALSE(Secp256k1VerifyCompact(digest, high, Unhex(kPubHex)).ok());
@@ -164,7 +183,8 @@ TEST(Secp256k1Test, NonStrictDerIsRejected) {
     EXPECT_FALSE(Secp256k1VerifyDer(digest, padded, Unhex(kPubHex)).ok());
   }
   EXPECT_FALSE(Secp256k1VerifyDer(digest, {}, Unhex(kPubHex)).ok());
-  EXPECT_FALSE(Secp256k1VerifyDer(digest, Bytes(73, 0x30), Unhex(kPubHex)).ok());
+  EXPECT_FALSE(
+      Secp256k1VerifyDer(digest, Bytes(73, 0x30), Unhex(kPubHex)).ok());
 }
 
 TEST(Secp256k1Test, DigestMustBe32Bytes) {
