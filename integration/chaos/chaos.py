@@ -58,6 +58,7 @@ drawn). Only the Python standard library is used.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -156,6 +157,19 @@ def admin_post(node, path, timeout=5.0):
             return json.loads(res.read().decode())
     except (OSError, ValueError, urllib.error.URLError) as e:
         raise CheckFailed(f"POST {path} on {node['name']}: {e}") from e
+
+
+@contextlib.contextmanager
+def admin_fault(node, route, field):
+    """POSTs the fault `route` on the node's admin API, which must answer
+    with `field` true, and heals every fault on leaving."""
+    if admin_post(node, route).get(field) is not True:
+        raise CheckFailed(f"{node['name']} did not report {field} after "
+                          f"POST {route}")
+    try:
+        yield
+    finally:
+        admin_post(node, "/api/fault/heal")
 
 
 def peer_count(node):
@@ -301,17 +315,13 @@ def partition(shard, rng, quick):
     cut = 15 if quick else 30
     victim = rng.choice(shard.validators())
     note(f"partition: {victim['name']} cut off from its peers for {cut} s")
-    if admin_post(victim, "/api/fault/isolate").get("isolated") is not True:
-        raise CheckFailed(f"{victim['name']} did not report itself isolated")
-    try:
+    with admin_fault(victim, "/api/fault/isolate", "isolated"):
         time.sleep(cut)
         # The cut is real: by now the victim has dropped every peer.
         peers = peer_count(victim)
         if peers != 0:
             raise CheckFailed(f"{victim['name']} still had {peers} peers "
                               f"after {cut} s cut off")
-    finally:
-        admin_post(victim, "/api/fault/heal")
     return lfb_numbers(shard), f"{victim['name']} cut off {cut} s"
 
 
@@ -335,14 +345,10 @@ def disk_full(shard, rng, quick):
     full = 15 if quick else 30
     victim = rng.choice(shard.validators())
     note(f"disk-full: {victim['name']}'s disk full for {full} s")
-    if admin_post(victim, "/api/fault/disk-full").get("diskFull") is not True:
-        raise CheckFailed(f"{victim['name']} did not report its disk full")
-    try:
+    with admin_fault(victim, "/api/fault/disk-full", "diskFull"):
         start = metrics(victim)
         time.sleep(full)
         during = metrics(victim)
-    finally:
-        admin_post(victim, "/api/fault/heal")
     refused = during.get(DISK_FULL, 0) - start.get(DISK_FULL, 0)
     admitted = during.get(RECEIVED, 0) - start.get(RECEIVED, 0)
     # The stream sends it a share of its deploys: each one refused as
