@@ -273,6 +273,23 @@ def check_state(shard, block):
     return f"block {number}: one root on {len(roots)} nodes"
 
 
+def stream_report(folder):
+    """What rnode-loadgen's report.json in `folder` says: (acknowledged,
+    failed, the first line of its verdict); zeros and "no report" when it
+    wrote none."""
+    report = {}
+    try:
+        with open(os.path.join(folder, "report.json")) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        pass
+    phases = report.get("phases", [{}])
+    verdict = report.get("run", {}).get("verdict") or "no report"
+    return (sum(p.get("acknowledged", 0) for p in phases),
+            sum(p.get("failed", 0) for p in phases),
+            verdict.splitlines()[0])
+
+
 def lfb_numbers(shard):
     numbers = {}
     for n in shard.nodes():
@@ -511,17 +528,8 @@ def run_scenario(name, shard, a, rng, out_dir):
             stream.kill()
             stream.wait()
             raise
-    report = {}
-    try:
-        with open(os.path.join(sub, "report.json")) as f:
-            report = json.load(f)
-    except (OSError, ValueError):
-        pass
-    phases = report.get("phases", [{}])
-    row["acknowledged"] = sum(p.get("acknowledged", 0) for p in phases)
-    row["failed"] = sum(p.get("failed", 0) for p in phases)
-    verdict = report.get("run", {}).get("verdict", "no report")
-    row["checks"]["stream"] = (code == 0, verdict.splitlines()[0])
+    row["acknowledged"], row["failed"], verdict = stream_report(sub)
+    row["checks"]["stream"] = (code == 0, verdict)
     try:
         lowest, text = check_agreement(shard)
         row["checks"]["agreement"] = (True, text)
@@ -621,21 +629,14 @@ def run_soak(shard, a, out_dir):
             growth = l / w - 1
             trend = slope_per_hour([(m, r[n] / 1024) for m, r in samples
                                     if m >= a.warmup_minutes and r[n]])
+            trend_cell = "-" if trend is None else f"{trend:+.1f}"
             lines.append(f"| {n} | {w / 1024:.0f} | {l / 1024:.0f} | "
                          f"{growth * 100:+.1f}% | {peak / 1024:.0f} | "
-                         f"{trend:+.1f} |" if trend is not None else
-                         f"| {n} | {w / 1024:.0f} | {l / 1024:.0f} | "
-                         f"{growth * 100:+.1f}% | {peak / 1024:.0f} | - |")
+                         f"{trend_cell} |")
             if growth > SOAK_RSS_GROWTH:
                 problems.append(f"{n} grew {growth * 100:.1f}% after the "
                                 "warm-up")
-    report = {}
-    try:
-        with open(os.path.join(out_dir, "report.json")) as f:
-            report = json.load(f)
-    except (OSError, ValueError):
-        pass
-    verdict = report.get("run", {}).get("verdict", "no report").splitlines()[0]
+    acknowledged, failed, verdict = stream_report(out_dir)
     if code != 0:
         problems.append(f"stream: {verdict}")
     try:
@@ -644,11 +645,9 @@ def run_soak(shard, a, out_dir):
         lines.append(f"agreement: {text}; state: {check_state(shard, lowest)}")
     except CheckFailed as e:
         problems.append(str(e))
-    phases = report.get("phases", [{}])
     head = [f"soak: {a.soak_minutes:g} min at {a.rate:g} deploys/s, "
             f"warm-up {a.warmup_minutes} min, {len(samples)} samples; "
-            f"{sum(p.get('acknowledged', 0) for p in phases)} acknowledged, "
-            f"{sum(p.get('failed', 0) for p in phases)} failed; stream: "
+            f"{acknowledged} acknowledged, {failed} failed; stream: "
             f"{verdict}", ""]
     tail = ["", "verdict: " + ("pass" if not problems
                                else "FAIL: " + "; ".join(problems))]
