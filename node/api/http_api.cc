@@ -113,12 +113,6 @@ json BlockJson(Node& node, const Block& b, bool full) {
       views::BlockInfoOf(b, node.dag().IsFinalized(b.hash)), full);
 }
 
-// The request's body as a JSON object (every JSON route takes one, and
-// json's accessors throw on other types).
-absl::StatusOr<json> ParseBody(const http::Request& req) {
-  return ParseJsonObject(req.body);
-}
-
 json ExprsJson(const std::vector<rholang::ir::ParPtr>& data) {
   json out = json::array();
   for (const auto& p : data) out.push_back(views::RhoExprJson(*p));
@@ -245,7 +239,7 @@ http::Response HandlePublic(Node& node, metrics::Registry* metrics,
                   {"cost", e->cost}});
   }
   if (post && is({"api", "data-at-name-by-block-hash"})) {
-    absl::StatusOr<json> body = ParseBody(req);
+    absl::StatusOr<json> body = ParseJsonObject(req.body);
     if (!body.ok())
       return Error(400, "invalid_request", body.status().message());
     const json& name =
@@ -266,7 +260,7 @@ http::Response HandlePublic(Node& node, metrics::Registry* metrics,
                   {"cost", 0}});
   }
   if (post && is({"api", "data-at-name"})) {
-    absl::StatusOr<json> body = ParseBody(req);
+    absl::StatusOr<json> body = ParseJsonObject(req.body);
     if (!body.ok())
       return Error(400, "invalid_request", body.status().message());
     absl::StatusOr<rholang::ir::ParPtr> par =

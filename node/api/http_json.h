@@ -15,7 +15,8 @@
 
 namespace rnode::node {
 
-// `text` as a JSON object; InvalidArgument "the body is not a JSON object"
+// `text` as a JSON object (every JSON route takes one; json's accessors
+// throw on other types); InvalidArgument "the body is not a JSON object"
 // for anything else (malformed JSON, invalid UTF-8, another JSON type).
 absl::StatusOr<nlohmann::json> ParseJsonObject(std::string_view text);
 

@@ -350,7 +350,6 @@ struct Node::Impl {
   // Set while the store's disk is full (a write failed for want of space),
   // so that it is said once, and when space returns (DiskFull, DiskOk).
   std::atomic<bool> disk_full{false};
-  std::atomic<bool> disk_full_injected{false};  // Node::SetDiskFull.
   std::optional<Hash32> last_lfb;
   Clock::time_point lfb_moved{};
   bool stopping ABSL_GUARDED_BY(mu) = false;
@@ -1325,14 +1324,13 @@ absl::Status Node::SetDiskFull(bool full) {
         "fault injection is off (start the node with --fault-injection)");
   }
   RETURN_IF_ERROR(impl_->store->InjectNoSpace(full));
-  impl_->disk_full_injected.store(full);
   Log("node")->warn("fault injection: the disk is {}",
                     full ? "full" : "no longer full");
   return absl::OkStatus();
 }
 
 bool Node::disk_full_injected() const {
-  return impl_->disk_full_injected.load();
+  return impl_->store->no_space_injected();
 }
 
 void Node::DiskFull(const absl::Status& s) {

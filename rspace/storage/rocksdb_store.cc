@@ -114,6 +114,7 @@ class FullableFileSystem final : public rocksdb::FileSystemWrapper {
   const char* Name() const override { return "RnodeFullableFileSystem"; }
 
   void SetFull(bool full) { full_.store(full); }
+  bool full() const { return full_.load(); }
 
   rocksdb::IOStatus NewWritableFile(const std::string& f,
                                     const rocksdb::FileOptions& o,
@@ -371,6 +372,10 @@ absl::Status RocksDbStore::InjectNoSpace(bool full) {
   }
   impl_->fullable->SetFull(full);
   return absl::OkStatus();
+}
+
+bool RocksDbStore::no_space_injected() const {
+  return impl_->fullable != nullptr && impl_->fullable->full();
 }
 
 RocksDbMemory RocksDbStore::Memory() const {

@@ -84,6 +84,9 @@ class RocksDbStore final : public KeyValueStore {
   // returning. FailedPrecondition unless opened with injectable_faults.
   // Thread-safe.
   absl::Status InjectNoSpace(bool full);
+  // Whether InjectNoSpace made the disk full (false without injectable
+  // faults).
+  bool no_space_injected() const;
 
  private:
   struct Impl;
