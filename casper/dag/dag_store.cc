@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -15,7 +16,59 @@ namespace {
 
 constexpr uint8_t kMetaVersion = 1;
 constexpr uint8_t kFlagInvalid = 1;
+// The state column: the last finalized block, the block count, and the
+// DAG's indexes (keys of a one-byte prefix and hashes, values empty unless
+// said otherwise).
 constexpr std::string_view kLastFinalizedKey = "last-finalized";
+constexpr std::string_view kIndexVersionKey = "dag-index";
+constexpr uint8_t kIndexVersion = 1;
+// 8 bytes, little-endian.
+constexpr std::string_view kBlockCountKey = "block-count";
+// H, number (8 bytes, big-endian, sign bit flipped so that they sort), hash.
+constexpr std::string_view kHeightPrefix = "H";
+// C, parent hash, child hash.
+constexpr std::string_view kChildPrefix = "C";
+// F, hash of a finalized block.
+constexpr std::string_view kFinalizedPrefix = "F";
+// T, hash of a tip.
+constexpr std::string_view kTipPrefix = "T";
+// I, hash of a block stored invalid.
+constexpr std::string_view kInvalidPrefix = "I";
+// L, sender's key (65 bytes) -> hash of its latest message.
+constexpr std::string_view kLatestPrefix = "L";
+
+Bytes IndexKey(std::string_view prefix, const Hash32& hash) {
+  Bytes key(prefix.begin(), prefix.end());
+  key.insert(key.end(), hash.begin(), hash.end());
+  return key;
+}
+
+Bytes HeightKey(int64_t number, const Hash32& hash) {
+  Bytes key(kHeightPrefix.begin(), kHeightPrefix.end());
+  const uint64_t u = static_cast<uint64_t>(number) ^ (uint64_t{1} << 63);
+  for (int i = 7; i >= 0; --i)
+    key.push_back(static_cast<uint8_t>(u >> (8 * i)));
+  key.insert(key.end(), hash.begin(), hash.end());
+  return key;
+}
+
+bool HasPrefix(ByteView key, ByteView prefix) {
+  return key.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), key.begin());
+}
+
+// The 32 bytes ending `key`.
+Hash32 HashEndingKey(ByteView key) {
+  Hash32 h;
+  std::copy(key.end() - 32, key.end(), h.begin());
+  return h;
+}
+
+Bytes CountValue(uint64_t count) {
+  Bytes out(8);
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(count >> (8 * i));
+  return out;
+}
 
 class Writer {
  public:
@@ -156,15 +209,130 @@ DagColumns DagColumnsFrom(rspace::ColumnId first) {
   return DagColumns{first, first + 1, first + 2, first + 3};
 }
 
-DagStore::DagStore(rspace::KeyValueStore* store, DagColumns columns)
-    : store_(store), columns_(columns) {}
+DagStore::DagStore(rspace::KeyValueStore* store, DagColumns columns,
+                   DagStoreOptions options)
+    : store_(store), columns_(columns), options_(options) {}
 
 absl::StatusOr<std::unique_ptr<DagStore>> DagStore::Open(
-    rspace::KeyValueStore* store, DagColumns columns) {
-  std::unique_ptr<DagStore> dag(new DagStore(store, columns));
+    rspace::KeyValueStore* store, DagColumns columns, DagStoreOptions options) {
+  std::unique_ptr<DagStore> dag(new DagStore(store, columns, options));
   MutexLock lock(&dag->mu_);
-  RETURN_IF_ERROR(store->ForEach(
-      columns.meta, [&](ByteView key, ByteView value) -> absl::Status {
+  ASSIGN_OR_RETURN(std::optional<Bytes> version,
+                   store->Get(columns.state, AsBytes(kIndexVersionKey)));
+  if (!version.has_value()) {
+    RETURN_IF_ERROR(dag->BuildIndexes());
+  } else if (*version != Bytes{kIndexVersion}) {
+    return absl::DataLossError("unknown DAG index version " +
+                               HexEncode(*version));
+  } else {
+    RETURN_IF_ERROR(dag->LoadWindow());
+  }
+  if (dag->last_finalized_.has_value()) {
+    dag->EvictBelow(dag->metas_.at(*dag->last_finalized_)->block_number -
+                    options.kept_below_finalized);
+  }
+  return dag;
+}
+
+absl::Status DagStore::LoadWindow() {
+  ASSIGN_OR_RETURN(std::optional<Bytes> count,
+                   store_->Get(columns_.state, AsBytes(kBlockCountKey)));
+  if (!count.has_value() || count->size() != 8) {
+    return absl::DataLossError("the DAG's block count is missing or malformed");
+  }
+  for (int i = 0; i < 8; ++i) count_ |= uint64_t{(*count)[i]} << (8 * i);
+  ASSIGN_OR_RETURN(std::optional<Bytes> lfb,
+                   store_->Get(columns_.state, AsBytes(kLastFinalizedKey)));
+  std::shared_ptr<const BlockMeta> lfb_meta;
+  if (lfb.has_value()) {
+    Hash32 h;
+    if (lfb->size() != 32) return absl::DataLossError("bad last-finalized");
+    std::copy(lfb->begin(), lfb->end(), h.begin());
+    ASSIGN_OR_RETURN(lfb_meta, ReadMeta(h));
+    if (lfb_meta == nullptr) {
+      return absl::DataLossError("last finalized block " + HexEncode(h) +
+                                 " is not stored");
+    }
+    last_finalized_ = h;
+    horizon_ = std::max<int64_t>(
+        0, lfb_meta->block_number - options_.kept_below_finalized);
+  }
+  // The window: every block numbered from the horizon, by the height index.
+  std::vector<Hash32> window;
+  RETURN_IF_ERROR(
+      store_->ScanFrom(columns_.state, HeightKey(horizon_, Hash32{}),
+                       [&](ByteView key, ByteView) {
+                         if (!HasPrefix(key, AsBytes(kHeightPrefix)))
+                           return false;
+                         if (key.size() == 1 + 8 + 32)
+                           window.push_back(HashEndingKey(key));
+                         return true;
+                       }));
+  for (const Hash32& h : window) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, ReadMeta(h));
+    if (meta == nullptr) {
+      return absl::DataLossError("the height index names block " +
+                                 HexEncode(h) + ", which is not stored");
+    }
+    metas_[h] = std::move(meta);
+  }
+  for (const auto& [hash, meta] : metas_) {
+    for (const Hash32& p : meta->parents) {
+      if (metas_.contains(p)) {
+        InsertSorted(children_[p], hash);
+        continue;
+      }
+      ASSIGN_OR_RETURN(std::optional<Bytes> stored,
+                       store_->Get(columns_.meta, p));
+      if (!stored.has_value()) {
+        return absl::DataLossError("block " + HexEncode(hash) +
+                                   " names parent " + HexEncode(p) +
+                                   " that is not stored");
+      }
+    }
+    InsertSorted(heights_[meta->block_number], hash);
+    ASSIGN_OR_RETURN(bool final, StoredFinalized(hash));
+    if (final) finalized_.insert(hash);
+  }
+  RETURN_IF_ERROR(ScanIndex(AsBytes(kTipPrefix), [&](const Hash32& h) {
+    tips_.insert(h);
+    return true;
+  }));
+  RETURN_IF_ERROR(ScanIndex(AsBytes(kInvalidPrefix), [&](const Hash32& h) {
+    invalid_.insert(h);
+    return true;
+  }));
+  std::vector<Hash32> latest;
+  RETURN_IF_ERROR(
+      store_->ScanFrom(columns_.state, AsBytes(kLatestPrefix),
+                       [&](ByteView key, ByteView value) {
+                         if (!HasPrefix(key, AsBytes(kLatestPrefix)))
+                           return false;
+                         if (value.size() == 32)
+                           latest.push_back(HashEndingKey(value));
+                         return true;
+                       }));
+  for (const Hash32& h : latest) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, FindMeta(h));
+    if (meta == nullptr) {
+      return absl::DataLossError("latest message " + HexEncode(h) +
+                                 " is not stored");
+    }
+    latest_[meta->sender] = std::move(meta);
+  }
+  if (last_finalized_.has_value() && !metas_.contains(*last_finalized_)) {
+    return absl::DataLossError(
+        "the height index misses the last finalized "
+        "block " +
+        HexEncode(*last_finalized_));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DagStore::BuildIndexes() {
+  std::vector<std::shared_ptr<const BlockMeta>> all;
+  RETURN_IF_ERROR(store_->ForEach(
+      columns_.meta, [&](ByteView key, ByteView value) -> absl::Status {
         ASSIGN_OR_RETURN(BlockMeta meta, DecodeBlockMeta(value));
         if (key.size() != 32 ||
             !std::equal(key.begin(), key.end(), meta.hash.begin())) {
@@ -172,58 +340,146 @@ absl::StatusOr<std::unique_ptr<DagStore>> DagStore::Open(
                                      HexEncode(key) + " is of block " +
                                      HexEncode(meta.hash));
         }
-        dag->Index(std::make_shared<const BlockMeta>(std::move(meta)));
+        all.push_back(std::make_shared<const BlockMeta>(std::move(meta)));
         return absl::OkStatus();
       }));
-  for (const auto& [hash, meta] : dag->metas_) {
+  for (const auto& meta : all) metas_[meta->hash] = meta;
+  for (const auto& meta : all) {
     for (const Hash32& p : meta->parents) {
-      if (!dag->metas_.contains(p)) {
-        return absl::DataLossError("block " + HexEncode(hash) +
+      if (!metas_.contains(p)) {
+        return absl::DataLossError("block " + HexEncode(meta->hash) +
                                    " names parent " + HexEncode(p) +
                                    " that is not stored");
       }
     }
   }
+  // Parents before children, as Insert saw them.
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return std::tie(a->block_number, a->hash) <
+           std::tie(b->block_number, b->hash);
+  });
+  rspace::WriteBatch batch;
+  for (const auto& meta : all) {
+    StageIndex(*meta, batch);
+    Apply(meta);
+  }
   ASSIGN_OR_RETURN(std::optional<Bytes> lfb,
-                   store->Get(columns.state, AsBytes(kLastFinalizedKey)));
+                   store_->Get(columns_.state, AsBytes(kLastFinalizedKey)));
   if (lfb.has_value()) {
     Hash32 h;
     if (lfb->size() != 32) return absl::DataLossError("bad last-finalized");
     std::copy(lfb->begin(), lfb->end(), h.begin());
-    if (!dag->metas_.contains(h)) {
+    if (!metas_.contains(h)) {
       return absl::DataLossError("last finalized block " + HexEncode(h) +
                                  " is not stored");
     }
-    dag->last_finalized_ = h;
-    dag->MarkFinalized(h);
+    ASSIGN_OR_RETURN(std::vector<Hash32> final, NewlyFinalized(h));
+    for (const Hash32& f : final) {
+      batch.Put(columns_.state, IndexKey(kFinalizedPrefix, f), Bytes{});
+      finalized_.insert(f);
+    }
+    last_finalized_ = h;
   }
-  return dag;
+  count_ = all.size();
+  batch.Put(columns_.state, AsBytes(kBlockCountKey), CountValue(count_));
+  batch.Put(columns_.state, AsBytes(kIndexVersionKey), Bytes{kIndexVersion});
+  return store_->WriteOwned(std::move(batch));
 }
 
-void DagStore::Index(std::shared_ptr<const BlockMeta> meta) {
+bool DagStore::BecomesLatest(const BlockMeta& meta) const {
+  if (meta.invalid) return false;
+  auto it = latest_.find(meta.sender);
+  if (it == latest_.end()) return true;
+  const BlockMeta& latest = *it->second;
+  return meta.seq_num > latest.seq_num ||
+         (meta.seq_num == latest.seq_num && meta.hash < latest.hash);
+}
+
+void DagStore::StageIndex(const BlockMeta& m, rspace::WriteBatch& batch) const {
+  const rspace::ColumnId state = columns_.state;
+  batch.Put(state, HeightKey(m.block_number, m.hash), Bytes{});
+  for (const Hash32& p : m.parents) {
+    Bytes key = IndexKey(kChildPrefix, p);
+    key.insert(key.end(), m.hash.begin(), m.hash.end());
+    batch.Put(state, std::move(key), Bytes{});
+  }
+  if (m.invalid) {
+    batch.Put(state, IndexKey(kInvalidPrefix, m.hash), Bytes{});
+    return;
+  }
+  for (const Hash32& p : m.parents) {
+    if (tips_.contains(p)) batch.Delete(state, IndexKey(kTipPrefix, p));
+  }
+  batch.Put(state, IndexKey(kTipPrefix, m.hash), Bytes{});
+  if (BecomesLatest(m)) {
+    Bytes key(kLatestPrefix.begin(), kLatestPrefix.end());
+    key.insert(key.end(), m.sender.begin(), m.sender.end());
+    batch.Put(state, std::move(key), Bytes(m.hash.begin(), m.hash.end()));
+  }
+}
+
+void DagStore::Apply(std::shared_ptr<const BlockMeta> meta) {
   const Hash32 h = meta->hash;
-  for (const Hash32& p : meta->parents) InsertSorted(children_[p], h);
+  for (const Hash32& p : meta->parents) {
+    if (metas_.contains(p)) InsertSorted(children_[p], h);
+  }
   InsertSorted(heights_[meta->block_number], h);
-  if (meta->invalid) invalid_.insert(h);
-  if (!meta->invalid) {
+  if (meta->invalid) {
+    invalid_.insert(h);
+  } else {
     for (const Hash32& p : meta->parents) tips_.erase(p);
-    bool has_valid_child = false;
-    if (auto kids = children_.find(h); kids != children_.end()) {
-      for (const Hash32& c : kids->second) {
-        if (!metas_.at(c)->invalid) {
-          has_valid_child = true;
-          break;
-        }
-      }
-    }
-    if (!has_valid_child) tips_.insert(h);
-    auto& latest = latest_[meta->sender];
-    if (latest == nullptr || meta->seq_num > latest->seq_num ||
-        (meta->seq_num == latest->seq_num && h < latest->hash)) {
-      latest = meta;
-    }
+    tips_.insert(h);
+    if (BecomesLatest(*meta)) latest_[meta->sender] = meta;
   }
   metas_[h] = std::move(meta);
+}
+
+void DagStore::EvictBelow(int64_t horizon) {
+  if (horizon <= horizon_) return;
+  horizon_ = horizon;
+  while (!heights_.empty() && heights_.begin()->first < horizon) {
+    for (const Hash32& h : heights_.begin()->second) {
+      metas_.erase(h);
+      children_.erase(h);
+      finalized_.erase(h);
+    }
+    heights_.erase(heights_.begin());
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const BlockMeta>> DagStore::ReadMeta(
+    const Hash32& hash) const {
+  ASSIGN_OR_RETURN(std::optional<Bytes> bytes,
+                   store_->Get(columns_.meta, hash));
+  if (!bytes.has_value()) return nullptr;
+  ASSIGN_OR_RETURN(BlockMeta meta, DecodeBlockMeta(*bytes));
+  if (meta.hash != hash) {
+    return absl::DataLossError("block metadata stored under " +
+                               HexEncode(hash) + " is of block " +
+                               HexEncode(meta.hash));
+  }
+  return std::make_shared<const BlockMeta>(std::move(meta));
+}
+
+absl::StatusOr<std::shared_ptr<const BlockMeta>> DagStore::FindMeta(
+    const Hash32& hash) const {
+  if (auto it = metas_.find(hash); it != metas_.end()) return it->second;
+  return ReadMeta(hash);
+}
+
+absl::StatusOr<bool> DagStore::StoredFinalized(const Hash32& hash) const {
+  ASSIGN_OR_RETURN(
+      std::optional<Bytes> marker,
+      store_->Get(columns_.state, IndexKey(kFinalizedPrefix, hash)));
+  return marker.has_value();
+}
+
+absl::Status DagStore::ScanIndex(
+    ByteView prefix, const std::function<bool(const Hash32&)>& fn) const {
+  return store_->ScanFrom(columns_.state, prefix, [&](ByteView key, ByteView) {
+    if (!HasPrefix(key, prefix)) return false;
+    return key.size() != prefix.size() + 32 || fn(HashEndingKey(key));
+  });
 }
 
 absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
@@ -231,11 +487,20 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
     return absl::InvalidArgumentError("block has no hash (not sealed)");
   }
   MutexLock write_lock(&write_mu_);
+  BlockMeta meta = MetaOf(block, invalid);
+  rspace::WriteBatch batch;
   {
     MutexLock lock(&mu_);
-    if (metas_.contains(block.hash)) return false;
+    auto stored = [&](const Hash32& h) -> absl::StatusOr<bool> {
+      if (metas_.contains(h)) return true;
+      ASSIGN_OR_RETURN(std::optional<Bytes> m, store_->Get(columns_.meta, h));
+      return m.has_value();
+    };
+    ASSIGN_OR_RETURN(bool known, stored(block.hash));
+    if (known) return false;
     auto require = [&](const Hash32& h, const char* what) -> absl::Status {
-      if (metas_.contains(h)) return absl::OkStatus();
+      ASSIGN_OR_RETURN(bool there, stored(h));
+      if (there) return absl::OkStatus();
       return absl::FailedPreconditionError(
           absl::StrCat("block ", HexEncode(block.hash), " needs ", what, " ",
                        HexEncode(h), ", which is not stored"));
@@ -246,9 +511,9 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
     for (const auto& j : block.justifications) {
       RETURN_IF_ERROR(require(j.latest_block, "justification"));
     }
+    StageIndex(meta, batch);
+    batch.Put(columns_.state, AsBytes(kBlockCountKey), CountValue(count_ + 1));
   }
-  BlockMeta meta = MetaOf(block, invalid);
-  rspace::WriteBatch batch;
   batch.Put(columns_.blocks, Bytes(block.hash.begin(), block.hash.end()),
             block::EncodeBlock(block));
   batch.Put(columns_.meta, Bytes(block.hash.begin(), block.hash.end()),
@@ -282,13 +547,36 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
   }
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   MutexLock lock(&mu_);
-  Index(std::make_shared<const BlockMeta>(std::move(meta)));
+  // A block below the window (a late block on an old branch) is in the
+  // store's indexes only.
+  const bool below = meta.block_number < horizon_;
+  auto shared = std::make_shared<const BlockMeta>(std::move(meta));
+  if (below) {
+    if (shared->invalid) {
+      invalid_.insert(shared->hash);
+    } else {
+      for (const Hash32& p : shared->parents) tips_.erase(p);
+      tips_.insert(shared->hash);
+      if (BecomesLatest(*shared)) latest_[shared->sender] = shared;
+    }
+    for (const Hash32& p : shared->parents) {
+      if (auto kids = children_.find(p); kids != children_.end()) {
+        InsertSorted(kids->second, shared->hash);
+      }
+    }
+  } else {
+    Apply(std::move(shared));
+  }
+  ++count_;
   return true;
 }
 
 bool DagStore::Contains(const Hash32& hash) const {
   MutexLock lock(&mu_);
-  return metas_.contains(hash);
+  if (metas_.contains(hash)) return true;
+  absl::StatusOr<std::optional<Bytes>> stored =
+      store_->Get(columns_.meta, hash);
+  return stored.ok() && stored->has_value();
 }
 
 absl::StatusOr<std::optional<Bytes>> DagStore::GetBlockBytes(
@@ -312,20 +600,39 @@ absl::StatusOr<std::optional<block::Block>> DagStore::GetBlock(
 
 std::shared_ptr<const BlockMeta> DagStore::Meta(const Hash32& hash) const {
   MutexLock lock(&mu_);
-  auto it = metas_.find(hash);
-  return it == metas_.end() ? nullptr : it->second;
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = FindMeta(hash);
+  return meta.ok() ? *std::move(meta) : nullptr;
 }
 
 std::vector<Hash32> DagStore::Children(const Hash32& hash) const {
   MutexLock lock(&mu_);
-  auto it = children_.find(hash);
-  return it == children_.end() ? std::vector<Hash32>() : it->second;
+  if (metas_.contains(hash)) {
+    auto it = children_.find(hash);
+    return it == children_.end() ? std::vector<Hash32>() : it->second;
+  }
+  std::vector<Hash32> out;
+  const Bytes prefix = IndexKey(kChildPrefix, hash);
+  absl::Status s = ScanIndex(prefix, [&](const Hash32& c) {
+    out.push_back(c);
+    return true;
+  });
+  return s.ok() ? out : std::vector<Hash32>();
 }
 
 std::vector<Hash32> DagStore::AtHeight(int64_t number) const {
   MutexLock lock(&mu_);
-  auto it = heights_.find(number);
-  return it == heights_.end() ? std::vector<Hash32>() : it->second;
+  if (number >= horizon_) {
+    auto it = heights_.find(number);
+    return it == heights_.end() ? std::vector<Hash32>() : it->second;
+  }
+  std::vector<Hash32> out;
+  Bytes prefix = HeightKey(number, Hash32{});
+  prefix.resize(1 + 8);
+  absl::Status s = ScanIndex(prefix, [&](const Hash32& h) {
+    out.push_back(h);
+    return true;
+  });
+  return s.ok() ? out : std::vector<Hash32>();
 }
 
 int64_t DagStore::MaxHeight() const {
@@ -358,21 +665,25 @@ absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {
 
 bool DagStore::IsAncestorLocked(const Hash32& ancestor,
                                 const Hash32& hash) const {
-  auto target = metas_.find(ancestor);
-  if (target == metas_.end() || !metas_.contains(hash)) return false;
-  const int64_t floor = target->second->block_number;
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> target = FindMeta(ancestor);
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> start = FindMeta(hash);
+  if (!target.ok() || *target == nullptr || !start.ok() || *start == nullptr) {
+    return false;
+  }
+  const int64_t floor = (*target)->block_number;
   absl::flat_hash_set<Hash32, Hash32Hasher> seen{hash};
-  std::deque<Hash32> queue{hash};
+  std::deque<std::shared_ptr<const BlockMeta>> queue{*start};
   while (!queue.empty()) {
-    const Hash32 h = queue.front();
+    const std::shared_ptr<const BlockMeta> m = std::move(queue.front());
     queue.pop_front();
-    if (h == ancestor) return true;
-    const BlockMeta& m = *metas_.at(h);
-    for (const Hash32& p : m.parents) {
+    if (m->hash == ancestor) return true;
+    for (const Hash32& p : m->parents) {
+      if (!seen.insert(p).second) continue;
+      absl::StatusOr<std::shared_ptr<const BlockMeta>> pm = FindMeta(p);
+      if (!pm.ok() || *pm == nullptr) return false;
       // A block's number exceeds its parents', so nothing below the
       // ancestor's number can lead to it.
-      if (metas_.at(p)->block_number < floor) continue;
-      if (seen.insert(p).second) queue.push_back(p);
+      if ((*pm)->block_number >= floor) queue.push_back(*std::move(pm));
     }
   }
   return false;
@@ -383,23 +694,43 @@ bool DagStore::IsAncestor(const Hash32& ancestor, const Hash32& hash) const {
   return IsAncestorLocked(ancestor, hash);
 }
 
-void DagStore::MarkFinalized(const Hash32& hash) {
-  std::deque<Hash32> queue;
-  if (finalized_.insert(hash).second) queue.push_back(hash);
+absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
+    const Hash32& hash) const {
+  std::vector<Hash32> out;
+  absl::flat_hash_set<Hash32, Hash32Hasher> seen;
+  std::deque<Hash32> queue{hash};
+  seen.insert(hash);
   while (!queue.empty()) {
     const Hash32 h = queue.front();
     queue.pop_front();
-    for (const Hash32& p : metas_.at(h)->parents) {
-      if (finalized_.insert(p).second) queue.push_back(p);
+    bool final = false;
+    if (metas_.contains(h)) {
+      final = finalized_.contains(h);
+    } else {
+      ASSIGN_OR_RETURN(final, StoredFinalized(h));
+    }
+    if (final) continue;
+    out.push_back(h);
+    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> m, FindMeta(h));
+    if (m == nullptr) {
+      return absl::DataLossError("block " + HexEncode(h) +
+                                 " to finalize is not stored");
+    }
+    for (const Hash32& p : m->parents) {
+      if (seen.insert(p).second) queue.push_back(p);
     }
   }
+  return out;
 }
 
 absl::Status DagStore::SetLastFinalized(const Hash32& hash) {
   MutexLock write_lock(&write_mu_);
+  rspace::WriteBatch batch;
+  std::vector<Hash32> final;
   {
     MutexLock lock(&mu_);
-    if (!metas_.contains(hash)) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, FindMeta(hash));
+    if (meta == nullptr) {
       return absl::FailedPreconditionError(
           "cannot finalize " + HexEncode(hash) + ": block not stored");
     }
@@ -410,13 +741,20 @@ absl::Status DagStore::SetLastFinalized(const Hash32& hash) {
           ": it does not descend from the last finalized block " +
           HexEncode(*last_finalized_));
     }
+    ASSIGN_OR_RETURN(final, NewlyFinalized(hash));
   }
-  rspace::WriteBatch batch;
   batch.Put(columns_.state, AsBytes(kLastFinalizedKey), hash);
+  for (const Hash32& f : final) {
+    batch.Put(columns_.state, IndexKey(kFinalizedPrefix, f), Bytes{});
+  }
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   MutexLock lock(&mu_);
   last_finalized_ = hash;
-  MarkFinalized(hash);
+  for (const Hash32& f : final) {
+    if (metas_.contains(f)) finalized_.insert(f);
+  }
+  const int64_t number = metas_.at(hash)->block_number;
+  EvictBelow(number - options_.kept_below_finalized);
   return absl::OkStatus();
 }
 
@@ -427,7 +765,9 @@ std::optional<Hash32> DagStore::LastFinalized() const {
 
 bool DagStore::IsFinalized(const Hash32& hash) const {
   MutexLock lock(&mu_);
-  return finalized_.contains(hash);
+  if (metas_.contains(hash)) return finalized_.contains(hash);
+  absl::StatusOr<bool> final = StoredFinalized(hash);
+  return final.ok() && *final;
 }
 
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
@@ -457,6 +797,11 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
 }
 
 size_t DagStore::size() const {
+  MutexLock lock(&mu_);
+  return static_cast<size_t>(count_);
+}
+
+size_t DagStore::window_size() const {
   MutexLock lock(&mu_);
   return metas_.size();
 }

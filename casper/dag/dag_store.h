@@ -1,8 +1,15 @@
 // The block store and the DAG (docs/formats/dag.md): blocks by hash, their
-// metadata, the deploy index and the last finalized block, in the node's
-// key-value store (one RocksDB instance, a column family per concern), with
-// the DAG's derived views (children, heights, latest messages, finalized
-// set) kept in memory and rebuilt on open.
+// metadata, the deploy index, the last finalized block and the DAG's
+// indexes (heights, children, finalized set, tips, invalid blocks, latest
+// messages), in the node's key-value store (one RocksDB instance, a column
+// family per concern).
+//
+// Memory holds a window of the DAG: the metadata and views of the blocks
+// numbered from (last finalized block's number - kept_below_finalized) up,
+// plus the tips, invalid blocks and latest messages. Older blocks are read
+// from the store when asked for, so the node's memory does not grow with the
+// chain (a shard makes tens of blocks a second). Every query answers the
+// same for a block in the window or below it.
 //
 // Every Insert is one atomic, durable store write: after a crash the store
 // reopens to the blocks whose Insert returned, and the DAG is always closed
@@ -15,6 +22,7 @@
 #define RNODE_CASPER_DAG_DAG_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -67,13 +75,24 @@ struct DagColumns {
 std::vector<std::string> DagColumnNames();
 DagColumns DagColumnsFrom(rspace::ColumnId first);
 
+struct DagStoreOptions {
+  // How many block numbers below the last finalized block's stay in memory.
+  // Above the deploy lifespan (50), so that building and validating a block
+  // reads no metadata from the store.
+  int64_t kept_below_finalized = 128;
+};
+
 class DagStore {
  public:
   // Opens the DAG kept in `store` (not owned; must outlive the DagStore):
-  // loads every metadata record and rebuilds the derived views. DataLoss if
-  // a record does not decode or names a parent that is not stored.
+  // loads the window's metadata and the tips, invalid blocks and latest
+  // messages from the indexes. A store written before the indexes existed
+  // has them built once, from every metadata record. DataLoss if a record
+  // does not decode, an index names a block not stored, or a block of the
+  // window names a parent that is not stored.
   static absl::StatusOr<std::unique_ptr<DagStore>> Open(
-      rspace::KeyValueStore* store, DagColumns columns);
+      rspace::KeyValueStore* store, DagColumns columns,
+      DagStoreOptions options = {});
 
   // Stores `block` (its canonical bytes, its metadata and its deploys in
   // the deploy index) in one atomic write. Returns false and changes
@@ -83,6 +102,8 @@ class DagStore {
   // until it is); InvalidArgument for an unsealed block (zero hash).
   absl::StatusOr<bool> Insert(const block::Block& block, bool invalid = false);
 
+  // Queries of blocks below the window read the store; a read error
+  // answers as if the block were not stored (false, null, empty).
   bool Contains(const Hash32& hash) const;
   // The stored block; nullopt when not stored. DataLoss if its bytes do
   // not decode.
@@ -120,37 +141,78 @@ class DagStore {
   std::optional<Hash32> LastFinalized() const;
   bool IsFinalized(const Hash32& hash) const;
 
+  // The number of blocks stored.
   size_t size() const;
+  // The number of blocks whose metadata is held in memory (the window).
+  size_t window_size() const;
 
  private:
-  DagStore(rspace::KeyValueStore* store, DagColumns columns);
-  // Adds a decoded record to the derived views.
-  void Index(std::shared_ptr<const BlockMeta> meta)
+  DagStore(rspace::KeyValueStore* store, DagColumns columns,
+           DagStoreOptions options);
+  // Open's two ways: from the indexes, or building them from every
+  // metadata record (a store written before they existed).
+  absl::Status LoadWindow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status BuildIndexes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts into `batch` the index records of `meta`, a block not indexed yet
+  // whose parents are, as the views are now.
+  void StageIndex(const BlockMeta& meta, rspace::WriteBatch& batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Marks `hash` and its ancestors finalized.
-  void MarkFinalized(const Hash32& hash) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Adds `meta` to the in-memory views, as StageIndex's records say.
+  void Apply(std::shared_ptr<const BlockMeta> meta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `meta` displaces its sender's latest message.
+  bool BecomesLatest(const BlockMeta& meta) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The blocks that finalizing `hash` makes finalized: it and its ancestors
+  // not finalized yet.
+  absl::StatusOr<std::vector<Hash32>> NewlyFinalized(const Hash32& hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Drops from memory the blocks numbered below `horizon`.
+  void EvictBelow(int64_t horizon) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The metadata of `hash`, from memory or else the store; null when not
+  // stored.
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> FindMeta(
+      const Hash32& hash) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> ReadMeta(
+      const Hash32& hash) const;
+  // Whether `hash`, a block below the window, is finalized (store index).
+  absl::StatusOr<bool> StoredFinalized(const Hash32& hash) const;
   bool IsAncestorLocked(const Hash32& ancestor, const Hash32& hash) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls `fn` for the hash ending each key of the index `prefix` (keys
+  // prefix + hash); stops when it returns false.
+  absl::Status ScanIndex(ByteView prefix,
+                         const std::function<bool(const Hash32&)>& fn) const;
 
   rspace::KeyValueStore* const store_;
   const DagColumns columns_;
+  const DagStoreOptions options_;
   // Serialises writers (Insert, SetLastFinalized) so that a read-modify-write
-  // of the deploy index sees the previous writer's result.
+  // of the deploy index, and the index records staged from the views, see
+  // the previous writer's result.
   Mutex write_mu_;
+  // Guards the views; store reads for blocks below the window are made
+  // under it too (they are few), writes never are.
   mutable Mutex mu_;
+  // The window: blocks numbered from horizon_ up.
+  int64_t horizon_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<Hash32, std::shared_ptr<const BlockMeta>, Hash32Hasher>
       metas_ ABSL_GUARDED_BY(mu_);
+  // Children of the window's blocks (all of them are in the window).
   absl::flat_hash_map<Hash32, std::vector<Hash32>, Hash32Hasher> children_
       ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::vector<Hash32>> heights_ ABSL_GUARDED_BY(mu_);
+  // The window's finalized blocks.
+  absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
+  // Of the whole DAG (one per validator, a few, and the blocks a validator
+  // did not build on).
   std::map<crypto::Secp256k1PublicKey, std::shared_ptr<const BlockMeta>> latest_
       ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
   std::set<Hash32> invalid_ ABSL_GUARDED_BY(mu_);
-  // Valid blocks without valid children, kept as blocks are indexed (in
-  // any order: a child indexed before its parent keeps the parent out).
+  // Valid blocks without valid children.
   std::set<Hash32> tips_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
+  uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Where the main-parent chains of `blocks` (stored, at least one) meet: the

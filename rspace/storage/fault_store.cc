@@ -88,4 +88,10 @@ absl::Status FaultInjectingStore::ForEach(
   return base_->ForEach(column, fn);
 }
 
+absl::Status FaultInjectingStore::ScanFrom(
+    ColumnId column, ByteView from,
+    const std::function<bool(ByteView key, ByteView value)>& fn) {
+  return base_->ScanFrom(column, from, fn);
+}
+
 }  // namespace rnode::rspace

@@ -42,6 +42,9 @@ class FaultInjectingStore final : public KeyValueStore {
       ColumnId column,
       const std::function<absl::Status(ByteView key, ByteView value)>& fn)
       override;
+  absl::Status ScanFrom(
+      ColumnId column, ByteView from,
+      const std::function<bool(ByteView key, ByteView value)>& fn) override;
 
  private:
   // Runs the crash hook due at this write and returns the injected fault,

@@ -36,6 +36,22 @@ absl::StatusOr<std::vector<std::optional<Bytes>>> KeyValueStore::MultiGet(
   return out;
 }
 
+absl::Status KeyValueStore::ScanFrom(
+    ColumnId column, ByteView from,
+    const std::function<bool(ByteView key, ByteView value)>& fn) {
+  // ForEach stops at the first non-OK status; `done` tells that one apart.
+  bool done = false;
+  absl::Status s = ForEach(column, [&](ByteView key, ByteView value) {
+    if (std::lexicographical_compare(key.begin(), key.end(), from.begin(),
+                                     from.end())) {
+      return absl::OkStatus();
+    }
+    done = !fn(key, value);
+    return done ? absl::CancelledError("scan done") : absl::OkStatus();
+  });
+  return done ? absl::OkStatus() : s;
+}
+
 void WriteBatch::Put(ColumnId column, ByteView key, ByteView value) {
   Put(column, Bytes(key.begin(), key.end()), Bytes(value.begin(), value.end()));
 }

@@ -106,6 +106,14 @@ class KeyValueStore {
   virtual absl::Status ForEach(
       ColumnId column,
       const std::function<absl::Status(ByteView key, ByteView value)>& fn) = 0;
+
+  // Calls `fn` for the keys of `column` from `from` on (those not less), in
+  // ascending order, until it returns false. The keys and values a call
+  // sees are valid only during it. The default filters ForEach (a full
+  // pass); a backend with ordered iteration overrides it with a seek.
+  virtual absl::Status ScanFrom(
+      ColumnId column, ByteView from,
+      const std::function<bool(ByteView key, ByteView value)>& fn);
 };
 
 // Most mutexes one InMemoryStore batch holds at once: ThreadSanitizer tracks

@@ -365,6 +365,28 @@ absl::Status RocksDbStore::ForEach(
   return FromRocks(it->status(), "iterate");
 }
 
+absl::Status RocksDbStore::ScanFrom(
+    ColumnId column, ByteView from,
+    const std::function<bool(ByteView key, ByteView value)>& fn) {
+  if (column >= impl_->handles.size()) {
+    return absl::InvalidArgumentError("unknown column " +
+                                      std::to_string(column));
+  }
+  std::unique_ptr<rocksdb::Iterator> it(
+      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->handles[column]));
+  for (it->Seek(rocksdb::Slice(reinterpret_cast<const char*>(from.data()),
+                               from.size()));
+       it->Valid(); it->Next()) {
+    rocksdb::Slice k = it->key();
+    rocksdb::Slice v = it->value();
+    if (!fn(ByteView(reinterpret_cast<const uint8_t*>(k.data()), k.size()),
+            ByteView(reinterpret_cast<const uint8_t*>(v.data()), v.size()))) {
+      break;
+    }
+  }
+  return FromRocks(it->status(), "iterate");
+}
+
 absl::Status RocksDbStore::InjectNoSpace(bool full) {
   if (impl_->fullable == nullptr) {
     return absl::FailedPreconditionError(

@@ -74,6 +74,10 @@ class RocksDbStore final : public KeyValueStore {
       ColumnId column,
       const std::function<absl::Status(ByteView key, ByteView value)>& fn)
       override;
+  // Seeks to `from`.
+  absl::Status ScanFrom(
+      ColumnId column, ByteView from,
+      const std::function<bool(ByteView key, ByteView value)>& fn) override;
 
   // What the store holds in memory now. Thread-safe.
   RocksDbMemory Memory() const;

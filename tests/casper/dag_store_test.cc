@@ -235,19 +235,21 @@ TEST_F(DagStoreTest, ReopeningRebuildsEveryView) {
 }
 
 TEST_F(DagStoreTest, OpenRefusesADamagedStore) {
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  const block::Block a = MakeBlock(2, 1, 1, {g.hash});
   {
     auto dag = Open();
-    ASSERT_TRUE(*dag->Insert(MakeBlock(1, 0, 0, {})));
+    ASSERT_TRUE(*dag->Insert(g));
+    ASSERT_TRUE(*dag->Insert(a));
   }
-  // A record whose parent is missing (as if written by something else).
-  const block::Block stray = MakeBlock(2, 1, 1, {StateHash(70)});
+  // The parent's metadata record lost (as if deleted by something else).
   rspace::WriteBatch batch;
-  batch.Put(1, stray.hash, EncodeBlockMeta(MetaOf(stray, false)));
+  batch.Delete(1, g.hash);
   ASSERT_TRUE(store_.Write(batch).ok());
   auto r = DagStore::Open(&store_, DagColumnsFrom(0));
   ASSERT_EQ(r.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(std::string(r.status().message()),
-              HasSubstr("names parent " + HexEncode(StateHash(70))));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("not stored"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr(HexEncode(g.hash)));
 }
 
 // One writer inserts a chain while readers query the views: every view a
@@ -325,6 +327,173 @@ TEST_F(DagStoreTest, TipsMatchAScanOfARandomDag) {
   }
   auto dag = Open();
   EXPECT_EQ(dag->Tips(), scan(*dag, blocks));
+}
+
+// A DAG of `n` blocks by three validators, finalized as it grows: a main
+// chain, blocks on stale parents, invalid blocks, and a validator that
+// stops early (its latest message drops far below the window).
+struct GrownDag {
+  std::vector<block::Block> blocks;
+  std::vector<bool> invalid;                         // By block.
+  std::vector<std::pair<size_t, Hash32>> finalized;  // After block i.
+};
+
+GrownDag GrowDag(uint64_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  GrownDag out;
+  out.blocks.push_back(MakeBlock(1, 0, 0, {}));
+  out.invalid.push_back(false);
+  std::vector<size_t> main{0};
+  int32_t seq[4] = {0, 0, 0, 0};
+  for (int i = 1; i < n; ++i) {
+    // Validator 3 makes blocks only at the start.
+    const uint8_t v = i < 10 ? static_cast<uint8_t>(1 + i % 3)
+                             : static_cast<uint8_t>(1 + i % 2);
+    const block::Block& head = out.blocks[main.back()];
+    std::vector<Hash32> parents{head.hash};
+    int64_t number = head.body.state.block_number + 1;
+    const uint64_t kind = rng() % 10;
+    if (kind == 0 && main.size() > 3) {
+      // On a stale parent: a side branch that the main chain then merges.
+      const block::Block& old = out.blocks[main[main.size() - 3]];
+      parents = {old.hash};
+      number = old.body.state.block_number + 1;
+    } else if (kind == 1 && !out.invalid[out.blocks.size() - 2]) {
+      parents.push_back(out.blocks[out.blocks.size() - 2].hash);
+    }
+    std::sort(parents.begin(), parents.end());
+    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    const bool invalid = kind == 2;
+    out.blocks.push_back(MakeBlock(v, ++seq[v], number, parents, {}, {i}));
+    out.invalid.push_back(invalid);
+    if (kind != 0 && !invalid) main.push_back(out.blocks.size() - 1);
+    if (main.size() > 4 && i % 3 == 0) {
+      out.finalized.emplace_back(out.blocks.size() - 1,
+                                 out.blocks[main[main.size() - 4]].hash);
+    }
+  }
+  return out;
+}
+
+// Every answer of `dag` about `blocks`, in one string, for comparing two
+// stores (or one before and after reopening).
+std::string Answers(const DagStore& dag,
+                    const std::vector<block::Block>& blocks) {
+  std::string out = "size " + std::to_string(dag.size()) + " max " +
+                    std::to_string(dag.MaxHeight()) + "\n";
+  for (int64_t n = 0; n <= dag.MaxHeight(); ++n) {
+    out += "height " + std::to_string(n) + ":";
+    for (const Hash32& h : dag.AtHeight(n)) out += " " + HexEncode(h);
+    out += "\n";
+  }
+  for (const Hash32& h : dag.Tips()) out += "tip " + HexEncode(h) + "\n";
+  for (const Hash32& h : dag.InvalidBlocks())
+    out += "bad " + HexEncode(h) + "\n";
+  for (const auto& [k, h] : dag.LatestMessages()) {
+    out += "latest " + HexEncode(k) + " " + HexEncode(h) + "\n";
+  }
+  out += "lfb " + (dag.LastFinalized() ? HexEncode(*dag.LastFinalized()) : "-");
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const Hash32& h = blocks[i].hash;
+    auto meta = dag.Meta(h);
+    out += "\n" + HexEncode(h) + (dag.Contains(h) ? " in" : " out") +
+           (meta != nullptr && *meta == MetaOf(blocks[i], meta->invalid)
+                ? " meta"
+                : " no-meta") +
+           (dag.IsFinalized(h) ? " final" : "") + " kids";
+    for (const Hash32& c : dag.Children(h))
+      out += " " + HexEncode(c).substr(0, 8);
+    // Ancestry against a few earlier blocks.
+    for (size_t back : {size_t{1}, size_t{7}, size_t{40}}) {
+      if (back <= i) {
+        out += dag.IsAncestor(blocks[i - back].hash, h) ? " A" : " -";
+      }
+    }
+  }
+  return out;
+}
+
+// The window bounds what memory holds, and every query answers as it does
+// with the whole DAG in memory: while the DAG grows, after reopening, and
+// for a store written before the indexes existed.
+TEST(DagWindowTest, EvictedBlocksAnswerAsInMemory) {
+  const uint64_t seed = rnode::testing::TestSeed(
+      "DagWindowTest.EvictedBlocksAnswerAsInMemory", 21);
+  const int n = rnode::testing::kUnderSanitizer ? 300 : 1200;
+  const GrownDag grown = GrowDag(seed, n);
+  rspace::InMemoryStore small_store(4), whole_store(4);
+  auto small = DagStore::Open(&small_store, DagColumnsFrom(0),
+                              {.kept_below_finalized = 8});
+  auto whole = DagStore::Open(&whole_store, DagColumnsFrom(0),
+                              {.kept_below_finalized = 1'000'000});
+  ASSERT_TRUE(small.ok() && whole.ok());
+  size_t next_final = 0;
+  size_t most_in_memory = 0;
+  for (size_t i = 0; i < grown.blocks.size(); ++i) {
+    const block::Block& b = grown.blocks[i];
+    ASSERT_TRUE(*(*small)->Insert(b, grown.invalid[i])) << i;
+    ASSERT_TRUE(*(*whole)->Insert(b, grown.invalid[i])) << i;
+    while (next_final < grown.finalized.size() &&
+           grown.finalized[next_final].first == i) {
+      const Hash32& f = grown.finalized[next_final++].second;
+      ASSERT_TRUE((*small)->SetLastFinalized(f).ok());
+      ASSERT_TRUE((*whole)->SetLastFinalized(f).ok());
+    }
+    most_in_memory = std::max(most_in_memory, (*small)->window_size());
+    if (i % 97 == 0) {
+      ASSERT_EQ(Answers(**small, grown.blocks), Answers(**whole, grown.blocks))
+          << "after block " << i;
+    }
+  }
+  // A late block on a branch far below the window.
+  const block::Block late = MakeBlock(2, 9999, 3, {grown.blocks[1].hash});
+  ASSERT_TRUE(*(*small)->Insert(late));
+  ASSERT_TRUE(*(*whole)->Insert(late));
+  std::vector<block::Block> all = grown.blocks;
+  all.push_back(late);
+  const std::string expected = Answers(**whole, all);
+  EXPECT_EQ(Answers(**small, all), expected);
+  EXPECT_EQ((*whole)->window_size(), all.size());
+  // The window: 8 numbers below the finalized block, the few above it, and
+  // a block or two per number.
+  EXPECT_LT(most_in_memory, 80u);
+  EXPECT_GT(next_final, 100u);
+
+  small->reset();
+  auto reopened = DagStore::Open(&small_store, DagColumnsFrom(0),
+                                 {.kept_below_finalized = 8});
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_LT((*reopened)->window_size(), 80u);
+  EXPECT_EQ(Answers(**reopened, all), expected);
+
+  // A store without the indexes (written before they existed): the state
+  // column held only the last finalized block.
+  std::vector<Bytes> index_keys;
+  ASSERT_TRUE(small_store
+                  .ForEach(3,
+                           [&](ByteView key, ByteView) {
+                             if (std::string(key.begin(), key.end()) !=
+                                 "last-finalized") {
+                               index_keys.emplace_back(key.begin(), key.end());
+                             }
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  ASSERT_GT(index_keys.size(), all.size());
+  rspace::WriteBatch wipe;
+  for (const Bytes& k : index_keys) wipe.Delete(3, k);
+  ASSERT_TRUE(small_store.Write(wipe).ok());
+  reopened->reset();
+  auto rebuilt = DagStore::Open(&small_store, DagColumnsFrom(0),
+                                {.kept_below_finalized = 8});
+  ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
+  EXPECT_LT((*rebuilt)->window_size(), 80u);
+  EXPECT_EQ(Answers(**rebuilt, all), expected);
+  rebuilt->reset();
+  auto again = DagStore::Open(&small_store, DagColumnsFrom(0),
+                              {.kept_below_finalized = 8});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(Answers(**again, all), expected);
 }
 
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {

@@ -160,6 +160,35 @@ TEST_P(KvStoreTest, ForEachIsOrderedByKey) {
   EXPECT_EQ(keys, "abc");
 }
 
+TEST_P(KvStoreTest, ScanFromStartsAtTheKeyAndStopsWhenAsked) {
+  WriteBatch b;
+  for (const char* k : {"b1", "a2", "b3", "c", "b2", "a"}) {
+    b.Put(1, AsBytes(k), AsBytes(std::string("v") + k));
+  }
+  b.Put(0, AsBytes("b0"), AsBytes("other column"));
+  ASSERT_TRUE(Write(b).ok());
+  auto scan = [&](std::string_view from, size_t most) {
+    std::string seen;
+    size_t calls = 0;
+    EXPECT_TRUE(store_
+                    ->ScanFrom(1, AsBytes(from),
+                               [&](ByteView k, ByteView v) {
+                                 seen += ToString(k) + "=" + ToString(v) + " ";
+                                 return ++calls < most;
+                               })
+                    .ok());
+    return seen;
+  };
+  EXPECT_EQ(scan("b", 99), "b1=vb1 b2=vb2 b3=vb3 c=vc ");
+  EXPECT_EQ(scan("b2", 2), "b2=vb2 b3=vb3 ");
+  EXPECT_EQ(scan("", 1), "a=va ");
+  EXPECT_EQ(scan("d", 99), "");
+  EXPECT_EQ(
+      store_->ScanFrom(5, AsBytes("a"), [](ByteView, ByteView) { return true; })
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
 TEST_P(KvStoreTest, ColumnCount) { EXPECT_EQ(store_->ColumnCount(), 2u); }
 
 TEST_P(KvStoreTest, OverwriteReplacesTheValue) {
