@@ -48,7 +48,8 @@ every node's resident memory sampled once a minute, and passes when each
 node's last sample is at most 10 % above its sample at the end of the
 warm-up (--warmup-minutes, default 10), every acknowledged deploy
 finalized, and agreement and state hold at the end. It writes soak.md,
-soak.json and rss.csv (not in the test command: it takes an hour).
+soak.json, rss.csv and memory.csv (the heap, RocksDB and DAG gauges each
+minute; not in the test command: it takes an hour).
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -575,22 +576,45 @@ def slope_per_hour(points):
     return 60 * sum((m - mx) * (v - my) for m, v in points) / sxx
 
 
+# Where a node's memory is, sampled with its RSS in a soak (memory.csv).
+MEMORY_GAUGES = ("process_heap_allocated_bytes", "process_heap_resident_bytes",
+                 "rnode_rocksdb_memtable_bytes",
+                 "rnode_rocksdb_block_cache_bytes",
+                 "rnode_rocksdb_table_readers_bytes", "rnode_trie_cache_bytes",
+                 "casper_dag_blocks", "casper_dag_window_blocks")
+
+
+def memory_row(node):
+    """The node's MEMORY_GAUGES now (empty cells when it does not answer)."""
+    try:
+        m = metrics(node)
+    except CheckFailed:
+        return [""] * len(MEMORY_GAUGES)
+    return ["%.0f" % m[g] if g in m else "" for g in MEMORY_GAUGES]
+
+
 def run_soak(shard, a, out_dir):
-    """The steady stream for a.soak_minutes, RSS sampled each minute.
-    Returns (passed, report lines)."""
+    """The steady stream for a.soak_minutes, RSS and the memory gauges
+    sampled each minute. Returns (passed, report lines)."""
     seconds = int(a.soak_minutes * 60)
     args = loadtest.target_args(a.loadgen, shard.folder, out_dir) + [
         "--phases", f"{a.rate}/s:{seconds}s", "--drain-seconds", str(DRAIN_S)]
     names = [n["name"] for n in shard.nodes()]
     samples = []  # (minute, {name: KiB})
     started = time.monotonic()
-    with open(os.path.join(out_dir, "loadgen.log"), "w") as log:
+    memory = open(os.path.join(out_dir, "memory.csv"), "w")
+    memory.write("minute,node," + ",".join(MEMORY_GAUGES) + "\n")
+    with memory, open(os.path.join(out_dir, "loadgen.log"), "w") as log:
         stream = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         try:
             minute = 0
             while minute <= a.soak_minutes and stream.poll() is None:
                 row = {n["name"]: rss_kib(n["pid"]) for n in shard.nodes()}
                 samples.append((minute, row))
+                for n in shard.nodes():
+                    memory.write(f"{minute},{n['name']}," +
+                                 ",".join(memory_row(n)) + "\n")
+                memory.flush()
                 note(f"soak minute {minute}/{a.soak_minutes:g}: RSS MiB " +
                      ", ".join(f"{k} {v / 1024:.0f}" if v else f"{k} gone"
                                for k, v in row.items()))

@@ -148,6 +148,12 @@ absl::Status NodeMetrics::Attach(metrics::Registry* r,
                                         return static_cast<double>(dag->size());
                                       }));
   RETURN_IF_ERROR(r->AddCallbackGauge(
+      "casper_dag_window_blocks",
+      "Blocks whose metadata the DAG holds in memory (its window)",
+      [dag]() -> absl::StatusOr<double> {
+        return static_cast<double>(dag->window_size());
+      }));
+  RETURN_IF_ERROR(r->AddCallbackGauge(
       "rnode_deploy_pool_size", "Deploys waiting in the pool",
       [pool]() -> absl::StatusOr<double> {
         return static_cast<double>(pool->size());
