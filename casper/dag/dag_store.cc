@@ -670,9 +670,29 @@ bool DagStore::IsAncestorLocked(const Hash32& ancestor,
   if (!target.ok() || *target == nullptr || !start.ok() || *start == nullptr) {
     return false;
   }
+  // The finalized blocks are the last finalized one and its ancestors: one
+  // of them is an ancestor of every descendant of the last finalized block,
+  // found by a walk down to that block's number, not to the ancestor's
+  // (which may be the genesis, under the whole chain).
+  if (last_finalized_.has_value() && ancestor != *last_finalized_) {
+    bool final = finalized_.contains(ancestor);
+    if (!final && !metas_.contains(ancestor)) {
+      absl::StatusOr<bool> stored = StoredFinalized(ancestor);
+      final = stored.ok() && *stored;
+    }
+    if (final && WalkFinds(*last_finalized_, *start)) return true;
+  }
+  return WalkFinds(ancestor, *start);
+}
+
+bool DagStore::WalkFinds(const Hash32& ancestor,
+                         std::shared_ptr<const BlockMeta> start) const {
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> target = FindMeta(ancestor);
+  if (!target.ok() || *target == nullptr) return false;
+  const Hash32 hash = start->hash;
   const int64_t floor = (*target)->block_number;
   absl::flat_hash_set<Hash32, Hash32Hasher> seen{hash};
-  std::deque<std::shared_ptr<const BlockMeta>> queue{*start};
+  std::deque<std::shared_ptr<const BlockMeta>> queue{std::move(start)};
   while (!queue.empty()) {
     const std::shared_ptr<const BlockMeta> m = std::move(queue.front());
     queue.pop_front();

@@ -179,6 +179,11 @@ class DagStore {
   absl::StatusOr<bool> StoredFinalized(const Hash32& hash) const;
   bool IsAncestorLocked(const Hash32& ancestor, const Hash32& hash) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether a walk down the parents from `start` meets `ancestor` (it
+  // stops below the ancestor's number).
+  bool WalkFinds(const Hash32& ancestor,
+                 std::shared_ptr<const BlockMeta> start) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Calls `fn` for the hash ending each key of the index `prefix` (keys
   // prefix + hash); stops when it returns false.
   absl::Status ScanIndex(ByteView prefix,

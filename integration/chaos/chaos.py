@@ -3,7 +3,8 @@
 
   scripts/chaos [--quick] [--scenarios A,B,...] [--rate R] [--seed S]
                 [--out DIR] [--base-port P] [--keep]
-  scripts/chaos --soak [--soak-minutes M] [--warmup-minutes W] [--rate R]
+  scripts/chaos --soak [--soak-minutes M] [--warmup-minutes W]
+                [--measured-minutes N] [--rate R]
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), then
 runs each named scenario under a steady stream of deploys from
@@ -43,13 +44,16 @@ After each scenario the checks are:
   state      the highest block final on all nodes has the same post-state
              root on every node
 
---soak runs no fault: a steady stream for --soak-minutes (default 60) with
-every node's resident memory sampled once a minute, and passes when each
-node's last sample is at most 10 % above its sample at the end of the
-warm-up (--warmup-minutes, default 10), every acknowledged deploy
-finalized, and agreement and state hold at the end. It writes soak.md,
-soak.json, rss.csv and memory.csv (the heap, RocksDB and DAG gauges each
-minute; not in the test command: it takes an hour).
+--soak runs no fault: a steady stream for --soak-minutes (default 120) with
+every node's resident memory sampled once a minute. The warm-up ends at
+the first minute from --warmup-minutes (default 10) on when every node's
+RocksDB block cache is 90 % full (a bounded cache filling is not growth);
+at least --measured-minutes (default 60) must follow it. It passes when
+each node's last sample is at most 10 % above its sample at the end of the
+warm-up, every acknowledged deploy finalized, and agreement and state hold
+at the end. It writes soak.md, soak.json, rss.csv and memory.csv (the
+heap, RocksDB and DAG gauges each minute; not in the test command: it
+takes two hours).
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -581,26 +585,42 @@ MEMORY_GAUGES = ("process_heap_allocated_bytes", "process_heap_resident_bytes",
                  "rnode_rocksdb_memtable_bytes",
                  "rnode_rocksdb_block_cache_bytes",
                  "rnode_rocksdb_table_readers_bytes", "rnode_trie_cache_bytes",
-                 "casper_dag_blocks", "casper_dag_window_blocks")
+                 "casper_dag_blocks", "casper_dag_window_blocks",
+                 "rnode_rocksdb_block_cache_capacity_bytes")
+
+# The warm-up ends when every node's RocksDB block cache holds this share of
+# its bound: a bounded cache filling is not growth, and at 10 deploys/s the
+# block cache takes most of an hour to fill.
+WARM_CACHE_SHARE = 0.9
 
 
 def memory_row(node):
-    """The node's MEMORY_GAUGES now (empty cells when it does not answer)."""
+    """The node's MEMORY_GAUGES now ({} when it does not answer)."""
     try:
         m = metrics(node)
     except CheckFailed:
-        return [""] * len(MEMORY_GAUGES)
-    return ["%.0f" % m[g] if g in m else "" for g in MEMORY_GAUGES]
+        return {}
+    return {g: m[g] for g in MEMORY_GAUGES if g in m}
+
+
+def cache_warm(row):
+    """Whether a memory_row's block cache is filled to WARM_CACHE_SHARE."""
+    bound = row.get("rnode_rocksdb_block_cache_capacity_bytes")
+    used = row.get("rnode_rocksdb_block_cache_bytes")
+    return bool(bound) and used is not None and used >= WARM_CACHE_SHARE * bound
 
 
 def run_soak(shard, a, out_dir):
     """The steady stream for a.soak_minutes, RSS and the memory gauges
-    sampled each minute. Returns (passed, report lines)."""
+    sampled each minute; the warm-up ends at the first minute from
+    a.warmup_minutes on when every node's block cache is warm, and at least
+    a.measured_minutes must follow it. Returns (passed, report lines)."""
     seconds = int(a.soak_minutes * 60)
     args = loadtest.target_args(a.loadgen, shard.folder, out_dir) + [
         "--phases", f"{a.rate}/s:{seconds}s", "--drain-seconds", str(DRAIN_S)]
     names = [n["name"] for n in shard.nodes()]
     samples = []  # (minute, {name: KiB})
+    warm_end = None
     started = time.monotonic()
     memory = open(os.path.join(out_dir, "memory.csv"), "w")
     memory.write("minute,node," + ",".join(MEMORY_GAUGES) + "\n")
@@ -611,10 +631,17 @@ def run_soak(shard, a, out_dir):
             while minute <= a.soak_minutes and stream.poll() is None:
                 row = {n["name"]: rss_kib(n["pid"]) for n in shard.nodes()}
                 samples.append((minute, row))
-                for n in shard.nodes():
-                    memory.write(f"{minute},{n['name']}," +
-                                 ",".join(memory_row(n)) + "\n")
+                gauges = [memory_row(n) for n in shard.nodes()]
+                for n, g in zip(shard.nodes(), gauges):
+                    memory.write(f"{minute},{n['name']}," + ",".join(
+                        "%.0f" % g[k] if k in g else "" for k in MEMORY_GAUGES)
+                        + "\n")
                 memory.flush()
+                if (warm_end is None and minute >= a.warmup_minutes
+                        and all(cache_warm(g) for g in gauges)):
+                    warm_end = minute
+                    note(f"soak: warm at minute {minute} (every block cache "
+                         f"{WARM_CACHE_SHARE:.0%} full)")
                 note(f"soak minute {minute}/{a.soak_minutes:g}: RSS MiB " +
                      ", ".join(f"{k} {v / 1024:.0f}" if v else f"{k} gone"
                                for k, v in row.items()))
@@ -633,7 +660,7 @@ def run_soak(shard, a, out_dir):
             f.write(f"{minute}," + ",".join(str(row[n] or "") for n in names)
                     + "\n")
     problems = []
-    warm = [r for m, r in samples if m == a.warmup_minutes]
+    warm = [r for m, r in samples if m == warm_end]
     last = samples[-1] if samples else (0, {})
     # The trend after the warm-up says more than two samples do (bounded
     # caches fill and flush in a sawtooth of some MiB); the verdict is the
@@ -642,17 +669,21 @@ def run_soak(shard, a, out_dir):
              "trend MiB/h |",
              "|---|---:|---:|---:|---:|---:|"]
     if not warm:
-        problems.append(f"the stream ended before minute {a.warmup_minutes}")
-    else:
+        problems.append("never warm: the block caches were not "
+                        f"{WARM_CACHE_SHARE:.0%} full by minute {last[0]}")
+    elif last[0] - warm_end < a.measured_minutes:
+        problems.append(f"warm only at minute {warm_end}: {last[0] - warm_end}"
+                        f" minutes measured after it, not {a.measured_minutes}")
+    if warm:
         for n in names:
             w, l = warm[0][n], last[1][n]
-            peak = max((r[n] or 0) for m, r in samples if m >= a.warmup_minutes)
+            peak = max((r[n] or 0) for m, r in samples if m >= warm_end)
             if not w or not l:
                 problems.append(f"{n} died during the soak")
                 continue
             growth = l / w - 1
             trend = slope_per_hour([(m, r[n] / 1024) for m, r in samples
-                                    if m >= a.warmup_minutes and r[n]])
+                                    if m >= warm_end and r[n]])
             trend_cell = "-" if trend is None else f"{trend:+.1f}"
             lines.append(f"| {n} | {w / 1024:.0f} | {l / 1024:.0f} | "
                          f"{growth * 100:+.1f}% | {peak / 1024:.0f} | "
@@ -670,14 +701,16 @@ def run_soak(shard, a, out_dir):
     except CheckFailed as e:
         problems.append(str(e))
     head = [f"soak: {a.soak_minutes:g} min at {a.rate:g} deploys/s, "
-            f"warm-up {a.warmup_minutes} min, {len(samples)} samples; "
+            f"warm at minute {warm_end} (at least {a.warmup_minutes}, block "
+            f"caches {WARM_CACHE_SHARE:.0%} full), {len(samples)} samples; "
             f"{acknowledged} acknowledged, {failed} failed; stream: "
             f"{verdict}", ""]
     tail = ["", "verdict: " + ("pass" if not problems
                                else "FAIL: " + "; ".join(problems))]
     with open(os.path.join(out_dir, "soak.json"), "w") as f:
         json.dump({"rate": a.rate, "minutes": a.soak_minutes,
-                   "warmup_minutes": a.warmup_minutes, "nodes": names,
+                   "warmup_minutes": a.warmup_minutes, "warm_end": warm_end,
+                   "measured_minutes": a.measured_minutes, "nodes": names,
                    "samples": samples, "problems": problems,
                    "stream": verdict}, f, indent=1)
     text = "\n".join(head + lines + tail) + "\n"
@@ -714,8 +747,13 @@ def main():
     p.add_argument("--base-port", type=int)
     p.add_argument("--soak", action="store_true",
                    help="no faults: a long steady stream, memory sampled")
-    p.add_argument("--soak-minutes", type=float, default=60)
-    p.add_argument("--warmup-minutes", type=int, default=10)
+    p.add_argument("--soak-minutes", type=float, default=120,
+                   help="the whole soak, warm-up included")
+    p.add_argument("--warmup-minutes", type=int, default=10,
+                   help="the shortest warm-up (it lasts until the block "
+                        "caches are full)")
+    p.add_argument("--measured-minutes", type=int, default=60,
+                   help="minutes the soak must run after the warm-up")
     p.add_argument("--keep", action="store_true",
                    help="keep the shard's folder (its logs)")
     p.add_argument("--rnode", default=os.environ.get(
@@ -740,8 +778,9 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="rnode-chaos-")
     if a.soak:
-        if a.warmup_minutes >= a.soak_minutes:
-            loadtest.fail("--warmup-minutes must be below --soak-minutes")
+        if a.warmup_minutes + a.measured_minutes > a.soak_minutes:
+            loadtest.fail("--soak-minutes must cover --warmup-minutes and "
+                          "--measured-minutes")
         try:
             loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
                               os.path.abspath(a.rnode))

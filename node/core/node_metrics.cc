@@ -189,6 +189,9 @@ absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
       {"rnode_rocksdb_block_cache_bytes",
        "Bytes charged to RocksDB's block cache",
        &rspace::RocksDbMemory::block_cache},
+      {"rnode_rocksdb_block_cache_capacity_bytes",
+       "The bound of RocksDB's block cache",
+       &rspace::RocksDbMemory::block_cache_capacity},
   };
   for (const Part& part : kParts) {
     RETURN_IF_ERROR(r->AddCallbackGauge(

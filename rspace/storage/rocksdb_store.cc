@@ -418,6 +418,7 @@ RocksDbMemory RocksDbStore::Memory() const {
   out.table_readers = sum(rocksdb::DB::Properties::kEstimateTableReadersMem);
   out.block_cache = impl_->block_cache->GetUsage();
   out.pinned = impl_->block_cache->GetPinnedUsage();
+  out.block_cache_capacity = impl_->block_cache->GetCapacity();
   return out;
 }
 

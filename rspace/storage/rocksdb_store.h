@@ -46,6 +46,7 @@ struct RocksDbMemory {
   uint64_t table_readers = 0;  // Index and filter blocks outside the cache.
   uint64_t block_cache = 0;    // Everything charged to the block cache.
   uint64_t pinned = 0;         // Of that, entries in use (not evictable).
+  uint64_t block_cache_capacity = 0;  // The cache's bound.
 };
 
 class RocksDbStore final : public KeyValueStore {

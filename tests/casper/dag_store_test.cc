@@ -16,6 +16,7 @@
 #include "casper/block/block.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "rspace/storage/fault_store.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
 #include "tests/casper/lock_step_child.h"
@@ -494,6 +495,38 @@ TEST(DagWindowTest, EvictedBlocksAnswerAsInMemory) {
                               {.kept_below_finalized = 8});
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(Answers(**again, all), expected);
+}
+
+// Whether the genesis (or any finalized block) is an ancestor of a block
+// above the last finalized one is answered from the window: a walk down to
+// the last finalized block, not a read of the whole chain below it.
+TEST(DagWindowTest, AFinalizedAncestorIsFoundWithoutReadingTheChain) {
+  rspace::InMemoryStore base(4);
+  rspace::FaultInjectingStore store(&base);
+  auto dag =
+      DagStore::Open(&store, DagColumnsFrom(0), {.kept_below_finalized = 8});
+  ASSERT_TRUE(dag.ok());
+  std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
+  ASSERT_TRUE(*(*dag)->Insert(chain[0]));
+  for (int i = 1; i < 400; ++i) {
+    chain.push_back(
+        MakeBlock(static_cast<uint8_t>(1 + i % 2), i, i, {chain.back().hash}));
+    ASSERT_TRUE(*(*dag)->Insert(chain.back()));
+    if (i >= 4) {
+      ASSERT_TRUE((*dag)->SetLastFinalized(chain[i - 4].hash).ok());
+    }
+  }
+  // A side block on an old block: not a descendant of the finalized one.
+  const block::Block side = MakeBlock(2, 999, 11, {chain[10].hash});
+  ASSERT_TRUE(*(*dag)->Insert(side));
+  const uint64_t before = store.reads();
+  EXPECT_TRUE((*dag)->IsAncestor(chain[0].hash, chain.back().hash));
+  EXPECT_TRUE((*dag)->IsAncestor(chain[200].hash, chain.back().hash));
+  EXPECT_LT(store.reads() - before, 10u);
+  // Off the finalized chain the walk still answers, reading what it must.
+  EXPECT_TRUE((*dag)->IsAncestor(chain[3].hash, side.hash));
+  EXPECT_FALSE((*dag)->IsAncestor(side.hash, chain.back().hash));
+  EXPECT_FALSE((*dag)->IsAncestor(chain[12].hash, side.hash));
 }
 
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {

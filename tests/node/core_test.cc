@@ -178,6 +178,7 @@ TEST_F(NodeTest, DeployIsProposedFinalizedAndReadable) {
   EXPECT_NE(text.find("rnode_deploys_received_total 1"), std::string::npos);
   EXPECT_NE(text.find("casper_last_finalized_block_number 1"),
             std::string::npos);
+  EXPECT_NE(text.find("\ncasper_dag_window_blocks "), std::string::npos);
   EXPECT_NE(text.find("rnode_deploy_finalization_seconds_count 1"),
             std::string::npos);
 }

@@ -287,6 +287,15 @@ TEST(InMemoryStoreTest, MultiShardBatchIsAtomicForReaders) {
   }
 }
 
+TEST(RocksDbStoreTest, MemoryReportsTheBlockCacheBound) {
+  RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+  RocksDbOptions options;
+  options.block_cache_bytes = 3u << 20;
+  auto s = *RocksDbStore::Open(TempDir("cache"), {"x"}, options);
+  EXPECT_EQ(s->Memory().block_cache_capacity, 3u << 20);
+  EXPECT_LE(s->Memory().block_cache, 3u << 20);
+}
+
 TEST(RocksDbStoreTest, DataSurvivesReopen) {
   RNODE_SKIP_ROCKSDB_UNDER_TSAN();
   std::string dir = TempDir("reopen");
