@@ -209,8 +209,8 @@ class DagStore {
   std::map<int64_t, std::vector<Hash32>> heights_ ABSL_GUARDED_BY(mu_);
   // The window's finalized blocks.
   absl::flat_hash_set<Hash32, Hash32Hasher> finalized_ ABSL_GUARDED_BY(mu_);
-  // Of the whole DAG (one per validator, a few, and the blocks a validator
-  // did not build on).
+  // Of the whole DAG, and few: each sender's latest message, the blocks
+  // stored invalid, the tips (blocks no valid block has built on yet).
   std::map<crypto::Secp256k1PublicKey, std::shared_ptr<const BlockMeta>> latest_
       ABSL_GUARDED_BY(mu_);
   std::set<Hash32> invalid_ ABSL_GUARDED_BY(mu_);
