@@ -423,7 +423,6 @@ void DagStore::Apply(std::shared_ptr<const BlockMeta> meta) {
   for (const Hash32& p : meta->parents) {
     if (metas_.contains(p)) InsertSorted(children_[p], h);
   }
-  InsertSorted(heights_[meta->block_number], h);
   if (meta->invalid) {
     invalid_.insert(h);
   } else {
@@ -431,6 +430,10 @@ void DagStore::Apply(std::shared_ptr<const BlockMeta> meta) {
     tips_.insert(h);
     if (BecomesLatest(*meta)) latest_[meta->sender] = meta;
   }
+  // A block below the window (a late block on an old branch) is in the
+  // store's indexes only.
+  if (meta->block_number < horizon_) return;
+  InsertSorted(heights_[meta->block_number], h);
   metas_[h] = std::move(meta);
 }
 
@@ -547,26 +550,7 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
   }
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   MutexLock lock(&mu_);
-  // A block below the window (a late block on an old branch) is in the
-  // store's indexes only.
-  const bool below = meta.block_number < horizon_;
-  auto shared = std::make_shared<const BlockMeta>(std::move(meta));
-  if (below) {
-    if (shared->invalid) {
-      invalid_.insert(shared->hash);
-    } else {
-      for (const Hash32& p : shared->parents) tips_.erase(p);
-      tips_.insert(shared->hash);
-      if (BecomesLatest(*shared)) latest_[shared->sender] = shared;
-    }
-    for (const Hash32& p : shared->parents) {
-      if (auto kids = children_.find(p); kids != children_.end()) {
-        InsertSorted(kids->second, shared->hash);
-      }
-    }
-  } else {
-    Apply(std::move(shared));
-  }
+  Apply(std::make_shared<const BlockMeta>(std::move(meta)));
   ++count_;
   return true;
 }

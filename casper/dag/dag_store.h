@@ -157,7 +157,8 @@ class DagStore {
   // whose parents are, as the views are now.
   void StageIndex(const BlockMeta& meta, rspace::WriteBatch& batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Adds `meta` to the in-memory views, as StageIndex's records say.
+  // Adds `meta` to the in-memory views, as StageIndex's records say (to
+  // the window's only if it is numbered in it).
   void Apply(std::shared_ptr<const BlockMeta> meta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `meta` displaces its sender's latest message.

@@ -461,8 +461,11 @@ TEST(DagWindowTest, EvictedBlocksAnswerAsInMemory) {
   EXPECT_GT(next_final, static_cast<size_t>(n) / 4);
 
   small->reset();
-  auto reopened = DagStore::Open(&small_store, DagColumnsFrom(0),
-                                 {.kept_below_finalized = 8});
+  auto reopen = [&] {
+    return DagStore::Open(&small_store, DagColumnsFrom(0),
+                          {.kept_below_finalized = 8});
+  };
+  auto reopened = reopen();
   ASSERT_TRUE(reopened.ok()) << reopened.status();
   EXPECT_LT((*reopened)->window_size(), 80u);
   EXPECT_EQ(Answers(**reopened, all), expected);
@@ -485,14 +488,12 @@ TEST(DagWindowTest, EvictedBlocksAnswerAsInMemory) {
   for (const Bytes& k : index_keys) wipe.Delete(3, k);
   ASSERT_TRUE(small_store.Write(wipe).ok());
   reopened->reset();
-  auto rebuilt = DagStore::Open(&small_store, DagColumnsFrom(0),
-                                {.kept_below_finalized = 8});
+  auto rebuilt = reopen();
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
   EXPECT_LT((*rebuilt)->window_size(), 80u);
   EXPECT_EQ(Answers(**rebuilt, all), expected);
   rebuilt->reset();
-  auto again = DagStore::Open(&small_store, DagColumnsFrom(0),
-                              {.kept_below_finalized = 8});
+  auto again = reopen();
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(Answers(**again, all), expected);
 }
