@@ -64,12 +64,6 @@ Hash32 HashEndingKey(ByteView key) {
   return h;
 }
 
-Bytes CountValue(uint64_t count) {
-  Bytes out(8);
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<uint8_t>(count >> (8 * i));
-  return out;
-}
-
 class Writer {
  public:
   void U8(uint8_t v) { out_.push_back(v); }
@@ -91,6 +85,12 @@ class Writer {
  private:
   Bytes out_;
 };
+
+Bytes CountValue(uint64_t count) {
+  Writer w;
+  w.I64(static_cast<int64_t>(count));
+  return std::move(w).Finish();
+}
 
 absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("block metadata record: ") + what);
@@ -234,26 +234,34 @@ absl::StatusOr<std::unique_ptr<DagStore>> DagStore::Open(
   return dag;
 }
 
+absl::StatusOr<std::optional<Hash32>> DagStore::ReadLastFinalized() const {
+  ASSIGN_OR_RETURN(std::optional<Bytes> lfb,
+                   store_->Get(columns_.state, AsBytes(kLastFinalizedKey)));
+  if (!lfb.has_value()) return std::optional<Hash32>();
+  if (lfb->size() != 32) return absl::DataLossError("bad last-finalized");
+  Hash32 h;
+  std::copy(lfb->begin(), lfb->end(), h.begin());
+  return std::optional<Hash32>(h);
+}
+
 absl::Status DagStore::LoadWindow() {
   ASSIGN_OR_RETURN(std::optional<Bytes> count,
                    store_->Get(columns_.state, AsBytes(kBlockCountKey)));
-  if (!count.has_value() || count->size() != 8) {
+  int64_t stored_count = 0;
+  ByteReader count_reader(count.has_value() ? ByteView(*count) : ByteView());
+  if (!count_reader.I64(stored_count) || !count_reader.done()) {
     return absl::DataLossError("the DAG's block count is missing or malformed");
   }
-  for (int i = 0; i < 8; ++i) count_ |= uint64_t{(*count)[i]} << (8 * i);
-  ASSIGN_OR_RETURN(std::optional<Bytes> lfb,
-                   store_->Get(columns_.state, AsBytes(kLastFinalizedKey)));
-  std::shared_ptr<const BlockMeta> lfb_meta;
-  if (lfb.has_value()) {
-    Hash32 h;
-    if (lfb->size() != 32) return absl::DataLossError("bad last-finalized");
-    std::copy(lfb->begin(), lfb->end(), h.begin());
-    ASSIGN_OR_RETURN(lfb_meta, ReadMeta(h));
+  count_ = static_cast<uint64_t>(stored_count);
+  ASSIGN_OR_RETURN(last_finalized_, ReadLastFinalized());
+  if (last_finalized_.has_value()) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> lfb_meta,
+                     ReadMeta(*last_finalized_));
     if (lfb_meta == nullptr) {
-      return absl::DataLossError("last finalized block " + HexEncode(h) +
+      return absl::DataLossError("last finalized block " +
+                                 HexEncode(*last_finalized_) +
                                  " is not stored");
     }
-    last_finalized_ = h;
     horizon_ = std::max<int64_t>(
         0, lfb_meta->block_number - options_.kept_below_finalized);
   }
@@ -282,9 +290,8 @@ absl::Status DagStore::LoadWindow() {
         InsertSorted(children_[p], hash);
         continue;
       }
-      ASSIGN_OR_RETURN(std::optional<Bytes> stored,
-                       store_->Get(columns_.meta, p));
-      if (!stored.has_value()) {
+      ASSIGN_OR_RETURN(bool stored, StoredLocked(p));
+      if (!stored) {
         return absl::DataLossError("block " + HexEncode(hash) +
                                    " names parent " + HexEncode(p) +
                                    " that is not stored");
@@ -294,14 +301,12 @@ absl::Status DagStore::LoadWindow() {
     ASSIGN_OR_RETURN(bool final, StoredFinalized(hash));
     if (final) finalized_.insert(hash);
   }
-  RETURN_IF_ERROR(ScanIndex(AsBytes(kTipPrefix), [&](const Hash32& h) {
-    tips_.insert(h);
-    return true;
-  }));
-  RETURN_IF_ERROR(ScanIndex(AsBytes(kInvalidPrefix), [&](const Hash32& h) {
-    invalid_.insert(h);
-    return true;
-  }));
+  ASSIGN_OR_RETURN(std::vector<Hash32> tips,
+                   IndexedHashes(AsBytes(kTipPrefix)));
+  tips_.insert(tips.begin(), tips.end());
+  ASSIGN_OR_RETURN(std::vector<Hash32> invalid,
+                   IndexedHashes(AsBytes(kInvalidPrefix)));
+  invalid_.insert(invalid.begin(), invalid.end());
   std::vector<Hash32> latest;
   RETURN_IF_ERROR(
       store_->ScanFrom(columns_.state, AsBytes(kLatestPrefix),
@@ -363,22 +368,18 @@ absl::Status DagStore::BuildIndexes() {
     StageIndex(*meta, batch);
     Apply(meta);
   }
-  ASSIGN_OR_RETURN(std::optional<Bytes> lfb,
-                   store_->Get(columns_.state, AsBytes(kLastFinalizedKey)));
+  ASSIGN_OR_RETURN(std::optional<Hash32> lfb, ReadLastFinalized());
   if (lfb.has_value()) {
-    Hash32 h;
-    if (lfb->size() != 32) return absl::DataLossError("bad last-finalized");
-    std::copy(lfb->begin(), lfb->end(), h.begin());
-    if (!metas_.contains(h)) {
-      return absl::DataLossError("last finalized block " + HexEncode(h) +
+    if (!metas_.contains(*lfb)) {
+      return absl::DataLossError("last finalized block " + HexEncode(*lfb) +
                                  " is not stored");
     }
-    ASSIGN_OR_RETURN(std::vector<Hash32> final, NewlyFinalized(h));
+    ASSIGN_OR_RETURN(std::vector<Hash32> final, NewlyFinalized(*lfb));
     for (const Hash32& f : final) {
       batch.Put(columns_.state, IndexKey(kFinalizedPrefix, f), Bytes{});
       finalized_.insert(f);
     }
-    last_finalized_ = h;
+    last_finalized_ = lfb;
   }
   count_ = all.size();
   batch.Put(columns_.state, AsBytes(kBlockCountKey), CountValue(count_));
@@ -470,6 +471,17 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> DagStore::FindMeta(
   return ReadMeta(hash);
 }
 
+absl::StatusOr<bool> DagStore::StoredLocked(const Hash32& hash) const {
+  if (metas_.contains(hash)) return true;
+  ASSIGN_OR_RETURN(std::optional<Bytes> meta, store_->Get(columns_.meta, hash));
+  return meta.has_value();
+}
+
+absl::StatusOr<bool> DagStore::FinalizedLocked(const Hash32& hash) const {
+  if (metas_.contains(hash)) return finalized_.contains(hash);
+  return StoredFinalized(hash);
+}
+
 absl::StatusOr<bool> DagStore::StoredFinalized(const Hash32& hash) const {
   ASSIGN_OR_RETURN(
       std::optional<Bytes> marker,
@@ -477,12 +489,16 @@ absl::StatusOr<bool> DagStore::StoredFinalized(const Hash32& hash) const {
   return marker.has_value();
 }
 
-absl::Status DagStore::ScanIndex(
-    ByteView prefix, const std::function<bool(const Hash32&)>& fn) const {
-  return store_->ScanFrom(columns_.state, prefix, [&](ByteView key, ByteView) {
-    if (!HasPrefix(key, prefix)) return false;
-    return key.size() != prefix.size() + 32 || fn(HashEndingKey(key));
-  });
+absl::StatusOr<std::vector<Hash32>> DagStore::IndexedHashes(
+    ByteView prefix) const {
+  std::vector<Hash32> out;
+  RETURN_IF_ERROR(
+      store_->ScanFrom(columns_.state, prefix, [&](ByteView key, ByteView) {
+        if (!HasPrefix(key, prefix)) return false;
+        if (key.size() == prefix.size() + 32) out.push_back(HashEndingKey(key));
+        return true;
+      }));
+  return out;
 }
 
 absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
@@ -494,15 +510,15 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
   rspace::WriteBatch batch;
   {
     MutexLock lock(&mu_);
-    auto stored = [&](const Hash32& h) -> absl::StatusOr<bool> {
-      if (metas_.contains(h)) return true;
-      ASSIGN_OR_RETURN(std::optional<Bytes> m, store_->Get(columns_.meta, h));
-      return m.has_value();
-    };
-    ASSIGN_OR_RETURN(bool known, stored(block.hash));
+    // A stored block numbered in the window is in memory: only an old one
+    // is looked for in the store (the hash covers the number).
+    bool known = metas_.contains(block.hash);
+    if (!known && meta.block_number < horizon_) {
+      ASSIGN_OR_RETURN(known, StoredLocked(block.hash));
+    }
     if (known) return false;
     auto require = [&](const Hash32& h, const char* what) -> absl::Status {
-      ASSIGN_OR_RETURN(bool there, stored(h));
+      ASSIGN_OR_RETURN(bool there, StoredLocked(h));
       if (there) return absl::OkStatus();
       return absl::FailedPreconditionError(
           absl::StrCat("block ", HexEncode(block.hash), " needs ", what, " ",
@@ -557,10 +573,8 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
 
 bool DagStore::Contains(const Hash32& hash) const {
   MutexLock lock(&mu_);
-  if (metas_.contains(hash)) return true;
-  absl::StatusOr<std::optional<Bytes>> stored =
-      store_->Get(columns_.meta, hash);
-  return stored.ok() && stored->has_value();
+  absl::StatusOr<bool> stored = StoredLocked(hash);
+  return stored.ok() && *stored;
 }
 
 absl::StatusOr<std::optional<Bytes>> DagStore::GetBlockBytes(
@@ -594,13 +608,9 @@ std::vector<Hash32> DagStore::Children(const Hash32& hash) const {
     auto it = children_.find(hash);
     return it == children_.end() ? std::vector<Hash32>() : it->second;
   }
-  std::vector<Hash32> out;
-  const Bytes prefix = IndexKey(kChildPrefix, hash);
-  absl::Status s = ScanIndex(prefix, [&](const Hash32& c) {
-    out.push_back(c);
-    return true;
-  });
-  return s.ok() ? out : std::vector<Hash32>();
+  absl::StatusOr<std::vector<Hash32>> kids =
+      IndexedHashes(IndexKey(kChildPrefix, hash));
+  return kids.ok() ? *std::move(kids) : std::vector<Hash32>();
 }
 
 std::vector<Hash32> DagStore::AtHeight(int64_t number) const {
@@ -609,14 +619,10 @@ std::vector<Hash32> DagStore::AtHeight(int64_t number) const {
     auto it = heights_.find(number);
     return it == heights_.end() ? std::vector<Hash32>() : it->second;
   }
-  std::vector<Hash32> out;
   Bytes prefix = HeightKey(number, Hash32{});
   prefix.resize(1 + 8);
-  absl::Status s = ScanIndex(prefix, [&](const Hash32& h) {
-    out.push_back(h);
-    return true;
-  });
-  return s.ok() ? out : std::vector<Hash32>();
+  absl::StatusOr<std::vector<Hash32>> at = IndexedHashes(prefix);
+  return at.ok() ? *std::move(at) : std::vector<Hash32>();
 }
 
 int64_t DagStore::MaxHeight() const {
@@ -659,22 +665,22 @@ bool DagStore::IsAncestorLocked(const Hash32& ancestor,
   // found by a walk down to that block's number, not to the ancestor's
   // (which may be the genesis, under the whole chain).
   if (last_finalized_.has_value() && ancestor != *last_finalized_) {
-    bool final = finalized_.contains(ancestor);
-    if (!final && !metas_.contains(ancestor)) {
-      absl::StatusOr<bool> stored = StoredFinalized(ancestor);
-      final = stored.ok() && *stored;
+    absl::StatusOr<bool> final = FinalizedLocked(ancestor);
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> lfb =
+        FindMeta(*last_finalized_);
+    if (final.ok() && *final && lfb.ok() && *lfb != nullptr &&
+        WalkFinds(**lfb, *start)) {
+      return true;
     }
-    if (final && WalkFinds(*last_finalized_, *start)) return true;
   }
-  return WalkFinds(ancestor, *start);
+  return WalkFinds(**target, *std::move(start));
 }
 
-bool DagStore::WalkFinds(const Hash32& ancestor,
+bool DagStore::WalkFinds(const BlockMeta& target,
                          std::shared_ptr<const BlockMeta> start) const {
-  absl::StatusOr<std::shared_ptr<const BlockMeta>> target = FindMeta(ancestor);
-  if (!target.ok() || *target == nullptr) return false;
+  const Hash32& ancestor = target.hash;
   const Hash32 hash = start->hash;
-  const int64_t floor = (*target)->block_number;
+  const int64_t floor = target.block_number;
   absl::flat_hash_set<Hash32, Hash32Hasher> seen{hash};
   std::deque<std::shared_ptr<const BlockMeta>> queue{std::move(start)};
   while (!queue.empty()) {
@@ -707,12 +713,7 @@ absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
   while (!queue.empty()) {
     const Hash32 h = queue.front();
     queue.pop_front();
-    bool final = false;
-    if (metas_.contains(h)) {
-      final = finalized_.contains(h);
-    } else {
-      ASSIGN_OR_RETURN(final, StoredFinalized(h));
-    }
+    ASSIGN_OR_RETURN(bool final, FinalizedLocked(h));
     if (final) continue;
     out.push_back(h);
     ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> m, FindMeta(h));
@@ -731,6 +732,7 @@ absl::Status DagStore::SetLastFinalized(const Hash32& hash) {
   MutexLock write_lock(&write_mu_);
   rspace::WriteBatch batch;
   std::vector<Hash32> final;
+  int64_t number = 0;
   {
     MutexLock lock(&mu_);
     ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, FindMeta(hash));
@@ -746,6 +748,7 @@ absl::Status DagStore::SetLastFinalized(const Hash32& hash) {
           HexEncode(*last_finalized_));
     }
     ASSIGN_OR_RETURN(final, NewlyFinalized(hash));
+    number = meta->block_number;
   }
   batch.Put(columns_.state, AsBytes(kLastFinalizedKey), hash);
   for (const Hash32& f : final) {
@@ -757,7 +760,6 @@ absl::Status DagStore::SetLastFinalized(const Hash32& hash) {
   for (const Hash32& f : final) {
     if (metas_.contains(f)) finalized_.insert(f);
   }
-  const int64_t number = metas_.at(hash)->block_number;
   EvictBelow(number - options_.kept_below_finalized);
   return absl::OkStatus();
 }
@@ -769,8 +771,7 @@ std::optional<Hash32> DagStore::LastFinalized() const {
 
 bool DagStore::IsFinalized(const Hash32& hash) const {
   MutexLock lock(&mu_);
-  if (metas_.contains(hash)) return finalized_.contains(hash);
-  absl::StatusOr<bool> final = StoredFinalized(hash);
+  absl::StatusOr<bool> final = FinalizedLocked(hash);
   return final.ok() && *final;
 }
 

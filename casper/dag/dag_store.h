@@ -22,7 +22,6 @@
 #define RNODE_CASPER_DAG_DAG_STORE_H_
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -176,19 +175,25 @@ class DagStore {
       const Hash32& hash) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<const BlockMeta>> ReadMeta(
       const Hash32& hash) const;
-  // Whether `hash`, a block below the window, is finalized (store index).
+  // Whether `hash` is stored (in memory, or else a metadata record).
+  absl::StatusOr<bool> StoredLocked(const Hash32& hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `hash` is finalized (in memory for the window, else the index).
+  absl::StatusOr<bool> FinalizedLocked(const Hash32& hash) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the store's index marks `hash` finalized.
   absl::StatusOr<bool> StoredFinalized(const Hash32& hash) const;
+  absl::StatusOr<std::optional<Hash32>> ReadLastFinalized() const;
   bool IsAncestorLocked(const Hash32& ancestor, const Hash32& hash) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether a walk down the parents from `start` meets `ancestor` (it
-  // stops below the ancestor's number).
-  bool WalkFinds(const Hash32& ancestor,
+  // Whether a walk down the parents from `start` meets `target` (it stops
+  // below the target's number).
+  bool WalkFinds(const BlockMeta& target,
                  std::shared_ptr<const BlockMeta> start) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Calls `fn` for the hash ending each key of the index `prefix` (keys
-  // prefix + hash); stops when it returns false.
-  absl::Status ScanIndex(ByteView prefix,
-                         const std::function<bool(const Hash32&)>& fn) const;
+  // The hashes ending the keys of the index `prefix` (keys prefix + hash),
+  // ascending.
+  absl::StatusOr<std::vector<Hash32>> IndexedHashes(ByteView prefix) const;
 
   rspace::KeyValueStore* const store_;
   const DagColumns columns_;

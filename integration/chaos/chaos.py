@@ -629,10 +629,11 @@ def run_soak(shard, a, out_dir):
         try:
             minute = 0
             while minute <= a.soak_minutes and stream.poll() is None:
-                row = {n["name"]: rss_kib(n["pid"]) for n in shard.nodes()}
+                nodes = shard.nodes()
+                row = {n["name"]: rss_kib(n["pid"]) for n in nodes}
                 samples.append((minute, row))
-                gauges = [memory_row(n) for n in shard.nodes()]
-                for n, g in zip(shard.nodes(), gauges):
+                gauges = [memory_row(n) for n in nodes]
+                for n, g in zip(nodes, gauges):
                     memory.write(f"{minute},{n['name']}," + ",".join(
                         "%.0f" % g[k] if k in g else "" for k in MEMORY_GAUGES)
                         + "\n")

@@ -348,21 +348,13 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
 absl::Status RocksDbStore::ForEach(
     ColumnId column,
     const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
-  if (column >= impl_->handles.size()) {
-    return absl::InvalidArgumentError("unknown column " +
-                                      std::to_string(column));
-  }
-  std::unique_ptr<rocksdb::Iterator> it(
-      impl_->db->NewIterator(rocksdb::ReadOptions(), impl_->handles[column]));
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    rocksdb::Slice k = it->key();
-    rocksdb::Slice v = it->value();
-    absl::Status s =
-        fn(ByteView(reinterpret_cast<const uint8_t*>(k.data()), k.size()),
-           ByteView(reinterpret_cast<const uint8_t*>(v.data()), v.size()));
-    if (!s.ok()) return s;
-  }
-  return FromRocks(it->status(), "iterate");
+  absl::Status stopped;
+  absl::Status scanned =
+      ScanFrom(column, ByteView(), [&](ByteView k, ByteView v) {
+        stopped = fn(k, v);
+        return stopped.ok();
+      });
+  return scanned.ok() ? stopped : scanned;
 }
 
 absl::Status RocksDbStore::ScanFrom(
