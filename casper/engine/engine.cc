@@ -112,24 +112,26 @@ absl::Status Engine::Finalize() {
   if (!lfb.has_value() || dag_->LastFinalized() == lfb) return absl::OkStatus();
   // The blocks this finalizes: the new one and its ancestors not yet final.
   std::vector<Hash32> newly;
+  std::vector<std::pair<int64_t, Hash32>> ordered;
   std::deque<Hash32> queue{*lfb};
   std::set<Hash32> seen{*lfb};
   while (!queue.empty()) {
     const Hash32 h = queue.front();
     queue.pop_front();
     if (dag_->IsFinalized(h)) continue;
-    newly.push_back(h);
-    for (const Hash32& p : dag_->Meta(h)->parents) {
+    // Held here: a block below the DAG's window is read from the store,
+    // and this pointer is then its only owner.
+    const std::shared_ptr<const dag::BlockMeta> meta = dag_->Meta(h);
+    if (meta == nullptr) {
+      return absl::DataLossError("block " + HexEncode(h) +
+                                 " to finalize is not readable");
+    }
+    ordered.emplace_back(meta->block_number, h);
+    for (const Hash32& p : meta->parents) {
       if (seen.insert(p).second) queue.push_back(p);
     }
   }
-  std::vector<std::pair<int64_t, Hash32>> ordered;
-  ordered.reserve(newly.size());
-  for (const Hash32& h : newly) {
-    ordered.emplace_back(dag_->Meta(h)->block_number, h);
-  }
   std::sort(ordered.begin(), ordered.end());
-  newly.clear();
   std::vector<Bytes> done;
   for (const auto& [number, h] : ordered) {
     newly.push_back(h);

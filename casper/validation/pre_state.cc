@@ -99,7 +99,15 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
           "merge scope larger than " + std::to_string(merge::kMaxScopeBlocks) +
           " blocks");
     }
-    for (const Hash32& p : dag_->Meta(h)->parents) {
+    // Held here: a block below the DAG's window is read from the store,
+    // and this pointer is then its only owner (regression: the loop read
+    // the parents of a freed record, and the node crashed).
+    const std::shared_ptr<const dag::BlockMeta> meta = dag_->Meta(h);
+    if (meta == nullptr) {
+      return absl::DataLossError("scope block " + HexEncode(h) +
+                                 " is not readable");
+    }
+    for (const Hash32& p : meta->parents) {
       if (seen.insert(p).second) queue.push_back(p);
     }
   }

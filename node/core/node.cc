@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "CasperMessage.pb.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "casper/consensus/fork_choice.h"
@@ -358,6 +359,11 @@ struct Node::Impl {
   // them came.
   uint64_t deploys_waiting ABSL_GUARDED_BY(mu) = 0;
   Clock::time_point first_waiting ABSL_GUARDED_BY(mu){};
+  // Deploys a client is having admitted: in the pool, or about to be, and
+  // not yet counted in deploys_waiting. The proposer's recount of the pool
+  // leaves them out, as their admission counts them (regression: one
+  // counted twice passed for a full block and broke the block interval).
+  uint64_t deploys_admitting ABSL_GUARDED_BY(mu) = 0;
   // Consensus thread only: when this node last made a block (the next one
   // waits for casper.min-block-interval unless a full block waits).
   Clock::time_point last_made{};
@@ -900,12 +906,15 @@ void Node::ConsensusLoop() {
     }
     if (made.ok()) {
       // Deploys beyond one block's cap go in the next one.
-      if (const size_t left = m.pool->size(); left > 0) {
-        MutexLock lock(&m.mu);
+      MutexLock lock(&m.mu);
+      // What is left, counted once: deploys admitted while the block was
+      // made are counted already, or are being (and a double count could
+      // pass for a full block).
+      const size_t pooled = m.pool->size();
+      const uint64_t left =
+          pooled > m.deploys_admitting ? pooled - m.deploys_admitting : 0;
+      if (left > 0) {
         if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
-        // What is left, counted once: deploys admitted while the block
-        // was made are counted already (and a double count could pass
-        // for a full block).
         m.deploys_waiting = std::max<uint64_t>(m.deploys_waiting, left);
       }
     } else if (m.pool->size() > 0) {
@@ -1500,6 +1509,20 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
                                                  " is already in block ",
                                                  HexEncode(in.back()), "."));
   }
+  {
+    MutexLock lock(&m.mu);
+    ++m.deploys_admitting;
+  }
+  // Uncounts it from deploys_admitting; counts it waiting when admitted.
+  bool admitted = false;
+  absl::Cleanup settle = [&m, &admitted] {
+    MutexLock lock(&m.mu);
+    --m.deploys_admitting;
+    if (!admitted) return;
+    if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
+    ++m.deploys_waiting;
+    m.cv.SignalAll();
+  };
   if (absl::Status s = m.pool->Add(*d, dag_->MaxHeight(), NowMs()); !s.ok()) {
     if (rspace::IsNoSpace(s)) {
       DiskFull(s);
@@ -1529,12 +1552,7 @@ absl::StatusOr<Bytes> Node::Deploy(const ::casper::DeployDataProto& proto) {
     return absl::UnavailableError(kNoPeerTookTheDeploy);
   }
   m.metrics->DeployAdmitted(d->sig());
-  {
-    MutexLock lock(&m.mu);
-    if (m.deploys_waiting == 0) m.first_waiting = Clock::now();
-    ++m.deploys_waiting;
-    m.cv.SignalAll();
-  }
+  admitted = true;
   return d->sig();
 }
 

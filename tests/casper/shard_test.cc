@@ -56,7 +56,8 @@ class Recorder : public engine::EngineListener {
 class Peer : public engine::Transport {
  public:
   Peer(Network* net, int index, uint8_t key, int validators,
-       EngineOptions options, size_t max_parents);
+       EngineOptions options, size_t max_parents,
+       dag::DagStoreOptions dag_options);
   void Broadcast(const block::Block& block) override;
   void Request(const Hash32& hash) override;
 
@@ -77,13 +78,14 @@ class Network {
     Hash32 hash{};
   };
 
-  Network(int validators, int64_t ftt_ppm = 100'000, size_t max_parents = 1) {
+  Network(int validators, int64_t ftt_ppm = 100'000, size_t max_parents = 1,
+          dag::DagStoreOptions dag_options = {}) {
     EngineOptions options;
     options.finalizer.threshold_ppm = ftt_ppm;
     for (int i = 0; i < validators; ++i) {
-      peers.push_back(std::make_unique<Peer>(this, i,
-                                             static_cast<uint8_t>(i + 1),
-                                             validators, options, max_parents));
+      peers.push_back(std::make_unique<Peer>(
+          this, i, static_cast<uint8_t>(i + 1), validators, options,
+          max_parents, dag_options));
     }
   }
 
@@ -136,8 +138,11 @@ class Network {
 };
 
 Peer::Peer(Network* n, int i, uint8_t key, int validators,
-           EngineOptions options, size_t max_parents)
-    : node(key, validators, 1'000'000'000, 1, max_parents), index(i), net(n) {
+           EngineOptions options, size_t max_parents,
+           dag::DagStoreOptions dag_options)
+    : node(key, validators, 1'000'000'000, 1, max_parents, 1, dag_options),
+      index(i),
+      net(n) {
   options.listener = &events;
   engine = std::make_unique<Engine>(&node.dag(), &node.pool(),
                                     &node.validator(), &node.creator(), this,
@@ -388,9 +393,19 @@ TEST(ShardTest, TwoOfThreeFinalizeAtPointOneNotAtPointSixSeven) {
 // A block made on a stale view (its validator was cut off) is on no
 // validator's main-parent chain once that validator catches up: the next
 // blocks take it in as an extra parent all the same (as a tip), and its
-// deploy is final.
-TEST(ShardTest, ABlockMadeOnAStaleViewBecomesAParent) {
-  Network net(3, 100'000, /*max_parents=*/3);
+// deploy is final. Also with only the blocks from the last finalized one up
+// in memory, where merging and finalizing the stale block read it and its
+// branch from the store (regression: both walks read the parents of a
+// record already freed, and the nodes of a shard crashed after a
+// partition).
+class StaleViewTest : public ::testing::TestWithParam<int64_t> {};
+
+INSTANTIATE_TEST_SUITE_P(KeptBelowFinalized, StaleViewTest,
+                         ::testing::Values(128, 0));
+
+TEST_P(StaleViewTest, ABlockMadeOnAStaleViewBecomesAParent) {
+  Network net(3, 100'000, /*max_parents=*/3,
+              dag::DagStoreOptions{.kept_below_finalized = GetParam()});
   net.cut.insert(2);
   // Deeper than fork choice takes secondary parents from (15 blocks).
   for (int round = 0; round < 10; ++round) {
@@ -412,6 +427,13 @@ TEST(ShardTest, ABlockMadeOnAStaleViewBecomesAParent) {
   net[2].Broadcast(**sb);
   net.Pump();
   ASSERT_TRUE(net[0].node.dag().Contains(*stale));
+  if (GetParam() == 0) {
+    // The stale block is below the window: merging reads it from the store.
+    const auto lfb = net[0].node.dag().LastFinalized();
+    ASSERT_TRUE(lfb.has_value());
+    EXPECT_GT(net[0].node.dag().Meta(*lfb)->block_number,
+              net[0].node.dag().Meta(*stale)->block_number);
+  }
   const auto next = net.Propose(0, /*allow_empty=*/true);
   ASSERT_TRUE(next.has_value());
   EXPECT_TRUE(net[0].node.dag().IsAncestor(*stale, *next));
@@ -594,7 +616,8 @@ TEST(ShardTest, AForgedEquivocationSeenByOneValidatorIsSlashedEverywhere) {
     EXPECT_TRUE(p->node.dag().Contains(forged.hash));
     const auto lfb = p->node.dag().LastFinalized();
     ASSERT_TRUE(lfb.has_value());
-    for (const auto& bond : p->node.dag().Meta(*lfb)->bonds) {
+    const auto lfb_meta = p->node.dag().Meta(*lfb);
+    for (const auto& bond : lfb_meta->bonds) {
       EXPECT_NE(bond.validator, MakeTestKey(2).pk);  // slashed, and final
     }
   }

@@ -45,9 +45,11 @@ class TestNode {
   // addresses of keys 1..funded hold `funds` each. `key` is this node's
   // signing key seed; its blocks have at most `max_parents` parents. With
   // threads > 1 the node's one pool runs the interpreter's rounds,
-  // signature checks and parallel replay on `threads` lanes.
+  // signature checks and parallel replay on `threads` lanes. `dag_options`
+  // sets how much of the DAG its store keeps in memory.
   TestNode(uint8_t key, int validators, int64_t funds = 1'000'000'000,
-           int threads = 1, size_t max_parents = 1, int funded = 1)
+           int threads = 1, size_t max_parents = 1, int funded = 1,
+           dag::DagStoreOptions dag_options = {})
       : key_(MakeTestKey(key)), store_(kNodeColumns), pool_threads_(threads) {
     rspace::SpaceOptions so;
     so.term_factory = rholang::interp::StoredTermFactory();
@@ -89,7 +91,8 @@ class TestNode {
                                     runtime_.get());
     EXPECT_TRUE(g.ok()) << g.status();
     genesis_ = g->block;
-    dag_ = *dag::DagStore::Open(&faults_, dag::DagColumnsFrom(kHistoryColumns));
+    dag_ = *dag::DagStore::Open(&faults_, dag::DagColumnsFrom(kHistoryColumns),
+                                dag_options);
     EXPECT_TRUE(*dag_->Insert(genesis_));
     pool_ = *pool::DeployPool::Open(&faults_, kHistoryColumns + 4);
     pre_states_ = std::make_unique<validation::PreStateBuilder>(
