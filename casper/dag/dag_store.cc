@@ -796,7 +796,12 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
             "main-parent chains never meet: block " + HexEncode(c->hash) +
             " is a root");
       }
-      c = dag.Meta(c->parents.front());
+      std::shared_ptr<const BlockMeta> parent = dag.Meta(c->parents.front());
+      if (parent == nullptr) {
+        return absl::DataLossError("main parent of block " +
+                                   HexEncode(c->hash) + " is not readable");
+      }
+      c = std::move(parent);
     }
   }
 }

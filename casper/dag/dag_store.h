@@ -229,7 +229,8 @@ class DagStore {
 // Where the main-parent chains of `blocks` (stored, at least one) meet: the
 // highest block on every one of them. Found by walking the highest of the
 // chains down one block at a time until all are at the same block.
-// FailedPrecondition if two of them never meet (different roots).
+// FailedPrecondition if two of them never meet (different roots); DataLoss
+// if a main parent cannot be read.
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks);
 

@@ -343,8 +343,13 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     slash_validators.emplace_back(target->sender.begin(), target->sender.end());
   }
   for (const auto& j : b.justifications) {
-    if (dag_->Meta(j.latest_block)->invalid &&
-        !slashed.contains(j.latest_block)) {
+    const std::shared_ptr<const dag::BlockMeta> justified =
+        dag_->Meta(j.latest_block);
+    if (justified == nullptr) {
+      return Internal(absl::DataLossError(
+          "justified block " + Hex(j.latest_block) + " is not readable"));
+    }
+    if (justified->invalid && !slashed.contains(j.latest_block)) {
       return Invalid(R::kNeglectedInvalidBlock,
                      "justifies invalid block " + Hex(j.latest_block) +
                          " without slashing its sender");
