@@ -498,9 +498,13 @@ def bad_peer(shard, rng, quick):
 RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
            "restart-all": restart_all, "disk-full": disk_full,
            "bad-peer": bad_peer}
-# A scenario's nominal length (s) for its stream; it may end early.
+# A scenario's nominal length (s) for its stream; it may end early. The
+# stream must outlast the fault's own checks: disk-full waits for the victim
+# to take a deploy once space returns, which under the sanitizer builds
+# takes it over 20 s of catching up (its stream once ended first, and the
+# victim had no deploy left to take).
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
-          "restart-all": (30, 30), "disk-full": (25, 40),
+          "restart-all": (30, 30), "disk-full": (45, 60),
           "bad-peer": (30, 45)}
 
 
@@ -528,6 +532,14 @@ def run_scenario(name, shard, a, rng, out_dir):
                 row["checks"]["advance"] = (True, check_advance(shard, baseline))
             except CheckFailed as e:
                 row["checks"]["advance"] = (False, str(e))
+            if stream.poll() is not None:
+                # Without deploys no block is made: a check that failed
+                # after the stream ended says so.
+                for check in ("fault", "advance"):
+                    ok, text = row["checks"][check]
+                    if not ok:
+                        row["checks"][check] = (
+                            False, text + " (the deploy stream had ended)")
             code = stream.wait(timeout=length + DRAIN_S + 60)
         except BaseException:
             stream.kill()
