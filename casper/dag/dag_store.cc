@@ -704,9 +704,15 @@ bool DagStore::IsAncestor(const Hash32& ancestor, const Hash32& hash) const {
   return IsAncestorLocked(ancestor, hash);
 }
 
+absl::StatusOr<std::vector<Hash32>> DagStore::FinalizedBy(
+    const Hash32& hash) const {
+  MutexLock lock(&mu_);
+  return NewlyFinalized(hash);
+}
+
 absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
     const Hash32& hash) const {
-  std::vector<Hash32> out;
+  std::vector<std::pair<int64_t, Hash32>> found;
   absl::flat_hash_set<Hash32, Hash32Hasher> seen;
   std::deque<Hash32> queue{hash};
   seen.insert(hash);
@@ -715,16 +721,20 @@ absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
     queue.pop_front();
     ASSIGN_OR_RETURN(bool final, FinalizedLocked(h));
     if (final) continue;
-    out.push_back(h);
     ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> m, FindMeta(h));
     if (m == nullptr) {
       return absl::DataLossError("block " + HexEncode(h) +
                                  " to finalize is not stored");
     }
+    found.emplace_back(m->block_number, h);
     for (const Hash32& p : m->parents) {
       if (seen.insert(p).second) queue.push_back(p);
     }
   }
+  std::sort(found.begin(), found.end());
+  std::vector<Hash32> out;
+  out.reserve(found.size());
+  for (const auto& [number, h] : found) out.push_back(h);
   return out;
 }
 

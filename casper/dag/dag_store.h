@@ -138,6 +138,10 @@ class DagStore {
   // block (finality never moves sideways or back). Durable on return.
   absl::Status SetLastFinalized(const Hash32& hash);
   std::optional<Hash32> LastFinalized() const;
+  // The blocks that finalizing `hash` (a stored block) makes finalized: it
+  // and its ancestors not finalized yet, by block number, then hash.
+  // DataLoss if one of them cannot be read.
+  absl::StatusOr<std::vector<Hash32>> FinalizedBy(const Hash32& hash) const;
   bool IsFinalized(const Hash32& hash) const;
 
   // The number of blocks stored.
@@ -163,8 +167,7 @@ class DagStore {
   // Whether `meta` displaces its sender's latest message.
   bool BecomesLatest(const BlockMeta& meta) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The blocks that finalizing `hash` makes finalized: it and its ancestors
-  // not finalized yet.
+  // FinalizedBy under the lock.
   absl::StatusOr<std::vector<Hash32>> NewlyFinalized(const Hash32& hash) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops from memory the blocks numbered below `horizon`.

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -110,31 +109,11 @@ absl::Status Engine::Finalize() {
                    consensus::FindNewLastFinalized(
                        *dag_, dag_->LatestMessages(), options_.finalizer));
   if (!lfb.has_value() || dag_->LastFinalized() == lfb) return absl::OkStatus();
-  // The blocks this finalizes: the new one and its ancestors not yet final.
-  std::vector<Hash32> newly;
-  std::vector<std::pair<int64_t, Hash32>> ordered;
-  std::deque<Hash32> queue{*lfb};
-  std::set<Hash32> seen{*lfb};
-  while (!queue.empty()) {
-    const Hash32 h = queue.front();
-    queue.pop_front();
-    if (dag_->IsFinalized(h)) continue;
-    // Held here: a block below the DAG's window is read from the store,
-    // and this pointer is then its only owner.
-    const std::shared_ptr<const dag::BlockMeta> meta = dag_->Meta(h);
-    if (meta == nullptr) {
-      return absl::DataLossError("block " + HexEncode(h) +
-                                 " to finalize is not readable");
-    }
-    ordered.emplace_back(meta->block_number, h);
-    for (const Hash32& p : meta->parents) {
-      if (seen.insert(p).second) queue.push_back(p);
-    }
-  }
-  std::sort(ordered.begin(), ordered.end());
+  // The blocks this finalizes: the new one and its ancestors not yet
+  // final, in block-number order.
+  ASSIGN_OR_RETURN(std::vector<Hash32> newly, dag_->FinalizedBy(*lfb));
   std::vector<Bytes> done;
-  for (const auto& [number, h] : ordered) {
-    newly.push_back(h);
+  for (const Hash32& h : newly) {
     ASSIGN_OR_RETURN(std::optional<block::Block> b, dag_->GetBlock(h));
     if (!b.has_value()) continue;
     for (const auto& d : b->body.deploys) done.push_back(d.sig);
