@@ -1,9 +1,11 @@
 // Deploy signing and verification.
 #include "casper/deploy.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "CasperMessage.pb.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "crypto/hash.h"
 #include "util/limits.h"
@@ -32,12 +34,26 @@ std::string_view SigAlgorithmName(SigAlgorithm alg) {
   return kSecp256k1Name;  // Unreachable: every enumerator is handled above.
 }
 
+namespace {
+// ASCII case-insensitive equality (absl's takes absl::string_view, which is
+// not std::string_view in Debian's abseil).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return absl::ascii_tolower(static_cast<unsigned char>(x)) ==
+           absl::ascii_tolower(static_cast<unsigned char>(y));
+  });
+}
+}  // namespace
+
 absl::StatusOr<SigAlgorithm> ParseSigAlgorithm(std::string_view name) {
-  if (name == kSecp256k1Name) return SigAlgorithm::kSecp256k1;
-  if (name == kSecp256k1EthName) return SigAlgorithm::kSecp256k1Eth;
+  if (EqualsIgnoreCase(name, kSecp256k1Name)) return SigAlgorithm::kSecp256k1;
+  if (EqualsIgnoreCase(name, kSecp256k1EthName) ||
+      EqualsIgnoreCase(name, kSecp256k1EthPublicName)) {
+    return SigAlgorithm::kSecp256k1Eth;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unsupported signature algorithm '", std::string(name),
-                   "' (expected secp256k1 or secp256k1:eth)"));
+                   "' (expected secp256k1, secp256k1:eth or secp256k1-eth)"));
 }
 
 int64_t LastBlockNumber(const DeployData& d, int64_t lifespan) {

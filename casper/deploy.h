@@ -34,9 +34,12 @@ enum class SigAlgorithm {
 
 inline constexpr std::string_view kSecp256k1Name = "secp256k1";
 inline constexpr std::string_view kSecp256k1EthName = "secp256k1:eth";
+// The Rust public node's name for kSecp256k1Eth, accepted as an alias.
+inline constexpr std::string_view kSecp256k1EthPublicName = "secp256k1-eth";
 
+// The canonical name (what blocks and the API carry).
 std::string_view SigAlgorithmName(SigAlgorithm alg);
-// InvalidArgument for an unknown name.
+// Any of the names above, ignoring ASCII case; InvalidArgument otherwise.
 absl::StatusOr<SigAlgorithm> ParseSigAlgorithm(std::string_view name);
 
 // The fields of a deploy, unchecked.

@@ -66,6 +66,8 @@ enum class BinaryOp : uint8_t {
   kInterpolate,  // %%
   kConj,         // /\ (patterns only)
   kDisj,         // \/ (patterns only)
+  kShortOr,      // || (evaluates its right side only when the left is false)
+  kShortAnd,     // && (evaluates its right side only when the left is true)
 };
 
 enum class UnaryOp : uint8_t { kNot, kNeg, kConnNot };

@@ -219,8 +219,9 @@ bool IsUnaryOp(ExprKind k) {
   return k == ExprKind::kNot || k == ExprKind::kNeg;
 }
 bool IsBinaryOp(ExprKind k) {
-  return static_cast<int>(k) >= static_cast<int>(ExprKind::kMul) &&
-         static_cast<int>(k) <= static_cast<int>(ExprKind::kMinusMinus);
+  return (static_cast<int>(k) >= static_cast<int>(ExprKind::kMul) &&
+          static_cast<int>(k) <= static_cast<int>(ExprKind::kMinusMinus)) ||
+         k == ExprKind::kShortAnd || k == ExprKind::kShortOr;
 }
 
 int ComparePars(const Par& a, const Par& b) {

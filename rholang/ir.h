@@ -160,14 +160,16 @@ enum class ExprKind : uint8_t {
   kList = 25,
   kTuple = 26,
   kSet = 27,
-  kMap = 28,     // operands = k0, v0, k1, v1, ... sorted by key
-  kMethod = 29,  // text = method name, target, operands = arguments
+  kMap = 28,       // operands = k0, v0, k1, v1, ... sorted by key
+  kMethod = 29,    // text = method name, target, operands = arguments
+  kShortAnd = 30,  // `&&`: the right operand is evaluated only if needed
+  kShortOr = 31,   // `||`
 };
-inline constexpr int kExprKindCount = 30;
+inline constexpr int kExprKindCount = 32;
 
 bool IsGround(ExprKind k);    // Bool, Int, String, Uri, ByteArray
 bool IsUnaryOp(ExprKind k);   // Not, Neg
-bool IsBinaryOp(ExprKind k);  // Mul .. MinusMinus (incl. Matches)
+bool IsBinaryOp(ExprKind k);  // Mul .. MinusMinus (incl. Matches), ShortAnd/Or
 
 struct Expr : NodeInfo {
   ExprKind kind = ExprKind::kBool;

@@ -176,6 +176,8 @@ class Lexer {
     if (two('%', '%')) return set(Tok::kPercentPercent, 2);
     if (two('/', '\\')) return set(Tok::kConj, 2);
     if (two('\\', '/')) return set(Tok::kDisj, 2);
+    if (two('|', '|')) return set(Tok::kBarBar, 2);
+    if (two('&', '&')) return set(Tok::kAmpAmp, 2);
     switch (c) {
       case '(':
         return set(Tok::kLParen, 1);
@@ -427,6 +429,10 @@ std::string TokDescription(Tok kind) {
       return "`|`";
     case Tok::kAmp:
       return "`&`";
+    case Tok::kBarBar:
+      return "`||`";
+    case Tok::kAmpAmp:
+      return "`&&`";
     case Tok::kBang:
       return "`!`";
     case Tok::kBangBang:

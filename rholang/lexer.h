@@ -31,6 +31,8 @@ enum class Tok : uint8_t {
   kDot,
   kBar,
   kAmp,
+  kBarBar,        // ||
+  kAmpAmp,        // &&
   kBang,          // !
   kBangBang,      // !!
   kBangQuestion,  // !?

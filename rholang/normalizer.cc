@@ -56,6 +56,10 @@ ir::ExprKind BinaryKind(ast::BinaryOp op) {
       return ir::ExprKind::kOr;
     case ast::BinaryOp::kAnd:
       return ir::ExprKind::kAnd;
+    case ast::BinaryOp::kShortOr:
+      return ir::ExprKind::kShortOr;
+    case ast::BinaryOp::kShortAnd:
+      return ir::ExprKind::kShortAnd;
     case ast::BinaryOp::kEq:
       return ir::ExprKind::kEq;
     case ast::BinaryOp::kNeq:

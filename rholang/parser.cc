@@ -51,8 +51,14 @@ bool BinaryLevel(Tok t, BinaryInfo* info) {
     case Tok::kOr:
       *info = {4, BinaryOp::kOr};
       return true;
+    case Tok::kBarBar:
+      *info = {4, BinaryOp::kShortOr};
+      return true;
     case Tok::kAnd:
       *info = {5, BinaryOp::kAnd};
+      return true;
+    case Tok::kAmpAmp:
+      *info = {5, BinaryOp::kShortAnd};
       return true;
     case Tok::kEqEq:
       *info = {6, BinaryOp::kEq};

@@ -100,6 +100,10 @@ const char* BinaryOpText(ExprKind k) {
       return "and";
     case ExprKind::kOr:
       return "or";
+    case ExprKind::kShortAnd:
+      return "&&";
+    case ExprKind::kShortOr:
+      return "||";
     case ExprKind::kMatches:
       return "matches";
     case ExprKind::kPercentPercent:

@@ -62,6 +62,8 @@ enum ScoreCode : int64_t {
   kEPlusPlus = 120,
   kEMinusMinus = 121,
   kEMod = 122,
+  kEShortAnd = 123,  // the RChain Scala sorter's tags; the Rust node has no
+  kEShortOr = 124,   // short-circuit operators
   kSend = 300,
   kReceive = 301,
   kNew = 303,
@@ -711,6 +713,11 @@ class Converter {
         return Binary(kEDiv, e, shift, depth, m->mutable_e_div_body());
       case K::kMod:
         return Binary(kEMod, e, shift, depth, m->mutable_e_mod_body());
+      case K::kShortAnd:
+        return Binary(kEShortAnd, e, shift, depth,
+                      m->mutable_e_short_and_body());
+      case K::kShortOr:
+        return Binary(kEShortOr, e, shift, depth, m->mutable_e_short_or_body());
       case K::kAdd:
         return Binary(kEPlus, e, shift, depth, m->mutable_e_plus_body());
       case K::kSub:

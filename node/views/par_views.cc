@@ -319,6 +319,10 @@ json ExprJson(const ir::Expr& e) {
       return BinaryJson("ExprAnd", e);
     case ir::ExprKind::kOr:
       return BinaryJson("ExprOr", e);
+    case ir::ExprKind::kShortAnd:
+      return BinaryJson("ExprShortAnd", e);
+    case ir::ExprKind::kShortOr:
+      return BinaryJson("ExprShortOr", e);
     case ir::ExprKind::kMatches:
       return Tagged("ExprMatches", {{"target", OperandJson(e.operands[0])},
                                     {"pattern", OperandJson(e.operands[1])}});

@@ -106,6 +106,10 @@ std::string OpName(ExprKind k) {
       return "operator `and`";
     case ExprKind::kOr:
       return "operator `or`";
+    case ExprKind::kShortAnd:
+      return "operator `&&`";
+    case ExprKind::kShortOr:
+      return "operator `||`";
     case ExprKind::kMatches:
       return "operator `matches`";
     case ExprKind::kPercentPercent:
@@ -330,6 +334,23 @@ absl::StatusOr<ExprPtr> Logic(ExprKind op, const ParPtr& pa, const ParPtr& pb,
   RETURN_IF_ERROR(Charge(ctx, cost::kBoolean));
   return ir::Expr::Bool(op == ExprKind::kAnd ? a->bool_value && b->bool_value
                                              : a->bool_value || b->bool_value);
+}
+
+// `a && b`, `a || b`: `b` is evaluated (and must be a Bool) only when `a`
+// does not decide the result; one boolean charge either way.
+absl::StatusOr<ExprPtr> ShortCircuit(ExprKind op, const ParPtr& pa,
+                                     const ParPtr& pb, ExprContext& ctx) {
+  ASSIGN_OR_RETURN(ExprPtr a, Operand(op, pa, ctx));
+  if (a->kind != ExprKind::kBool) return TypeError(op, "Bool", *ir::ParOf(a));
+  bool decided = op == ExprKind::kShortAnd ? !a->bool_value : a->bool_value;
+  if (!decided) {
+    ASSIGN_OR_RETURN(a, Operand(op, pb, ctx));
+    if (a->kind != ExprKind::kBool) {
+      return TypeError(op, "Bool", *ir::ParOf(a));
+    }
+  }
+  RETURN_IF_ERROR(Charge(ctx, cost::kBoolean));
+  return a;
 }
 
 absl::StatusOr<ExprPtr> Equality(ExprKind op, const ParPtr& pa,
@@ -631,6 +652,9 @@ absl::StatusOr<ExprPtr> EvalToExpr(const ExprPtr& e, ExprContext& ctx) {
     case ExprKind::kAnd:
     case ExprKind::kOr:
       return Logic(e->kind, ops[0], ops[1], ctx);
+    case ExprKind::kShortAnd:
+    case ExprKind::kShortOr:
+      return ShortCircuit(e->kind, ops[0], ops[1], ctx);
     case ExprKind::kMatches:
       return Matches(ops[0], ops[1], ctx);
     case ExprKind::kPercentPercent:

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/eval_internal.h"
@@ -434,11 +435,22 @@ absl::StatusOr<ParPtr> ToByteArray(const Call& c) {
   return Value(ir::Expr::ByteArray(bytes));
 }
 
+// The public rule: every character that is not a hex digit is skipped, and
+// an odd number of digits is read as if a `0` led them ("a" is 0x0a,
+// "0x1f" is 0x00 0x1f, "zz" is empty). It never fails on a String.
 absl::StatusOr<ParPtr> HexToBytes(const Call& c) {
   if (!c.Is(ExprKind::kString)) return c.NotDefined();
   RETURN_IF_ERROR(c.Charge(Times(cost::kPerByte, c.t->text.size())));
-  absl::StatusOr<Bytes> bytes = HexDecode(c.t->text);
-  if (!bytes.ok()) return Error(c.what, std::string(bytes.status().message()));
+  std::string digits;
+  digits.reserve(c.t->text.size() + 1);
+  for (char ch : c.t->text) {
+    if (absl::ascii_isxdigit(static_cast<unsigned char>(ch))) {
+      digits.push_back(ch);
+    }
+  }
+  if (digits.size() % 2 != 0) digits.insert(digits.begin(), '0');
+  absl::StatusOr<Bytes> bytes = HexDecode(digits);
+  if (!bytes.ok()) return absl::InternalError(bytes.status().message());
   return Value(ir::Expr::ByteArray(*bytes));
 }
 

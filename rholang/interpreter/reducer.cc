@@ -291,6 +291,12 @@ class Evaluator {
           Wrap(ir::Unforgeable::Make(ir::UnforgeableKind::kPrivate, id)));
     }
     for (const std::string& uri : n.uris) {
+      if (std::optional<std::string_view> why = UnservedUriReason(uri)) {
+        return absl::InvalidArgumentError("`" + uri +
+                                          "` in new is not served by this "
+                                          "node: " +
+                                          std::string(*why));
+      }
       std::optional<ir::ParPtr> v = SystemUriValue(uri, table_);
       if (!v.has_value()) {
         for (const auto& [key, value] : n.injections) {
@@ -680,9 +686,8 @@ EvalResult Runtime::Evaluate(const ir::ParPtr& program,
   if (scope == nullptr) scope = &local.emplace(*space_);
   const rspace::DeployScope::Mark start = scope->mark();
   int64_t total = 0;
-  absl::Status st =
-      impl_->Run(program, deploy, block, phlo_limit, log, scope, total,
-                 result.rounds, result.parallel_rounds);
+  absl::Status st = impl_->Run(program, deploy, block, phlo_limit, log, scope,
+                               total, result.rounds, result.parallel_rounds);
   if (st.ok() && log->replay() && check_replay_done) {
     st = log->CheckReplayDone();
   }

@@ -796,6 +796,43 @@ const std::vector<SystemProcessDef>& TestSystemProcesses() {
   return *table;
 }
 
+std::optional<std::string_view> UnservedUriReason(std::string_view uri) {
+  static constexpr std::string_view kVersioned =
+      "the versioned registry is not installed on this node (use "
+      "rho:registry:lookup and rho:registry:insertSigned:secp256k1)";
+  static constexpr std::string_view kExternal =
+      "an external, non-deterministic service of the public node, which "
+      "this node does not run";
+  static constexpr std::string_view kInternalLookup =
+      "an internal channel of the public node's versioned registry (use "
+      "rho:registry:lookup)";
+  struct Entry {
+    std::string_view uri;
+    std::string_view reason;
+  };
+  static constexpr Entry kUnserved[] = {
+      {kRegistryV1, kVersioned},
+      {kRegistryV1Internal, kVersioned},
+      {"rho:internal:registry_lookup", kInternalLookup},
+      {"rho:ai:gpt4", kExternal},
+      {"rho:ai:dalle3", kExternal},
+      {"rho:ai:textToAudio", kExternal},
+      {"rho:io:grpcTell", kExternal},
+      {"rho:ollama:chat", kExternal},
+      {"rho:ollama:generate", kExternal},
+      {"rho:ollama:models", kExternal},
+      {"rho:chroma:collection:new", kExternal},
+      {"rho:chroma:collection:meta", kExternal},
+      {"rho:chroma:entries:new", kExternal},
+      {"rho:chroma:entries:query", kExternal},
+      {"rho:chroma:entries:delete", kExternal},
+  };
+  for (const Entry& e : kUnserved) {
+    if (e.uri == uri) return e.reason;
+  }
+  return std::nullopt;
+}
+
 std::optional<ir::ParPtr> SystemUriValue(
     std::string_view uri, std::span<const SystemProcessDef> table) {
   for (const SystemProcessDef& def : table) {

@@ -139,6 +139,13 @@ const std::vector<SystemProcessDef>& StandardSystemProcesses();
 // Test-only processes (rho:test:*), never installed by the node.
 const std::vector<SystemProcessDef>& TestSystemProcesses();
 
+// Why ``new x(`uri`)`` is refused for a URI the public nodes answer and this
+// node does not serve (the versioned registry's channels, which no contract
+// here serves, and the public nodes' external, non-deterministic services),
+// so that a program fails at `new` instead of waiting forever on a channel
+// no one reads. nullopt for every other URI. Thread-safe.
+std::optional<std::string_view> UnservedUriReason(std::string_view uri);
+
 // The value ``new x(`uri`)`` binds for a URI of `table`:
 // bundle+{FixedChannel} (write only), or nullopt if `uri` is not in it.
 std::optional<ir::ParPtr> SystemUriValue(

@@ -53,7 +53,8 @@ TEST(DeployTest, LanguageIsNotSigned) {
 }
 
 TEST(DeployTest, SignThenFromProtoRoundTrips) {
-  absl::StatusOr<SignedDeploy> signed_deploy = SignedDeploy::Sign(Sample(), Key());
+  absl::StatusOr<SignedDeploy> signed_deploy =
+      SignedDeploy::Sign(Sample(), Key());
   ASSERT_TRUE(signed_deploy.ok()) << signed_deploy.status();
   ::casper::DeployDataProto proto = signed_deploy->ToProto();
   EXPECT_EQ(proto.sigalgorithm(), "secp256k1");
@@ -71,8 +72,10 @@ TEST(DeployTest, EthAlgorithmSignsKeccakOfPrefixedPreimage) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->sig().size(), 64u);
   Bytes preimage = SignedPreimage(Sample());
-  std::string msg = "\x19" "Ethereum Signed Message:\n" +
-                    std::to_string(preimage.size()) + ToString(preimage);
+  std::string msg =
+      "\x19"
+      "Ethereum Signed Message:\n" +
+      std::to_string(preimage.size()) + ToString(preimage);
   EXPECT_EQ(SignatureDigest(Sample(), SigAlgorithm::kSecp256k1Eth),
             crypto::Keccak256(AsBytes(msg)));
   ::casper::DeployDataProto proto = d->ToProto();
@@ -95,8 +98,7 @@ const DamageCase kDamage[] = {
     {"short key", [](auto* p) { p->set_deployer(p->deployer().substr(1)); },
      "deployer: public key must be 65 bytes"},
     {"compressed key",
-     [](auto* p) { p->set_deployer(p->deployer().substr(0, 33)); },
-     "deployer"},
+     [](auto* p) { p->set_deployer(p->deployer().substr(0, 33)); }, "deployer"},
     {"key off curve",
      [](auto* p) {
        std::string k = p->deployer();
@@ -116,8 +118,8 @@ const DamageCase kDamage[] = {
     {"empty term", [](auto* p) { p->set_term(""); }, "term must not be empty"},
     {"tampered term", [](auto* p) { p->set_term("new y in { y!(1) }"); },
      "does not match"},
-    {"tampered timestamp", [](auto* p) { p->set_timestamp(p->timestamp() + 1); },
-     "does not match"},
+    {"tampered timestamp",
+     [](auto* p) { p->set_timestamp(p->timestamp() + 1); }, "does not match"},
     {"tampered shard", [](auto* p) { p->set_shardid("other"); },
      "does not match"},
     {"negative phlo limit", [](auto* p) { p->set_phlolimit(-1); },
@@ -134,15 +136,15 @@ const DamageCase kDamage[] = {
      "unsupported signature algorithm"},
     {"metta", [](auto* p) { p->set_language("metta"); },
      "unsupported deploy language"},
-    {"huge term",
-     [](auto* p) { p->set_term(std::string((1 << 20) + 1, 'x')); },
+    {"huge term", [](auto* p) { p->set_term(std::string((1 << 20) + 1, 'x')); },
      "term is 1048577 bytes"},
     {"huge shard", [](auto* p) { p->set_shardid(std::string(300, 's')); },
      "shardId is 300 bytes"},
 };
 
 TEST(DeployTest, EachMalformedFieldIsRejectedWithItsName) {
-  ::casper::DeployDataProto good = SignedDeploy::Sign(Sample(), Key())->ToProto();
+  ::casper::DeployDataProto good =
+      SignedDeploy::Sign(Sample(), Key())->ToProto();
   ASSERT_TRUE(SignedDeploy::FromProto(good).ok());
   for (const DamageCase& c : kDamage) {
     ::casper::DeployDataProto p = good;
@@ -182,9 +184,35 @@ TEST(DeployTest, UnknownFieldsInProtoDoNotAffectVerification) {
 }
 
 TEST(DeployTest, SigAlgorithmNamesRoundTrip) {
-  for (SigAlgorithm a : {SigAlgorithm::kSecp256k1, SigAlgorithm::kSecp256k1Eth}) {
+  for (SigAlgorithm a :
+       {SigAlgorithm::kSecp256k1, SigAlgorithm::kSecp256k1Eth}) {
     EXPECT_EQ(*ParseSigAlgorithm(SigAlgorithmName(a)), a);
   }
+}
+
+TEST(DeployTest, SigAlgorithmAliasesAndCaseAreAccepted) {
+  for (const char* name :
+       {"secp256k1:eth", "secp256k1-eth", "SECP256K1-ETH", "Secp256k1:Eth"}) {
+    ASSERT_TRUE(ParseSigAlgorithm(name).ok()) << name;
+    EXPECT_EQ(*ParseSigAlgorithm(name), SigAlgorithm::kSecp256k1Eth) << name;
+  }
+  EXPECT_EQ(*ParseSigAlgorithm("SECP256K1"), SigAlgorithm::kSecp256k1);
+  for (const char* name : {"", "secp256k1 ", "secp256k1_eth", "ed25519"}) {
+    absl::StatusOr<SigAlgorithm> a = ParseSigAlgorithm(name);
+    ASSERT_FALSE(a.ok()) << name;
+    EXPECT_EQ(a.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+}
+
+TEST(DeployTest, DeploySignedUnderThePublicEthNameVerifies) {
+  ::casper::DeployDataProto p =
+      SignedDeploy::Sign(Sample(), Key(), SigAlgorithm::kSecp256k1Eth)
+          ->ToProto();
+  p.set_sigalgorithm("Secp256k1-ETH");
+  absl::StatusOr<SignedDeploy> d = SignedDeploy::FromProto(p);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->sig_algorithm(), SigAlgorithm::kSecp256k1Eth);
+  EXPECT_EQ(d->ToProto().sigalgorithm(), "secp256k1:eth");
 }
 
 TEST(DeployTest, WindowHalfGoneAtHalfTheLifespan) {

@@ -57,6 +57,10 @@ const LexCase kLexCases[] = {
      "+ - * / % ++ -- %%",
      {Tok::kPlus, Tok::kMinus, Tok::kStar, Tok::kSlash, Tok::kPercent,
       Tok::kPlusPlus, Tok::kMinusMinus, Tok::kPercentPercent}},
+    {"ShortCircuitOps",
+     "&& || & | &&&",
+     {Tok::kAmpAmp, Tok::kBarBar, Tok::kAmp, Tok::kBar, Tok::kAmpAmp,
+      Tok::kAmp}},
     {"Keywords",
      "new in for match if else let contract",
      {Tok::kNew, Tok::kIn, Tok::kFor, Tok::kMatch, Tok::kIf, Tok::kElse,
@@ -207,19 +211,19 @@ TEST(ParserShapeTest, ConjunctionBindsTighterThanDisjunction) {
 TEST(ParserShapeTest, VarRefIsAnOperandOfConnectives) {
   struct Case {
     std::string src;
-    BinaryOp top;              // of the root Binary
-    ProcKind left, right;      // kinds of its operands
-    BinaryOp right_op;         // if `right` is kBinary
+    BinaryOp top;          // of the root Binary
+    ProcKind left, right;  // kinds of its operands
+    BinaryOp right_op;     // if `right` is kBinary
   };
   const std::vector<Case> cases = {
-      {"=x /\\ Int", BinaryOp::kConj, ProcKind::kVarRef,
-       ProcKind::kSimpleType, BinaryOp::kConj},
-      {"=*x /\\ Int", BinaryOp::kConj, ProcKind::kVarRef,
-       ProcKind::kSimpleType, BinaryOp::kConj},
-      {"Int /\\ =*x", BinaryOp::kConj, ProcKind::kSimpleType,
-       ProcKind::kVarRef, BinaryOp::kConj},
-      {"=*x \\/ Int", BinaryOp::kDisj, ProcKind::kVarRef,
-       ProcKind::kSimpleType, BinaryOp::kDisj},
+      {"=x /\\ Int", BinaryOp::kConj, ProcKind::kVarRef, ProcKind::kSimpleType,
+       BinaryOp::kConj},
+      {"=*x /\\ Int", BinaryOp::kConj, ProcKind::kVarRef, ProcKind::kSimpleType,
+       BinaryOp::kConj},
+      {"Int /\\ =*x", BinaryOp::kConj, ProcKind::kSimpleType, ProcKind::kVarRef,
+       BinaryOp::kConj},
+      {"=*x \\/ Int", BinaryOp::kDisj, ProcKind::kVarRef, ProcKind::kSimpleType,
+       BinaryOp::kDisj},
       {"=x /\\ Int \\/ =*y", BinaryOp::kDisj, ProcKind::kBinary,
        ProcKind::kVarRef, BinaryOp::kDisj},
       {"=x \\/ =y /\\ Int", BinaryOp::kDisj, ProcKind::kVarRef,

@@ -428,6 +428,22 @@ TEST(PublicParOrderTest, MethodsSortByScoreCodeAmongOperators) {
   EXPECT_EQ(Enc(p), Enc(ParOf(add)) + Enc(ParOf(method)) + Enc(ParOf(mod)));
 }
 
+TEST(PublicParOrderTest, ShortCircuitOpsUseOurFieldsAndSortAfterMod) {
+  // `&&` is our Expr field 38 and `||` 39 (scores 123 and 124, after
+  // EMod 122), each with p1 and p2 like every binary operator.
+  ir::ExprPtr sand = Expr::Binary(ExprKind::kShortAnd, Bool(true), Bool(false));
+  ir::ExprPtr sor = Expr::Binary(ExprKind::kShortOr, Bool(false), Bool(true));
+  ir::ExprPtr mod = Expr::Binary(ExprKind::kMod, Int(7), Int(2));
+  EXPECT_EQ(Enc(ParOf(sand)),
+            Field(5, Field(38, Field(1, Enc(Bool(true))) +
+                                   Field(2, Enc(Bool(false))))));
+  EXPECT_EQ(Enc(ParOf(sor)),
+            Field(5, Field(39, Field(1, Enc(Bool(false))) +
+                                   Field(2, Enc(Bool(true))))));
+  ParPtr p = ir::ParBuilder().Add(sor).Add(sand).Add(mod).Build();
+  EXPECT_EQ(Enc(p), Enc(ParOf(mod)) + Enc(ParOf(sand)) + Enc(ParOf(sor)));
+}
+
 TEST(PublicParOrderTest, MethodEncodesNameTargetArguments) {
   ParPtr p = ParOf(Expr::Method("nth", List({Int(1)}), {Int(0)}));
   std::string body = Field(1, "6e7468") + Field(2, Enc(List({Int(1)}))) +
