@@ -134,8 +134,10 @@ Replies InsertArbitrary(Args args, interp::ProcessContext& ctx) {
   return interp::ReplyWith(args[1], {UriPar(std::move(uri))});
 }
 
-// (pubKey, (nonce, value), sig, ret): sig signs blake2b256 of the public
-// encoding of (deployTimestamp, pubKey, nonce). Nil on a bad signature or a
+// (pubKey, (nonce, value), sig, ret): sig, made with pubKey's key, signs
+// blake2b256 of the public encoding of (deployTimestamp, deployerPubKey,
+// nonce), the deploy's own timestamp and deployer (as the public node's
+// Registry.rho reads them from rho:deploy:data). Nil on a bad signature or a
 // nonce not above the stored one.
 Replies InsertSigned(Args args, interp::ProcessContext& ctx) {
   RETURN_IF_ERROR(interp::CheckArity(kInsertSigned, args, 4));
@@ -155,9 +157,12 @@ Replies InsertSigned(Args args, interp::ProcessContext& ctx) {
     return interp::ReplyWith(ret, {ir::Nil()});
   }
   const int64_t timestamp = ctx.deploy != nullptr ? ctx.deploy->timestamp : 0;
-  ir::ParPtr to_sign = ir::ParOf(ir::Expr::Tuple(
-      {interp::IntPar(timestamp), interp::BytesPar(AsBytes(key->text)),
-       interp::IntPar(nonce->int_value)}));
+  const Bytes no_deployer;
+  const Bytes& deployer =
+      ctx.deploy != nullptr ? ctx.deploy->deployer_public_key : no_deployer;
+  ir::ParPtr to_sign = ir::ParOf(
+      ir::Expr::Tuple({interp::IntPar(timestamp), interp::BytesPar(deployer),
+                       interp::IntPar(nonce->int_value)}));
   ASSIGN_OR_RETURN(Bytes encoded, rholang::EncodePublicPar(*to_sign));
   RETURN_IF_ERROR(interp::Charge(
       ctx, kSignatureVerify + kHashCost +

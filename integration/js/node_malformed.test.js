@@ -321,14 +321,20 @@ it('gRPC doDeploy in a language other than rholang is refused', async () => {
 
 // ---- doDeploy: signature and deployer ----
 
-for (const name of ['ed25519', 'SECP256K1', '']) {
-  // Names are matched exactly: no case folding, no default for "".
+for (const name of ['ed25519', 'secp256k1_eth', 'secp256k1 ', '']) {
+  // Names ignore ASCII case but nothing else: no default for "".
   it(`gRPC doDeploy with sigAlgorithm ${JSON.stringify(name)} is refused`, async () => {
     const d = await freshDeploy();
     await assertRefused({ ...d.proto, sigAlgorithm: name },
-      `unsupported signature algorithm '${name}' (expected secp256k1 or secp256k1:eth)`);
+      `unsupported signature algorithm '${name}' ` +
+      '(expected secp256k1, secp256k1:eth or secp256k1-eth)');
   });
 }
+
+it('gRPC doDeploy with sigAlgorithm "SECP256K1" is accepted (case is ignored)', async () => {
+  const d = await freshDeploy();
+  await node.ok(node.deployClient, 'doDeploy', { ...d.proto, sigAlgorithm: 'SECP256K1' });
+});
 
 it('gRPC doDeploy naming secp256k1:eth for a DER signature is refused for its length', async () => {
   const d = await freshDeploy();

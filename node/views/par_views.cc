@@ -156,6 +156,8 @@ class ValueDecoder {
       case E::kEPercentPercentBody:
       case E::kEPlusPlusBody:
       case E::kEMinusMinusBody:
+      case E::kEShortAndBody:
+      case E::kEShortOrBody:
         return NotAValue("operators");
       case E::kEPathmapBody:
       case E::kEZipperBody:

@@ -26,10 +26,14 @@ namespace interp = rholang::interp;
 // The timestamp ContractEnv::Run gives its deploys.
 constexpr int64_t kRunTimestamp = 1'700'000'000'000;
 
-// The signature insertSigned expects from `key` for `nonce`.
-std::string SignedInsertSig(const TestKey& key, int64_t nonce) {
+// The signature insertSigned expects from `key` for `nonce` in a deploy by
+// `deployer` (the tests run their programs as MakeTestKey(1)): over
+// (deploy timestamp, the deployer's public key, nonce), as the public
+// Registry.rho signs it.
+std::string SignedInsertSig(const TestKey& key, int64_t nonce,
+                            const TestKey& deployer = MakeTestKey(1)) {
   ir::ParPtr to_sign = ir::ParOf(ir::Expr::Tuple(
-      {interp::IntPar(kRunTimestamp), interp::BytesPar(ByteView(key.pk)),
+      {interp::IntPar(kRunTimestamp), interp::BytesPar(ByteView(deployer.pk)),
        interp::IntPar(nonce)}));
   Bytes encoded = *rholang::EncodePublicPar(*to_sign);
   Hash32 digest = crypto::Blake2b256(encoded);
@@ -146,6 +150,9 @@ TEST(RegistryTest, InsertSignedNeedsAValidSignatureAndAHigherNonce) {
   expect_refused(InsertSigned(key, 5, "\"again\"", SignedInsertSig(key, 5)));
   // A signature for another nonce: refused.
   expect_refused(InsertSigned(key, 9, "\"bad\"", SignedInsertSig(key, 8)));
+  // A signature over the inserting key's own public key instead of the
+  // deployer's: refused (the deployer here is MakeTestKey(1)).
+  expect_refused(InsertSigned(key, 9, "\"bad\"", SignedInsertSig(key, 9, key)));
   // A higher nonce replaces the value.
   auto up = env.Run(MakeTestKey(1),
                     InsertSigned(key, 6, "\"v6\"", SignedInsertSig(key, 6)));

@@ -1047,17 +1047,27 @@ TEST_F(SysprocTest, AssertAckReportsFailures) {
   EXPECT_EQ(sink_.out[0], "assert t2 (attempt 1): FAILED: c");
 }
 
-TEST_F(SysprocTest, AssertAckBadAssertionIsInvalid) {
-  ExpectInvalid("rho:test:assertAck",
-                {StrP("t"), IntP(0), IntP(5), StrP("c"), Ack()},
-                "argument 3 (assertion)");
-  ExpectInvalid("rho:test:assertAck",
-                {StrP("t"), IntP(0), Tuple3(IntP(1), StrP("<"), IntP(2)),
-                 StrP("c"), Ack()},
-                "argument 3 (assertion)");
+TEST_F(SysprocTest, AssertAckCountsAMalformedAssertionAsFailed) {
+  EXPECT_FALSE(BoolOf(CallOne(
+      "rho:test:assertAck", {StrP("t"), IntP(0), IntP(5), StrP("c"), Ack()})));
+  EXPECT_FALSE(
+      BoolOf(CallOne("rho:test:assertAck",
+                     {StrP("u"), IntP(0), Tuple3(IntP(1), StrP("<"), IntP(2)),
+                      StrP("d"), Ack()})));
+  ASSERT_EQ(sink_.out.size(), 2u);
+  EXPECT_EQ(sink_.out[0],
+            "assert t (attempt 0): FAILED: c (not an assertion: got Int)");
+  EXPECT_EQ(sink_.out[1],
+            "assert u (attempt 0): FAILED: d (not an assertion: got Tuple)");
+}
+
+TEST_F(SysprocTest, AssertAckBadNameOrAttemptIsInvalid) {
   ExpectInvalid("rho:test:assertAck",
                 {StrP("t"), StrP("0"), BoolP(true), StrP("c"), Ack()},
                 "argument 2 (attempt)");
+  ExpectInvalid("rho:test:assertAck",
+                {IntP(1), IntP(0), BoolP(true), StrP("c"), Ack()},
+                "argument 1 (test name)");
 }
 
 TEST_F(SysprocTest, TestSuiteCompletedWritesALine) {

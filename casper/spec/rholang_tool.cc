@@ -1,7 +1,8 @@
 // The `rholang` tool: `check FILE...` parses and normalizes, printing
 // FILE:LINE:COL errors; `fmt FILE` prints the normalized program; `hash
 // FILE...` prints each normalized program's hash; `run FILE` evaluates a
-// program on a fresh in-memory space, printing its output and its cost.
+// program on a fresh in-memory space, printing its output and its cost;
+// `spec FILE...` runs RhoSpec-style test files (docs/spec-runner.md).
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "casper/spec/spec_runner.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
 #include "rholang/diagnostic.h"
@@ -238,10 +240,9 @@ int Run(const std::string& file, int64_t phlo, int threads, bool state) {
   rnode::rspace::EventLog log;
   rnode::rspace::DeployScope scope(*space->get());
   const rnode::rspace::DeployScope::Mark start = scope.mark();
-  interp::EvalResult r =
-      (*rt)->EvaluateSource(source, ToolDeploy(source), phlo, &log,
-                            /*block=*/nullptr, /*check_replay_done=*/true,
-                            &scope);
+  interp::EvalResult r = (*rt)->EvaluateSource(
+      source, ToolDeploy(source), phlo, &log,
+      /*block=*/nullptr, /*check_replay_done=*/true, &scope);
   if (r.static_error) {
     Diagnostic d = *rnode::rholang::DiagnosticFromStatus(r.error);
     std::fprintf(stderr, "%s\n",
@@ -265,10 +266,75 @@ int Run(const std::string& file, int64_t phlo, int threads, bool state) {
   return r.failed() ? 1 : 0;
 }
 
+// Runs each spec file on its own fresh state; prints `ok NAME` or
+// `FAIL NAME: reason` per case and a line per file that did not pass as a
+// whole. 0 only when every file passed.
+int Spec(const std::vector<std::string>& files,
+         const std::string& framework_file, const std::string& deployer_key,
+         int64_t phlo, int threads, bool verbose) {
+  namespace spec = rnode::casper::spec;
+  spec::SpecOptions options;
+  options.phlo_limit = phlo;
+  options.threads = threads;
+  options.deployer_key = deployer_key;
+  std::string framework;
+  if (!framework_file.empty()) {
+    Diagnostic err;
+    if (!ReadSource(framework_file, &framework, &err)) {
+      std::fprintf(
+          stderr, "%s\n",
+          rnode::rholang::FormatDiagnostic(framework_file, err).c_str());
+      return 2;
+    }
+    options.framework = framework;
+  }
+  int status = 0;
+  for (const std::string& file : files) {
+    std::string source;
+    Diagnostic err;
+    if (!ReadSource(file, &source, &err)) {
+      std::fprintf(stderr, "%s\n",
+                   rnode::rholang::FormatDiagnostic(file, err).c_str());
+      status = 1;
+      continue;
+    }
+    absl::StatusOr<spec::SpecReport> report = spec::RunSpec(source, options);
+    if (!report.ok()) {
+      std::fprintf(stderr, "%s: error: %s\n", file.c_str(),
+                   std::string(report.status().message()).c_str());
+      return 2;  // the framework itself is broken: every file would fail
+    }
+    std::printf("# %s\n", file.c_str());
+    if (verbose) {
+      for (const std::string& line : report->output) {
+        std::printf("  | %s\n", line.c_str());
+      }
+    }
+    for (const spec::SpecCase& c : report->cases) {
+      if (c.passed) {
+        std::printf("ok %s\n", c.name.c_str());
+      } else {
+        std::printf("FAIL %s: %s\n", c.name.c_str(), c.reason.c_str());
+      }
+    }
+    if (!report->error.empty()) {
+      std::printf("FAIL %s: the deploy failed: %s\n", file.c_str(),
+                  report->error.c_str());
+    } else if (!report->completed) {
+      std::printf("FAIL %s: the suite did not complete\n", file.c_str());
+    } else if (report->cases.empty()) {
+      std::printf("FAIL %s: no assertion was made\n", file.c_str());
+    }
+    if (!report->passed()) status = 1;
+  }
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Rholang tool: check, format, hash and run Rholang programs"};
+  CLI::App app{
+      "Rholang tool: check, format, hash, run and spec-test Rholang programs"};
   app.require_subcommand(1);
   std::vector<std::string> check_files;
   CLI::App* check = app.add_subcommand(
@@ -297,7 +363,33 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   run->add_flag("--state", run_state,
                 "print the data and continuations left in the space");
+  std::vector<std::string> spec_files;
+  std::string spec_framework;
+  int64_t spec_phlo = rnode::casper::spec::SpecOptions{}.phlo_limit;
+  int spec_threads = 1;
+  bool spec_verbose = false;
+  std::string spec_deployer(rnode::casper::spec::kDefaultSpecDeployerKey);
+  CLI::App* spec_cmd = app.add_subcommand(
+      "spec",
+      "run RhoSpec-style test files, each on a fresh state with the system "
+      "contracts; print `ok NAME` or `FAIL NAME: reason` per case");
+  spec_cmd->add_option("files", spec_files, "Rholang spec files")->required();
+  spec_cmd->add_option("--framework", spec_framework,
+                       "register this framework instead of ours (such as "
+                       "the public RhoSpecContract.rho)");
+  spec_cmd->add_option("--phlo", spec_phlo, "phlo limit of each deploy");
+  spec_cmd->add_option("--threads", spec_threads, "worker threads (>= 1)")
+      ->check(CLI::PositiveNumber);
+  spec_cmd->add_option("--deployer-key", spec_deployer,
+                       "hex private key of the spec deploys' deployer "
+                       "(default: the public test key)");
+  spec_cmd->add_flag("--verbose", spec_verbose,
+                     "also print every output line of each file");
   CLI11_PARSE(app, argc, argv);
+  if (spec_cmd->parsed()) {
+    return Spec(spec_files, spec_framework, spec_deployer, spec_phlo,
+                spec_threads, spec_verbose);
+  }
   if (run->parsed()) return Run(run_file, run_phlo, run_threads, run_state);
   if (hash->parsed()) return HashFiles(hash_files);
   if (check->parsed()) return Check(check_files);

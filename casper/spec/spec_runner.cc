@@ -1,0 +1,170 @@
+#include "casper/spec/spec_runner.h"
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "casper/contracts/system_contracts.h"
+#include "crypto/hash.h"
+#include "crypto/secp256k1.h"
+#include "rholang/interpreter/reducer.h"
+#include "rholang/interpreter/system_processes.h"
+#include "rholang/interpreter/term_codec.h"
+#include "rspace/event_log.h"
+#include "rspace/space.h"
+#include "rspace/storage/kv_store.h"
+#include "util/bytes.h"
+
+namespace rnode::casper::spec {
+namespace {
+
+namespace interp = rholang::interp;
+
+// Column families of the in-memory store the history needs.
+constexpr size_t kStoreColumns = 3;
+// The deploys of a spec run: the framework's, then the spec's.
+constexpr int64_t kSpecTimestamp = 1'700'000'000'000;
+constexpr std::string_view kAssertPrefix = "assert ";
+constexpr std::string_view kAttemptMark = " (attempt ";
+constexpr std::string_view kCompletedLine = "testSuiteCompleted true";
+
+// Sends lines to one list in the order they come, stdout and stderr mixed.
+class LineSink final : public interp::OutputSink {
+ public:
+  explicit LineSink(std::vector<std::string>* lines) : lines_(lines) {}
+  void Stdout(std::string_view line) override { lines_->emplace_back(line); }
+  void Stderr(std::string_view line) override { lines_->emplace_back(line); }
+
+ private:
+  std::vector<std::string>* lines_;
+};
+
+// A deploy of the runner by the holder of `key_hex`, with an id derived
+// from the source, so that a run's unforgeable names are the same every
+// time.
+absl::StatusOr<interp::DeployInfo> RunnerDeploy(std::string_view source,
+                                                int64_t timestamp,
+                                                std::string_view key_hex) {
+  absl::StatusOr<crypto::Secp256k1PrivateKey> key = HexDecodeFixed<32>(key_hex);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("deployer key: ", key.status().message()));
+  }
+  crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*key);
+  interp::DeployInfo d;
+  d.timestamp = timestamp;
+  d.deployer_public_key.assign(pk.begin(), pk.end());
+  Hash32 id = crypto::Blake2b256(AsBytes(source));
+  d.deploy_id.assign(id.begin(), id.end());
+  return d;
+}
+
+}  // namespace
+
+bool SpecReport::passed() const {
+  if (!error.empty() || !completed || cases.empty()) return false;
+  for (const SpecCase& c : cases) {
+    if (!c.passed) return false;
+  }
+  return true;
+}
+
+bool ParseAssertLine(std::string_view line, AssertLine* out) {
+  if (!line.starts_with(kAssertPrefix)) return false;
+  line.remove_prefix(kAssertPrefix.size());
+  // The first " (attempt N): " ends the name (a name holding that text is
+  // read short; the public files' names do not).
+  size_t mark = line.find(kAttemptMark);
+  if (mark == std::string_view::npos) return false;
+  std::string_view rest = line.substr(mark + kAttemptMark.size());
+  size_t close = rest.find("): ");
+  if (close == std::string_view::npos || close == 0) return false;
+  std::string digits(rest.substr(0, close));
+  char* end = nullptr;
+  long long attempt = std::strtoll(digits.c_str(), &end, 10);
+  if (end == nullptr || *end != '\0') return false;
+  rest.remove_prefix(close + 3);
+  bool ok = rest.starts_with("ok: ");
+  if (!ok && !rest.starts_with("FAILED: ")) return false;
+  rest.remove_prefix(ok ? 4 : 8);
+  out->name = std::string(line.substr(0, mark));
+  out->attempt = attempt;
+  out->ok = ok;
+  out->clue = std::string(rest);
+  return true;
+}
+
+absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
+                                   const SpecOptions& options) {
+  SpecReport report;
+  LineSink sink(&report.output);
+  rspace::InMemoryStore store(kStoreColumns);
+  rspace::SpaceOptions so;
+  so.term_factory = interp::StoredTermFactory();
+  absl::StatusOr<std::unique_ptr<rspace::Space>> space =
+      rspace::Space::Open(&store, so);
+  if (!space.ok()) return space.status();
+  contracts::SystemContracts contracts(
+      contracts::ContractsOptions{.pos = {}, .test_processes = true});
+  absl::StatusOr<std::unique_ptr<interp::Runtime>> runtime =
+      interp::Runtime::Create(
+          space->get(), contracts.RuntimeOptionsFor(options.threads, &sink));
+  if (!runtime.ok()) return runtime.status();
+  // The block the deploys run in is the public test harness's default:
+  // number 0, timestamp 0, sender the one byte 0x00.
+  interp::BlockInfo block;
+  block.sender_public_key = Bytes{0x00};
+
+  absl::StatusOr<interp::DeployInfo> framework_deploy = RunnerDeploy(
+      options.framework, kFrameworkTimestamp, kFrameworkDeployerKey);
+  if (!framework_deploy.ok()) return framework_deploy.status();
+  absl::StatusOr<interp::DeployInfo> spec_deploy =
+      RunnerDeploy(spec, kSpecTimestamp, options.deployer_key);
+  if (!spec_deploy.ok()) return spec_deploy.status();
+  {
+    rspace::EventLog log;
+    interp::EvalResult r = (*runtime)->EvaluateSource(
+        options.framework, *framework_deploy, options.phlo_limit, &log, &block);
+    if (r.failed()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the spec framework failed: ", r.error.message()));
+    }
+    absl::StatusOr<Hash32> root = (*space)->CreateCheckpoint();
+    if (!root.ok()) return root.status();
+  }
+  const size_t framework_lines = report.output.size();
+
+  rspace::EventLog log;
+  interp::EvalResult r = (*runtime)->EvaluateSource(
+      spec, *spec_deploy, options.phlo_limit, &log, &block);
+  if (r.failed()) report.error = std::string(r.error.message());
+
+  std::map<std::string, size_t> index;  // case name -> position in cases
+  for (size_t i = framework_lines; i < report.output.size(); ++i) {
+    const std::string& line = report.output[i];
+    if (line == kCompletedLine) {
+      report.completed = true;
+      continue;
+    }
+    AssertLine a;
+    if (!ParseAssertLine(line, &a)) continue;
+    auto [it, added] = index.emplace(a.name, report.cases.size());
+    if (added) {
+      SpecCase c;
+      c.name = a.name;
+      c.passed = true;
+      report.cases.push_back(std::move(c));
+    }
+    SpecCase& c = report.cases[it->second];
+    ++c.assertions;
+    if (!a.ok && c.passed) {
+      c.passed = false;
+      c.reason = absl::StrCat("attempt ", a.attempt, ": ", a.clue);
+    }
+  }
+  return report;
+}
+
+}  // namespace rnode::casper::spec
