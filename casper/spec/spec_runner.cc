@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/system_contracts.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
@@ -123,6 +124,21 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
   absl::StatusOr<interp::DeployInfo> spec_deploy =
       RunnerDeploy(spec, kSpecTimestamp, options.deployer_key);
   if (!spec_deploy.ok()) return spec_deploy.status();
+  // The helper contracts the public genesis has (rho:lang:listOps, ...),
+  // each by its own deploy, then the framework.
+  for (const contracts::HelperContract& h : contracts::HelperContracts()) {
+    absl::StatusOr<interp::DeployInfo> d =
+        RunnerDeploy(h.source, h.timestamp, h.deployer_key);
+    if (!d.ok()) return d.status();
+    rspace::EventLog log;
+    interp::EvalResult r = (*runtime)->EvaluateSource(
+        h.source, *d, options.phlo_limit, &log, &block);
+    if (r.failed()) {
+      return absl::InternalError(absl::StrCat("the helper contract ",
+                                              std::string(h.name),
+                                              " failed: ", r.error.message()));
+    }
+  }
   {
     rspace::EventLog log;
     interp::EvalResult r = (*runtime)->EvaluateSource(
