@@ -270,10 +270,148 @@ new ListOps, registered,
 }
 )rho";
 
+// NonNegativeNumber (rho:lang:nonNegativeNumber): a counter that never goes
+// below 0 or above the largest Int.
+constexpr std::string_view kNonNegativeNumber = R"rho(
+new NonNegativeNumber, registered,
+    insertSigned(`rho:registry:insertSigned:secp256k1`) in {
+  // NonNegativeNumber!(initial, ret) replies a write-only number object
+  // holding `initial` (0 when it is negative or not an Int). Its methods
+  // ("add", x, ok) and ("sub", x, ok) reply whether they changed it: a
+  // negative x, a sum above the largest Int or a difference below 0 change
+  // nothing. ("value", ret) replies the value.
+  contract NonNegativeNumber(@initial, ret) = {
+    new number, held in {
+      match initial {
+        Int => { if (initial >= 0) { held!(initial) } else { held!(0) } }
+        _ => held!(0)
+      } |
+      contract number(@"add", @x, ok) = {
+        if (x < 0) { ok!(false) } else {
+          for (@v <- held) {
+            if (x <= 9223372036854775807 - v) { held!(v + x) | ok!(true) }
+            else { held!(v) | ok!(false) }
+          }
+        }
+      } |
+      contract number(@"sub", @x, ok) = {
+        if (x < 0) { ok!(false) } else {
+          for (@v <- held) {
+            if (x <= v) { held!(v - x) | ok!(true) }
+            else { held!(v) | ok!(false) }
+          }
+        }
+      } |
+      contract number(@"value", ret) = {
+        for (@v <<- held) { ret!(v) }
+      } |
+      ret!(bundle+{*number})
+    }
+  } |
+  insertSigned!(
+    "04e1559d809924e564dce57e34646e155b144d2a504ce7ee519d7a5108fd42f1038d08d745e5ea21cb53d6aa7c7174a768fa373207a83bc947a20c6a02ece7a60e".hexToBytes(),
+    (9223372036854775807, bundle+{*NonNegativeNumber}),
+    "3044022063a76499f5b658d976c0cc108d7335464f806d43a5a80cf9bf772259810f9d9002202c77c368f2b2338315bad9060bad75d4e59ad55ea8a09fe3fcb06c364bacb1a9".hexToBytes(),
+    *registered)
+}
+)rho";
+
+// AuthKey (rho:system:authKey): keys that prove they were made for a shape
+// without revealing it.
+constexpr std::string_view kAuthKey = R"rho(
+new AuthKey, registered, seal,
+    insertSigned(`rho:registry:insertSigned:secp256k1`) in {
+  // ("make", shape, ret) replies a key for `shape`: a write-only name that
+  // answers ("challenge", ret) with bundle0{(*seal, shape)}. Only this
+  // contract knows `seal`, so only a key it made gives that answer, and the
+  // bundle0 keeps the shape from being read out of it.
+  contract AuthKey(@"make", @shape, ret) = {
+    new key in {
+      contract key(@"challenge", answer) = { answer!(bundle0{(*seal, shape)}) } |
+      ret!(bundle+{*key})
+    }
+  } |
+  // ("check", key, shape, ret) replies whether `key` was made for `shape`.
+  contract AuthKey(@"check", key, @shape, ret) = {
+    new answer in {
+      key!("challenge", *answer) |
+      for (@got <- answer) { ret!(got == bundle0{(*seal, shape)}) }
+    }
+  } |
+  insertSigned!(
+    "04f4b4417f930e6fab5765ac0defcf9fce169982acfd046e7c27f9b14c0804014623c0439e5c8035e9607599a549303b5b6b90cd9685e6965278bddca65dac7510".hexToBytes(),
+    (9223372036854775807, bundle+{*AuthKey}),
+    "3044022038044777f2faccfc503363ce70d5701ae64969ca98e64049f92d8477fdea0c1402200843c073c6f0121f580f38bb2940f16cef54fc24ea325ebc00230fa6e3117549".hexToBytes(),
+    *registered)
+}
+)rho";
+
+// Stack (rho:lang:stack): init, push, pop ((true, top) or (false, "stack is
+// empty")), size, isEmpty, toList (bottom first).
+constexpr std::string_view kStack = R"rho(
+new Stack, registered,
+    insertSigned(`rho:registry:insertSigned:secp256k1`), sizeOf, item in {
+  // A stack is the name `init` replies; its size is on @(stack, *sizeOf)
+  // and its element i (0 at the bottom) on @(stack, *item, i).
+  contract Stack(@"init", ret) = {
+    new stack in { @(*stack, *sizeOf)!(0) | ret!(*stack) }
+  } |
+  contract Stack(@"size", @stack, ret) = {
+    for (@n <<- @(stack, *sizeOf)) { ret!(n) }
+  } |
+  contract Stack(@"isEmpty", @stack, ret) = {
+    for (@n <<- @(stack, *sizeOf)) { ret!(n == 0) }
+  } |
+  contract Stack(@"push", @stack, @value, ret) = {
+    for (@n <- @(stack, *sizeOf)) {
+      @(stack, *item, n)!(value) | @(stack, *sizeOf)!(n + 1) | ret!(n + 1)
+    }
+  } |
+  contract Stack(@"pop", @stack, ret) = {
+    for (@n <- @(stack, *sizeOf)) {
+      if (n == 0) {
+        @(stack, *sizeOf)!(0) | ret!((false, "stack is empty"))
+      } else {
+        for (@top <- @(stack, *item, n - 1)) {
+          @(stack, *sizeOf)!(n - 1) | ret!((true, top))
+        }
+      }
+    }
+  } |
+  // Bottom first; the size is held while the elements are read.
+  contract Stack(@"toList", @stack, ret) = {
+    for (@n <- @(stack, *sizeOf)) {
+      new collect in {
+        contract collect(@i, @acc) = {
+          if (i == n) { @(stack, *sizeOf)!(n) | ret!(acc) } else {
+            for (@x <<- @(stack, *item, i)) { collect!(i + 1, acc ++ [x]) }
+          }
+        } |
+        collect!(0, [])
+      }
+    }
+  } |
+  insertSigned!(
+    "04d545071374ee35b3c68dea1446f992a8539627f9c77ce6a99f4946cb3d9514c5c3e13cb74af509d4e5a31aa82253d927e9d549273a69c8ec22209cf05a8ff9c1".hexToBytes(),
+    (9223372036854775807, bundle+{*Stack}),
+    "3045022100c2046556b4c2e02f93ee486a3136af75ea2c5ad566d890d0bb438cb864272f5302207f5b49703f55c3b738f48fb47f7eee556204646ee55f46e83d9ea88ac36f52bb".hexToBytes(),
+    *registered)
+}
+)rho";
+
 constexpr HelperContract kHelpers[] = {
     {"ListOps", "rho:lang:listOps",
      "867c21c6a3245865444d80e49cac08a1c11e23b35965b566bbe9f49bb9897511",
      1559156082324, kListOps},
+    {"NonNegativeNumber", "rho:lang:nonNegativeNumber",
+     "e33c9f1e925819d04733db4ec8539a84507c9e9abd32822059349449fe03997d",
+     1559156251792, kNonNegativeNumber},
+    {"AuthKey", "rho:system:authKey",
+     "f450b26bac63e5dd9343cd46f5fae1986d367a893cd21eedd98a4cb3ac699abc",
+     1559156356769, kAuthKey},
+    {"Stack", "rho:lang:stack",
+     "c94e647de6876c954ebb7b64c40a220227770f9be003635edfe3336a1a2c8605",
+     1751539590099, kStack},
 };
 
 }  // namespace
