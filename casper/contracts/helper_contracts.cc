@@ -399,10 +399,208 @@ new Stack, registered,
 }
 )rho";
 
+// Either (rho:lang:either): (true, value) is Right, (false, error) Left;
+// lifting, map, mapLeft, flatMap, map2 (over a receive process), productR,
+// compose, their Clean and "<-" (read the arguments from channels) forms.
+constexpr std::string_view kEither = R"rho(
+new Either, registered,
+    insertSigned(`rho:registry:insertSigned:secp256k1`) in {
+  // An Either is (true, value) (Right) or (false, error) (Left). Each
+  // method replies on its last argument. A method named "m <-" reads its
+  // Either (or Bool, list, ...) arguments from channels first, then runs "m".
+
+  contract Either(@"fromNillable", @value, @nilValue, ret) = {
+    match value {
+      Nil => ret!((false, nilValue))
+      _ => ret!((true, value))
+    }
+  } |
+  contract Either(@"fromBoolean", @success, @failureMessage, ret) = {
+    match success {
+      true => ret!((true, Nil))
+      false => ret!((false, failureMessage))
+    }
+  } |
+  contract Either(@"fromSingletonList", @list, @failureMessage, ret) = {
+    match list {
+      [] => ret!((false, failureMessage))
+      [only] => ret!((true, only))
+      _ => ret!((false, "Invalid argument, expected a list of at most 1 element"))
+    }
+  } |
+  contract Either(@"fromNillableError", @error, ret) = {
+    match error {
+      Nil => ret!((true, Nil))
+      _ => ret!((false, error))
+    }
+  } |
+  // The first Left, else b.
+  contract Either(@"productR", @a, @b, ret) = {
+    match a {
+      (false, _) => ret!(a)
+      _ => ret!(b)
+    }
+  } |
+  // f is a receive `for (x, y, r <- fn) { ... }`: it is run, and sent both
+  // Right values and a reply channel; its reply becomes the Right result.
+  contract Either(@"map2", @a, @b, @f, ret) = {
+    match (a, b) {
+      ((false, _), _) => ret!(a)
+      (_, (false, _)) => ret!(b)
+      ((true, x), (true, y)) => {
+        match f {
+          { for (first, second, reply <- fn) { _ } } => {
+            new out in { f | fn!(x, y, *out) | for (@v <- out) { ret!((true, v)) } }
+          }
+        }
+      }
+    }
+  } |
+  // As map2 with f a receive `for (@state, x, y, r <- fn) { ... }`.
+  contract Either(@"map2Clean", @a, @b, @f, @state, ret) = {
+    match (a, b) {
+      ((false, _), _) => ret!(a)
+      (_, (false, _)) => ret!(b)
+      ((true, x), (true, y)) => {
+        match f {
+          { for (@given, first, second, reply <- fn) { _ } } => {
+            new out in {
+              f | fn!(state, x, y, *out) | for (@v <- out) { ret!((true, v)) }
+            }
+          }
+        }
+      }
+    }
+  } |
+  contract Either(@"flatMap", @either, f, ret) = {
+    match either {
+      (true, value) => f!(value, *ret)
+      _ => ret!(either)
+    }
+  } |
+  contract Either(@"flatMapClean", @either, f, @state, ret) = {
+    match either {
+      (true, value) => f!(state, value, *ret)
+      _ => ret!(either)
+    }
+  } |
+  contract Either(@"map", @either, f, ret) = {
+    match either {
+      (true, value) => new out in { f!(value, *out) | for (@v <- out) { ret!((true, v)) } }
+      _ => ret!(either)
+    }
+  } |
+  contract Either(@"mapClean", @either, f, @state, ret) = {
+    match either {
+      (true, value) => new out in { f!(state, value, *out) | for (@v <- out) { ret!((true, v)) } }
+      _ => ret!(either)
+    }
+  } |
+  contract Either(@"mapLeft", @either, f, ret) = {
+    match either {
+      (false, error) => new out in { f!(error, *out) | for (@e <- out) { ret!((false, e)) } }
+      _ => ret!(either)
+    }
+  } |
+  contract Either(@"mapLeftClean", @either, f, @state, ret) = {
+    match either {
+      (false, error) => new out in { f!(state, error, *out) | for (@e <- out) { ret!((false, e)) } }
+      _ => ret!(either)
+    }
+  } |
+  // flatMap through the functions in turn, from (true, input); stops at the
+  // first Left.
+  contract Either(@"compose", @input, @functions, ret) = {
+    new step in {
+      contract step(@acc, @left) = {
+        match (acc, left) {
+          ((true, value), [f ...rest]) => {
+            new out in { @f!(value, *out) | for (@next <- out) { step!(next, rest) } }
+          }
+          _ => ret!(acc)
+        }
+      } |
+      step!((true, input), functions)
+    }
+  } |
+  // As compose over (function, state) pairs: function!(state, value, r).
+  contract Either(@"composeClean", @input, @pairs, ret) = {
+    new step in {
+      contract step(@acc, @left) = {
+        match (acc, left) {
+          ((true, value), [(f, state) ...rest]) => {
+            new out in {
+              @f!(state, value, *out) | for (@next <- out) { step!(next, rest) }
+            }
+          }
+          _ => ret!(acc)
+        }
+      } |
+      step!((true, input), pairs)
+    }
+  } |
+
+  contract Either(@"fromNillable <-", valueCh, @nilValue, ret) = {
+    for (@value <- valueCh) { Either!("fromNillable", value, nilValue, *ret) }
+  } |
+  contract Either(@"fromBoolean <-", successCh, @failureMessage, ret) = {
+    for (@success <- successCh) {
+      Either!("fromBoolean", success, failureMessage, *ret)
+    }
+  } |
+  contract Either(@"fromSingletonList <-", listCh, @failureMessage, ret) = {
+    for (@list <- listCh) {
+      Either!("fromSingletonList", list, failureMessage, *ret)
+    }
+  } |
+  contract Either(@"fromNillableError <-", errorCh, ret) = {
+    for (@error <- errorCh) { Either!("fromNillableError", error, *ret) }
+  } |
+  contract Either(@"productR <-", aCh, bCh, ret) = {
+    for (@a <- aCh) { for (@b <- bCh) { Either!("productR", a, b, *ret) } }
+  } |
+  contract Either(@"map2 <-", aCh, bCh, @f, ret) = {
+    for (@a <- aCh) { for (@b <- bCh) { Either!("map2", a, b, f, *ret) } }
+  } |
+  contract Either(@"map2Clean <-", aCh, bCh, @f, @state, ret) = {
+    for (@a <- aCh) {
+      for (@b <- bCh) { Either!("map2Clean", a, b, f, state, *ret) }
+    }
+  } |
+  contract Either(@"flatMap <-", eitherCh, f, ret) = {
+    for (@either <- eitherCh) { Either!("flatMap", either, *f, *ret) }
+  } |
+  contract Either(@"flatMapClean <-", eitherCh, f, @state, ret) = {
+    for (@either <- eitherCh) { Either!("flatMapClean", either, *f, state, *ret) }
+  } |
+  contract Either(@"map <-", eitherCh, f, ret) = {
+    for (@either <- eitherCh) { Either!("map", either, *f, *ret) }
+  } |
+  contract Either(@"mapClean <-", eitherCh, f, @state, ret) = {
+    for (@either <- eitherCh) { Either!("mapClean", either, *f, state, *ret) }
+  } |
+  contract Either(@"mapLeft <-", eitherCh, f, ret) = {
+    for (@either <- eitherCh) { Either!("mapLeft", either, *f, *ret) }
+  } |
+  contract Either(@"mapLeftClean <-", eitherCh, f, @state, ret) = {
+    for (@either <- eitherCh) { Either!("mapLeftClean", either, *f, state, *ret) }
+  } |
+
+  insertSigned!(
+    "04c71f6c7b87edf4bec14f16f715ee49c6fea918549abdf06c734d384b60ba922990317cc4bf68da8c85b455a65595cf7007f1e54bfd6be26ffee53d1ea6d7406b".hexToBytes(),
+    (9223372036854775807, bundle+{*Either}),
+    "3045022100f11c8e44ac0635e722e94dcc973237fa024c76890931e5ab02de892ad766b7df02207a06e99c5c298b12280a83bbd871bd37ae4c0de9d8a2c45d8ecae4e5aaf1ced2".hexToBytes(),
+    *registered)
+}
+)rho";
+
 constexpr HelperContract kHelpers[] = {
     {"ListOps", "rho:lang:listOps",
      "867c21c6a3245865444d80e49cac08a1c11e23b35965b566bbe9f49bb9897511",
      1559156082324, kListOps},
+    {"Either", "rho:lang:either",
+     "5248f8913f8572d8227a3c7787b54bd8263389f7209adc1422e36bb2beb160dc",
+     1559156217509, kEither},
     {"NonNegativeNumber", "rho:lang:nonNegativeNumber",
      "e33c9f1e925819d04733db4ec8539a84507c9e9abd32822059349449fe03997d",
      1559156251792, kNonNegativeNumber},
