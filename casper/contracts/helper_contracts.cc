@@ -594,6 +594,134 @@ new Either, registered,
 }
 )rho";
 
+// MakeMint (rho:system:makeMint): mints and their purses (makePurse,
+// getBalance, deposit, split, sprout, setLog and the decr protocol between
+// purses of one mint). Looks up NonNegativeNumber, so it comes after it.
+constexpr std::string_view kMakeMint = R"rho(
+new MakeMint, registered, lookup(`rho:registry:lookup`), numberCh,
+    insertSigned(`rho:registry:insertSigned:secp256k1`) in {
+  lookup!(`rho:lang:nonNegativeNumber`, *numberCh) |
+  for (@(_, NonNegativeNumber) <- numberCh) {
+    // MakeMint!(ret) replies a new mint. A mint makes purses; purses of one
+    // mint move amounts between each other and nothing else can. Each mint
+    // has a private seal: a purse shows which mint made it by answering
+    // ("decr", r) with bundle0{*seal}, and a withdrawal needs the
+    // capability bundle0{(*seal, purse)}, which only that mint's purses
+    // can build and which names the purse it is good for.
+    contract MakeMint(ret) = {
+      new mint, makePurse, seal in {
+        contract mint(@"makePurse", @initial, ret) = {
+          new numberReply in {
+            @NonNegativeNumber!(initial, *numberReply) |
+            for (@balance <- numberReply) { makePurse!(balance, *ret) }
+          }
+        } |
+        contract makePurse(@balance, ret) = {
+          new purse, logStore, blockData(`rho:block:data`) in {
+            logStore!(Nil) |
+            // Sends `entry ++ [blockNumber, timestamp, sender]` to the log
+            // channel, if one is set.
+            new log in {
+              contract log(@entry) = {
+                for (@logCh <<- logStore) {
+                  if (logCh != Nil) {
+                    new block in {
+                      blockData!(*block) |
+                      for (@number, @time, @sender <- block) {
+                        @logCh!(entry ++ [number, time, sender])
+                      }
+                    }
+                  }
+                }
+              } |
+              // Which mint made this purse.
+              contract purse(@"decr", ret) = { ret!(bundle0{*seal}) } |
+              // Takes `amount` out, given this purse's withdrawal capability.
+              contract purse(@"decr", @capability, @amount, ret) = {
+                if (capability == bundle0{(*seal, bundle+{*purse})}) {
+                  new taken in {
+                    @balance!("sub", amount, *taken) |
+                    for (@ok <- taken) {
+                      ret!(ok) | log!(["*decr", amount, ok])
+                    }
+                  }
+                } else {
+                  ret!(false) | log!(["*decr", amount, false])
+                }
+              } |
+              contract purse(@"setLog", logCh, ack) = {
+                for (_ <- logStore) { logStore!(*logCh) | ack!(Nil) }
+              } |
+              contract purse(@"getBalance", ret) = { @balance!("value", *ret) } |
+              contract purse(@"sprout", ret) = { mint!("makePurse", 0, *ret) } |
+              // Moves `amount` from `src` into this purse: both must be of
+              // this mint, the sum must fit and `src` must hold the amount.
+              contract purse(@"deposit", @amount, @src, ok) = {
+                new mintOf in {
+                  @src!("decr", *mintOf) |
+                  for (@srcMint <- mintOf) {
+                    if (srcMint != bundle0{*seal}) {
+                      ok!(false) | log!(["deposit", amount, src.toByteArray(), false])
+                    } else {
+                      new added in {
+                        @balance!("add", amount, *added) |
+                        for (@addOk <- added) {
+                          if (not addOk) {
+                            ok!(false) |
+                            log!(["deposit", amount, src.toByteArray(), false])
+                          } else {
+                            new taken in {
+                              @src!("decr", bundle0{(*seal, src)}, amount, *taken) |
+                              for (@takeOk <- taken) {
+                                if (takeOk) {
+                                  ok!(true) |
+                                  log!(["deposit", amount, src.toByteArray(), true])
+                                } else {
+                                  // src did not hold it: take it back out.
+                                  new undone in {
+                                    @balance!("sub", amount, *undone) |
+                                    for (_ <- undone) { ok!(false) }
+                                  } |
+                                  log!(["deposit", amount, src.toByteArray(), false])
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              } |
+              // A new purse of this mint holding `amount` taken from this
+              // one: replies [newPurse], or [] when this purse lacks it.
+              contract purse(@"split", @amount, ret) = {
+                new sprouted, moved in {
+                  purse!("sprout", *sprouted) |
+                  for (@fresh <- sprouted) {
+                    @fresh!("deposit", amount, bundle+{*purse}, *moved) |
+                    for (@ok <- moved) {
+                      if (ok) { ret!([fresh]) } else { ret!([]) }
+                    }
+                  }
+                }
+              } |
+              ret!(bundle+{*purse})
+            }
+          }
+        } |
+        ret!(bundle+{*mint})
+      }
+    }
+  } |
+  insertSigned!(
+    "0470256c078e105d2958b9cf66f2161d83368f483c0219790277fb726a459be7f56a9a48bbecf72bcaed6a3515bd0a144faf6a6a8de8f6c9b3b7dff297eb371f28".hexToBytes(),
+    (9223372036854775807, bundle+{*MakeMint}),
+    "3045022100f5219d08be4a1f8b801a6fc549c66bed3297ca618348a8b980ac9e9a0c5a95fe02205b2743f3d0b10c5e7754ff14313cc59687c5329fe5d430aaf84548271cd5fd4c".hexToBytes(),
+    *registered)
+}
+)rho";
+
 constexpr HelperContract kHelpers[] = {
     {"ListOps", "rho:lang:listOps",
      "867c21c6a3245865444d80e49cac08a1c11e23b35965b566bbe9f49bb9897511",
@@ -610,6 +738,9 @@ constexpr HelperContract kHelpers[] = {
     {"Stack", "rho:lang:stack",
      "c94e647de6876c954ebb7b64c40a220227770f9be003635edfe3336a1a2c8605",
      1751539590099, kStack},
+    {"MakeMint", "rho:system:makeMint",
+     "de19d53f28d4cdee74bad062342d8486a90a652055f3de4b2efa5eb2fccc9d53",
+     1559156452968, kMakeMint},
 };
 
 }  // namespace
