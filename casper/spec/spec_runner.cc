@@ -25,7 +25,8 @@ namespace interp = rholang::interp;
 
 // Column families of the in-memory store the history needs.
 constexpr size_t kStoreColumns = 3;
-// The deploys of a spec run: the framework's, then the spec's.
+// The spec deploy's timestamp (the helpers and the framework run at their
+// published ones).
 constexpr int64_t kSpecTimestamp = 1'700'000'000'000;
 constexpr std::string_view kAssertPrefix = "assert ";
 constexpr std::string_view kAttemptMark = " (attempt ";

@@ -65,8 +65,10 @@ struct SpecReport {
   bool passed() const;
 };
 
-// Runs `spec` (Rholang source). A bad deployer key, or the framework's own
-// failure (it did not parse, or failed), is an InvalidArgument error;
+// Runs `spec` (Rholang source) after the helper contracts and the framework.
+// A bad deployer key, or the framework's own failure (it did not parse, or
+// failed), is an InvalidArgument error; a helper contract that fails is
+// Internal (a bug here);
 // everything about the spec itself is in the report. Deterministic: the same
 // inputs give the same report with any thread count.
 absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
