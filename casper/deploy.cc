@@ -1,11 +1,10 @@
 // Deploy signing and verification.
 #include "casper/deploy.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "CasperMessage.pb.h"
-#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "crypto/hash.h"
 #include "util/limits.h"
@@ -35,13 +34,10 @@ std::string_view SigAlgorithmName(SigAlgorithm alg) {
 }
 
 namespace {
-// ASCII case-insensitive equality (absl's takes absl::string_view, which is
-// not std::string_view in Debian's abseil).
+// abseil's own compare; Debian's absl::string_view is not std::string_view.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return absl::ascii_tolower(static_cast<unsigned char>(x)) ==
-           absl::ascii_tolower(static_cast<unsigned char>(y));
-  });
+  return absl::EqualsIgnoreCase(absl::string_view(a.data(), a.size()),
+                                absl::string_view(b.data(), b.size()));
 }
 }  // namespace
 
