@@ -18,10 +18,13 @@ function(rnode_target_flags target)
 endfunction()
 
 # The process allocator (docs/adr/0007-jemalloc.md) for an executable of
-# ours: jemalloc unless RNODE_JEMALLOC is off (sanitizer presets).
+# ours: jemalloc unless RNODE_JEMALLOC is off (sanitizer presets), with the
+# options in util/allocator_conf.cc.
 function(rnode_link_allocator target)
   if(RNODE_JEMALLOC)
     target_link_libraries(${target} PRIVATE PkgConfig::JEMALLOC)
+    target_sources(${target} PRIVATE
+                   ${PROJECT_SOURCE_DIR}/util/allocator_conf.cc)
     target_compile_definitions(${target} PRIVATE RNODE_JEMALLOC=1)
   endif()
 endfunction()

@@ -36,5 +36,20 @@ TEST(AllocatorTest, MallocIsServedByJemalloc) {
 #endif
 }
 
+// util/allocator_conf.cc is linked in: jemalloc purges on its background
+// threads.
+TEST(AllocatorTest, JemallocPurgesOnBackgroundThreads) {
+#if RNODE_JEMALLOC
+  bool enabled = false;
+  size_t size = sizeof(enabled);
+  ASSERT_EQ(mallctl("opt.background_thread", &enabled, &size, nullptr, 0), 0);
+  EXPECT_TRUE(enabled);
+  ASSERT_EQ(mallctl("background_thread", &enabled, &size, nullptr, 0), 0);
+  EXPECT_TRUE(enabled);
+#else
+  GTEST_SKIP() << "built without jemalloc (sanitizer preset)";
+#endif
+}
+
 }  // namespace
 }  // namespace rnode
