@@ -116,7 +116,7 @@ void BM_ProduceConsumeSharedChannels(benchmark::State& state) {
       state.SkipWithError("op failed");
       break;
     }
-    comms += p->has_value() + c->has_value();
+    comms += static_cast<int64_t>(p->size()) + c->has_value();
     if (i % kTakeEvery == 0) benchmark::DoNotOptimize(log.Take());
   }
   state.SetItemsProcessed(state.iterations() * 2);
@@ -186,7 +186,8 @@ void BM_ReplayConsumesFromBacklog(benchmark::State& state) {
   EventLog setup_log;
   OpContext setup{&setup_log, &matcher};
   for (const TermPtr& d : data) {
-    if (!space->Produce(setup, ch, d, false).ok()) state.SkipWithError("produce");
+    if (!space->Produce(setup, ch, d, false).ok())
+      state.SkipWithError("produce");
   }
   absl::StatusOr<Hash32> root = space->CreateCheckpoint();
   if (!root.ok()) state.SkipWithError("checkpoint");
@@ -218,7 +219,10 @@ void BM_ReplayConsumesFromBacklog(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * n);
 }
-BENCHMARK(BM_ReplayConsumesFromBacklog)->Arg(100)->Arg(1000)->Arg(10000)
+BENCHMARK(BM_ReplayConsumesFromBacklog)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
     ->Unit(benchmark::kMillisecond);
 
 std::string BenchDir(const std::string& name) {
@@ -399,8 +403,8 @@ void BM_ColdConsume(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     const TermPtr& ch =
-        s.cold->channels[i++ * threads + static_cast<size_t>(
-                                             state.thread_index())];
+        s.cold->channels[i++ * threads +
+                         static_cast<size_t>(state.thread_index())];
     auto c = s.space->Consume(ctx, {ch}, pattern, k, false, false);
     if (!c.ok() || !c->has_value()) {
       state.SkipWithError("no COMM on a stored datum");

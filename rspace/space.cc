@@ -383,17 +383,8 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
       entry->state.data.erase(entry->state.data.begin() + index);
     }
   }
-  // A peeked non-persistent new datum stays in the space.
-  if (new_datum != nullptr && k.peek && !new_datum->persist) {
-    bool used = false;
-    for (const Chosen& c : chosen) used = used || c.index < 0;
-    if (used) {
-      Entry* e = locks.Find(*new_channel);
-      e->mu.AssertHeld();
-      Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, *new_datum);
-      InsertDatum(e->state.data, *new_datum);
-    }
-  }
+  // A peeked new datum is not stored here: Produce goes on matching it
+  // against the other waiting continuations and stores it after them.
   if (!installed && !k.persist && owner != nullptr) {
     owner->mu.AssertHeld();
     auto& conts = owner->state.continuations;
@@ -438,6 +429,20 @@ Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
 
 namespace {
 
+// What a produce does after `comm` fired with its datum.
+enum class AfterComm {
+  kDone,   // the COMM took the datum, or it is persistent (the reducer
+           // sends a persistent datum again itself)
+  kNext,   // a peek left it: match it against the next waiting continuation
+  kStore,  // a persistent peek left it: it would match the same one again,
+           // so store the datum now
+};
+
+AfterComm AfterProduceComm(const Comm& comm, bool datum_persist) {
+  if (!comm.peek || datum_persist) return AfterComm::kDone;
+  return comm.continuation_persist ? AfterComm::kStore : AfterComm::kNext;
+}
+
 Hash32 CommHashOf(
     const WaitingContinuation& k, const std::vector<Space::Chosen>& chosen,
     const std::function<const Datum&(const Space::Chosen&)>& get) {
@@ -452,10 +457,10 @@ Hash32 CommHashOf(
 
 }  // namespace
 
-absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
-                                                   const TermPtr& channel,
-                                                   const TermPtr& data,
-                                                   bool persist) {
+absl::StatusOr<std::vector<Comm>> Space::Produce(const OpContext& ctx,
+                                                 const TermPtr& channel,
+                                                 const TermPtr& data,
+                                                 bool persist) {
   if (ctx.log == nullptr || ctx.matcher == nullptr || channel == nullptr ||
       data == nullptr) {
     return absl::InvalidArgumentError("produce: missing argument");
@@ -497,6 +502,7 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
     c.entry->mu.AssertHeld();
     return c.index < 0 ? datum : c.entry->state.data[c.index];
   };
+  std::vector<Comm> comms;
 
   if (!ctx.log->replay()) {
     auto try_groups = [&](const std::vector<JoinGroup>& groups,
@@ -519,14 +525,27 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
       }
       return std::optional<Comm>();
     };
-    ASSIGN_OR_RETURN(std::optional<Comm> c,
-                     try_groups(e->installed_joins, true));
-    if (c.has_value()) return c;
-    std::vector<JoinGroup> joins = e->state.joins;
-    ASSIGN_OR_RETURN(c, try_groups(joins, false));
-    if (c.has_value()) return c;
+    while (true) {
+      ASSIGN_OR_RETURN(std::optional<Comm> c,
+                       try_groups(e->installed_joins, true));
+      if (!c.has_value()) {
+        std::vector<JoinGroup> joins = e->state.joins;
+        ASSIGN_OR_RETURN(c, try_groups(joins, false));
+      }
+      if (!c.has_value()) break;
+      const AfterComm after = AfterProduceComm(*c, persist);
+      comms.push_back(*std::move(c));
+      if (after == AfterComm::kDone) return comms;
+      if (after == AfterComm::kStore) break;
+    }
   } else {
-    for (const CommEvent* rec : ctx.log->RecordedCommsForProduce(pe.hash)) {
+    // Play fires the peeks of this datum before the one COMM that may take
+    // it; replay follows that order.
+    std::vector<const CommEvent*> recs =
+        ctx.log->RecordedCommsForProduce(pe.hash);
+    std::stable_partition(recs.begin(), recs.end(),
+                          [](const CommEvent* r) { return r->peek; });
+    for (const CommEvent* rec : recs) {
       JoinGroup g;
       for (const auto& b : rec->binds) g.push_back(b.channel);
       std::sort(g.begin(), g.end());
@@ -562,14 +581,17 @@ absl::StatusOr<std::optional<Comm>> Space::Produce(const OpContext& ctx,
                                  "COMM " + Hex(rec->hash), "fired this one"});
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
-      return std::optional<Comm>(
+      comms.push_back(
           Fire(ctx, kc, inst, owner, *locks, *chosen, &ch, &datum, h));
+      const AfterComm after = AfterProduceComm(comms.back(), persist);
+      if (after == AfterComm::kDone) return comms;
+      if (after == AfterComm::kStore) break;
     }
   }
   e->mu.AssertHeld();
   Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, datum);
   InsertDatum(e->state.data, std::move(datum));
-  return std::optional<Comm>();
+  return comms;
 }
 
 absl::StatusOr<std::optional<Comm>> Space::Consume(

@@ -69,12 +69,16 @@ class Space {
                                                      SpaceOptions options = {});
   ~Space();
 
-  // Sends `data` on `channel`. Returns the COMM if a waiting continuation
-  // matched, nullopt if the datum was stored.
-  absl::StatusOr<std::optional<Comm>> Produce(const OpContext& ctx,
-                                              const TermPtr& channel,
-                                              const TermPtr& data,
-                                              bool persist);
+  // Sends `data` on `channel`. Returns the COMMs it fired, in order: none
+  // if the datum was stored; one that took it; or, when waiting peeks
+  // matched it, one per peek (each peek leaves the datum for the next
+  // waiting continuation), then possibly one that took it. A datum no COMM
+  // took is stored, so afterwards no waiting continuation matches it. A
+  // persistent datum fires at most one COMM and is not stored after it: the
+  // caller sends it again (Rholang's `!!`).
+  absl::StatusOr<std::vector<Comm>> Produce(const OpContext& ctx,
+                                            const TermPtr& channel,
+                                            const TermPtr& data, bool persist);
 
   // Waits on `channels` (1..kMaxJoinArity, one pattern each). Returns the
   // COMM if data matched every bind, nullopt if the continuation was stored.

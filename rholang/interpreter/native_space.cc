@@ -121,9 +121,9 @@ absl::Status SpaceNative::Put(const ir::ParPtr& channel,
       cost::kStoragePerByte *
           static_cast<int64_t>(chan->bytes().size() + datum->bytes().size()) +
       cost::kEventBase + cost::kEventPerChannel));
-  ASSIGN_OR_RETURN(std::optional<rspace::Comm> comm,
+  ASSIGN_OR_RETURN(std::vector<rspace::Comm> comms,
                    space_->Produce(ctx_, chan, datum, /*persist=*/false));
-  if (comm.has_value()) {
+  if (!comms.empty()) {
     return absl::FailedPreconditionError(
         "native write met a waiting continuation");
   }

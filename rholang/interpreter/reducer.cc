@@ -501,10 +501,12 @@ class Runtime::Impl {
     if (auto* p = std::get_if<ProduceOp>(&e)) {
       Track(p->channel);
       ASSIGN_OR_RETURN(
-          std::optional<rspace::Comm> comm,
+          std::vector<rspace::Comm> comms,
           rt_.space_->Produce(ctx_, p->channel, p->data, p->persist));
-      if (!comm.has_value()) return absl::OkStatus();
-      RETURN_IF_ERROR(HandleComm(*comm, limit, total, next));
+      if (comms.empty()) return absl::OkStatus();
+      for (const rspace::Comm& comm : comms) {
+        RETURN_IF_ERROR(HandleComm(comm, limit, total, next));
+      }
       if (p->persist) next.push_back(OpTask(std::move(e)));
       return absl::OkStatus();
     }

@@ -409,6 +409,13 @@ const ProgramCase kPrograms[] = {
      R"(@"in"!({"k": 1}) | for (@{"k": v} <- @"in") { @"out"!(v) })",
      {"1"},
      651},
+    {"EveryWaitingPeekSeesOneSend",
+     R"(for (@x <<- @"in") { @"out"!(x) } |
+        for (@x <<- @"in") { @"out"!(x + 1) } |
+        for (@x <<- @"in") { @"out"!(x + 2) } |
+        for (_ <- @"go") { @"in"!(4) } | @"go"!(Nil))",
+     {"4", "5", "6"},
+     1974},
     {"PeekThenConsume",
      R"(@"in"!(4) | for (@x <<- @"in") { @"out"!(x) |
           for (@y <- @"in") { @"out"!(y + 1) } })",

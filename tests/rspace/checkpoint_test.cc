@@ -649,7 +649,7 @@ void RandomOp(Fixture& f, std::mt19937& rng) {
   switch (rng() % 4) {
     case 0:
     case 1:
-      ASSERT_TRUE(f.Produce(ch, kData[rng() % 2], rng() % 5 == 0).ok());
+      ASSERT_TRUE(f.ProduceAll(ch, kData[rng() % 2], rng() % 5 == 0).ok());
       break;
     case 2:
       ASSERT_TRUE(

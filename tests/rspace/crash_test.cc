@@ -65,12 +65,15 @@ void WriteAll(int fd, const void* data, size_t n) {
     OpContext ctx{&log, &m};
     for (int i = 0; i < 200; ++i) {
       std::string ch = "c" + std::to_string((round * 31 + c * 7 + i) % 500);
-      auto r =
+      absl::Status st =
           (i % 4 == 3)
-              ? (*space)->Consume(ctx, {T(ch)}, {T("*")}, T("k"), false, false)
-              : (*space)->Produce(ctx, T(ch), T("d" + std::to_string(i)),
-                                  false);
-      if (!r.ok()) ::_exit(4);
+              ? (*space)
+                    ->Consume(ctx, {T(ch)}, {T("*")}, T("k"), false, false)
+                    .status()
+              : (*space)
+                    ->Produce(ctx, T(ch), T("d" + std::to_string(i)), false)
+                    .status();
+      if (!st.ok()) ::_exit(4);
     }
     auto root = (*space)->CreateCheckpoint();
     if (!root.ok()) ::_exit(5);

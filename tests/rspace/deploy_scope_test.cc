@@ -63,8 +63,8 @@ ChannelState StateAt(Space& space, const Hash32& root, const Hash32& channel) {
       space.history().ReadLeaf(root, channel);
   EXPECT_TRUE(blob.ok()) << blob.status();
   if (!blob.ok() || !blob->has_value()) return {};
-  absl::StatusOr<ChannelState> st = DecodeChannelState(
-      **blob, [](Bytes b) -> absl::StatusOr<TermPtr> {
+  absl::StatusOr<ChannelState> st =
+      DecodeChannelState(**blob, [](Bytes b) -> absl::StatusOr<TermPtr> {
         return Term::Make(std::move(b));
       });
   EXPECT_TRUE(st.ok()) << st.status();
@@ -228,9 +228,8 @@ TEST(DeployScopeTest, RevertDetectsAnotherDeployConsumingOurDatum) {
   OpContext ca{&la, &f.matcher, &a}, cb{&lb, &f.matcher, &b};
   DeployScope::Mark start = a.mark();
   ASSERT_TRUE(f.space->Produce(ca, T("ch"), T("d"), false).ok());
-  ASSERT_TRUE(
-      f.space->Consume(cb, {T("ch")}, {T("*")}, T("k"), false, false)
-          ->has_value());
+  ASSERT_TRUE(f.space->Consume(cb, {T("ch")}, {T("*")}, T("k"), false, false)
+                  ->has_value());
   absl::Status st = a.RevertTo(start);
   EXPECT_EQ(st.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(st.message().find("interference"), std::string::npos) << st;
@@ -258,12 +257,27 @@ TEST(DeployScopeTest, RevertKeepsAnotherDeploysJoinOfTheSameGroup) {
   EXPECT_EQ(f.Joins("y"), 1u);
   // B's continuation still fires through the join.
   ASSERT_TRUE(f.space->Produce(cb, T("x"), T("1"), false).ok());
-  ASSERT_TRUE(f.space->Produce(cb, T("y"), T("2"), false)->has_value());
+  ASSERT_EQ(f.space->Produce(cb, T("y"), T("2"), false)->size(), 1u);
   ASSERT_TRUE(b.RevertTo(start_b).ok());
   EXPECT_EQ(f.Conts({"x", "y"}), 0u);
   EXPECT_EQ(f.Joins("x"), 0u);
   EXPECT_EQ(f.Joins("y"), 0u);
   EXPECT_TRUE(f.Data("x").empty());
+}
+
+TEST(DeployScopeTest, RevertUndoesAProduceThatFiredSeveralPeeks) {
+  Fixture f;
+  for (const char* k : {"k1", "k2", "k3"}) {
+    ASSERT_TRUE(f.Consume({"ch"}, {"*"}, k, false, true).ok());
+  }
+  DeployScope::Mark m = f.scope->mark();
+  auto r = f.ProduceAll("ch", "d");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 3u);
+  EXPECT_EQ(f.Data("ch"), Strings{"d"});
+  ASSERT_TRUE(f.scope->RevertTo(m).ok());
+  EXPECT_TRUE(f.Data("ch").empty());
+  EXPECT_EQ(f.Conts({"ch"}), 3u);
 }
 
 TEST(DeployScopeTest, MarksAreInvalidAfterCheckpointOrReset) {

@@ -339,6 +339,73 @@ TEST(SpaceTest, PersistentPeekDatumFiredByProduceIsNotStored) {
   EXPECT_TRUE(f.Data("ch").empty());
 }
 
+TEST(SpaceTest, EveryWaitingPeekFiresOnOneProduce) {
+  Fixture f;
+  for (const char* k : {"k1", "k2", "k3"}) {
+    ASSERT_FALSE(f.Consume({"ch"}, {"*"}, k, false, true)->has_value());
+  }
+  auto r = f.ProduceAll("ch", "d");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 3u);
+  Strings fired;
+  for (const Comm& c : *r) {
+    EXPECT_TRUE(c.peek);
+    EXPECT_FALSE(c.binds[0].removed);
+    EXPECT_EQ(S(c.binds[0].datum), "d");
+    fired.push_back(S(c.continuation));
+  }
+  std::sort(fired.begin(), fired.end());
+  EXPECT_EQ(fired, (Strings{"k1", "k2", "k3"}));
+  // Stored once, after every peek, with no continuation left to match it.
+  EXPECT_EQ(f.Data("ch"), Strings{"d"});
+  EXPECT_EQ(f.Conts({"ch"}), 0u);
+  // The fixture's one-COMM Produce refuses to hide the other COMMs.
+  for (const char* k : {"k4", "k5"}) {
+    ASSERT_FALSE(f.Consume({"c2"}, {"*"}, k, false, true)->has_value());
+  }
+  EXPECT_EQ(f.Produce("c2", "e").status().code(), absl::StatusCode::kInternal);
+}
+
+TEST(SpaceTest, ATakeAfterPeeksEndsTheProduce) {
+  // The continuations are tried in their stored order: the peeks before the
+  // take fire, the take removes the datum, the peeks after it keep waiting.
+  Fixture f;
+  ASSERT_FALSE(f.Consume({"ch"}, {"*"}, "peek1", false, true)->has_value());
+  ASSERT_FALSE(f.Consume({"ch"}, {"*"}, "take", false, false)->has_value());
+  ASSERT_FALSE(f.Consume({"ch"}, {"*"}, "peek2", false, true)->has_value());
+  auto r = f.ProduceAll("ch", "d");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_FALSE(r->empty());
+  EXPECT_EQ(S(r->back().continuation), "take");
+  EXPECT_FALSE(r->back().peek);
+  EXPECT_TRUE(r->back().binds[0].removed);
+  for (size_t i = 0; i + 1 < r->size(); ++i) EXPECT_TRUE((*r)[i].peek) << i;
+  EXPECT_TRUE(f.Data("ch").empty());
+  EXPECT_EQ(r->size() + f.Conts({"ch"}), 3u);
+}
+
+TEST(SpaceTest, OnlyMatchingPeeksFire) {
+  Fixture f;
+  ASSERT_FALSE(f.Consume({"ch"}, {"^x"}, "kx", false, true)->has_value());
+  ASSERT_FALSE(f.Consume({"ch"}, {"*"}, "kany", false, true)->has_value());
+  auto r = f.ProduceAll("ch", "y");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(S(r->front().continuation), "kany");
+  EXPECT_EQ(f.Data("ch"), Strings{"y"});
+  EXPECT_EQ(f.Conts({"ch"}), 1u);
+}
+
+TEST(SpaceTest, PersistentPeekContinuationFiresOnceAndTheDatumStays) {
+  Fixture f;
+  ASSERT_FALSE(f.Consume({"ch"}, {"*"}, "k", true, true)->has_value());
+  auto r = f.ProduceAll("ch", "d");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ(f.Data("ch"), Strings{"d"});
+  EXPECT_EQ(f.Conts({"ch"}), 1u);
+}
+
 TEST(SpaceTest, SameChannelJoinConsumesTwoStoredData) {
   // CORE-365: two stored data on one channel taken by one COMM must both be
   // removed (descending index order), leaving the third.

@@ -63,7 +63,7 @@ TEST_P(SpaceStressTest, ConservationUnderConcurrency) {
         for (int i = 0; i < p.ops_per_thread; ++i) {
           std::string tag = std::to_string(round) + "_" + std::to_string(t) +
                             "_" + std::to_string(i);
-          absl::StatusOr<std::optional<Comm>> r;
+          absl::StatusOr<std::vector<Comm>> r;
           if (rng() % 2 == 0) {
             std::string v = "d" + tag;
             seen[t].produced.push_back(v);
@@ -79,15 +79,21 @@ TEST_P(SpaceStressTest, ConservationUnderConcurrency) {
             std::string k = "k" + tag;
             seen[t].conts_stored.push_back(k);
             bool peek = rng() % 8 == 0;
-            r = space->Consume(ctx, cs, ps, T(k), false, peek);
+            auto c = space->Consume(ctx, cs, ps, T(k), false, peek);
+            if (c.ok()) {
+              r.emplace();
+              if (c->has_value()) r->push_back(**std::move(c));
+            } else {
+              r = c.status();
+            }
           }
           if (!r.ok()) {
             errors.fetch_add(1);
             continue;
           }
-          if (r->has_value()) {
-            seen[t].conts_fired.push_back(S((*r)->continuation));
-            for (const auto& b : (*r)->binds) {
+          for (const Comm& comm : *r) {
+            seen[t].conts_fired.push_back(S(comm.continuation));
+            for (const auto& b : comm.binds) {
               if (b.removed) seen[t].consumed.push_back(S(b.datum));
             }
           }
@@ -181,14 +187,17 @@ TEST(ConcurrentReplayTest, SharedLogFromWorkersReplaysConcurrently) {
       threads.emplace_back([&, w] {
         OpContext ctx{&log, &matcher};
         for (const Op& op : ops[w]) {
-          absl::StatusOr<std::optional<Comm>> r =
+          absl::Status st =
               op.produce
                   ? space.Produce(ctx, op.channels[0], op.value, op.persist)
-                  : space.Consume(
-                        ctx, op.channels,
-                        std::vector<TermPtr>(op.channels.size(), T("*")),
-                        op.value, op.persist, false);
-          if (!r.ok()) errors.fetch_add(1);
+                        .status()
+                  : space
+                        .Consume(
+                            ctx, op.channels,
+                            std::vector<TermPtr>(op.channels.size(), T("*")),
+                            op.value, op.persist, false)
+                        .status();
+          if (!st.ok()) errors.fetch_add(1);
         }
       });
     }

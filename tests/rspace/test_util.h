@@ -58,9 +58,23 @@ struct Fixture {
     ctx.scope = scope.get();
   }
 
+  // The one COMM the produce fired, or nullopt if it fired none; an error
+  // if it fired several (peeks): use ProduceAll for those.
   absl::StatusOr<std::optional<Comm>> Produce(const std::string& ch,
                                               const std::string& data,
                                               bool persist = false) {
+    auto r = ProduceAll(ch, data, persist);
+    if (!r.ok()) return r.status();
+    if (r->size() > 1) {
+      return absl::InternalError("produce fired " + std::to_string(r->size()) +
+                                 " COMMs: use ProduceAll");
+    }
+    if (r->empty()) return std::optional<Comm>();
+    return std::optional<Comm>(std::move(r->front()));
+  }
+  absl::StatusOr<std::vector<Comm>> ProduceAll(const std::string& ch,
+                                               const std::string& data,
+                                               bool persist = false) {
     return space->Produce(ctx, T(ch), T(data), persist);
   }
   absl::StatusOr<std::optional<Comm>> Consume(
