@@ -1,5 +1,15 @@
 #include "casper/contracts/helper_contracts.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "casper/contracts/registry.h"
+#include "rholang/interpreter/native_contract.h"
+#include "util/status_macros.h"
+
 namespace rnode::casper::contracts {
 namespace {
 
@@ -722,23 +732,227 @@ new MakeMint, registered, lookup(`rho:registry:lookup`), numberCh,
 }
 )rho";
 
+// TreeHashMap (rho:lang:treeHashMap): a map spread over one channel per
+// node of a tree of hash prefixes, so that writers of different keys rarely
+// touch the same channel: init(depth), get, set, contains, update, delete,
+// getOrElse, fastUnsafeGet, toMap, depth. The public registry stores it
+// under the plain URI (no signed insert), so it is exported for the
+// installer.
+constexpr std::string_view kTreeHashMap = R"rho(
+new TreeHashMap, nodeOf, depthOf, walk, create, collect,
+    keccak(`rho:crypto:keccak256Hash`) in {
+  // A map made with depth d files each key under the first d bytes of the
+  // Keccak-256 hash of key.toByteArray(). The node at prefix p (a ByteArray)
+  // is the datum on @(map, *nodeOf, p): above depth d, the Set of next
+  // bytes (one-byte ByteArrays) that have a node; at depth d, the Map of
+  // the keys filed there. A node exists once a key has been set under it;
+  // readers peek, writers take the node they change.
+  contract TreeHashMap(@"init", @depth, ret) = {
+    new map in {
+      @(*map, *depthOf)!!(depth) |
+      match depth {
+        0 => @(*map, *nodeOf, "".hexToBytes())!({})
+        _ => @(*map, *nodeOf, "".hexToBytes())!(Set())
+      } |
+      ret!(*map)
+    }
+  } |
+  contract TreeHashMap(@"depth", @map, ret) = {
+    for (@depth <<- @(map, *depthOf)) { ret!(depth) }
+  } |
+
+  // Replies (hash, depth) for `key` in `map`.
+  contract walk(@map, @key, ret) = {
+    new hashed in {
+      keccak!(key.toByteArray(), *hashed) |
+      for (@hash <- hashed; @depth <<- @(map, *depthOf)) { ret!(hash, depth) }
+    }
+  } |
+  // Peeks down the path of `hash`; replies the leaf Map, or Nil when a
+  // node on the path does not exist.
+  new leafOf in {
+    contract leafOf(@map, @hash, @i, @depth, ret) = {
+      for (@node <<- @(map, *nodeOf, hash.slice(0, i))) {
+        if (i == depth) { ret!(node) } else {
+          if (node.contains(hash.slice(i, i + 1))) {
+            leafOf!(map, hash, i + 1, depth, *ret)
+          } else { ret!(Nil) }
+        }
+      }
+    } |
+    contract TreeHashMap(@"get", @map, @key, ret) = {
+      new at, leaf in {
+        walk!(map, key, *at) |
+        for (@hash, @depth <- at) {
+          leafOf!(map, hash, 0, depth, *leaf) |
+          for (@found <- leaf) {
+            match found { Nil => ret!(Nil)  _ => ret!(found.get(key)) }
+          }
+        }
+      }
+    } |
+    contract TreeHashMap(@"contains", @map, @key, ret) = {
+      new at, leaf in {
+        walk!(map, key, *at) |
+        for (@hash, @depth <- at) {
+          leafOf!(map, hash, 0, depth, *leaf) |
+          for (@found <- leaf) {
+            match found { Nil => ret!(false)  _ => ret!(found.contains(key)) }
+          }
+        }
+      }
+    } |
+    // Replaces the value at `key` with update's reply to the old one (Nil
+    // when absent), if a key has been filed under the same leaf; replies
+    // Nil.
+    contract TreeHashMap(@"update", @map, @key, update, ret) = {
+      new at, leaf in {
+        walk!(map, key, *at) |
+        for (@hash, @depth <- at) {
+          leafOf!(map, hash, 0, depth, *leaf) |
+          for (@found <- leaf) {
+            match found {
+              Nil => ret!(Nil)
+              _ => {
+                for (@current <- @(map, *nodeOf, hash.slice(0, depth))) {
+                  new next in {
+                    update!(current.get(key), *next) |
+                    for (@value <- next) {
+                      @(map, *nodeOf, hash.slice(0, depth))!(current.set(key, value)) |
+                      ret!(Nil)
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    } |
+    // Removes `key`; replies its value, or Nil.
+    contract TreeHashMap(@"delete", @map, @key, ret) = {
+      new at, leaf in {
+        walk!(map, key, *at) |
+        for (@hash, @depth <- at) {
+          leafOf!(map, hash, 0, depth, *leaf) |
+          for (@found <- leaf) {
+            match found {
+              Nil => ret!(Nil)
+              _ => {
+                for (@current <- @(map, *nodeOf, hash.slice(0, depth))) {
+                  @(map, *nodeOf, hash.slice(0, depth))!(current.delete(key)) |
+                  ret!(current.get(key))
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  } |
+  contract TreeHashMap(@"fastUnsafeGet", @map, @key, ret) = {
+    new at in {
+      walk!(map, key, *at) |
+      for (@hash, @depth <- at) {
+        for (@leaf <<- @(map, *nodeOf, hash.slice(0, depth))) { ret!(leaf.get(key)) }
+      }
+    }
+  } |
+  contract TreeHashMap(@"getOrElse", @map, @key, valueCh, nilCh) = {
+    new got in {
+      TreeHashMap!("get", map, key, *got) |
+      for (@value <- got) {
+        match value { Nil => nilCh!()  _ => valueCh!(value) }
+      }
+    }
+  } |
+
+  // Makes the path of `hash` exist down to the leaf, then sets the key.
+  contract create(@map, @hash, @i, @depth, @key, @value, ret) = {
+    if (i == depth) {
+      for (@leaf <- @(map, *nodeOf, hash.slice(0, i))) {
+        @(map, *nodeOf, hash.slice(0, i))!(leaf.set(key, value)) | ret!(Nil)
+      }
+    } else {
+      for (@seen <<- @(map, *nodeOf, hash.slice(0, i))) {
+        if (seen.contains(hash.slice(i, i + 1))) {
+          create!(map, hash, i + 1, depth, key, value, *ret)
+        } else {
+          for (@children <- @(map, *nodeOf, hash.slice(0, i))) {
+            if (children.contains(hash.slice(i, i + 1))) {
+              @(map, *nodeOf, hash.slice(0, i))!(children)
+            } else {
+              if (i + 1 == depth) {
+                @(map, *nodeOf, hash.slice(0, i + 1))!({})
+              } else {
+                @(map, *nodeOf, hash.slice(0, i + 1))!(Set())
+              } |
+              @(map, *nodeOf, hash.slice(0, i))!(children.add(hash.slice(i, i + 1)))
+            } |
+            create!(map, hash, i + 1, depth, key, value, *ret)
+          }
+        }
+      }
+    }
+  } |
+  contract TreeHashMap(@"set", @map, @key, @value, ret) = {
+    new at in {
+      walk!(map, key, *at) |
+      for (@hash, @depth <- at) { create!(map, hash, 0, depth, key, value, *ret) }
+    }
+  } |
+
+  // Every entry, as one Map.
+  contract collect(@map, @prefix, @i, @depth, ret) = {
+    for (@node <<- @(map, *nodeOf, prefix)) {
+      if (i == depth) { ret!(node) } else {
+        new loop in {
+          contract loop(@left, @acc) = {
+            match left {
+              [b ...rest] => {
+                new part in {
+                  collect!(map, prefix ++ b, i + 1, depth, *part) |
+                  for (@m <- part) { loop!(rest, acc.union(m)) }
+                }
+              }
+              _ => ret!(acc)
+            }
+          } |
+          loop!(node.toList(), {})
+        }
+      }
+    }
+  } |
+  contract TreeHashMap(@"toMap", @map, ret) = {
+    for (@depth <<- @(map, *depthOf)) {
+      collect!(map, "".hexToBytes(), 0, depth, *ret)
+    }
+  } |
+  @"rnode:helper:export"!(bundle+{*TreeHashMap})
+}
+)rho";
+
 constexpr HelperContract kHelpers[] = {
-    {"ListOps", "rho:lang:listOps",
+    // Any deployer: nothing it does is signed.
+    {"TreeHashMap", "rho:lang:treeHashMap", "rho:lang:treeHashMap",
+     "0000000000000000000000000000000000000000000000000000000000000001",
+     1559156000000, kTreeHashMap},
+    {"ListOps", "rho:lang:listOps", "",
      "867c21c6a3245865444d80e49cac08a1c11e23b35965b566bbe9f49bb9897511",
      1559156082324, kListOps},
-    {"Either", "rho:lang:either",
+    {"Either", "rho:lang:either", "",
      "5248f8913f8572d8227a3c7787b54bd8263389f7209adc1422e36bb2beb160dc",
      1559156217509, kEither},
-    {"NonNegativeNumber", "rho:lang:nonNegativeNumber",
+    {"NonNegativeNumber", "rho:lang:nonNegativeNumber", "",
      "e33c9f1e925819d04733db4ec8539a84507c9e9abd32822059349449fe03997d",
      1559156251792, kNonNegativeNumber},
-    {"AuthKey", "rho:system:authKey",
+    {"AuthKey", "rho:system:authKey", "",
      "f450b26bac63e5dd9343cd46f5fae1986d367a893cd21eedd98a4cb3ac699abc",
      1559156356769, kAuthKey},
-    {"Stack", "rho:lang:stack",
+    {"Stack", "rho:lang:stack", "",
      "c94e647de6876c954ebb7b64c40a220227770f9be003635edfe3336a1a2c8605",
      1751539590099, kStack},
-    {"MakeMint", "rho:system:makeMint",
+    {"MakeMint", "rho:system:makeMint", "",
      "de19d53f28d4cdee74bad062342d8486a90a652055f3de4b2efa5eb2fccc9d53",
      1559156452968, kMakeMint},
 };
@@ -746,5 +960,20 @@ constexpr HelperContract kHelpers[] = {
 }  // namespace
 
 std::span<const HelperContract> HelperContracts() { return kHelpers; }
+
+absl::Status InstallLiteralEntry(const HelperContract& helper,
+                                 rholang::interp::NativeSpace& space) {
+  if (helper.literal_uri.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::optional<std::vector<rholang::ir::ParPtr>> exported,
+                   space.Take(rholang::interp::StringPar(
+                       std::string(kHelperExportChannel))));
+  if (!exported.has_value() || exported->size() != 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "helper contract ", std::string(helper.name), " exported nothing on \"",
+        std::string(kHelperExportChannel), "\""));
+  }
+  return space.Put(RegistryEntryChannel(helper.literal_uri),
+                   {std::move((*exported)[0])});
+}
 
 }  // namespace rnode::casper::contracts

@@ -11,11 +11,25 @@
 #include <span>
 #include <string_view>
 
+#include "absl/status/status.h"
+#include "rholang/interpreter/system_processes.h"
+
 namespace rnode::casper::contracts {
+
+// The channel a helper registered under a plain URI sends its contract on
+// (`@"rnode:helper:export"!(bundle+{*Contract})`): the installer moves that
+// datum to the registry entry of `literal_uri`. Only installers run such a
+// helper (genesis, the spec runner), on a state no user has touched.
+inline constexpr std::string_view kHelperExportChannel = "rnode:helper:export";
 
 struct HelperContract {
   std::string_view name;       // "ListOps"
   std::string_view shorthand;  // "rho:lang:listOps"
+  // Empty for a helper that registers itself by a signed insert. Otherwise
+  // the URI whose registry entry is the exported contract itself (not a
+  // (nonce, contract) pair), as the public Registry.rho stores TreeHashMap
+  // under `rho:lang:treeHashMap`.
+  std::string_view literal_uri;
   // Hex of the secp256k1 private key the registering deploy is made with
   // (published with the public contract: its signed insert names it).
   std::string_view deployer_key;
@@ -25,6 +39,12 @@ struct HelperContract {
 
 // In the order they must be deployed (a helper may look up an earlier one).
 std::span<const HelperContract> HelperContracts();
+
+// Runs after a helper's deploy: for a helper with a literal_uri, takes the
+// datum it exported and stores it as that URI's registry entry.
+// FailedPrecondition when nothing was exported.
+absl::Status InstallLiteralEntry(const HelperContract& helper,
+                                 rholang::interp::NativeSpace& space);
 
 }  // namespace rnode::casper::contracts
 

@@ -10,6 +10,7 @@
 #include "casper/contracts/system_contracts.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
+#include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
@@ -138,6 +139,12 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
       return absl::InternalError(absl::StrCat("the helper contract ",
                                               std::string(h.name),
                                               " failed: ", r.error.message()));
+    }
+    interp::SpaceNative native(space->get(),
+                               rspace::OpContext{&log, &(*runtime)->matcher()},
+                               /*meter=*/nullptr, (*runtime)->channel_terms());
+    if (absl::Status s = contracts::InstallLiteralEntry(h, native); !s.ok()) {
+      return absl::InternalError(s.message());
     }
   }
   {
