@@ -443,6 +443,20 @@ AfterComm AfterProduceComm(const Comm& comm, bool datum_persist) {
   return comm.continuation_persist ? AfterComm::kStore : AfterComm::kNext;
 }
 
+// A produce's COMMs in the order its caller runs their bodies: the peeks by
+// consume hash, then the take if any. Play finds them in the order of the
+// waiting continuations and replay in the order of the recorded COMMs; this
+// order is the same in both.
+std::vector<Comm> InRunOrder(std::vector<Comm> comms) {
+  if (comms.size() > 1) {
+    std::sort(comms.begin(), comms.end(), [](const Comm& a, const Comm& b) {
+      if (a.peek != b.peek) return a.peek;
+      return a.consume < b.consume;
+    });
+  }
+  return comms;
+}
+
 Hash32 CommHashOf(
     const WaitingContinuation& k, const std::vector<Space::Chosen>& chosen,
     const std::function<const Datum&(const Space::Chosen&)>& get) {
@@ -535,7 +549,7 @@ absl::StatusOr<std::vector<Comm>> Space::Produce(const OpContext& ctx,
       if (!c.has_value()) break;
       const AfterComm after = AfterProduceComm(*c, persist);
       comms.push_back(*std::move(c));
-      if (after == AfterComm::kDone) return comms;
+      if (after == AfterComm::kDone) return InRunOrder(std::move(comms));
       if (after == AfterComm::kStore) break;
     }
   } else {
@@ -584,14 +598,14 @@ absl::StatusOr<std::vector<Comm>> Space::Produce(const OpContext& ctx,
       comms.push_back(
           Fire(ctx, kc, inst, owner, *locks, *chosen, &ch, &datum, h));
       const AfterComm after = AfterProduceComm(comms.back(), persist);
-      if (after == AfterComm::kDone) return comms;
+      if (after == AfterComm::kDone) return InRunOrder(std::move(comms));
       if (after == AfterComm::kStore) break;
     }
   }
   e->mu.AssertHeld();
   Record(ctx, *e, DeployScope::Record::Kind::kAddDatum, datum);
   InsertDatum(e->state.data, std::move(datum));
-  return comms;
+  return InRunOrder(std::move(comms));
 }
 
 absl::StatusOr<std::optional<Comm>> Space::Consume(

@@ -69,10 +69,11 @@ class Space {
                                                      SpaceOptions options = {});
   ~Space();
 
-  // Sends `data` on `channel`. Returns the COMMs it fired, in order: none
-  // if the datum was stored; one that took it; or, when waiting peeks
-  // matched it, one per peek (each peek leaves the datum for the next
-  // waiting continuation), then possibly one that took it. A datum no COMM
+  // Sends `data` on `channel`. Returns the COMMs it fired: none if the
+  // datum was stored; one that took it; or, when waiting peeks matched it,
+  // one per peek (each peek leaves the datum for the next waiting
+  // continuation), then possibly one that took it. In that order, the peeks
+  // by consume hash, the same in play and replay. A datum no COMM
   // took is stored, so afterwards no waiting continuation matches it. A
   // persistent datum fires at most one COMM and is not stored after it: the
   // caller sends it again (Rholang's `!!`).

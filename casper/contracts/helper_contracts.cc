@@ -7,7 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/registry.h"
+#include "crypto/hash.h"
+#include "crypto/secp256k1.h"
 #include "rholang/interpreter/native_contract.h"
+#include "rholang/interpreter/native_space.h"
+#include "rspace/event_log.h"
+#include "util/bytes.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::contracts {
@@ -974,6 +979,47 @@ absl::Status InstallLiteralEntry(const HelperContract& helper,
   }
   return space.Put(RegistryEntryChannel(helper.literal_uri),
                    {std::move((*exported)[0])});
+}
+
+absl::StatusOr<rholang::interp::DeployInfo> HelperDeploy(
+    const HelperContract& helper) {
+  absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+      HexDecodeFixed<32>(helper.deployer_key);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("helper contract ", std::string(helper.name),
+                     ": deployer key: ", key.status().message()));
+  }
+  const crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*key);
+  rholang::interp::DeployInfo d;
+  d.timestamp = helper.timestamp;
+  d.deployer_public_key.assign(pk.begin(), pk.end());
+  const Hash32 id = crypto::Blake2b256(AsBytes(helper.source));
+  d.deploy_id.assign(id.begin(), id.end());
+  return d;
+}
+
+absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
+                                   rspace::Space& space,
+                                   const rholang::interp::BlockInfo& block) {
+  // Far above what any helper spends: a bound only against one that loops.
+  constexpr int64_t kPhloLimit = 1'000'000'000;
+  for (const HelperContract& h : HelperContracts()) {
+    ASSIGN_OR_RETURN(rholang::interp::DeployInfo d, HelperDeploy(h));
+    rspace::EventLog log;
+    rholang::interp::EvalResult r =
+        runtime.EvaluateSource(h.source, d, kPhloLimit, &log, &block);
+    if (r.failed()) {
+      return absl::InternalError(absl::StrCat("the helper contract ",
+                                              std::string(h.name),
+                                              " failed: ", r.error.message()));
+    }
+    rholang::interp::SpaceNative native(
+        &space, rspace::OpContext{&log, &runtime.matcher()},
+        /*meter=*/nullptr, runtime.channel_terms());
+    RETURN_IF_ERROR(InstallLiteralEntry(h, native));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace rnode::casper::contracts

@@ -12,7 +12,10 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
+#include "rspace/space.h"
 
 namespace rnode::casper::contracts {
 
@@ -45,6 +48,19 @@ std::span<const HelperContract> HelperContracts();
 // FailedPrecondition when nothing was exported.
 absl::Status InstallLiteralEntry(const HelperContract& helper,
                                  rholang::interp::NativeSpace& space);
+
+// The deploy of `helper`: by its published deployer at its published
+// timestamp, with an id derived from its source (the same on every node).
+absl::StatusOr<rholang::interp::DeployInfo> HelperDeploy(
+    const HelperContract& helper);
+
+// Runs every helper's deploy on `runtime`'s space, in order, in `block`,
+// and installs the literal-URI entries. The space keeps their effects, not
+// checkpointed. Genesis and the spec runner call it on a fresh state. An
+// error names the helper that failed.
+absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
+                                   rspace::Space& space,
+                                   const rholang::interp::BlockInfo& block);
 
 }  // namespace rnode::casper::contracts
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/ledger.h"
 #include "rholang/interpreter/native_space.h"
 #include "util/status_macros.h"
@@ -57,6 +58,11 @@ absl::StatusOr<GenesisBlock> CreateGenesis(
     RETURN_IF_ERROR(contracts->ledger().Mint(native, w.address, w.balance));
   }
   RETURN_IF_ERROR(contracts->pos().Genesis(native, block.bonds));
+  // The helper contracts user programs look up (rho:lang:listOps, ...),
+  // each by its own deploy in the genesis block's time.
+  rholang::interp::BlockInfo info;
+  info.timestamp = params.timestamp;
+  RETURN_IF_ERROR(contracts::DeployHelperContracts(*runtime, *space, info));
   ASSIGN_OR_RETURN(const Hash32 post_state, space->CreateCheckpoint());
   block::Block& b = block.block;
   b.header.timestamp = params.timestamp;

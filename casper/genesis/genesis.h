@@ -41,7 +41,8 @@ struct GenesisBlock {
   const Hash32& post_state() const { return block.body.state.post_state; }
 };
 
-// Builds the genesis state on `space` (reset to the empty root first) and
+// Builds the genesis state on `space` (reset to the empty root first): the
+// wallets, the PoS bonds and the helper contracts (helper_contracts.h), and
 // checkpoints it. `contracts` and the runtime's options must come from the
 // same SystemContracts. InvalidArgument for no bonds, PoS parameters other
 // than the contracts', an invalid stake (out of the PoS bounds) or a total

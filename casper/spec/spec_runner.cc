@@ -10,7 +10,6 @@
 #include "casper/contracts/system_contracts.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
-#include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
@@ -18,6 +17,7 @@
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
+#include "util/status_macros.h"
 
 namespace rnode::casper::spec {
 namespace {
@@ -128,25 +128,7 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
   if (!spec_deploy.ok()) return spec_deploy.status();
   // The helper contracts the public genesis has (rho:lang:listOps, ...),
   // each by its own deploy, then the framework.
-  for (const contracts::HelperContract& h : contracts::HelperContracts()) {
-    absl::StatusOr<interp::DeployInfo> d =
-        RunnerDeploy(h.source, h.timestamp, h.deployer_key);
-    if (!d.ok()) return d.status();
-    rspace::EventLog log;
-    interp::EvalResult r = (*runtime)->EvaluateSource(
-        h.source, *d, options.phlo_limit, &log, &block);
-    if (r.failed()) {
-      return absl::InternalError(absl::StrCat("the helper contract ",
-                                              std::string(h.name),
-                                              " failed: ", r.error.message()));
-    }
-    interp::SpaceNative native(space->get(),
-                               rspace::OpContext{&log, &(*runtime)->matcher()},
-                               /*meter=*/nullptr, (*runtime)->channel_terms());
-    if (absl::Status s = contracts::InstallLiteralEntry(h, native); !s.ok()) {
-      return absl::InternalError(s.message());
-    }
-  }
+  RETURN_IF_ERROR(contracts::DeployHelperContracts(**runtime, **space, block));
   {
     rspace::EventLog log;
     interp::EvalResult r = (*runtime)->EvaluateSource(

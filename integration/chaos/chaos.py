@@ -44,7 +44,7 @@ After each scenario the checks are:
   state      the highest block final on all nodes has the same post-state
              root on every node
 
---soak runs no fault: a steady stream for --soak-minutes (default 120) with
+--soak runs no fault: a steady stream for --soak-minutes (default 150) with
 every node's resident memory sampled once a minute. The warm-up ends at
 the first minute from --warmup-minutes (default 10) on when every
 validator's RocksDB block cache is 90 % full; at least --measured-minutes
@@ -54,7 +54,7 @@ fills far slower than a validator's) is at most 10 % above its sample at
 the end of the warm-up, every acknowledged deploy finalized, and agreement
 and state hold at the end. Raw RSS growth is reported beside it. It writes soak.md, soak.json, rss.csv and memory.csv (the
 heap, RocksDB and DAG gauges each minute; not in the test command: it
-takes two hours).
+takes two and a half hours).
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -787,7 +787,7 @@ def main():
     p.add_argument("--base-port", type=int)
     p.add_argument("--soak", action="store_true",
                    help="no faults: a long steady stream, memory sampled")
-    p.add_argument("--soak-minutes", type=float, default=120,
+    p.add_argument("--soak-minutes", type=float, default=150,
                    help="the whole soak, warm-up included")
     p.add_argument("--warmup-minutes", type=int, default=10,
                    help="the shortest warm-up (it lasts until the block "

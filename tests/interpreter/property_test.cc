@@ -56,7 +56,18 @@ std::string Describe(const RunResult& r) {
 std::string Compare(const char* what, const RunResult& a, const RunResult& b,
                     bool compare_events) {
   std::ostringstream diff;
-  if (a.stdout_lines != b.stdout_lines) diff << " stdout lines;";
+  if (a.stdout_lines != b.stdout_lines) {
+    size_t i = 0;
+    while (i < a.stdout_lines.size() && i < b.stdout_lines.size() &&
+           a.stdout_lines[i] == b.stdout_lines[i]) {
+      ++i;
+    }
+    auto line = [i](const RunResult& r) {
+      return i < r.stdout_lines.size() ? r.stdout_lines[i] : "(none)";
+    };
+    diff << " stdout lines (line " << i << ": '" << line(a) << "' vs '"
+         << line(b) << "');";
+  }
   if (a.cost != b.cost) diff << " cost " << a.cost << " vs " << b.cost << ";";
   if (a.error.ToString() != b.error.ToString()) {
     diff << " error '" << a.error << "' vs '" << b.error << "';";

@@ -53,9 +53,9 @@ TEST_F(GenesisToolTest, PrintsThePinnedBlock) {
       "wallets: 1\n"
       "total supply: 5001000\n"
       "post-state: "
-      "59e9fb6bb3e25e5b3091ac6e507bf67dae17798a4b4092f37a1396098e95c85d\n"
+      "2a8bd4425471fbb3d214b26839323606f78e44407065114b231c603a2e965700\n"
       "block hash: "
-      "8c8f97945c0d1acb44844ddba18fb71f622761781a8d3fda49c6a889d1f0e22c\n");
+      "7922f87cd93d44b76d5ada0471f54e56d29ecb32726630f9788e567f1ebcca89\n");
 }
 
 TEST_F(GenesisToolTest, BadLineIsReportedWithFileAndLine) {

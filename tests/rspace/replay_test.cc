@@ -270,6 +270,22 @@ TEST(ReplayTest, ThreePeeksOfOneProduceReplay) {
   EXPECT_EQ(h.play_results[4].size(), 1u);
   EXPECT_EQ(CountComms(h.recorded), 4u);
   h.ExpectReplayMatches(ops);
+  // The caller runs the bodies in the order Produce returns the COMMs: the
+  // same in replay (which finds them in the recorded COMMs' order) as in
+  // play (the waiting continuations' order), in any order of the consumes.
+  auto consumes = [](const std::vector<Comm>& comms) {
+    std::vector<Hash32> out;
+    for (const Comm& c : comms) out.push_back(c.consume);
+    return out;
+  };
+  const std::vector<Hash32> played = consumes(h.play_results[3]);
+  EXPECT_TRUE(std::is_sorted(played.begin(), played.end()));
+  for (const auto& order :
+       {ops, std::vector<Op>{ops[2], ops[0], ops[1], ops[3], ops[4]}}) {
+    auto r = h.Replay(order);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(consumes((*r)[3]), played);
+  }
 }
 
 TEST(ReplayTest, ReplayPicksTheRecordedDatumNotTheFirstOne) {
