@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/names.h"
+#include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/native_contract.h"
@@ -27,6 +28,35 @@ constexpr int64_t kCallCost = interp::cost::kSend;
 constexpr int64_t kAddressCheck = 10 + 60;
 // Deriving an address from a key or a name (as rho:vault:address).
 constexpr int64_t kAddressDerivation = 130;
+
+// Where a vault's log channel is kept (setLog): one datum, the name, on
+// Unforgeable(GPrivate, blake2b256(kLogDomain || address)); no datum: the
+// vault does not log. No program can name it.
+constexpr std::string_view kLogDomain = "rnode/vault-log/";
+
+ir::ParPtr LogStoreChannel(std::string_view address) {
+  Bytes pre(kLogDomain.begin(), kLogDomain.end());
+  pre.insert(pre.end(), address.begin(), address.end());
+  return interp::UnforgeablePar(ir::UnforgeableKind::kPrivate,
+                                crypto::Blake2b256(pre));
+}
+
+// The entry a logging vault sends after a transfer, as the public vault
+// does: ["transfer", target, amount, result, blockNumber, timestamp,
+// sender] (block data of the block the deploy runs in; zeros and an empty
+// key outside one).
+ir::ParPtr TransferLogEntry(const ir::ParPtr& target, const ir::ParPtr& amount,
+                            ir::ParPtr result,
+                            const interp::ProcessContext& ctx) {
+  const interp::BlockInfo* b = ctx.block;
+  return ir::ParOf(ir::Expr::List(
+      {interp::StringPar("transfer"), target, amount, std::move(result),
+       interp::IntPar(b != nullptr ? b->block_number : 0),
+       interp::IntPar(b != nullptr ? b->timestamp : 0),
+       interp::BytesPar(b != nullptr ? ByteView(b->sender_public_key)
+                                     : ByteView())},
+      std::nullopt));
+}
 
 Replies Fail(const ir::ParPtr& ret, std::string_view message) {
   return interp::ReplyWith(
@@ -107,6 +137,29 @@ Replies RevVaultCall(Ledger* ledger, Args args, interp::ProcessContext& ctx) {
   return UnknownMethod(kVaultUri, args);
 }
 
+// A vault's ("transfer", target, amount, authKey, ret): the result to
+// reply, (true, Nil) or (false, reason). Checked in the public node's order:
+// target, amount, key, funds.
+absl::StatusOr<ir::ParPtr> Transfer(Ledger* ledger, std::string_view self,
+                                    Args args, interp::ProcessContext& ctx) {
+  auto fail = [](std::string_view message) {
+    return EitherPar(false, interp::StringPar(std::string(message)));
+  };
+  std::string error;
+  ASSIGN_OR_RETURN(std::string to, AddressArg(*args[1], ctx, error));
+  if (!error.empty()) return fail(error);
+  const ir::Expr* amount = interp::SingleOfKind(*args[2], ir::ExprKind::kInt);
+  if (amount == nullptr) return fail("Amount must be an Int");
+  if (amount->int_value <= 0) {
+    return fail(TransferErrorText(TransferError::kNonPositiveAmount));
+  }
+  if (!ir::Equal(args[3], AuthKeyOf(self))) return fail("Invalid AuthKey");
+  ASSIGN_OR_RETURN(TransferError refused,
+                   ledger->Transfer(*ctx.space, self, to, amount->int_value));
+  if (refused != TransferError::kNone) return fail(TransferErrorText(refused));
+  return EitherPar(true, ir::Nil());
+}
+
 Replies VaultCall(Ledger* ledger, ByteView key, Args args,
                   interp::ProcessContext& ctx) {
   RETURN_IF_ERROR(interp::Charge(ctx, kCallCost));
@@ -119,25 +172,29 @@ Replies VaultCall(Ledger* ledger, ByteView key, Args args,
     return interp::ReplyWith(args[1], {interp::IntPar(balance)});
   }
   if (IsMethod(args, "transfer", 4)) {
-    const ir::ParPtr& ret = args[4];
-    // Checked in the public node's order: target, amount, key, funds.
-    std::string error;
-    ASSIGN_OR_RETURN(std::string to, AddressArg(*args[1], ctx, error));
-    if (!error.empty()) return Fail(ret, error);
-    const ir::Expr* amount = interp::SingleOfKind(*args[2], ir::ExprKind::kInt);
-    if (amount == nullptr) return Fail(ret, "Amount must be an Int");
-    if (amount->int_value <= 0) {
-      return Fail(ret, TransferErrorText(TransferError::kNonPositiveAmount));
+    ASSIGN_OR_RETURN(ir::ParPtr result, Transfer(ledger, self, args, ctx));
+    std::vector<interp::Reply> replies = {{args[4], {result}}};
+    // A logging vault reports every attempt, refused ones too.
+    ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> log,
+                     ctx.space->Peek(LogStoreChannel(self)));
+    if (log.has_value() && log->size() == 1) {
+      replies.push_back(
+          {(*log)[0], {TransferLogEntry(args[1], args[2], result, ctx)}});
     }
-    if (!ir::Equal(args[3], AuthKeyOf(self))) {
-      return Fail(ret, "Invalid AuthKey");
+    return replies;
+  }
+  if (IsMethod(args, "setLog", 3)) {
+    // ("setLog", logCh, authKey, ret): with the vault's key, every later
+    // transfer is reported on logCh (Nil: no more); replies whether the key
+    // was the vault's.
+    const ir::ParPtr& ret = args[3];
+    if (!ir::Equal(args[2], AuthKeyOf(self))) {
+      return interp::ReplyWith(ret, {interp::BoolPar(false)});
     }
-    ASSIGN_OR_RETURN(TransferError refused,
-                     ledger->Transfer(*ctx.space, self, to, amount->int_value));
-    if (refused != TransferError::kNone) {
-      return Fail(ret, TransferErrorText(refused));
-    }
-    return interp::ReplyWith(ret, {EitherPar(true, ir::Nil())});
+    const ir::ParPtr store = LogStoreChannel(self);
+    RETURN_IF_ERROR(ctx.space->Take(store).status());
+    if (!args[1]->IsNil()) RETURN_IF_ERROR(ctx.space->Put(store, {args[1]}));
+    return interp::ReplyWith(ret, {interp::BoolPar(true)});
   }
   return UnknownMethod(kVault, args);
 }

@@ -9,7 +9,9 @@
 #include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/system_contracts.h"
 #include "crypto/hash.h"
+#include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
+#include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
@@ -126,6 +128,26 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
   absl::StatusOr<interp::DeployInfo> spec_deploy =
       RunnerDeploy(spec, kSpecTimestamp, options.deployer_key);
   if (!spec_deploy.ok()) return spec_deploy.status();
+  // The harness's genesis vaults.
+  {
+    rspace::EventLog log;
+    interp::SpaceNative native(space->get(),
+                               rspace::OpContext{&log, &(*runtime)->matcher()},
+                               /*meter=*/nullptr, (*runtime)->channel_terms());
+    contracts.ledger().BeginDeploy();
+    for (std::string_view key_hex : options.genesis_vault_keys) {
+      absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+          HexDecodeFixed<32>(key_hex);
+      if (!key.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("genesis vault key: ", key.status().message()));
+      }
+      RETURN_IF_ERROR(contracts.ledger().Mint(
+          native,
+          crypto::RevAddressFromPublicKey(crypto::Secp256k1PublicKeyOf(*key)),
+          options.genesis_vault_balance));
+    }
+  }
   // The helper contracts the public genesis has (rho:lang:listOps, ...),
   // each by its own deploy, then the framework.
   RETURN_IF_ERROR(contracts::DeployHelperContracts(**runtime, **space, block));

@@ -29,6 +29,14 @@ inline constexpr std::string_view kFrameworkDeployerKey =
 inline constexpr std::string_view kDefaultSpecDeployerKey =
     "a68a6e6cca30f81bd24a719f3145d20e8424bd7b396309b0708a16c7d8000b76";
 
+// The public test harness's second default key: its genesis funds the
+// vaults of this key and of kDefaultSpecDeployerKey.
+inline constexpr std::string_view kSecondSpecKey =
+    "5a0bde2f5857124b1379c78535b07a278e3b9cefbcacc02e62ab3294c02765a1";
+// What the public test harness's genesis puts in each of those vaults (the
+// public SystemVault tests expect it).
+inline constexpr int64_t kSpecGenesisVaultBalance = 9'000'000;
+
 // Our framework (framework.cc): "testSuite" with cases, setup and
 // teardown; "assert" and "assertMany" with the public assertion shapes.
 extern const std::string_view kDefaultFramework;
@@ -43,6 +51,11 @@ struct SpecOptions {
   // Hex of the secp256k1 private key whose public key is the spec deploy's
   // deployer (rho:system:deployerId, rho:deploy:data).
   std::string_view deployer_key = kDefaultSpecDeployerKey;
+  // Hex of the secp256k1 private keys whose vaults hold
+  // genesis_vault_balance at the start, as in the public harness's genesis.
+  std::vector<std::string_view> genesis_vault_keys = {kDefaultSpecDeployerKey,
+                                                      kSecondSpecKey};
+  int64_t genesis_vault_balance = kSpecGenesisVaultBalance;
 };
 
 // One test case: every assertion it made, in every attempt, held.

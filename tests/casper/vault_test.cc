@@ -122,6 +122,90 @@ TEST_F(VaultTest, StandardTransferMovesExactAmountsWithPrechargeAndRefund) {
   EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), out->cost * 3);
 }
 
+// setLog with rho:io:stdout as the log: each logged transfer is a line.
+// $LOG is the log channel, then two transfers of 7 and 8 follow in turn.
+constexpr char kLoggedTransfersTemplate[] = R"(
+new deployerId(`rho:system:deployerId`), rl(`rho:registry:lookup`),
+    stdout(`rho:io:stdout`), vaultsCh, fromCh, keyCh, setCh, r1, r2 in {
+  rl!(`rho:vault:system`, *vaultsCh) |
+  for (@(_, Vaults) <- vaultsCh) {
+    @Vaults!("findOrCreate", "$FROM", *fromCh) |
+    @Vaults!("deployerAuthKey", *deployerId, *keyCh) |
+    for (@(true, from) <- fromCh; @key <- keyCh) {
+      @from!("setLog", $LOG, key, *setCh) |
+      for (@set <- setCh) {
+        stdout!(("set", set)) |
+        @from!("transfer", "$TO", 7, key, *r1) |
+        for (_ <- r1) { @from!("transfer", "$TO", 8, key, *r2) }
+      }
+    }
+  }
+}
+)";
+
+std::string LoggedTransfers(const std::string& from, const std::string& to,
+                            const std::string& log) {
+  return absl::StrReplaceAll(kLoggedTransfersTemplate,
+                             {{"$FROM", from}, {"$TO", to}, {"$LOG", log}});
+}
+
+TEST_F(VaultTest, SetLogReportsEveryTransferOnTheLogChannel) {
+  auto out = env.Deploy(
+      alice, LoggedTransfers(alice.address, bob.address, "*stdout"), kLimit);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_FALSE(out->failed()) << out->message;
+  // The block data of ContractEnv's block: number, time, sender.
+  const std::string tail = absl::StrCat(
+      ", (true, Nil), ", env.block.block_number, ", ", env.block.timestamp,
+      ", \"", HexEncode(ByteView(env.block.sender_public_key)),
+      "\".hexToBytes()]");
+  EXPECT_EQ(
+      env.lines.out,
+      (std::vector<std::string>{
+          "(\"set\", true)",
+          absl::StrCat("[\"transfer\", \"", bob.address, "\", 7", tail),
+          absl::StrCat("[\"transfer\", \"", bob.address, "\", 8", tail)}));
+  EXPECT_EQ(env.Balance(bob.address), 15);
+
+  // The log survives the deploy; Nil switches it off.
+  env.lines.out.clear();
+  out = env.Deploy(alice, LoggedTransfers(alice.address, bob.address, "Nil"),
+                   kLimit, 1, 1'700'000'000'001);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_FALSE(out->failed()) << out->message;
+  EXPECT_EQ(env.lines.out, (std::vector<std::string>{"(\"set\", true)"}));
+  EXPECT_EQ(env.Balance(bob.address), 30);
+}
+
+TEST_F(VaultTest, SetLogWithAnotherKeyIsRefusedAndLogsNothing) {
+  // Bob's key on alice's vault.
+  env.Fund(bob.address, kFunds);
+  const std::string term = absl::StrReplaceAll(
+      LoggedTransfers(alice.address, bob.address, "*stdout"),
+      {{"@from!(\"transfer\"", "Nil | @\"unused\"!(\"transfer\""}});
+  auto out = env.Deploy(bob, term, kLimit);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_FALSE(out->failed()) << out->message;
+  EXPECT_EQ(env.lines.out, (std::vector<std::string>{"(\"set\", false)"}));
+}
+
+TEST_F(VaultTest, LoggedTransfersReplayToTheSameState) {
+  const std::string term =
+      LoggedTransfers(alice.address, bob.address, "*stdout");
+  Hash32 start = env.Checkpoint();
+  auto out = env.Deploy(alice, term, kLimit, 1);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_FALSE(out->failed()) << out->message;
+  Hash32 played = env.Checkpoint();
+  ASSERT_TRUE(env.space->Reset(start).ok());
+  auto replayed = ReplayAsAlice(term, out->events);
+  ASSERT_TRUE(replayed.ok()) << replayed.status();
+  ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
+      << replayed->divergence.ToString() << replayed->error;
+  EXPECT_EQ(replayed->outcome.cost, out->cost);
+  EXPECT_EQ(env.Checkpoint(), played);
+}
+
 TEST_F(VaultTest, MinimalClientTransferToAnUnusedAddressCompletes) {
   auto out = env.Deploy(
       alice,

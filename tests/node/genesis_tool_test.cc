@@ -103,8 +103,8 @@ new rl(`rho:registry:lookup`), deployerId(`rho:rchain:deployerId`),
   const std::string text = out.str();
   EXPECT_NE(text.find("stdout: (true, Nil)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("charged: 100000\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("cost: 5689\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("refunded: 94311\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cost: 5764\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("refunded: 94236\n"), std::string::npos) << text;
   EXPECT_NE(text.find(absl::StrCat("balance ", bob.address, ": 0 -> 1234\n")),
             std::string::npos)
       << text;
