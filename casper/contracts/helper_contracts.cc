@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "casper/contracts/registry.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
@@ -937,6 +938,268 @@ new TreeHashMap, nodeOf, depthOf, walk, create, collect,
 }
 )rho";
 
+// The multi-signature vault (rho:vault:multiSig): a system vault at the
+// address of a private name, spent by a quorum of signers. A signer is a
+// public key (it authorises with the key `deployerAuthKey` makes for its
+// deployer) or an unsealer of a sealer/unsealer pair (it authorises with a
+// box sealing the exact call: (vault, target, amount, ret) for transfer,
+// (vault, target, amount, nonce, ret) for confirm). With quorum 1 a
+// transfer moves the funds at once and replies (true, (false, "done"));
+// otherwise it replies (true, (true, nonce)) and the funds move at the
+// quorum-th confirm. Finished nonces are forgotten (the map stays small).
+constexpr std::string_view kMultiSigVault = R"rho(
+new MultiSigVault, registered, owner, lookup(`rho:registry:lookup`),
+    VaultAddress(`rho:vault:address`), idOps(`rho:system:deployerId:ops`),
+    insertSigned(`rho:registry:insertSigned:secp256k1`),
+    systemVaultCh in {
+  lookup!(`rho:vault:system`, *systemVaultCh) |
+  for (@(_, SystemVault) <- systemVaultCh) {
+
+    // A pair of names: sealer!(value, ret) replies a fresh box holding
+    // value; unsealer!(box, ret) replies (true, value) for a box of this
+    // pair, (false, "Invalid box") for anything else.
+    contract MultiSigVault(@"makeSealerUnsealer", ret) = {
+      new sealer, unsealer, boxes in {
+        boxes!({}) |
+        contract sealer(@value, reply) = {
+          new box in {
+            for (@sealed <- boxes) {
+              boxes!(sealed.set(*box, value)) | reply!(*box)
+            }
+          }
+        } |
+        contract unsealer(@box, reply) = {
+          for (@sealed <<- boxes) {
+            if (sealed.contains(box)) { reply!((true, sealed.get(box))) }
+            else { reply!((false, "Invalid box")) }
+          }
+        } |
+        ret!((*sealer, *unsealer))
+      }
+    } |
+
+    // The key of the deployer's public key as a signer. Only this contract
+    // holds `owner`, so only it can make one.
+    contract MultiSigVault(@"deployerAuthKey", deployerId, ret) = {
+      new keyCh, addressCh in {
+        idOps!("pubKeyBytes", *deployerId, *keyCh) |
+        for (@publicKey <- keyCh) {
+          VaultAddress!("fromPublicKey", publicKey, *addressCh) |
+          for (@address <- addressCh) { ret!(bundle0{(*owner, address)}) }
+        }
+      }
+    } |
+
+    contract MultiSigVault(@"create", @publicKeys, @unsealers, @quorum, ret) = {
+      if (quorum <= 0 or quorum > publicKeys.length() + unsealers.length()) {
+        ret!((false, "invalid quorum size"))
+      } else {
+        new unf, vault, addressCh, sysKeyCh, foundCh, signersCh, toAddresses,
+            verify, byKey, bySealer, counter, pending in {
+          VaultAddress!("fromUnforgeable", *unf, *addressCh) |
+          @SystemVault!("unforgeableAuthKey", *unf, *sysKeyCh) |
+
+          // The signer keys' vault addresses, in order.
+          contract toAddresses(@keys, @done, reply) = {
+            match keys {
+              [] => reply!(done)
+              [key ...rest] => {
+                new addr in {
+                  VaultAddress!("fromPublicKey", key, *addr) |
+                  for (@a <- addr) { toAddresses!(rest, done ++ [a], *reply) }
+                }
+              }
+            }
+          } |
+          toAddresses!(publicKeys, [], *signersCh) |
+
+          for (@address <- addressCh & @sysKey <- sysKeyCh &
+               @signers <- signersCh) {
+            @SystemVault!("findOrCreate", address, *foundCh) |
+            for (@found <- foundCh) {
+              match found {
+                (true, systemVault) => {
+                  counter!(0) | pending!({}) |
+
+                  // (true, signer) when `auth` authorises `call`, else
+                  // (false, "invalid auth"). Keys are compared, never
+                  // called; unsealers are asked in order.
+                  contract byKey(@auth, @left, reply) = {
+                    match left {
+                      [] => reply!(Nil)
+                      [a ...rest] => {
+                        if (auth == bundle0{(*owner, a)}) { reply!(("key", a)) }
+                        else { byKey!(auth, rest, *reply) }
+                      }
+                    }
+                  } |
+                  contract bySealer(@auth, @left, @i, reply) = {
+                    match left {
+                      [] => reply!((false, Nil))
+                      [u ...rest] => {
+                        new opened in {
+                          @u!(auth, *opened) |
+                          for (@r <- opened) {
+                            match r {
+                              (true, value) => reply!((true, (i, value)))
+                              _ => bySealer!(auth, rest, i + 1, *reply)
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } |
+                  contract verify(@auth, @call, reply) = {
+                    new keyRet, sealRet in {
+                      byKey!(auth, signers, *keyRet) |
+                      for (@signer <- keyRet) {
+                        if (signer != Nil) { reply!((true, signer)) }
+                        else {
+                          bySealer!(auth, unsealers, 0, *sealRet) |
+                          for (@opened <- sealRet) {
+                            match opened {
+                              (true, (i, value)) => {
+                                if (value == call) {
+                                  reply!((true, ("unsealer", i)))
+                                } else { reply!((false, "invalid auth")) }
+                              }
+                              _ => reply!((false, "invalid auth"))
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } |
+
+                  contract vault(@"balance", ret) = {
+                    @systemVault!("balance", *ret)
+                  } |
+
+                  contract vault(@"transfer", @target, @amount, @auth, ret) = {
+                    new checked, moved in {
+                      verify!(auth, (bundle+{*vault}, target, amount, *ret),
+                              *checked) |
+                      for (@check <- checked) {
+                        match check {
+                          (true, signer) => {
+                            for (@nonce <- counter & @open <- pending) {
+                              counter!(nonce + 1) |
+                              if (quorum == 1) {
+                                pending!(open) |
+                                @systemVault!("transfer", target, amount,
+                                              sysKey, *moved) |
+                                for (@result <- moved) {
+                                  match result {
+                                    (true, _) => ret!((true, (false, "done")))
+                                    _ => ret!(result)
+                                  }
+                                }
+                              } else {
+                                pending!(open.set(nonce,
+                                                  (target, amount, Set(signer)))) |
+                                ret!((true, (true, nonce)))
+                              }
+                            }
+                          }
+                          _ => ret!(check)
+                        }
+                      }
+                    }
+                  } |
+
+                  contract vault(@"confirm", @target, @amount, @auth, @nonce,
+                                 ret) = {
+                    new checked, moved in {
+                      verify!(auth,
+                              (bundle+{*vault}, target, amount, nonce, *ret),
+                              *checked) |
+                      for (@check <- checked) {
+                        match check {
+                          (true, signer) => {
+                            for (@open <- pending) {
+                              match open.get(nonce) {
+                                (t, a, signed) => {
+                                  if (t != target or a != amount) {
+                                    pending!(open) |
+                                    ret!((false,
+                                          "given data does not match stored data"))
+                                  } else {
+                                    if (signed.contains(signer)) {
+                                      pending!(open) |
+                                      ret!((false, "already confirmed"))
+                                    } else {
+                                      if (signed.size() + 1 >= quorum) {
+                                        pending!(open.delete(nonce)) |
+                                        @systemVault!("transfer", target,
+                                                      amount, sysKey, *moved) |
+                                        for (@result <- moved) {
+                                          match result {
+                                            (true, _) => {
+                                              ret!((true, (false, "done")))
+                                            }
+                                            _ => ret!(result)
+                                          }
+                                        }
+                                      } else {
+                                        pending!(open.set(nonce,
+                                          (t, a, signed.add(signer)))) |
+                                        ret!((true, (true, nonce)))
+                                      }
+                                    }
+                                  }
+                                }
+                                _ => {
+                                  pending!(open) |
+                                  ret!((false, "inactive transaction nonce"))
+                                }
+                              }
+                            }
+                          }
+                          _ => ret!(check)
+                        }
+                      }
+                    }
+                  } |
+
+                  ret!((true, (bundle+{*vault}, address, systemVault)))
+                }
+                _ => ret!(found)
+              }
+            }
+          }
+        }
+      }
+    } |
+
+    insertSigned!(
+      "04fe2eb1e0e7462b1a8f64600389e1e76727f8b2d38804eaa4b48f7a7d6715130fc24d3c4dac2d8bdc19e0b49879dbaf07c30773cd9740a9d14a092ef76339207a".hexToBytes(),
+      (9223372036854775807, bundle+{*MultiSigVault}),
+      "304402201d9ecd4984f6fd7618dfe1dfa6753c662b2765f6e0b8819e63f37c65ba4c9175022067305a89ef93fd1726ecf31929d3306cdf29a7f8efa849fe6a336b499c67739c".hexToBytes(),
+      *registered)
+  }
+}
+)rho";
+
+// TokenMetadata (rho:system:tokenMetadata): the native token's name,
+// symbol and decimals, each by its method, and ("all", ret) as the triple.
+// DeployHelperContracts fills in the $$...$$ fields from its TokenInfo.
+constexpr std::string_view kTokenMetadata = R"rho(
+new TokenMetadata, registered,
+    insertSigned(`rho:registry:insertSigned:secp256k1`) in {
+  contract TokenMetadata(@"name", ret) = { ret!("$$tokenName$$") } |
+  contract TokenMetadata(@"symbol", ret) = { ret!("$$tokenSymbol$$") } |
+  contract TokenMetadata(@"decimals", ret) = { ret!($$tokenDecimals$$) } |
+  contract TokenMetadata(@"all", ret) = {
+    ret!(("$$tokenName$$", "$$tokenSymbol$$", $$tokenDecimals$$))
+  } |
+  insertSigned!(
+    "04856ecb339aa2462bc25f4d4d5f5e5317c58e366222bed85f488c576f423ff7136ba22c4198b1b7b8d5d2c61722b948fee9d8d8e10e468dc52b490d3393444fd0".hexToBytes(),
+    (9223372036854775807, bundle+{*TokenMetadata}),
+    "3044022065f630061a79b4ae846a705faf6c96dc3f97d90bb9f1dd1dec8d8581d27f50d902207d99a932eee9a9743bef7c7148db938c4ec34bdd4d99b1445db98bc0a61ec851".hexToBytes(),
+    *registered)
+}
+)rho";
+
 constexpr HelperContract kHelpers[] = {
     // Any deployer: nothing it does is signed.
     {"TreeHashMap", "rho:lang:treeHashMap", "rho:lang:treeHashMap",
@@ -960,6 +1223,12 @@ constexpr HelperContract kHelpers[] = {
     {"MakeMint", "rho:system:makeMint", "",
      "de19d53f28d4cdee74bad062342d8486a90a652055f3de4b2efa5eb2fccc9d53",
      1559156452968, kMakeMint},
+    {"MultiSigVault", "rho:vault:multiSig", "",
+     "2a2eaa76d6fea9f502629e32b0f8eea19b9de8e2188ec0d589fcafa98fb1f031",
+     1571408470880, kMultiSigVault},
+    {"TokenMetadata", "rho:system:tokenMetadata", "",
+     "8f9a1c3b2d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4a5b6c7d8e9f0a",
+     1737500000000, kTokenMetadata},
 };
 
 }  // namespace
@@ -999,16 +1268,43 @@ absl::StatusOr<rholang::interp::DeployInfo> HelperDeploy(
   return d;
 }
 
+absl::Status CheckTokenInfo(const TokenInfo& token) {
+  auto plain = [](std::string_view text) {
+    if (text.empty() || text.size() > kMaxTokenTextBytes) return false;
+    for (char c : text) {
+      if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+    }
+    return true;
+  };
+  if (!plain(token.name) || !plain(token.symbol)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("token name and symbol: 1 to ", kMaxTokenTextBytes,
+                     " printable ASCII characters without \" or \\"));
+  }
+  if (token.decimals < 0 || token.decimals > kMaxTokenDecimals) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("token decimals: 0 to ", kMaxTokenDecimals));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
                                    rspace::Space& space,
-                                   const rholang::interp::BlockInfo& block) {
+                                   const rholang::interp::BlockInfo& block,
+                                   const TokenInfo& token) {
+  RETURN_IF_ERROR(CheckTokenInfo(token));
   // Far above what any helper spends: a bound only against one that loops.
   constexpr int64_t kPhloLimit = 1'000'000'000;
   for (const HelperContract& h : HelperContracts()) {
     ASSIGN_OR_RETURN(rholang::interp::DeployInfo d, HelperDeploy(h));
+    const std::string source = absl::StrReplaceAll(
+        absl::string_view(h.source.data(), h.source.size()),
+        {{"$$tokenName$$", token.name},
+         {"$$tokenSymbol$$", token.symbol},
+         {"$$tokenDecimals$$", absl::StrCat(token.decimals)}});
     rspace::EventLog log;
     rholang::interp::EvalResult r =
-        runtime.EvaluateSource(h.source, d, kPhloLimit, &log, &block);
+        runtime.EvaluateSource(source, d, kPhloLimit, &log, &block);
     if (r.failed()) {
       return absl::InternalError(absl::StrCat("the helper contract ",
                                               std::string(h.name),

@@ -7,8 +7,10 @@
 #ifndef RNODE_CASPER_CONTRACTS_HELPER_CONTRACTS_H_
 #define RNODE_CASPER_CONTRACTS_HELPER_CONTRACTS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -54,13 +56,29 @@ absl::Status InstallLiteralEntry(const HelperContract& helper,
 absl::StatusOr<rholang::interp::DeployInfo> HelperDeploy(
     const HelperContract& helper);
 
+// The native token as TokenMetadata (rho:system:tokenMetadata) describes
+// it; the defaults are the public node's.
+inline constexpr size_t kMaxTokenTextBytes = 32;
+inline constexpr int kMaxTokenDecimals = 18;
+struct TokenInfo {
+  std::string name = "F1R3CAP";
+  std::string symbol = "F1R3";
+  int decimals = 8;
+};
+// InvalidArgument unless name and symbol are 1..kMaxTokenTextBytes
+// printable ASCII characters other than `"` and `\`, and decimals is
+// 0..kMaxTokenDecimals.
+absl::Status CheckTokenInfo(const TokenInfo& token);
+
 // Runs every helper's deploy on `runtime`'s space, in order, in `block`,
 // and installs the literal-URI entries. The space keeps their effects, not
 // checkpointed. Genesis and the spec runner call it on a fresh state. An
-// error names the helper that failed.
+// error names the helper that failed; a bad `token` is InvalidArgument
+// (CheckTokenInfo) before anything runs.
 absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
                                    rspace::Space& space,
-                                   const rholang::interp::BlockInfo& block);
+                                   const rholang::interp::BlockInfo& block,
+                                   const TokenInfo& token = TokenInfo());
 
 }  // namespace rnode::casper::contracts
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
+#include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/names.h"
 #include "casper/genesis/genesis.h"
 #include "gtest/gtest.h"
@@ -49,9 +50,9 @@ TEST(GenesisTest, SameFilesGiveThePinnedBlock) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_NE(b->post_state(), b->pre_state());
   EXPECT_EQ(HexEncode(ByteView(b->post_state())),
-            "04a230151734307dd3621c466f6aa03776a3bb33e025389ec86e8e74f1e9e228");
+            "0992a546cecbb4b1a8d7d8b90b448ef0f67774c6e55a6a0be8ae51aca2a704c0");
   EXPECT_EQ(HexEncode(ByteView(b->hash())),
-            "631d753493fd3be83772d9b841b39bf6555a70aaeafbb05b8d60bf4bfafae7d0");
+            "339abcab9e0da817542ddc9cb3e59eeaec6551f9a701df9007d121867ba55003");
 }
 
 TEST(GenesisTest, ThreadCountDoesNotChangeTheBlock) {
@@ -103,6 +104,46 @@ TEST(GenesisTest, UserProgramsFindTheHelperContracts) {
   std::sort(out.begin(), out.end());
   EXPECT_EQ(out, (std::vector<std::string>{R"(["get", 7])", R"(["size", 1])",
                                            R"(["sum", 6])"}));
+}
+
+TEST(HelperContractsTest, TokenMetadataAnswersTheGivenToken) {
+  ContractEnv env;
+  contracts::TokenInfo token{
+      .name = "Test Coin", .symbol = "TST", .decimals = 4};
+  ASSERT_TRUE(contracts::DeployHelperContracts(*env.runtime, *env.space,
+                                               env.block, token)
+                  .ok());
+  auto r = env.Run(MakeTestKey(1), R"(
+    new lookup(`rho:registry:lookup`), out(`rho:io:stdout`), ch, all in {
+      lookup!(`rho:system:tokenMetadata`, *ch) |
+      for (@(_, Token) <- ch) {
+        @Token!("all", *all) | for (@t <- all) { out!(t) }
+      }
+    })");
+  ASSERT_FALSE(r.failed()) << r.error;
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{R"(("Test Coin", "TST", 4))"}));
+}
+
+TEST(HelperContractsTest, ABadTokenIsRefusedBeforeAnythingRuns) {
+  for (const contracts::TokenInfo& bad :
+       {contracts::TokenInfo{.name = ""},
+        contracts::TokenInfo{.name = "quote\""},
+        contracts::TokenInfo{.symbol = "back\\slash"},
+        contracts::TokenInfo{.symbol = std::string(33, 'x')},
+        contracts::TokenInfo{.decimals = -1},
+        contracts::TokenInfo{.decimals = 19}}) {
+    ContractEnv env;
+    const Hash32 before = env.space->root();
+    const size_t overlay = env.space->OverlaySize();
+    EXPECT_EQ(contracts::DeployHelperContracts(*env.runtime, *env.space,
+                                               env.block, bad)
+                  .code(),
+              absl::StatusCode::kInvalidArgument)
+        << bad.name << " " << bad.symbol << " " << bad.decimals;
+    EXPECT_EQ(env.space->OverlaySize(), overlay);
+    EXPECT_EQ(env.space->root(), before);
+  }
 }
 
 TEST(GenesisTest, GenesisIsAnUnsignedBlockOfNumberZero) {

@@ -53,9 +53,9 @@ TEST_F(GenesisToolTest, PrintsThePinnedBlock) {
       "wallets: 1\n"
       "total supply: 5001000\n"
       "post-state: "
-      "2a8bd4425471fbb3d214b26839323606f78e44407065114b231c603a2e965700\n"
+      "e11e5f9e6c0d59b37c3062f50e27d0c1dbb4efe0a8773cc0b3db24317d9c2b37\n"
       "block hash: "
-      "7922f87cd93d44b76d5ada0471f54e56d29ecb32726630f9788e567f1ebcca89\n");
+      "d7ddd96a3cdf8c971a758bd9857e87e4365da7b1d6432b268f7138e620a39436\n");
 }
 
 TEST_F(GenesisToolTest, BadLineIsReportedWithFileAndLine) {
