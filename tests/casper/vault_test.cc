@@ -189,23 +189,6 @@ TEST_F(VaultTest, SetLogWithAnotherKeyIsRefusedAndLogsNothing) {
   EXPECT_EQ(env.lines.out, (std::vector<std::string>{"(\"set\", false)"}));
 }
 
-TEST_F(VaultTest, LoggedTransfersReplayToTheSameState) {
-  const std::string term =
-      LoggedTransfers(alice.address, bob.address, "*stdout");
-  Hash32 start = env.Checkpoint();
-  auto out = env.Deploy(alice, term, kLimit, 1);
-  ASSERT_TRUE(out.ok()) << out.status();
-  ASSERT_FALSE(out->failed()) << out->message;
-  Hash32 played = env.Checkpoint();
-  ASSERT_TRUE(env.space->Reset(start).ok());
-  auto replayed = ReplayAsAlice(term, out->events);
-  ASSERT_TRUE(replayed.ok()) << replayed.status();
-  ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
-      << replayed->divergence.ToString() << replayed->error;
-  EXPECT_EQ(replayed->outcome.cost, out->cost);
-  EXPECT_EQ(env.Checkpoint(), played);
-}
-
 TEST_F(VaultTest, MinimalClientTransferToAnUnusedAddressCompletes) {
   auto out = env.Deploy(
       alice,
@@ -328,21 +311,24 @@ TEST_F(VaultTest, NumberDiffsAreTheExactBalanceChanges) {
 }
 
 TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
-  Hash32 start = env.Checkpoint();
-  auto out =
-      env.Deploy(alice, Transfer(alice.address, bob.address, "99"), kLimit, 1);
-  ASSERT_TRUE(out.ok() && !out->failed());
-  Hash32 played = env.Checkpoint();
+  // A plain transfer, and two that a log set by setLog reports.
+  for (const std::string& term :
+       {Transfer(alice.address, bob.address, "99"),
+        LoggedTransfers(alice.address, bob.address, "*stdout")}) {
+    Hash32 start = env.Checkpoint();
+    auto out = env.Deploy(alice, term, kLimit, 1);
+    ASSERT_TRUE(out.ok() && !out->failed());
+    Hash32 played = env.Checkpoint();
 
-  ASSERT_TRUE(env.space->Reset(start).ok());
-  auto replayed =
-      ReplayAsAlice(Transfer(alice.address, bob.address, "99"), out->events);
-  ASSERT_TRUE(replayed.ok()) << replayed.status();
-  ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
-      << replayed->divergence.ToString() << replayed->error;
-  EXPECT_EQ(replayed->outcome.cost, out->cost);
-  EXPECT_EQ(replayed->outcome.failure, DeployFailure::kNone);
-  EXPECT_EQ(env.Checkpoint(), played);
+    ASSERT_TRUE(env.space->Reset(start).ok());
+    auto replayed = ReplayAsAlice(term, out->events);
+    ASSERT_TRUE(replayed.ok()) << replayed.status();
+    ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
+        << replayed->divergence.ToString() << replayed->error;
+    EXPECT_EQ(replayed->outcome.cost, out->cost);
+    EXPECT_EQ(replayed->outcome.failure, DeployFailure::kNone);
+    EXPECT_EQ(env.Checkpoint(), played);
+  }
 }
 
 TEST_F(VaultTest, ReplayOfAnotherProgramAgainstTheRecordIsADivergence) {
