@@ -52,9 +52,10 @@ validator's RocksDB block cache is 90 % full; at least --measured-minutes
 less its block cache (a bounded cache filling is not growth; an observer's
 fills far slower than a validator's) is at most 10 % above its sample at
 the end of the warm-up, every acknowledged deploy finalized, and agreement
-and state hold at the end. Raw RSS growth is reported beside it. It writes soak.md, soak.json, rss.csv and memory.csv (the
-heap, RocksDB and DAG gauges each minute; not in the test command: it
-takes two and a half hours).
+and state hold at the end. Raw RSS growth is reported beside it. It writes
+soak.md, soak.json, rss.csv and memory.csv (the heap, RocksDB and DAG
+gauges each minute), and on a failure every node's log in logs/; not in
+the test command: it takes two and a half hours.
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -68,6 +69,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -624,6 +626,18 @@ def cache_warm(row):
     return bool(bound) and used is not None and used >= WARM_CACHE_SHARE * bound
 
 
+def keep_logs(folder, out_dir):
+    """Copies every node's node.log from the shard's folder to
+    out_dir/logs/NODE.log (a failed soak is read from them)."""
+    logs = os.path.join(out_dir, "logs")
+    os.makedirs(logs, exist_ok=True)
+    for name in sorted(os.listdir(folder)):
+        log = os.path.join(folder, name, "node.log")
+        if os.path.isfile(log):
+            shutil.copyfile(log, os.path.join(logs, name + ".log"))
+    note(f"node logs kept in {logs}")
+
+
 def run_soak(shard, a, out_dir):
     """The steady stream for a.soak_minutes, RSS and the memory gauges
     sampled each minute; the warm-up ends at the first minute from
@@ -821,12 +835,15 @@ def main():
         if a.warmup_minutes + a.measured_minutes > a.soak_minutes:
             loadtest.fail("--soak-minutes must cover --warmup-minutes and "
                           "--measured-minutes")
+        passed = False
         try:
             loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
                               os.path.abspath(a.rnode))
             passed, text = run_soak(Shard(folder, os.path.abspath(a.rnode)),
                                     a, out_dir)
         finally:
+            if not passed:
+                keep_logs(folder, out_dir)
             loadtest.shard_down(folder, wipe=not a.keep)
         print(text, end="")
         note(f"{'soak passed' if passed else 'soak FAILED'}; {out_dir}/soak.md")
