@@ -25,6 +25,7 @@ SystemContracts::SystemContracts(ContractsOptions options)
     for (const interp::SystemProcessDef& def : interp::TestSystemProcesses()) {
       processes_.push_back(def);
     }
+    test_overrides_ = std::make_unique<interp::TestOverrides>();
   }
   objects_.push_back(RevVaultObject(&ledger_));
   objects_.push_back(VaultObject(&ledger_));
@@ -38,6 +39,7 @@ interp::RuntimeOptions SystemContracts::RuntimeOptionsFor(
   o.processes = &processes_;
   o.objects = &objects_;
   o.output = output;
+  o.test_overrides = test_overrides_.get();
   return o;
 }
 

@@ -42,6 +42,11 @@ class SystemContracts {
 
   Ledger& ledger() { return ledger_; }
   ProofOfStake& pos() { return pos_; }
+  // What rho:test:block:data:set and rho:test:casper:invalidBlocks:set
+  // changed; null without test_processes.
+  rholang::interp::TestOverrides* test_overrides() const {
+    return test_overrides_.get();
+  }
 
  private:
   ContractsOptions options_;
@@ -49,6 +54,7 @@ class SystemContracts {
   ProofOfStake pos_;
   std::vector<rholang::interp::SystemProcessDef> processes_;
   std::vector<rholang::interp::NativeObjectDef> objects_;
+  std::unique_ptr<rholang::interp::TestOverrides> test_overrides_;
 };
 
 }  // namespace rnode::casper::contracts

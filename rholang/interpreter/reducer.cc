@@ -587,6 +587,15 @@ class Runtime::Impl {
     pctx.deploy = deploy_;
     pctx.block = block_;
     pctx.invalid_blocks = rt_.invalid_blocks_;
+    // A spec run's rho:test:*:set values replace the block's.
+    BlockInfo test_block;
+    TestOverrides* test = rt_.options_.test_overrides;
+    pctx.test = test;
+    if (test != nullptr && test->active()) {
+      test_block = test->Block(block_);
+      pctx.block = &test_block;
+      pctx.invalid_blocks = test->InvalidBlocks(pctx.invalid_blocks);
+    }
     pctx.output = rt_.options_.output;
     pctx.meter = &meter;
     pctx.space = &native;

@@ -102,6 +102,8 @@ struct RuntimeOptions {
   // Channel terms of native code remembered (channel_terms()): the balance
   // channels of the deployers of a few blocks.
   size_t channel_term_cache = 4096;
+  // The test processes' state (spec runs); null in a node. Not owned.
+  TestOverrides* test_overrides = nullptr;
 };
 
 struct EvalResult {

@@ -84,6 +84,8 @@ constexpr char kStdlog[] = "rho:io:stdlog";
 constexpr char kDeployerIdMake[] = "rho:test:deployerId:make";
 constexpr char kSecp256k1Sign[] = "rho:test:crypto:secp256k1Sign";
 constexpr char kAuthTokenMake[] = "sys:test:authToken:make";
+constexpr char kBlockDataSet[] = "rho:test:block:data:set";
+constexpr char kInvalidBlocksSet[] = "rho:test:casper:invalidBlocks:set";
 
 // secp256k1Verify signs a digest, never a message.
 constexpr size_t kSecp256k1DigestBytes = 32;
@@ -693,6 +695,43 @@ Replies AuthTokenMake(Args args, ProcessContext& ctx) {
                    {UnforgeablePar(UnforgeableKind::kSysAuthToken, {})});
 }
 
+absl::Status NoTestState(std::string_view uri) {
+  return absl::FailedPreconditionError(
+      absl::StrCat(Sv(uri), ": this runtime keeps no test state"));
+}
+
+// ("sender", key bytes, ack) or ("blockNumber", n, ack): rho:block:data
+// answers with it from then on; ack!(Nil).
+Replies BlockDataSet(Args args, ProcessContext& ctx) {
+  RETURN_IF_ERROR(CheckArity(kBlockDataSet, args, 3));
+  RETURN_IF_ERROR(Charge(ctx, kCallCost));
+  if (ctx.test == nullptr) return NoTestState(kBlockDataSet);
+  ASSIGN_OR_RETURN(std::string_view op,
+                   OpArg(kBlockDataSet, args, {"sender", "blockNumber"}));
+  if (op == "sender") {
+    ASSIGN_OR_RETURN(ByteView key,
+                     ByteArrayArg(kBlockDataSet, args, 1, "sender"));
+    ctx.test->SetSender(key);
+  } else {
+    const Expr* n = SingleOfKind(*args[1], ExprKind::kInt);
+    if (n == nullptr) {
+      return ArgError(kBlockDataSet, 1, "blockNumber", "an Int", *args[1]);
+    }
+    ctx.test->SetBlockNumber(n->int_value);
+  }
+  return ReplyWith(args[2], {ir::Nil()});
+}
+
+// (blocks, ack): rho:casper:invalidBlocks (and PoS's slash) see `blocks`
+// from then on; ack!(Nil).
+Replies InvalidBlocksSet(Args args, ProcessContext& ctx) {
+  RETURN_IF_ERROR(CheckArity(kInvalidBlocksSet, args, 2));
+  RETURN_IF_ERROR(Charge(ctx, kCallCost));
+  if (ctx.test == nullptr) return NoTestState(kInvalidBlocksSet);
+  ctx.test->SetInvalidBlocks(args[0]);
+  return ReplyWith(args[1], {ir::Nil()});
+}
+
 SystemProcessDef Def(const char* uri, uint8_t byte, uint32_t body_ref,
                      uint32_t arity, ProcessHandler handler) {
   return SystemProcessDef{uri, byte, body_ref, arity, std::move(handler)};
@@ -750,10 +789,47 @@ std::vector<SystemProcessDef> MakeTest() {
   t.push_back(Def(kDeployerIdMake, 104, 104, 3, &DeployerIdMake));
   t.push_back(Def(kSecp256k1Sign, 105, 105, 3, &Secp256k1Sign));
   t.push_back(Def(kAuthTokenMake, 106, 106, 1, &AuthTokenMake));
+  t.push_back(Def(kBlockDataSet, 107, 107, 3, &BlockDataSet));
+  t.push_back(Def(kInvalidBlocksSet, 108, 108, 2, &InvalidBlocksSet));
   return t;
 }
 
 }  // namespace
+
+void TestOverrides::SetSender(ByteView key) {
+  MutexLock lock(&mu_);
+  sender_ = Bytes(key.begin(), key.end());
+  active_.store(true, std::memory_order_release);
+}
+
+void TestOverrides::SetBlockNumber(int64_t number) {
+  MutexLock lock(&mu_);
+  number_ = number;
+  active_.store(true, std::memory_order_release);
+}
+
+void TestOverrides::SetInvalidBlocks(ir::ParPtr blocks) {
+  MutexLock lock(&mu_);
+  invalid_blocks_ = std::move(blocks);
+  active_.store(true, std::memory_order_release);
+}
+
+bool TestOverrides::active() const {
+  return active_.load(std::memory_order_acquire);
+}
+
+BlockInfo TestOverrides::Block(const BlockInfo* base) const {
+  BlockInfo b = base != nullptr ? *base : BlockInfo();
+  MutexLock lock(&mu_);
+  if (sender_.has_value()) b.sender_public_key = *sender_;
+  if (number_.has_value()) b.block_number = *number_;
+  return b;
+}
+
+ir::ParPtr TestOverrides::InvalidBlocks(ir::ParPtr base) const {
+  MutexLock lock(&mu_);
+  return invalid_blocks_ != nullptr ? invalid_blocks_ : base;
+}
 
 ir::ParPtr FixedChannel(uint8_t byte) {
   const uint8_t id[1] = {byte};

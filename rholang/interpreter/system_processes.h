@@ -9,6 +9,7 @@
 #ifndef RNODE_RHOLANG_INTERPRETER_SYSTEM_PROCESSES_H_
 #define RNODE_RHOLANG_INTERPRETER_SYSTEM_PROCESSES_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -17,11 +18,13 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "crypto/rng.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/ir.h"
 #include "util/bytes.h"
+#include "util/mutex.h"
 
 namespace rnode::rholang::interp {
 
@@ -84,6 +87,31 @@ class CollectingSink final : public OutputSink {
   std::vector<std::string> err;
 };
 
+// What the test processes rho:test:block:data:set and
+// rho:test:casper:invalidBlocks:set change, for every later call of the
+// runtimes that share it (the spec runner's: RhoSpec-style tests set the
+// block data and the invalid blocks a PoS test runs with). Null in a node.
+// Thread-safe.
+class TestOverrides {
+ public:
+  void SetSender(ByteView key);
+  void SetBlockNumber(int64_t number);
+  void SetInvalidBlocks(ir::ParPtr blocks);
+  // Whether anything was set (the reducer then applies the overrides).
+  bool active() const;
+  // `base` (null: the empty block data) with the set fields replaced.
+  BlockInfo Block(const BlockInfo* base) const;
+  // The set invalid blocks, else `base`.
+  ir::ParPtr InvalidBlocks(ir::ParPtr base) const;
+
+ private:
+  mutable Mutex mu_;
+  std::optional<Bytes> sender_ ABSL_GUARDED_BY(mu_);
+  std::optional<int64_t> number_ ABSL_GUARDED_BY(mu_);
+  ir::ParPtr invalid_blocks_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> active_{false};
+};
+
 // Everything a handler may read. Pointers may be null when absent (e.g. no
 // block outside block processing: block data then replies with zeros and an
 // empty key).
@@ -98,6 +126,9 @@ struct ProcessContext {
   // Space access for native contracts; null for the pure processes'
   // callers (tools and unit tests that run handlers directly).
   NativeSpace* space = nullptr;
+  // The test processes' state (RuntimeOptions::test_overrides); null when
+  // the runtime has none.
+  TestOverrides* test = nullptr;
   // A generator for the names a native contract creates (set by the
   // reducer: the COMM's generator split at kHandlerRngIndex); null outside
   // a deploy.

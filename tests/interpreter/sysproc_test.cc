@@ -179,6 +179,8 @@ const Row kTestRows[] = {
     {"rho:test:deployerId:make", 104, 104, 3, true},
     {"rho:test:crypto:secp256k1Sign", 105, 105, 3, true},
     {"sys:test:authToken:make", 106, 106, 1, true},
+    {"rho:test:block:data:set", 107, 107, 3, true},
+    {"rho:test:casper:invalidBlocks:set", 108, 108, 2, true},
 };
 
 void ExpectTable(const std::vector<SystemProcessDef>& table,
@@ -1091,6 +1093,62 @@ TEST_F(SysprocTest, DeployerIdMakeWrapsTheKey) {
                         UnfP(UnforgeableKind::kDeployerId, Unhex(kNnnPk))));
   ExpectInvalid("rho:test:deployerId:make", {StrP("x"), HexP(kNnnPk), Ack()},
                 "argument 1");
+}
+
+TEST_F(SysprocTest, BlockDataSetChangesWhatBlockDataAnswers) {
+  TestOverrides test;
+  ctx_.test = &test;
+  EXPECT_FALSE(test.active());
+  BlockInfo base;
+  base.block_number = 7;
+  base.timestamp = 99;
+  base.sender_public_key = Unhex("01");
+  EXPECT_TRUE(ir::Equal(CallOne("rho:test:block:data:set",
+                                {StrP("blockNumber"), IntP(42), Ack()}),
+                        ir::Nil()));
+  EXPECT_TRUE(test.active());
+  EXPECT_EQ(test.Block(&base).block_number, 42);
+  EXPECT_EQ(test.Block(&base).sender_public_key, Unhex("01"));
+  ASSERT_TRUE(
+      Call("rho:test:block:data:set", {StrP("sender"), HexP("04ab"), Ack()})
+          .ok());
+  const BlockInfo b = test.Block(&base);
+  EXPECT_EQ(b.block_number, 42);
+  EXPECT_EQ(b.timestamp, 99);
+  EXPECT_EQ(b.sender_public_key, Unhex("04ab"));
+  EXPECT_EQ(test.Block(nullptr).timestamp, 0);
+
+  ExpectInvalid("rho:test:block:data:set", {StrP("time"), IntP(1), Ack()},
+                "argument 1 (operation)");
+  ExpectInvalid("rho:test:block:data:set",
+                {StrP("blockNumber"), StrP("1"), Ack()}, "an Int");
+  ExpectInvalid("rho:test:block:data:set", {StrP("sender"), IntP(1), Ack()},
+                "a ByteArray");
+  // A refused call changes nothing.
+  EXPECT_EQ(test.Block(&base).block_number, 42);
+}
+
+TEST_F(SysprocTest, InvalidBlocksSetReplacesTheMap) {
+  TestOverrides test;
+  ctx_.test = &test;
+  const ParPtr base = IntP(1);
+  EXPECT_TRUE(ir::Equal(test.InvalidBlocks(base), base));
+  EXPECT_TRUE(ir::Equal(
+      CallOne("rho:test:casper:invalidBlocks:set", {StrP("blocks"), Ack()}),
+      ir::Nil()));
+  EXPECT_TRUE(ir::Equal(test.InvalidBlocks(base), StrP("blocks")));
+}
+
+TEST_F(SysprocTest, SetProcessesNeedTheTestState) {
+  for (auto [uri, args] :
+       {std::pair<std::string_view, std::vector<ParPtr>>{
+            "rho:test:block:data:set", {StrP("blockNumber"), IntP(1), Ack()}},
+        std::pair<std::string_view, std::vector<ParPtr>>{
+            "rho:test:casper:invalidBlocks:set", {IntP(1), Ack()}}}) {
+    absl::StatusOr<std::vector<Reply>> r = Call(uri, args);
+    ASSERT_FALSE(r.ok()) << uri;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  }
 }
 
 TEST_F(SysprocTest, Secp256k1SignThenVerify) {
