@@ -335,8 +335,8 @@ absl::StatusOr<std::optional<std::vector<Space::Chosen>>> Space::TryMatch(
 
 Comm Space::Fire(const OpContext& ctx, const WaitingContinuation& k,
                  bool installed, Entry* owner, LockedSet& locks,
-                 std::vector<Chosen>& chosen, const Hash32* new_channel,
-                 const Datum* new_datum, const Hash32& comm_hash) {
+                 std::vector<Chosen>& chosen, const Datum* new_datum,
+                 const Hash32& comm_hash) {
   Comm comm;
   comm.continuation = k.continuation;
   comm.continuation_persist = k.persist;
@@ -534,7 +534,7 @@ absl::StatusOr<std::vector<Comm>> Space::Produce(const OpContext& ctx,
           WaitingContinuation k = conts[i];
           Hash32 h = CommHashOf(k, *chosen, get);
           return std::optional<Comm>(
-              Fire(ctx, k, inst, owner, *locks, *chosen, &ch, &datum, h));
+              Fire(ctx, k, inst, owner, *locks, *chosen, &datum, h));
         }
       }
       return std::optional<Comm>();
@@ -595,8 +595,7 @@ absl::StatusOr<std::vector<Comm>> Space::Produce(const OpContext& ctx,
                                  "COMM " + Hex(rec->hash), "fired this one"});
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
-      comms.push_back(
-          Fire(ctx, kc, inst, owner, *locks, *chosen, &ch, &datum, h));
+      comms.push_back(Fire(ctx, kc, inst, owner, *locks, *chosen, &datum, h));
       const AfterComm after = AfterProduceComm(comms.back(), persist);
       if (after == AfterComm::kDone) return InRunOrder(std::move(comms));
       if (after == AfterComm::kStore) break;
@@ -645,7 +644,7 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
     if (chosen.has_value()) {
       Hash32 h = CommHashOf(k, *chosen, get);
       return std::optional<Comm>(
-          Fire(ctx, k, false, nullptr, locks, *chosen, nullptr, nullptr, h));
+          Fire(ctx, k, false, nullptr, locks, *chosen, nullptr, h));
     }
   } else {
     for (const CommEvent* rec : ctx.log->RecordedCommsForConsume(ce.hash)) {
@@ -660,7 +659,7 @@ absl::StatusOr<std::optional<Comm>> Space::Consume(
       }
       RETURN_IF_ERROR(ctx.log->UseComm(*rec));
       return std::optional<Comm>(
-          Fire(ctx, k, false, nullptr, locks, *chosen, nullptr, nullptr, h));
+          Fire(ctx, k, false, nullptr, locks, *chosen, nullptr, h));
     }
   }
   Entry* owner = locks.Find(k.group.front());

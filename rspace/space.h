@@ -175,8 +175,7 @@ class Space {
       const CommEvent* recorded);
   Comm Fire(const OpContext& ctx, const WaitingContinuation& k, bool installed,
             Entry* owner, LockedSet& locks, std::vector<Chosen>& chosen,
-            const Hash32* new_channel, const Datum* new_datum,
-            const Hash32& comm_hash);
+            const Datum* new_datum, const Hash32& comm_hash);
 
   std::unique_ptr<History> history_;
   SpaceOptions options_;

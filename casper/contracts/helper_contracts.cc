@@ -1250,20 +1250,18 @@ absl::Status InstallLiteralEntry(const HelperContract& helper,
                    {std::move((*exported)[0])});
 }
 
-absl::StatusOr<rholang::interp::DeployInfo> HelperDeploy(
-    const HelperContract& helper) {
-  absl::StatusOr<crypto::Secp256k1PrivateKey> key =
-      HexDecodeFixed<32>(helper.deployer_key);
+absl::StatusOr<rholang::interp::DeployInfo> SourceDeploy(
+    std::string_view source, int64_t timestamp, std::string_view key_hex) {
+  absl::StatusOr<crypto::Secp256k1PrivateKey> key = HexDecodeFixed<32>(key_hex);
   if (!key.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("helper contract ", std::string(helper.name),
-                     ": deployer key: ", key.status().message()));
+        absl::StrCat("deployer key: ", key.status().message()));
   }
   const crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*key);
   rholang::interp::DeployInfo d;
-  d.timestamp = helper.timestamp;
+  d.timestamp = timestamp;
   d.deployer_public_key.assign(pk.begin(), pk.end());
-  const Hash32 id = crypto::Blake2b256(AsBytes(helper.source));
+  const Hash32 id = crypto::Blake2b256(AsBytes(source));
   d.deploy_id.assign(id.begin(), id.end());
   return d;
 }
@@ -1296,7 +1294,12 @@ absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
   // Far above what any helper spends: a bound only against one that loops.
   constexpr int64_t kPhloLimit = 1'000'000'000;
   for (const HelperContract& h : HelperContracts()) {
-    ASSIGN_OR_RETURN(rholang::interp::DeployInfo d, HelperDeploy(h));
+    absl::StatusOr<rholang::interp::DeployInfo> d =
+        SourceDeploy(h.source, h.timestamp, h.deployer_key);
+    if (!d.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "helper contract ", std::string(h.name), ": ", d.status().message()));
+    }
     const std::string source = absl::StrReplaceAll(
         absl::string_view(h.source.data(), h.source.size()),
         {{"$$tokenName$$", token.name},
@@ -1304,7 +1307,7 @@ absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
          {"$$tokenDecimals$$", absl::StrCat(token.decimals)}});
     rspace::EventLog log;
     rholang::interp::EvalResult r =
-        runtime.EvaluateSource(source, d, kPhloLimit, &log, &block);
+        runtime.EvaluateSource(source, *d, kPhloLimit, &log, &block);
     if (r.failed()) {
       return absl::InternalError(absl::StrCat("the helper contract ",
                                               std::string(h.name),

@@ -51,10 +51,13 @@ std::span<const HelperContract> HelperContracts();
 absl::Status InstallLiteralEntry(const HelperContract& helper,
                                  rholang::interp::NativeSpace& space);
 
-// The deploy of `helper`: by its published deployer at its published
-// timestamp, with an id derived from its source (the same on every node).
-absl::StatusOr<rholang::interp::DeployInfo> HelperDeploy(
-    const HelperContract& helper);
+// A deploy of `source` at `timestamp` by the holder of `key_hex` (hex of a
+// secp256k1 private key), with an id derived from the source, so that its
+// unforgeable names are the same on every run and node (helper contracts,
+// the spec runner's deploys). InvalidArgument "deployer key: ..." for a bad
+// key.
+absl::StatusOr<rholang::interp::DeployInfo> SourceDeploy(
+    std::string_view source, int64_t timestamp, std::string_view key_hex);
 
 // The native token as TokenMetadata (rho:system:tokenMetadata) describes
 // it; the defaults are the public node's.

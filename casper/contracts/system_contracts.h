@@ -42,11 +42,6 @@ class SystemContracts {
 
   Ledger& ledger() { return ledger_; }
   ProofOfStake& pos() { return pos_; }
-  // What rho:test:block:data:set and rho:test:casper:invalidBlocks:set
-  // changed; null without test_processes.
-  rholang::interp::TestOverrides* test_overrides() const {
-    return test_overrides_.get();
-  }
 
  private:
   ContractsOptions options_;
@@ -54,6 +49,8 @@ class SystemContracts {
   ProofOfStake pos_;
   std::vector<rholang::interp::SystemProcessDef> processes_;
   std::vector<rholang::interp::NativeObjectDef> objects_;
+  // What rho:test:block:data:set and rho:test:casper:invalidBlocks:set
+  // changed (RuntimeOptionsFor hands it out); null without test_processes.
   std::unique_ptr<rholang::interp::TestOverrides> test_overrides_;
 };
 

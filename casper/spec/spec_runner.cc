@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/system_contracts.h"
-#include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
 #include "rholang/interpreter/native_space.h"
@@ -45,26 +44,6 @@ class LineSink final : public interp::OutputSink {
  private:
   std::vector<std::string>* lines_;
 };
-
-// A deploy of the runner by the holder of `key_hex`, with an id derived
-// from the source, so that a run's unforgeable names are the same every
-// time.
-absl::StatusOr<interp::DeployInfo> RunnerDeploy(std::string_view source,
-                                                int64_t timestamp,
-                                                std::string_view key_hex) {
-  absl::StatusOr<crypto::Secp256k1PrivateKey> key = HexDecodeFixed<32>(key_hex);
-  if (!key.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("deployer key: ", key.status().message()));
-  }
-  crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*key);
-  interp::DeployInfo d;
-  d.timestamp = timestamp;
-  d.deployer_public_key.assign(pk.begin(), pk.end());
-  Hash32 id = crypto::Blake2b256(AsBytes(source));
-  d.deploy_id.assign(id.begin(), id.end());
-  return d;
-}
 
 }  // namespace
 
@@ -122,11 +101,11 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
   interp::BlockInfo block;
   block.sender_public_key = Bytes{0x00};
 
-  absl::StatusOr<interp::DeployInfo> framework_deploy = RunnerDeploy(
+  absl::StatusOr<interp::DeployInfo> framework_deploy = contracts::SourceDeploy(
       options.framework, kFrameworkTimestamp, kFrameworkDeployerKey);
   if (!framework_deploy.ok()) return framework_deploy.status();
   absl::StatusOr<interp::DeployInfo> spec_deploy =
-      RunnerDeploy(spec, kSpecTimestamp, options.deployer_key);
+      contracts::SourceDeploy(spec, kSpecTimestamp, options.deployer_key);
   if (!spec_deploy.ok()) return spec_deploy.status();
   // The harness's genesis vaults.
   {

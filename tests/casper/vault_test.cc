@@ -101,6 +101,13 @@ class VaultTest : public ::testing::Test {
     if (!sd.ok()) return sd.status();
     return env.executor->Replay(*sd, env.block, recorded);
   }
+  // The same, on the space reset to `start` first.
+  absl::StatusOr<ReplayVerdict> ReplayFromAsAlice(
+      const Hash32& start, const std::string& term,
+      std::span<const rspace::Event> recorded) {
+    if (absl::Status s = env.space->Reset(start); !s.ok()) return s;
+    return ReplayAsAlice(term, recorded);
+  }
 
   ContractEnv env;
   TestKey alice;
@@ -320,8 +327,7 @@ TEST_F(VaultTest, ReplayOfTheRecordedEventsReachesTheSameState) {
     ASSERT_TRUE(out.ok() && !out->failed());
     Hash32 played = env.Checkpoint();
 
-    ASSERT_TRUE(env.space->Reset(start).ok());
-    auto replayed = ReplayAsAlice(term, out->events);
+    auto replayed = ReplayFromAsAlice(start, term, out->events);
     ASSERT_TRUE(replayed.ok()) << replayed.status();
     ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
         << replayed->divergence.ToString() << replayed->error;
@@ -337,10 +343,9 @@ TEST_F(VaultTest, ReplayOfAnotherProgramAgainstTheRecordIsADivergence) {
       env.Deploy(alice, Transfer(alice.address, bob.address, "99"), kLimit, 1);
   ASSERT_TRUE(out.ok() && !out->failed());
 
-  ASSERT_TRUE(env.space->Reset(start).ok());
   // Not what ran.
-  auto replayed =
-      ReplayAsAlice(Transfer(alice.address, bob.address, "98"), out->events);
+  auto replayed = ReplayFromAsAlice(
+      start, Transfer(alice.address, bob.address, "98"), out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
   EXPECT_EQ(replayed->kind, ReplayVerdict::Kind::kDiverged) << replayed->error;
   // "98" instead of "99": the first event that differs is a produce.
@@ -366,8 +371,7 @@ new rl(`rho:registry:lookup`), ch, ret in {
       << out->message;
   Hash32 played = env.Checkpoint();
 
-  ASSERT_TRUE(env.space->Reset(start).ok());
-  auto replayed = ReplayAsAlice(term, out->events);
+  auto replayed = ReplayFromAsAlice(start, term, out->events);
   ASSERT_TRUE(replayed.ok()) << replayed.status();
   ASSERT_EQ(replayed->kind, ReplayVerdict::Kind::kOk)
       << replayed->divergence.ToString() << replayed->error;
