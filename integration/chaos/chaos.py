@@ -809,6 +809,10 @@ def main():
                         "caches are full)")
     p.add_argument("--measured-minutes", type=int, default=60,
                    help="minutes the soak must run after the warm-up")
+    p.add_argument("--node-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument of every node's `rnode run` "
+                        "(repeatable; e.g. --node-arg=--block-cache-size=16M "
+                        "makes a soak's warm-up shorter)")
     p.add_argument("--keep", action="store_true",
                    help="keep the shard's folder (its logs)")
     p.add_argument("--rnode", default=os.environ.get(
@@ -839,7 +843,8 @@ def main():
         passed = False
         try:
             loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
-                              os.path.abspath(a.rnode))
+                              os.path.abspath(a.rnode),
+                              [f"--node-arg={x}" for x in a.node_arg])
             passed, text = run_soak(Shard(folder, os.path.abspath(a.rnode)),
                                     a, out_dir)
         finally:
@@ -852,7 +857,9 @@ def main():
     rows = []
     try:
         loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
-                          os.path.abspath(a.rnode), ["--fault-injection"])
+                          os.path.abspath(a.rnode),
+                          ["--fault-injection",
+                           *[f"--node-arg={x}" for x in a.node_arg]])
         shard = Shard(folder, os.path.abspath(a.rnode))
         shard.badpeer = os.path.abspath(a.badpeer)
         for name in names:

@@ -31,6 +31,9 @@ const Setting kSettings[] = {
      &NodeConfig::fault_injection},
     {"storage.data-dir", "data-dir", "where the node keeps its state",
      &NodeConfig::data_dir},
+    {"storage.block-cache-size", "block-cache-size",
+     "bound of the store's block cache in bytes (e.g. 64M)",
+     &NodeConfig::block_cache_bytes},
     {"logging.level", "", "trace, debug, info, warn, error, critical, off",
      &NodeConfig::log_level},
     {"threads", "threads", "worker threads (0: all hardware threads)",
@@ -342,6 +345,8 @@ absl::Status Validate(const NodeConfig& c) {
   }
   for (const auto& [name, v, min] :
        {std::tuple{"threads", c.threads, int64_t{0}},
+        std::tuple{"storage.block-cache-size", c.block_cache_bytes,
+                   int64_t{1} << 20},
         std::tuple{"api-server.grpc-max-recv-message-size",
                    c.grpc_max_recv_message_bytes, int64_t{1024}},
         std::tuple{"api-server.http-max-body-bytes", c.http_max_body_bytes,

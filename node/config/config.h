@@ -33,6 +33,8 @@ struct NodeConfig {
   // /api/fault/isolate, /api/fault/heal): for the fault campaign only.
   bool fault_injection = false;
   std::string data_dir;  // "" = $HOME/.rnode
+  // Bound of the store's RocksDB block cache (hot blocks of its tables).
+  int64_t block_cache_bytes = 64 << 20;
   std::string config_file;
   std::string log_level = "info";
   // Worker threads of the node's one pool (interpreter rounds, signature

@@ -150,7 +150,8 @@ CasperNetwork::EraseWantedLocked(std::map<Hash32, Wanted>::iterator it) {
   return wanted_.erase(it);
 }
 
-void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w) {
+void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w,
+                              bool may_broadcast) {
   if (transport_ == nullptr) return;
   ReleaseLocked(w.asked);
   w.asked.clear();
@@ -177,6 +178,7 @@ void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w) {
     return;
   }
   // No holder known (or none with room): ask who has it.
+  if (!may_broadcast) return;
   ::casper::HasBlockRequestProto req;
   req.set_hash(HashBytes(hash));
   transport_->SendToAll(packet::kHasBlockRequest, req.SerializeAsString());
@@ -193,6 +195,7 @@ void CasperNetwork::NotTaken(const Hash32& hash) {
   auto it = wanted_.find(hash);
   Wanted& w = it != wanted_.end() ? it->second : AddWantedLocked(hash);
   // As if asked now: the timer asks again once the cool-down is over.
+  w.received = false;
   ReleaseLocked(w.asked);
   w.asked.clear();
   w.asked_at = Clock::now();
@@ -237,6 +240,10 @@ void CasperNetwork::TimerLoop() {
         continue;
       }
       Wanted& w = it->second;
+      if (w.received) {  // in the node's queue
+        ++it;
+        continue;
+      }
       // The cool-down grows with the attempts, up to max_retry_delay.
       const auto delay = std::min<std::chrono::milliseconds>(
           options_.max_retry_delay,
@@ -276,10 +283,14 @@ void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
       w.holders.end()) {
     w.holders.push_back(from.id);
   }
-  // Ask now when nobody is being asked (new, or asked everyone).
+  if (w.received) return;  // in the node's queue
+  // Ask now when nobody is being asked (new, or asked everyone). Only a
+  // new hash may ask everyone who has it: the answers to that question
+  // come back here, and if each asked everyone again while the holders
+  // were busy, every answer would breed more questions.
   if (fresh || w.asked.empty()) {
     w.next_holder = w.holders.size() - 1;
-    AskLocked(hash, w);
+    AskLocked(hash, w, /*may_broadcast=*/fresh);
   }
 }
 
@@ -353,9 +364,16 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
       MutexLock lock(&mu_);
       ++counters_.blocks_received;
       auto it = wanted_.find(block->hash);
-      if (it != wanted_.end() && it->second.asked == from.id) {
-        ReleaseLocked(from.id);
-        it->second.asked.clear();
+      if (it != wanted_.end()) {
+        if (it->second.received) {  // a late answer to an earlier request
+          ++counters_.duplicates_dropped;
+          return;
+        }
+        if (it->second.asked == from.id) {
+          ReleaseLocked(from.id);
+          it->second.asked.clear();
+        }
+        it->second.received = static_cast<bool>(callbacks_.block);
       }
     }
     if (callbacks_.block) callbacks_.block(*std::move(block));

@@ -85,6 +85,9 @@ struct NetworkCounters {
   uint64_t blocks_served = 0;
   uint64_t requests_sent = 0;
   uint64_t retries = 0;
+  // Copies of a block already received and not yet handed on, dropped on
+  // arrival (a slow consensus thread must not be fed the same block twice).
+  uint64_t duplicates_dropped = 0;
   uint64_t wanted_given_up = 0;
   uint64_t serve_busy = 0;
   uint64_t malformed = 0;
@@ -153,13 +156,21 @@ class CasperNetwork final : public casper::engine::Transport,
     std::chrono::steady_clock::time_point first{};
     int attempts = 0;
     uint64_t seq = 0;  // arrival order (key of wanted_order_)
+    // Received and handed to the node, which has not yet said Delivered or
+    // NotTaken: it is in the node's queue, so it is not asked for again
+    // however long the queue takes (regression: a validator behind by a
+    // long queue re-asked every queued block after the request timeout and
+    // queued the copies too, which kept it behind).
+    bool received = false;
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
   void ServeBlock(const p2p::PeerNode& to, const Hash32& hash);
   void SendHasBlock(const p2p::PeerNode& to, const Hash32& hash);
-  // Asks for `hash` (under mu_): the next holder with room, else everyone.
-  void AskLocked(const Hash32& hash, Wanted& w)
+  // Asks for `hash` (under mu_): the next holder with room; if none has
+  // room (or none is known), everyone is asked who has it when
+  // `may_broadcast`, else the timer asks again after the cool-down.
+  void AskLocked(const Hash32& hash, Wanted& w, bool may_broadcast = true)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A new entry for `hash` (not yet wanted); gives up the oldest request
   // first when options_.max_wanted are wanted.

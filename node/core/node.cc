@@ -20,6 +20,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "casper/consensus/fork_choice.h"
 #include "casper/contracts/ledger.h"
 #include "casper/contracts/pos.h"
@@ -126,6 +127,10 @@ constexpr char kDiskFull[] =
 // queues).
 constexpr auto kPauseWatchInterval = std::chrono::milliseconds(100);
 constexpr auto kResumeGrace = std::chrono::seconds(2);
+// How often the pause watch logs the time the node spent behind (nothing
+// when it was not): one line, so that a validator that stays behind says
+// why without flooding its log.
+constexpr int64_t kBehindReportMs = 10'000;
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -306,6 +311,9 @@ struct Node::Impl {
   // end of the last pause it saw (INT64_MIN: none).
   std::atomic<int64_t> watch_tick_ms{0};
   std::atomic<int64_t> resumed_ms{std::numeric_limits<int64_t>::min()};
+  // Seconds spent behind, by BehindName (null without a registry; counted
+  // by the pause watch).
+  metrics::Family<metrics::Counter>* behind_seconds = nullptr;
   std::shared_ptr<casper::engine::EngineListener> listener;
   std::unique_ptr<casper::engine::Engine> engine;
   std::unique_ptr<NodeMetrics> metrics;
@@ -628,6 +636,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   columns.push_back("deploy-pool");
   rspace::RocksDbOptions store_options;
   store_options.injectable_faults = c.fault_injection;
+  store_options.block_cache_bytes = static_cast<size_t>(c.block_cache_bytes);
   ASSIGN_OR_RETURN(m.store, rspace::RocksDbStore::Open(data_dir + "/db",
                                                        columns, store_options));
   rspace::SpaceOptions so;
@@ -1125,6 +1134,10 @@ absl::Status Node::StartNetwork(metrics::Registry* registry,
              NetCounter{"casper_block_request_retries_total",
                         "block requests repeated after a timeout",
                         &NetworkCounters::retries},
+             NetCounter{"casper_peer_blocks_duplicate_total",
+                        "copies of a block already received and not yet "
+                        "handed on, dropped on arrival",
+                        &NetworkCounters::duplicates_dropped},
              NetCounter{"casper_block_requests_given_up_total",
                         "blocks no longer asked for (too many wanted)",
                         &NetworkCounters::wanted_given_up},
@@ -1144,6 +1157,16 @@ absl::Status Node::StartNetwork(metrics::Registry* registry,
             return static_cast<double>(net->counters().*field);
           }));
     }
+    ASSIGN_OR_RETURN(
+        m.behind_seconds,
+        registry->AddCounterFamily(
+            "rnode_behind_seconds_total",
+            "time this validator was behind its peers and refused deploys "
+            "as catching up, by reason: paused (the process was stopped), "
+            "resuming (just after), parents (blocks wait for their "
+            "parents), missing (a block asked for is long missing), queue "
+            "(blocks wait for the consensus thread)",
+            {"reason"}));
     RETURN_IF_ERROR(registry->AddCallbackGauge(
         "casper_blocks_wanted", "blocks asked from peers and not received",
         [net] { return static_cast<double>(net->wanted()); }));
@@ -1190,6 +1213,9 @@ void Node::PauseWatchLoop() {
   const int64_t pause_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(kPauseNoticed)
           .count();
+  // Time behind in the current report window, by reason.
+  std::array<int64_t, kBehindReasons> behind_ms{};
+  int64_t report_from = SteadyMs();
   for (;;) {
     {
       MutexLock lock(&m.mu);
@@ -1207,7 +1233,47 @@ void Node::PauseWatchLoop() {
           gap);
     }
     m.watch_tick_ms.store(now);
+    const Behind reason = gap > pause_ms ? Behind::kPaused : BehindReason();
+    if (reason != Behind::kNo) {
+      behind_ms[static_cast<size_t>(reason)] += gap;
+      if (m.behind_seconds != nullptr) {
+        absl::StatusOr<metrics::Counter*> c =
+            m.behind_seconds->WithLabels({BehindName(reason)});
+        if (c.ok()) (*c)->Inc(static_cast<double>(gap) / 1000.0);
+      }
+    }
+    if (now - report_from >= kBehindReportMs) {
+      ReportBehind(behind_ms, now - report_from);
+      behind_ms.fill(0);
+      report_from = now;
+    }
   }
+}
+
+void Node::ReportBehind(const std::array<int64_t, kBehindReasons>& behind_ms,
+                        int64_t window_ms) const {
+  const Impl& m = *impl_;
+  int64_t total = 0;
+  std::string split;
+  for (size_t i = 1; i < behind_ms.size(); ++i) {
+    if (behind_ms[i] == 0) continue;
+    total += behind_ms[i];
+    absl::StrAppend(&split, split.empty() ? "" : ", ",
+                    BehindName(static_cast<Behind>(i)), " ",
+                    absl::StrFormat("%.1f", behind_ms[i] / 1000.0), " s");
+  }
+  if (total == 0) return;
+  size_t queued = 0;
+  {
+    MutexLock lock(&m.mu);
+    queued = m.blocks_in.size();
+  }
+  Log("casper")->info(
+      "behind its peers {:.1f} s of the last {:.0f} s ({}); now {} blocks "
+      "queued, {} waiting for parents, {} asked for (oldest {} ms)",
+      total / 1000.0, window_ms / 1000.0, split, queued,
+      m.engine_buffered.load(std::memory_order_relaxed), m.network->wanted(),
+      m.network->oldest_wanted_age().count());
 }
 
 void Node::DiscoveryLoop() {
@@ -1244,26 +1310,46 @@ void Node::DiscoveryLoop() {
   }
 }
 
-bool Node::CatchingUp() const {
+const char* Node::BehindName(Behind b) {
+  switch (b) {
+    case Behind::kNo:
+      return "none";
+    case Behind::kPaused:
+      return "paused";
+    case Behind::kResuming:
+      return "resuming";
+    case Behind::kParents:
+      return "parents";
+    case Behind::kMissing:
+      return "missing";
+    case Behind::kQueue:
+      return "queue";
+  }
+  return "?";
+}
+
+Node::Behind Node::BehindReason() const {
   const Impl& m = *impl_;
-  if (m.network == nullptr) return false;
+  if (m.network == nullptr) return Behind::kNo;
   const int64_t now = SteadyMs();
   const int64_t resumed = m.resumed_ms.load();
   if (now - m.watch_tick_ms.load() >
-          std::chrono::duration_cast<std::chrono::milliseconds>(kPauseNoticed)
-              .count() ||
-      (resumed != std::numeric_limits<int64_t>::min() &&
-       now - resumed <
-           std::chrono::duration_cast<std::chrono::milliseconds>(kResumeGrace)
-               .count())) {
-    return true;
+      std::chrono::duration_cast<std::chrono::milliseconds>(kPauseNoticed)
+          .count()) {
+    return Behind::kPaused;
   }
-  if (m.engine_buffered.load(std::memory_order_relaxed) >= kBehindBuffered ||
-      m.network->oldest_wanted_age() >= kBehindWanted) {
-    return true;
+  if (resumed != std::numeric_limits<int64_t>::min() &&
+      now - resumed <
+          std::chrono::duration_cast<std::chrono::milliseconds>(kResumeGrace)
+              .count()) {
+    return Behind::kResuming;
   }
+  if (m.engine_buffered.load(std::memory_order_relaxed) >= kBehindBuffered) {
+    return Behind::kParents;
+  }
+  if (m.network->oldest_wanted_age() >= kBehindWanted) return Behind::kMissing;
   MutexLock lock(&m.mu);
-  return m.blocks_in.size() >= kBehindQueued;
+  return m.blocks_in.size() >= kBehindQueued ? Behind::kQueue : Behind::kNo;
 }
 
 bool Node::SynchronyAllows() const {

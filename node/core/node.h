@@ -11,6 +11,8 @@
 #ifndef RNODE_NODE_CORE_NODE_H_
 #define RNODE_NODE_CORE_NODE_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -202,12 +204,20 @@ class Node {
   // Every second on the consensus thread: the heartbeat and the takeover
   // of gossiped deploys.
   void Housekeeping();
-  // Whether this validator is behind its peers: blocks wait for their
-  // parents or for the consensus thread, a block asked for is long
-  // missing, or the process was paused (or is, as far as the pause watch
-  // has seen) within kResumeGrace: its view of the chain is stale until
-  // its peers' news arrives. Any thread.
-  bool CatchingUp() const;
+  // Why this validator is behind its peers, or kNo: the process was
+  // paused (or is, as far as the pause watch has seen) or resumed within
+  // kResumeGrace, blocks wait for their parents, a block asked for is long
+  // missing, or blocks wait for the consensus thread. Its view of the
+  // chain is stale until its peers' news arrives. Any thread.
+  enum class Behind { kNo, kPaused, kResuming, kParents, kMissing, kQueue };
+  static constexpr size_t kBehindReasons = 6;
+  static const char* BehindName(Behind b);
+  // Logs the time spent behind in the last `window_ms`, by reason, with
+  // the queues' state now (nothing if it was never behind).
+  void ReportBehind(const std::array<int64_t, kBehindReasons>& behind_ms,
+                    int64_t window_ms) const;
+  Behind BehindReason() const;
+  bool CatchingUp() const { return BehindReason() != Behind::kNo; }
   // Whether this node's own key has stake in the last finalized block.
   bool SelfBonded() const;
   // Whether the synchrony constraint lets this validator propose: since

@@ -80,6 +80,17 @@ TEST(ConfigTest, DurationsAndSizesTakeUnits) {
   ASSERT_TRUE(
       ApplySetting(c, "api-server.grpc-max-recv-message-size", "256K").ok());
   EXPECT_EQ(c.grpc_max_recv_message_bytes, 256 << 10);
+  ASSERT_TRUE(ApplySetting(c, "storage.block-cache-size", "16M").ok());
+  EXPECT_EQ(c.block_cache_bytes, 16 << 20);
+}
+
+TEST(ConfigTest, ABlockCacheBelowOneMebibyteIsRefused) {
+  NodeConfig c;
+  c.block_cache_bytes = 512 << 10;
+  absl::Status s = Validate(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("storage.block-cache-size"), std::string::npos)
+      << s;
 }
 
 TEST(ConfigTest, ValidateRefusesBadCombinations) {

@@ -3,3 +3,6 @@ rnode_test(node_core_tests SOURCES core_test.cc
        rnode_crypto rnode_proto rnode_rspace)
 rnode_test(node_gossip_backup_tests SOURCES gossip_backup_test.cc
   DEPS rnode_node_core rnode_casper rnode_crypto)
+rnode_test(node_network_tests SOURCES network_test.cc
+  DEPS rnode_node_core rnode_node_p2p rnode_casper rnode_crypto rnode_proto
+       rnode_rspace rnode_util)

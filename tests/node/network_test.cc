@@ -1,0 +1,296 @@
+// Tests for CasperNetwork's block requests: a real transport on 127.0.0.1
+// under test against a scripted peer (its own transport and a handler that
+// answers HasBlockRequest and BlockRequest as told and counts them).
+#include "node/core/network.h"
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "CasperMessage.pb.h"
+#include "absl/status/statusor.h"
+#include "casper/block/block.h"
+#include "casper/block/block_codec.h"
+#include "casper/dag/dag_store.h"
+#include "gtest/gtest.h"
+#include "node/p2p/chunker.h"
+#include "node/p2p/peer.h"
+#include "node/p2p/transport.h"
+#include "rspace/storage/kv_store.h"
+#include "tests/casper/test_key.h"
+#include "util/bytes.h"
+#include "util/mutex.h"
+
+namespace rnode::node {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using casper::block::Block;
+using std::chrono::milliseconds;
+
+// How long a condition may take to hold on a loaded machine; only broken
+// code reaches it.
+constexpr std::chrono::seconds kWait{20};
+constexpr milliseconds kPoll{10};
+
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = Clock::now() + kWait;
+  while (!done()) {
+    if (Clock::now() >= deadline) return done();
+    std::this_thread::sleep_for(kPoll);
+  }
+  return true;
+}
+
+Bytes Id(uint8_t first) {
+  Bytes id(p2p::kNodeIdBytes, 0);
+  id.front() = first;
+  return id;
+}
+
+p2p::TransportOptions Options(uint8_t id) {
+  p2p::TransportOptions o;
+  o.self = p2p::PeerNode{Id(id), "127.0.0.1", 0, 40404};
+  o.network_id = "testnet";
+  o.heartbeat_interval = milliseconds(150);
+  o.reconnect_min = milliseconds(50);
+  o.reconnect_max = milliseconds(200);
+  o.network_timeout = milliseconds(2000);
+  return o;
+}
+
+// A block of validator `seed` with `extra` bytes (distinct hashes).
+Block MakeBlock(uint8_t seed, std::string extra) {
+  Block b;
+  b.sender = casper::testing::MakeTestKey(seed).pk;
+  b.shard_id = "root";
+  b.extra = Bytes(extra.begin(), extra.end());
+  b.hash = casper::block::ComputeBlockHash(b);
+  return b;
+}
+
+std::string HashString(const Hash32& h) {
+  return std::string(reinterpret_cast<const char*>(h.data()), h.size());
+}
+
+// The scripted peer: says it has every block it is told of, serves those
+// it is allowed to, and counts the questions it gets per hash.
+class Peer : public p2p::PacketHandler {
+ public:
+  void Hold(const Block& b, bool serve) {
+    MutexLock lock(&mu_);
+    held_[HashString(b.hash)] = {casper::block::EncodeBlock(b), serve};
+  }
+  void set_transport(p2p::Transport* t) {
+    MutexLock lock(&mu_);
+    transport_ = t;
+  }
+  int block_requests(const Hash32& h) const {
+    MutexLock lock(&mu_);
+    auto it = block_requests_.find(HashString(h));
+    return it == block_requests_.end() ? 0 : it->second;
+  }
+  int has_block_requests(const Hash32& h) const {
+    MutexLock lock(&mu_);
+    auto it = has_block_requests_.find(HashString(h));
+    return it == has_block_requests_.end() ? 0 : it->second;
+  }
+
+  void OnPacket(const p2p::PeerNode& from, const std::string& type_id,
+                std::string content, bool streamed) override {
+    MutexLock lock(&mu_);
+    if (transport_ == nullptr) return;
+    if (type_id == packet::kHasBlockRequest) {
+      ::casper::HasBlockRequestProto req;
+      if (!req.ParseFromString(content)) return;
+      ++has_block_requests_[req.hash()];
+      if (!held_.contains(req.hash())) return;
+      ::casper::HasBlockProto reply;
+      reply.set_hash(req.hash());
+      (void)transport_->Send(from.id, packet::kHasBlock,
+                             reply.SerializeAsString());
+    } else if (type_id == packet::kBlockRequest) {
+      ::casper::BlockRequestProto req;
+      if (!req.ParseFromString(content)) return;
+      ++block_requests_[req.hash()];
+      auto it = held_.find(req.hash());
+      if (it == held_.end() || !it->second.serve) return;
+      const Bytes& encoded = it->second.encoded;
+      absl::StatusOr<p2p::Blob> blob = p2p::MakeBlob(
+          packet::kBlockMessage, std::string(encoded.begin(), encoded.end()));
+      if (!blob.ok()) return;
+      absl::StatusOr<p2p::Transport::Permit> permit =
+          transport_->ReserveStream(from.id, blob->wire->size());
+      if (permit.ok())
+        (void)transport_->Stream(from.id, *std::move(permit), *blob);
+    }
+  }
+
+ private:
+  struct Held {
+    Bytes encoded;
+    bool serve = true;
+  };
+  mutable Mutex mu_;
+  p2p::Transport* transport_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::map<std::string, Held> held_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> block_requests_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> has_block_requests_ ABSL_GUARDED_BY(mu_);
+};
+
+// The network under test (its DAG holds only a genesis; blocks it receives
+// are kept by the test, as the node's queue would, until the test says
+// Delivered) and the scripted peer, connected.
+class NetworkTest : public ::testing::Test {
+ protected:
+  void Start(NetworkOptions options) {
+    genesis_ = MakeBlock(1, "genesis");
+    dag_ =
+        *casper::dag::DagStore::Open(&store_, casper::dag::DagColumnsFrom(0));
+    ASSERT_TRUE(*dag_->Insert(genesis_));
+    NetworkCallbacks callbacks;
+    callbacks.block = [this](Block b) {
+      MutexLock lock(&mu_);
+      received_.push_back(std::move(b));
+    };
+    network_ = std::make_unique<CasperNetwork>(dag_.get(), genesis_,
+                                               std::move(callbacks), options);
+    absl::StatusOr<std::unique_ptr<p2p::Transport>> mine =
+        p2p::Transport::Start(Options(1), network_.get(), nullptr);
+    ASSERT_TRUE(mine.ok()) << mine.status();
+    transport_ = *std::move(mine);
+    network_->Attach(transport_.get());
+    absl::StatusOr<std::unique_ptr<p2p::Transport>> theirs =
+        p2p::Transport::Start(Options(2), &peer_, nullptr);
+    ASSERT_TRUE(theirs.ok()) << theirs.status();
+    peer_transport_ = *std::move(theirs);
+    peer_.set_transport(peer_transport_.get());
+    ASSERT_TRUE(transport_->AddPeer(peer_transport_->self()));
+    ASSERT_TRUE(Eventually([&] {
+      return !transport_->Connected().empty() &&
+             !peer_transport_->Connected().empty();
+    }));
+  }
+
+  void TearDown() override {
+    if (network_ != nullptr) network_->Stop();
+    peer_.set_transport(nullptr);
+    peer_transport_.reset();
+    transport_.reset();
+  }
+
+  size_t received() const {
+    MutexLock lock(&mu_);
+    return received_.size();
+  }
+
+  rspace::InMemoryStore store_{4};
+  std::unique_ptr<casper::dag::DagStore> dag_;
+  Block genesis_;
+  Peer peer_;
+  std::unique_ptr<CasperNetwork> network_;
+  std::unique_ptr<p2p::Transport> transport_;
+  std::unique_ptr<p2p::Transport> peer_transport_;
+  mutable Mutex mu_;
+  std::vector<Block> received_ ABSL_GUARDED_BY(mu_);
+};
+
+// Regression (soak run 5): a validator whose consensus thread was behind
+// asked again for every block that waited in its queue longer than the
+// request timeout, and queued the copies too.
+TEST_F(NetworkTest, AReceivedBlockWaitingInTheQueueIsNotAskedForAgain) {
+  NetworkOptions options;
+  options.request_timeout = milliseconds(50);
+  options.max_retry_delay = milliseconds(50);
+  options.tick = milliseconds(10);
+  Start(options);
+  const Block b = MakeBlock(2, "one");
+  peer_.Hold(b, /*serve=*/true);
+  network_->Request(b.hash);
+  ASSERT_TRUE(Eventually([&] { return received() == 1; }));
+  EXPECT_EQ(peer_.block_requests(b.hash), 1);
+  // Twenty request timeouts with the block still in the (test's) queue.
+  std::this_thread::sleep_for(milliseconds(1000));
+  EXPECT_EQ(peer_.block_requests(b.hash), 1);
+  EXPECT_EQ(received(), 1u);
+  EXPECT_EQ(network_->wanted(), 1u);  // until the node says where it went
+  network_->Delivered(b.hash);
+  EXPECT_EQ(network_->wanted(), 0u);
+}
+
+TEST_F(NetworkTest, ABlockNotTakenIsAskedForAgain) {
+  NetworkOptions options;
+  options.request_timeout = milliseconds(50);
+  options.max_retry_delay = milliseconds(50);
+  options.tick = milliseconds(10);
+  Start(options);
+  const Block b = MakeBlock(2, "two");
+  peer_.Hold(b, /*serve=*/true);
+  network_->Request(b.hash);
+  ASSERT_TRUE(Eventually([&] { return received() == 1; }));
+  network_->NotTaken(b.hash);  // e.g. the disk was full
+  ASSERT_TRUE(Eventually([&] { return received() == 2; }));
+  EXPECT_EQ(peer_.block_requests(b.hash), 2);
+  network_->Delivered(b.hash);
+  EXPECT_EQ(network_->wanted(), 0u);
+}
+
+TEST_F(NetworkTest, ALateCopyOfAQueuedBlockIsDropped) {
+  NetworkOptions options;
+  options.request_timeout = milliseconds(50);
+  options.max_retry_delay = milliseconds(50);
+  options.tick = milliseconds(10);
+  Start(options);
+  const Block b = MakeBlock(2, "three");
+  peer_.Hold(b, /*serve=*/true);
+  network_->Request(b.hash);
+  ASSERT_TRUE(Eventually([&] { return received() == 1; }));
+  // The peer streams it once more, unasked (as a slow answer to an earlier
+  // request would arrive).
+  const Bytes encoded = casper::block::EncodeBlock(b);
+  absl::StatusOr<p2p::Blob> blob = p2p::MakeBlob(
+      packet::kBlockMessage, std::string(encoded.begin(), encoded.end()));
+  ASSERT_TRUE(blob.ok());
+  const Bytes me = transport_->self().id;
+  absl::StatusOr<p2p::Transport::Permit> permit =
+      peer_transport_->ReserveStream(me, blob->wire->size());
+  ASSERT_TRUE(permit.ok());
+  ASSERT_TRUE(peer_transport_->Stream(me, *std::move(permit), *blob).ok());
+  ASSERT_TRUE(
+      Eventually([&] { return network_->counters().duplicates_dropped == 1; }));
+  EXPECT_EQ(received(), 1u);
+}
+
+// Regression: with every holder at its request limit, each HasBlock answer
+// asked every peer again who had the block, and each answer to that did
+// the same: a storm of questions that only a free request slot ended.
+TEST_F(NetworkTest, AnswersToWhoHasItDoNotAskEveryoneAgain) {
+  NetworkOptions options;
+  options.request_timeout = std::chrono::seconds(30);  // no timer retries
+  options.max_retry_delay = std::chrono::seconds(30);
+  options.max_requests_per_peer = 1;
+  Start(options);
+  const Block silent = MakeBlock(2, "never served");
+  const Block other = MakeBlock(2, "another");
+  peer_.Hold(silent, /*serve=*/false);
+  peer_.Hold(other, /*serve=*/true);
+  network_->Request(silent.hash);  // takes the peer's one request slot
+  ASSERT_TRUE(
+      Eventually([&] { return peer_.block_requests(silent.hash) == 1; }));
+  network_->Request(other.hash);  // the peer is full: who has it?
+  ASSERT_TRUE(
+      Eventually([&] { return peer_.has_block_requests(other.hash) >= 1; }));
+  std::this_thread::sleep_for(milliseconds(500));
+  EXPECT_EQ(peer_.has_block_requests(other.hash), 1);
+  EXPECT_EQ(peer_.block_requests(other.hash), 0);
+  EXPECT_EQ(received(), 0u);
+}
+
+}  // namespace
+}  // namespace rnode::node
