@@ -21,6 +21,9 @@ struct GenesisToolOptions {
   int64_t timestamp = 0;  // genesis block time, ms
   int threads = 1;        // interpreter threads (results do not depend on it)
   casper::contracts::PosParams pos;  // bond bounds, epoch, quarantine, ...
+  // The coop vault and the token are the node's defaults (the validators,
+  // a majority of them; F1R3CAP): a shard configured otherwise has another
+  // genesis than this prints.
 };
 
 // Prints "shard: ", "validators: ", "wallets: ", "total supply: ",

@@ -7,11 +7,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "casper/contracts/pos.h"
 #include "casper/contracts/registry.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
 #include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/native_space.h"
+#include "rholang/printer.h"
 #include "rspace/event_log.h"
 #include "util/bytes.h"
 #include "util/status_macros.h"
@@ -1200,6 +1202,22 @@ new TokenMetadata, registered,
 }
 )rho";
 
+// The coop vault's deploy (CreateCoopVault fills in the keys and the
+// quorum): the multi-signature vault's create, whose reply goes to a plain
+// channel the installer empties at once.
+constexpr std::string_view kCoopVault = R"rho(
+new lookup(`rho:registry:lookup`), multiSigCh in {
+  lookup!(`rho:vault:multiSig`, *multiSigCh) |
+  for (@(_, MultiSigVault) <- multiSigCh) {
+    @MultiSigVault!("create", [$$keys$$], [], $$quorum$$, "rnode:pos:coopVault")
+  }
+}
+)rho";
+constexpr std::string_view kCoopVaultChannel = "rnode:pos:coopVault";
+// Any key: the deploy signs nothing.
+constexpr std::string_view kCoopVaultDeployerKey =
+    "0000000000000000000000000000000000000000000000000000000000000002";
+
 constexpr HelperContract kHelpers[] = {
     // Any deployer: nothing it does is signed.
     {"TreeHashMap", "rho:lang:treeHashMap", "rho:lang:treeHashMap",
@@ -1319,6 +1337,69 @@ absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
     RETURN_IF_ERROR(InstallLiteralEntry(h, native));
   }
   return absl::OkStatus();
+}
+
+absl::Status CreateCoopVault(rholang::interp::Runtime& runtime,
+                             rspace::Space& space,
+                             const rholang::interp::BlockInfo& block,
+                             std::span<const Bytes> public_keys,
+                             int64_t quorum) {
+  if (public_keys.empty()) {
+    return absl::InvalidArgumentError("coop vault: no public key");
+  }
+  if (quorum < 1 || quorum > static_cast<int64_t>(public_keys.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("coop vault: the quorum ", quorum, " is not in 1..",
+                     public_keys.size(), " (the number of keys)"));
+  }
+  std::string keys;
+  for (const Bytes& k : public_keys) {
+    if (k.size() != 65) {
+      return absl::InvalidArgumentError(
+          "coop vault: a public key is not 65 bytes");
+    }
+    absl::StrAppend(&keys, keys.empty() ? "" : ", ", "\"", HexEncode(k),
+                    "\".hexToBytes()");
+  }
+  const std::string source = absl::StrReplaceAll(
+      absl::string_view(kCoopVault.data(), kCoopVault.size()),
+      {{"$$keys$$", keys}, {"$$quorum$$", absl::StrCat(quorum)}});
+  ASSIGN_OR_RETURN(
+      rholang::interp::DeployInfo d,
+      SourceDeploy(source, block.timestamp, kCoopVaultDeployerKey));
+  constexpr int64_t kPhloLimit = 1'000'000'000;
+  rspace::EventLog log;
+  rholang::interp::EvalResult r =
+      runtime.EvaluateSource(source, d, kPhloLimit, &log, &block);
+  if (r.failed()) {
+    return absl::InternalError(
+        absl::StrCat("the coop vault's deploy failed: ", r.error.message()));
+  }
+  rholang::interp::SpaceNative native(
+      &space, rspace::OpContext{&log, &runtime.matcher()},
+      /*meter=*/nullptr, runtime.channel_terms());
+  ASSIGN_OR_RETURN(
+      std::optional<std::vector<rholang::ir::ParPtr>> reply,
+      native.Take(rholang::interp::StringPar(std::string(kCoopVaultChannel))));
+  // (true, (multiSigVault, address, systemVault)) or (false, reason).
+  const rholang::ir::Expr* either =
+      reply.has_value() && reply->size() == 1
+          ? rholang::interp::SingleOfKind(*(*reply)[0],
+                                          rholang::ir::ExprKind::kTuple)
+          : nullptr;
+  if (either == nullptr || either->operands.size() != 2) {
+    return absl::FailedPreconditionError(
+        "coop vault: the multi-signature vault did not reply");
+  }
+  const rholang::ir::Expr* ok = rholang::interp::SingleOfKind(
+      *either->operands[0], rholang::ir::ExprKind::kBool);
+  if (ok == nullptr || !ok->bool_value) {
+    absl::StatusOr<std::string> why = rholang::Print(*either->operands[1]);
+    return absl::FailedPreconditionError(
+        absl::StrCat("coop vault: the multi-signature vault refused: ",
+                     why.ok() ? *why : "(no reason)"));
+  }
+  return native.Put(CoopVaultChannel(), {either->operands[1]});
 }
 
 }  // namespace rnode::casper::contracts

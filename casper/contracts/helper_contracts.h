@@ -18,6 +18,7 @@
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rspace/space.h"
+#include "util/bytes.h"
 
 namespace rnode::casper::contracts {
 
@@ -82,6 +83,18 @@ absl::Status DeployHelperContracts(rholang::interp::Runtime& runtime,
                                    rspace::Space& space,
                                    const rholang::interp::BlockInfo& block,
                                    const TokenInfo& token = TokenInfo());
+
+// The coop vault slashed stakes go to: a multi-signature vault
+// (rho:vault:multiSig) of `public_keys` (65-byte keys) spent by `quorum` of
+// them, made by a deploy in `block` after the helper contracts, and kept on
+// CoopVaultChannel() (pos.h) for getCoopVault and Slash. InvalidArgument
+// for no key, a key that is not 65 bytes or a quorum outside
+// 1..public_keys.size(); FailedPrecondition if the vault's create refused.
+absl::Status CreateCoopVault(rholang::interp::Runtime& runtime,
+                             rspace::Space& space,
+                             const rholang::interp::BlockInfo& block,
+                             std::span<const Bytes> public_keys,
+                             int64_t quorum);
 
 }  // namespace rnode::casper::contracts
 

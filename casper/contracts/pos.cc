@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/names.h"
+#include "casper/contracts/vault.h"
 #include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "rholang/interpreter/cost.h"
@@ -32,6 +33,7 @@ using Replies = absl::StatusOr<std::vector<interp::Reply>>;
 
 constexpr std::string_view kUri = "rho:system:pos";
 constexpr std::string_view kStateDomain = "rnode/pos-state";
+constexpr std::string_view kCoopVaultDomain = "rnode/pos-coop-vault";
 
 // Public keys are uncompressed secp256k1 points.
 constexpr size_t kPublicKeyBytes = 65;
@@ -370,6 +372,10 @@ absl::Status CheckParams(const PosParams& p) {
   if (p.fault_tolerance_threshold_ppm < 0) {
     return bad("fault tolerance threshold is negative");
   }
+  if (!p.vault_transfer_key.empty() &&
+      p.vault_transfer_key.size() != kPublicKeyBytes) {
+    return bad("the vault transfer key is not a 65-byte public key");
+  }
   return absl::OkStatus();
 }
 
@@ -480,7 +486,53 @@ Replies WithdrawCall(const PosParams& params, const std::string& uri,
   return interp::ReplyWith(ret, {Success()});
 }
 
+// The coop vault tuple (multiSigVault, address, systemVault), if the
+// state has one.
+absl::StatusOr<std::optional<ir::ParPtr>> CoopVault(
+    interp::NativeSpace& space) {
+  ASSIGN_OR_RETURN(std::optional<std::vector<ir::ParPtr>> datum,
+                   space.Peek(CoopVaultChannel()));
+  if (!datum.has_value()) return std::optional<ir::ParPtr>();
+  if (datum->size() != 1) return Malformed("coop vault datum");
+  const ir::Expr* t = Exactly(*(*datum)[0], ir::ExprKind::kTuple);
+  if (t == nullptr || t->operands.size() != 3 ||
+      Exactly(*t->operands[1], ir::ExprKind::kString) == nullptr) {
+    return Malformed("coop vault tuple");
+  }
+  return std::optional<ir::ParPtr>((*datum)[0]);
+}
+
+// posVaultTransfer(target, amount, deployerId, return): a transfer from
+// the PoS vault, for the deployer of PosParams::vault_transfer_key only.
+Replies PosVaultTransferCall(Ledger& ledger, const PosParams& params,
+                             const std::string& uri, Args args,
+                             interp::ProcessContext& ctx) {
+  RETURN_IF_ERROR(interp::CheckArity(uri, args, 5));
+  const ir::Unforgeable* deployer =
+      interp::SingleUnforgeable(*args[3], ir::UnforgeableKind::kDeployerId);
+  if (deployer == nullptr) {
+    return interp::ArgError(uri, 3, "deployerId", "a deployer id", *args[3]);
+  }
+  const ir::ParPtr& ret = args[4];
+  if (params.vault_transfer_key.empty() ||
+      deployer->id != params.vault_transfer_key) {
+    return interp::ReplyWith(ret,
+                             {Failure("You have not permission to transfer.")});
+  }
+  ASSIGN_OR_RETURN(ir::ParPtr result,
+                   VaultTransfer(&ledger, PosVaultAddress(), args[1], args[2],
+                                 AuthKeyOf(PosVaultAddress()), ctx));
+  return interp::ReplyWith(ret, {std::move(result)});
+}
+
 }  // namespace
+
+ir::ParPtr CoopVaultChannel() {
+  static const ir::ParPtr* const channel = new ir::ParPtr(
+      interp::UnforgeablePar(ir::UnforgeableKind::kPrivate,
+                             crypto::Blake2b256(AsBytes(kCoopVaultDomain))));
+  return *channel;
+}
 
 ir::ParPtr PosStateChannel() {
   static const ir::ParPtr* const channel = new ir::ParPtr(
@@ -562,6 +614,18 @@ interp::NativeObjectDef ProofOfStake::Object() {
       return interp::ReplyWith(
           ret, {Tuple({Str(PosVaultAddress()),
                        WriteOnlyObject(kVaultObject, PosVaultAddress())})});
+    }
+    if (method == "getCoopVault") {
+      RETURN_IF_ERROR(interp::CheckArity(uri, args, 2));
+      ASSIGN_OR_RETURN(std::optional<ir::ParPtr> coop, CoopVault(space));
+      if (!coop.has_value()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            uri, ": this state has no coop vault (made by genesis)"));
+      }
+      return interp::ReplyWith(ret, {*std::move(coop)});
+    }
+    if (method == "posVaultTransfer") {
+      return PosVaultTransferCall(*ledger_, params_, uri, args, ctx);
     }
     if (method == "bond") return BondCall(*ledger_, params_, uri, args, ctx);
     if (method == "withdraw") return WithdrawCall(params_, uri, args, ctx);
@@ -693,9 +757,16 @@ absl::Status ProofOfStake::Slash(interp::NativeSpace& space,
   auto withdrawer = s.withdrawers.find(key);
   if (withdrawer != s.withdrawers.end()) stake += withdrawer->second.first;
   if (stake <= 0) return absl::OkStatus();
+  std::string coop_address = CoopVaultAddress();
+  ASSIGN_OR_RETURN(std::optional<ir::ParPtr> coop, CoopVault(space));
+  if (coop.has_value()) {
+    coop_address = Exactly(*Exactly(**coop, ir::ExprKind::kTuple)->operands[1],
+                           ir::ExprKind::kString)
+                       ->text;
+  }
   ASSIGN_OR_RETURN(
       TransferError err,
-      ledger_->Transfer(space, PosVaultAddress(), CoopVaultAddress(), stake));
+      ledger_->Transfer(space, PosVaultAddress(), coop_address, stake));
   if (err != TransferError::kNone) {
     return absl::InternalError(absl::StrCat(
         "PoS: slash transfer failed: ", std::string(TransferErrorText(err))));

@@ -39,6 +39,10 @@ struct PosParams {
   // Fault tolerance threshold in parts per million
   // (getFaultToleranceThresholdPpm).
   int64_t fault_tolerance_threshold_ppm = 100'000;
+  // The 65-byte public key whose deployer may spend the PoS vault with
+  // posVaultTransfer; empty: no one (the public node's PoS names a key it
+  // never fills in, so there no one can either).
+  Bytes vault_transfer_key;
   bool operator==(const PosParams&) const = default;
 };
 
@@ -60,6 +64,11 @@ struct Validators {
 
 // The channel holding the PoS state.
 rholang::ir::ParPtr PosStateChannel();
+// The channel holding the coop vault (a GPrivate no program can name): one
+// datum, the tuple (multiSigVault, address, systemVault) rho:vault:multiSig
+// made at genesis (CreateCoopVault in helper_contracts.h). getCoopVault
+// replies it and slashed stakes go to its address.
+rholang::ir::ParPtr CoopVaultChannel();
 
 class ProofOfStake {
  public:
@@ -70,10 +79,11 @@ class ProofOfStake {
   // is always last): getBonds, getActiveValidators, getEpochLength,
   // getQuarantineLength, getFaultToleranceThresholdPpm,
   // getCurrentEpochRewards, getRewards, getWithdrawers,
-  // getPendingWithdrawer, getInitialPosVault, bond(deployerId, amount),
-  // withdraw(deployerId), closeBlock(sysAuthToken), slash(deployerId,
-  // blockHash, sysAuthToken); replies and error strings as the public node
-  // (docs/contracts.md).
+  // getPendingWithdrawer, getInitialPosVault, getCoopVault,
+  // bond(deployerId, amount), withdraw(deployerId),
+  // posVaultTransfer(target, amount, deployerId), closeBlock(sysAuthToken),
+  // slash(deployerId, blockHash, sysAuthToken); replies and error strings
+  // as the public node (docs/contracts-pos.md).
   rholang::interp::NativeObjectDef Object();
 
   const PosParams& params() const { return params_; }
@@ -90,8 +100,10 @@ class ProofOfStake {
   // withdrawals, rotates the active set; otherwise reads nothing.
   absl::Status CloseBlock(rholang::interp::NativeSpace& space,
                           const rholang::interp::BlockInfo& block);
-  // Slashes `validator`: its stake goes to the coop vault, stake 0, out of
-  // the active set, rewards dropped. A validator without stake: no change.
+  // Slashes `validator`: its stake goes to the coop vault (the address in
+  // CoopVaultChannel, or CoopVaultAddress() on a state made without one),
+  // stake 0, out of the active set, rewards dropped. A validator without
+  // stake: no change.
   absl::Status Slash(rholang::interp::NativeSpace& space, ByteView validator);
 
  private:

@@ -138,26 +138,10 @@ Replies RevVaultCall(Ledger* ledger, Args args, interp::ProcessContext& ctx) {
 }
 
 // A vault's ("transfer", target, amount, authKey, ret): the result to
-// reply, (true, Nil) or (false, reason). Checked in the public node's order:
-// target, amount, key, funds.
+// reply, (true, Nil) or (false, reason).
 absl::StatusOr<ir::ParPtr> Transfer(Ledger* ledger, std::string_view self,
                                     Args args, interp::ProcessContext& ctx) {
-  auto fail = [](std::string_view message) {
-    return EitherPar(false, interp::StringPar(std::string(message)));
-  };
-  std::string error;
-  ASSIGN_OR_RETURN(std::string to, AddressArg(*args[1], ctx, error));
-  if (!error.empty()) return fail(error);
-  const ir::Expr* amount = interp::SingleOfKind(*args[2], ir::ExprKind::kInt);
-  if (amount == nullptr) return fail("Amount must be an Int");
-  if (amount->int_value <= 0) {
-    return fail(TransferErrorText(TransferError::kNonPositiveAmount));
-  }
-  if (!ir::Equal(args[3], AuthKeyOf(self))) return fail("Invalid AuthKey");
-  ASSIGN_OR_RETURN(TransferError refused,
-                   ledger->Transfer(*ctx.space, self, to, amount->int_value));
-  if (refused != TransferError::kNone) return fail(TransferErrorText(refused));
-  return EitherPar(true, ir::Nil());
+  return VaultTransfer(ledger, self, args[1], args[2], args[3], ctx);
 }
 
 Replies VaultCall(Ledger* ledger, ByteView key, Args args,
@@ -200,6 +184,29 @@ Replies VaultCall(Ledger* ledger, ByteView key, Args args,
 }
 
 }  // namespace
+
+absl::StatusOr<ir::ParPtr> VaultTransfer(Ledger* ledger, std::string_view from,
+                                         const ir::ParPtr& target,
+                                         const ir::ParPtr& amount,
+                                         const ir::ParPtr& auth_key,
+                                         interp::ProcessContext& ctx) {
+  auto fail = [](std::string_view message) {
+    return EitherPar(false, interp::StringPar(std::string(message)));
+  };
+  std::string error;
+  ASSIGN_OR_RETURN(std::string to, AddressArg(*target, ctx, error));
+  if (!error.empty()) return fail(error);
+  const ir::Expr* value = interp::SingleOfKind(*amount, ir::ExprKind::kInt);
+  if (value == nullptr) return fail("Amount must be an Int");
+  if (value->int_value <= 0) {
+    return fail(TransferErrorText(TransferError::kNonPositiveAmount));
+  }
+  if (!ir::Equal(auth_key, AuthKeyOf(from))) return fail("Invalid AuthKey");
+  ASSIGN_OR_RETURN(TransferError refused,
+                   ledger->Transfer(*ctx.space, from, to, value->int_value));
+  if (refused != TransferError::kNone) return fail(TransferErrorText(refused));
+  return EitherPar(true, ir::Nil());
+}
 
 interp::NativeObjectDef RevVaultObject(Ledger* ledger) {
   return interp::NativeObjectDef{

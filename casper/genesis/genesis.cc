@@ -62,7 +62,20 @@ absl::StatusOr<GenesisBlock> CreateGenesis(
   // each by its own deploy in the genesis block's time.
   rholang::interp::BlockInfo info;
   info.timestamp = params.timestamp;
-  RETURN_IF_ERROR(contracts::DeployHelperContracts(*runtime, *space, info));
+  RETURN_IF_ERROR(
+      contracts::DeployHelperContracts(*runtime, *space, info, params.token));
+  // Slashed stakes go to a multi-signature vault, by default of the
+  // genesis validators, spent by a majority of them.
+  std::vector<Bytes> coop_keys = params.coop_keys;
+  if (coop_keys.empty()) {
+    for (const contracts::Bond& b : block.bonds)
+      coop_keys.push_back(b.validator);
+  }
+  const int64_t quorum = params.coop_quorum > 0
+                             ? params.coop_quorum
+                             : static_cast<int64_t>(coop_keys.size() / 2 + 1);
+  RETURN_IF_ERROR(
+      contracts::CreateCoopVault(*runtime, *space, info, coop_keys, quorum));
   ASSIGN_OR_RETURN(const Hash32 post_state, space->CreateCheckpoint());
   block::Block& b = block.block;
   b.header.timestamp = params.timestamp;

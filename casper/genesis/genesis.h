@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
+#include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/pos.h"
 #include "casper/contracts/system_contracts.h"
 #include "casper/genesis/genesis_files.h"
@@ -26,6 +27,12 @@ struct GenesisParams {
   contracts::PosParams pos;
   std::vector<Bond> bonds;      // ParseBonds
   std::vector<Wallet> wallets;  // ParseWallets
+  // The coop vault's signers (65-byte public keys; empty: the bonded
+  // validators' keys) and how many of them must sign (0: a majority).
+  std::vector<Bytes> coop_keys;
+  int64_t coop_quorum = 0;
+  // What rho:system:tokenMetadata says.
+  contracts::TokenInfo token;
 };
 
 // The genesis block (docs/formats/block.md "Genesis block") and what the
@@ -42,12 +49,13 @@ struct GenesisBlock {
 };
 
 // Builds the genesis state on `space` (reset to the empty root first): the
-// wallets, the PoS bonds and the helper contracts (helper_contracts.h), and
-// checkpoints it. `contracts` and the runtime's options must come from the
-// same SystemContracts. InvalidArgument for no bonds, PoS parameters other
-// than the contracts', an invalid stake (out of the PoS bounds) or a total
-// supply above INT64_MAX; the space's errors otherwise. The result depends only
-// on `params`.
+// wallets, the PoS bonds, the helper contracts (helper_contracts.h) and the
+// coop vault (CreateCoopVault), and checkpoints it. `contracts` and the
+// runtime's options must come from the same SystemContracts. InvalidArgument
+// for no bonds, PoS parameters other than the contracts', an invalid stake (out
+// of the PoS bounds), a total supply above INT64_MAX, bad token metadata or
+// coop vault signers; the space's errors otherwise. The result depends only on
+// `params`.
 absl::StatusOr<GenesisBlock> CreateGenesis(
     const GenesisParams& params, rspace::Space* space,
     contracts::SystemContracts* contracts, rholang::interp::Runtime* runtime);

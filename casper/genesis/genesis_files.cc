@@ -46,7 +46,8 @@ absl::Status LineError(std::string_view file, size_t line,
 // A decimal integer in [min, INT64_MAX]: digits only, no sign or spaces.
 absl::StatusOr<int64_t> ParseAmount(std::string_view s, int64_t min,
                                     std::string_view what) {
-  if (s.empty() || s.find_first_not_of("0123456789") != std::string_view::npos) {
+  if (s.empty() ||
+      s.find_first_not_of("0123456789") != std::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat(S(what), " `", S(s), "` is not a decimal number"));
   }
@@ -74,44 +75,47 @@ absl::StatusOr<std::vector<Bond>> ParseBonds(std::string_view text,
                                              std::string_view file_name) {
   std::vector<Bond> bonds;
   std::map<crypto::Secp256k1PublicKey, size_t> first_line;
-  RETURN_IF_ERROR(ForEachLine(text, [&](size_t n, std::string_view line)
-                                        -> absl::Status {
-    if (bonds.size() == kMaxBonds) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(S(file_name), ":", n, ": more than ", kMaxBonds,
-                       " validators"));
-    }
-    size_t space = line.find(' ');
-    if (space == std::string_view::npos ||
-        line.find(' ', space + 1) != std::string_view::npos) {
-      return LineError(file_name, n,
-                       "expected `<public key hex> <stake>` (one space)");
-    }
-    absl::StatusOr<Bytes> key_bytes = HexDecode(line.substr(0, space));
-    if (!key_bytes.ok()) {
-      return LineError(file_name, n,
-                       absl::StrCat("public key: ", key_bytes.status().message()));
-    }
-    absl::StatusOr<crypto::Secp256k1PublicKey> key =
-        crypto::ParseSecp256k1PublicKey(*key_bytes);
-    if (!key.ok()) {
-      return LineError(file_name, n,
-                       absl::StrCat("public key: ", key.status().message()));
-    }
-    absl::StatusOr<int64_t> stake = ParseAmount(line.substr(space + 1), 1, "stake");
-    if (!stake.ok()) return LineError(file_name, n, S(stake.status().message()));
-    auto [it, inserted] = first_line.emplace(*key, n);
-    if (!inserted) {
-      return LineError(file_name, n,
-                       absl::StrCat("validator already bonded on line ",
-                                    it->second));
-    }
-    bonds.push_back(Bond{*key, *stake});
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      ForEachLine(text, [&](size_t n, std::string_view line) -> absl::Status {
+        if (bonds.size() == kMaxBonds) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              S(file_name), ":", n, ": more than ", kMaxBonds, " validators"));
+        }
+        size_t space = line.find(' ');
+        if (space == std::string_view::npos ||
+            line.find(' ', space + 1) != std::string_view::npos) {
+          return LineError(file_name, n,
+                           "expected `<public key hex> <stake>` (one space)");
+        }
+        absl::StatusOr<Bytes> key_bytes = HexDecode(line.substr(0, space));
+        if (!key_bytes.ok()) {
+          return LineError(
+              file_name, n,
+              absl::StrCat("public key: ", key_bytes.status().message()));
+        }
+        absl::StatusOr<crypto::Secp256k1PublicKey> key =
+            crypto::ParseSecp256k1PublicKey(*key_bytes);
+        if (!key.ok()) {
+          return LineError(
+              file_name, n,
+              absl::StrCat("public key: ", key.status().message()));
+        }
+        absl::StatusOr<int64_t> stake =
+            ParseAmount(line.substr(space + 1), 1, "stake");
+        if (!stake.ok())
+          return LineError(file_name, n, S(stake.status().message()));
+        auto [it, inserted] = first_line.emplace(*key, n);
+        if (!inserted) {
+          return LineError(
+              file_name, n,
+              absl::StrCat("validator already bonded on line ", it->second));
+        }
+        bonds.push_back(Bond{*key, *stake});
+        return absl::OkStatus();
+      }));
   if (bonds.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(S(file_name), ": no validators (a shard needs at least one bond)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        S(file_name), ": no validators (a shard needs at least one bond)"));
   }
   return bonds;
 }
@@ -120,37 +124,37 @@ absl::StatusOr<std::vector<Wallet>> ParseWallets(std::string_view text,
                                                  std::string_view file_name) {
   std::vector<Wallet> wallets;
   std::map<Hash32, size_t> first_line;
-  RETURN_IF_ERROR(ForEachLine(text, [&](size_t n, std::string_view line)
-                                        -> absl::Status {
-    if (wallets.size() == kMaxWallets) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat(S(file_name), ":", n, ": more than ", kMaxWallets,
-                       " wallets"));
-    }
-    size_t comma = line.find(',');
-    if (comma == std::string_view::npos ||
-        line.find(',', comma + 1) != std::string_view::npos) {
-      return LineError(file_name, n, "expected `<REV address>,<balance>`");
-    }
-    std::string_view address = line.substr(0, comma);
-    absl::StatusOr<Hash32> key_hash = crypto::ParseRevAddress(address);
-    if (!key_hash.ok()) {
-      return LineError(file_name, n,
-                       absl::StrCat("address `", S(address),
-                                    "`: ", key_hash.status().message()));
-    }
-    absl::StatusOr<int64_t> balance =
-        ParseAmount(line.substr(comma + 1), 0, "balance");
-    if (!balance.ok()) return LineError(file_name, n, S(balance.status().message()));
-    auto [it, inserted] = first_line.emplace(*key_hash, n);
-    if (!inserted) {
-      return LineError(file_name, n,
-                       absl::StrCat("address already listed on line ",
-                                    it->second));
-    }
-    wallets.push_back(Wallet{std::string(address), *key_hash, *balance});
-    return absl::OkStatus();
-  }));
+  RETURN_IF_ERROR(
+      ForEachLine(text, [&](size_t n, std::string_view line) -> absl::Status {
+        if (wallets.size() == kMaxWallets) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              S(file_name), ":", n, ": more than ", kMaxWallets, " wallets"));
+        }
+        size_t comma = line.find(',');
+        if (comma == std::string_view::npos ||
+            line.find(',', comma + 1) != std::string_view::npos) {
+          return LineError(file_name, n, "expected `<REV address>,<balance>`");
+        }
+        std::string_view address = line.substr(0, comma);
+        absl::StatusOr<Hash32> key_hash = crypto::ParseRevAddress(address);
+        if (!key_hash.ok()) {
+          return LineError(file_name, n,
+                           absl::StrCat("address `", S(address),
+                                        "`: ", key_hash.status().message()));
+        }
+        absl::StatusOr<int64_t> balance =
+            ParseAmount(line.substr(comma + 1), 0, "balance");
+        if (!balance.ok())
+          return LineError(file_name, n, S(balance.status().message()));
+        auto [it, inserted] = first_line.emplace(*key_hash, n);
+        if (!inserted) {
+          return LineError(
+              file_name, n,
+              absl::StrCat("address already listed on line ", it->second));
+        }
+        wallets.push_back(Wallet{std::string(address), *key_hash, *balance});
+        return absl::OkStatus();
+      }));
   return wallets;
 }
 

@@ -1,5 +1,6 @@
 #include "casper/spec/spec_runner.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/helper_contracts.h"
+#include "casper/contracts/pos.h"
 #include "casper/contracts/system_contracts.h"
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
@@ -90,8 +92,32 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
   absl::StatusOr<std::unique_ptr<rspace::Space>> space =
       rspace::Space::Open(&store, so);
   if (!space.ok()) return space.status();
+  // The genesis vault keys, decoded once: their vaults are funded and
+  // they are the bonded validators (and the coop vault's signers).
+  std::vector<crypto::Secp256k1PublicKey> vault_keys;
+  for (std::string_view key_hex : options.genesis_vault_keys) {
+    absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+        HexDecodeFixed<32>(key_hex);
+    if (!key.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("genesis vault key: ", key.status().message()));
+    }
+    vault_keys.push_back(crypto::Secp256k1PublicKeyOf(*key));
+  }
+  absl::StatusOr<crypto::Secp256k1PrivateKey> deployer =
+      HexDecodeFixed<32>(options.deployer_key);
+  if (!deployer.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("deployer key: ", deployer.status().message()));
+  }
+  // PoS as the node's defaults, except that the spec deployer may spend
+  // the PoS vault (posVaultTransfer has a case to pass).
+  contracts::PosParams pos;
+  const crypto::Secp256k1PublicKey deployer_pk =
+      crypto::Secp256k1PublicKeyOf(*deployer);
+  pos.vault_transfer_key.assign(deployer_pk.begin(), deployer_pk.end());
   contracts::SystemContracts contracts(
-      contracts::ContractsOptions{.pos = {}, .test_processes = true});
+      contracts::ContractsOptions{.pos = pos, .test_processes = true});
   absl::StatusOr<std::unique_ptr<interp::Runtime>> runtime =
       interp::Runtime::Create(
           space->get(), contracts.RuntimeOptionsFor(options.threads, &sink));
@@ -114,22 +140,40 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
                                rspace::OpContext{&log, &(*runtime)->matcher()},
                                /*meter=*/nullptr, (*runtime)->channel_terms());
     contracts.ledger().BeginDeploy();
-    for (std::string_view key_hex : options.genesis_vault_keys) {
-      absl::StatusOr<crypto::Secp256k1PrivateKey> key =
-          HexDecodeFixed<32>(key_hex);
-      if (!key.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("genesis vault key: ", key.status().message()));
-      }
-      RETURN_IF_ERROR(contracts.ledger().Mint(
-          native,
-          crypto::RevAddressFromPublicKey(crypto::Secp256k1PublicKeyOf(*key)),
-          options.genesis_vault_balance));
+    std::vector<contracts::Bond> bonds;
+    for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
+      RETURN_IF_ERROR(
+          contracts.ledger().Mint(native, crypto::RevAddressFromPublicKey(pk),
+                                  options.genesis_vault_balance));
+      bonds.push_back({Bytes(pk.begin(), pk.end()), kSpecGenesisStake});
     }
+    std::sort(bonds.begin(), bonds.end(),
+              [](const contracts::Bond& a, const contracts::Bond& b) {
+                return a.validator < b.validator;
+              });
+    bonds.erase(
+        std::unique(bonds.begin(), bonds.end(),
+                    [](const contracts::Bond& a, const contracts::Bond& b) {
+                      return a.validator == b.validator;
+                    }),
+        bonds.end());
+    if (!bonds.empty()) RETURN_IF_ERROR(contracts.pos().Genesis(native, bonds));
   }
   // The helper contracts the public genesis has (rho:lang:listOps, ...),
-  // each by its own deploy, then the framework.
+  // each by its own deploy, the coop vault (its signers the validators, a
+  // majority to spend), then the framework.
   RETURN_IF_ERROR(contracts::DeployHelperContracts(**runtime, **space, block));
+  if (!vault_keys.empty()) {
+    std::vector<Bytes> signers;
+    for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
+      signers.emplace_back(pk.begin(), pk.end());
+    }
+    std::sort(signers.begin(), signers.end());
+    signers.erase(std::unique(signers.begin(), signers.end()), signers.end());
+    RETURN_IF_ERROR(contracts::CreateCoopVault(
+        **runtime, **space, block, signers,
+        static_cast<int64_t>(signers.size() / 2 + 1)));
+  }
   {
     rspace::EventLog log;
     interp::EvalResult r = (*runtime)->EvaluateSource(

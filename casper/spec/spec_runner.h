@@ -36,6 +36,11 @@ inline constexpr std::string_view kSecondSpecKey =
 // What the public test harness's genesis puts in each of those vaults (the
 // public SystemVault tests expect it).
 inline constexpr int64_t kSpecGenesisVaultBalance = 9'000'000;
+// Each genesis vault key is also a bonded validator with this stake (the
+// PoS vault holds their sum); the coop vault's signers are the same keys,
+// a majority of them to spend; the spec deployer may spend the PoS vault
+// (posVaultTransfer).
+inline constexpr int64_t kSpecGenesisStake = 1'000;
 
 // Our framework (framework.cc): "testSuite" with cases, setup and
 // teardown; "assert" and "assertMany" with the public assertion shapes.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -144,6 +145,27 @@ const Setting kSettings[] = {
     {"casper.genesis-block-data.deploy-timestamp", "deploy-timestamp",
      "genesis block time in ms (0: the first start)",
      &NodeConfig::deploy_timestamp},
+    {"casper.genesis-block-data.pos-multi-sig-public-keys",
+     "pos-multi-sig-public-keys",
+     "signers of the coop vault slashed stakes go to: hex public keys, "
+     "comma-separated (default: the genesis validators)",
+     &NodeConfig::pos_multi_sig_public_keys},
+    {"casper.genesis-block-data.pos-multi-sig-quorum", "pos-multi-sig-quorum",
+     "signatures the coop vault needs (0: a majority of its signers)",
+     &NodeConfig::pos_multi_sig_quorum},
+    {"casper.genesis-block-data.pos-vault-transfer-public-key",
+     "pos-vault-transfer-public-key",
+     "hex public key whose deployer may spend the PoS vault with "
+     "posVaultTransfer (default: no one)",
+     &NodeConfig::pos_vault_transfer_public_key},
+    {"casper.genesis-block-data.native-token-name", "native-token-name",
+     "the native token's name (rho:system:tokenMetadata)",
+     &NodeConfig::native_token_name},
+    {"casper.genesis-block-data.native-token-symbol", "native-token-symbol",
+     "the native token's symbol", &NodeConfig::native_token_symbol},
+    {"casper.genesis-block-data.native-token-decimals", "native-token-decimals",
+     "the native token's decimal places (0..18)",
+     &NodeConfig::native_token_decimals},
 };
 
 // Multipliers of the units an integer setting may carry.
@@ -254,9 +276,23 @@ absl::Status Flatten(const toml::table& table, const std::string& prefix,
       out[key] = os.str();
     } else if (node.is_string()) {
       out[key] = *node.value<std::string>();
+    } else if (const toml::array* list = node.as_array()) {
+      // A list of strings (public keys) as the one comma-separated text
+      // the flag takes.
+      std::string joined;
+      for (const toml::node& item : *list) {
+        std::optional<std::string> text = item.value<std::string>();
+        if (!item.is_string() || !text.has_value() ||
+            text->find(',') != std::string::npos) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(key, ": expected a list of strings"));
+        }
+        absl::StrAppend(&joined, joined.empty() ? "" : ",", *text);
+      }
+      out[key] = joined;
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(key, ": expected a string, number or boolean"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          key, ": expected a string, number, boolean or list of strings"));
     }
   }
   return absl::OkStatus();
@@ -347,6 +383,10 @@ absl::Status Validate(const NodeConfig& c) {
        {std::tuple{"threads", c.threads, int64_t{0}},
         std::tuple{"storage.block-cache-size", c.block_cache_bytes,
                    int64_t{1} << 20},
+        std::tuple{"casper.genesis-block-data.pos-multi-sig-quorum",
+                   c.pos_multi_sig_quorum, int64_t{0}},
+        std::tuple{"casper.genesis-block-data.native-token-decimals",
+                   c.native_token_decimals, int64_t{0}},
         std::tuple{"api-server.grpc-max-recv-message-size",
                    c.grpc_max_recv_message_bytes, int64_t{1024}},
         std::tuple{"api-server.http-max-body-bytes", c.http_max_body_bytes,

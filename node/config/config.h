@@ -114,6 +114,18 @@ struct NodeConfig {
   int64_t number_of_active_validators = 100;
   // Genesis block time in ms; 0 = the time of the first start.
   int64_t deploy_timestamp = 0;
+  // The coop vault slashed stakes go to: its signers as comma-separated
+  // hex public keys (a TOML array of strings also; "" = the genesis
+  // validators' keys) and how many must sign (0 = a majority of them).
+  std::string pos_multi_sig_public_keys;
+  int64_t pos_multi_sig_quorum = 0;
+  // Hex public key whose deployer may spend the PoS vault with PoS
+  // posVaultTransfer; "" = no one.
+  std::string pos_vault_transfer_public_key;
+  // The native token as rho:system:tokenMetadata describes it.
+  std::string native_token_name = "F1R3CAP";
+  std::string native_token_symbol = "F1R3";
+  int64_t native_token_decimals = 8;
 };
 
 // One setting: its file key, its flag (without "--"; "" for file only) and

@@ -21,7 +21,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "casper/consensus/fork_choice.h"
+#include "casper/contracts/helper_contracts.h"
 #include "casper/contracts/ledger.h"
 #include "casper/contracts/pos.h"
 #include "casper/contracts/system_contracts.h"
@@ -519,11 +521,40 @@ std::string GenesisParamsToml(const NodeConfig& c) {
       "[casper.genesis-block-data]\n", "bond-minimum = ", c.bond_minimum,
       "\nbond-maximum = ", c.bond_maximum, "\nepoch-length = ", c.epoch_length,
       "\nquarantine-length = ", c.quarantine_length,
-      "\nnumber-of-active-validators = ", c.number_of_active_validators, "\n");
+      "\nnumber-of-active-validators = ", c.number_of_active_validators,
+      "\npos-multi-sig-public-keys = \"", c.pos_multi_sig_public_keys,
+      "\"\npos-multi-sig-quorum = ", c.pos_multi_sig_quorum,
+      "\npos-vault-transfer-public-key = \"", c.pos_vault_transfer_public_key,
+      "\"\nnative-token-name = \"", c.native_token_name,
+      "\"\nnative-token-symbol = \"", c.native_token_symbol,
+      "\"\nnative-token-decimals = ", c.native_token_decimals, "\n");
 }
 
-casper::contracts::PosParams PosParamsOf(const NodeConfig& c) {
+// A 65-byte public key from its hex; `setting` names it in the error.
+absl::StatusOr<Bytes> PublicKeyOf(std::string_view hex,
+                                  std::string_view setting) {
+  const absl::string_view trimmed =
+      absl::StripAsciiWhitespace(absl::string_view(hex.data(), hex.size()));
+  absl::StatusOr<Bytes> key =
+      HexDecode(std::string_view(trimmed.data(), trimmed.size()));
+  if (!key.ok() || key->size() != 65 || (*key)[0] != 0x04) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(absl::string_view(setting.data(), setting.size()), ": \"",
+                     absl::string_view(hex.data(), hex.size()),
+                     "\" is not a public key (130 hex digits, uncompressed: "
+                     "04...)"));
+  }
+  return *std::move(key);
+}
+
+absl::StatusOr<casper::contracts::PosParams> PosParamsOf(const NodeConfig& c) {
   casper::contracts::PosParams p;
+  if (!c.pos_vault_transfer_public_key.empty()) {
+    ASSIGN_OR_RETURN(
+        p.vault_transfer_key,
+        PublicKeyOf(c.pos_vault_transfer_public_key,
+                    "casper.genesis-block-data.pos-vault-transfer-public-key"));
+  }
   p.minimum_bond = c.bond_minimum;
   p.maximum_bond = c.bond_maximum;
   p.epoch_length = c.epoch_length;
@@ -543,7 +574,30 @@ absl::StatusOr<casper::genesis::GenesisParams> GenesisInputs(
   casper::genesis::GenesisParams p;
   p.shard_id = c.shard_name;
   p.timestamp = c.deploy_timestamp > 0 ? c.deploy_timestamp : NowMs();
-  p.pos = PosParamsOf(c);
+  ASSIGN_OR_RETURN(p.pos, PosParamsOf(c));
+  for (absl::string_view hex : absl::StrSplit(c.pos_multi_sig_public_keys, ',',
+                                              absl::SkipWhitespace())) {
+    ASSIGN_OR_RETURN(
+        Bytes key,
+        PublicKeyOf(std::string_view(hex.data(), hex.size()),
+                    "casper.genesis-block-data.pos-multi-sig-public-keys"));
+    p.coop_keys.push_back(std::move(key));
+  }
+  p.coop_quorum = c.pos_multi_sig_quorum;
+  if (!p.coop_keys.empty() &&
+      p.coop_quorum > static_cast<int64_t>(p.coop_keys.size())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "casper.genesis-block-data.pos-multi-sig-quorum: ", p.coop_quorum,
+        " is more than the ", p.coop_keys.size(), " signers"));
+  }
+  p.token.name = c.native_token_name;
+  p.token.symbol = c.native_token_symbol;
+  p.token.decimals =
+      static_cast<int>(std::min<int64_t>(c.native_token_decimals, INT32_MAX));
+  if (absl::Status s = casper::contracts::CheckTokenInfo(p.token); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "casper.genesis-block-data.native-token-*: ", s.message()));
+  }
   const std::string dir = data_dir + "/genesis";
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -642,7 +696,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   rspace::SpaceOptions so;
   so.term_factory = interp::StoredTermFactory();
   ASSIGN_OR_RETURN(m.space, rspace::Space::Open(m.store.get(), so));
-  casper::contracts::ContractsOptions contract_options{.pos = PosParamsOf(c)};
+  ASSIGN_OR_RETURN(casper::contracts::PosParams pos_params, PosParamsOf(c));
+  casper::contracts::ContractsOptions contract_options{.pos = pos_params};
   m.contracts =
       std::make_unique<casper::contracts::SystemContracts>(contract_options);
   interp::RuntimeOptions ro =
@@ -740,7 +795,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
       validator_options, m.pre_states.get());
   casper::engine::EngineOptions engine_options;
   engine_options.finalizer.threshold_ppm =
-      PosParamsOf(c).fault_tolerance_threshold_ppm;
+      pos_params.fault_tolerance_threshold_ppm;
   Node* self = node.get();
   m.listener = std::make_shared<Listener>(
       m.dag.get(), m.metrics.get(), &m.hooks, &m.output,

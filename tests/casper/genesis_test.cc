@@ -50,9 +50,9 @@ TEST(GenesisTest, SameFilesGiveThePinnedBlock) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_NE(b->post_state(), b->pre_state());
   EXPECT_EQ(HexEncode(ByteView(b->post_state())),
-            "0992a546cecbb4b1a8d7d8b90b448ef0f67774c6e55a6a0be8ae51aca2a704c0");
+            "23edcbe189a94e5884228ebaba948bebf8ef0efcdd701dc03e9d6e6566f31f7d");
   EXPECT_EQ(HexEncode(ByteView(b->hash())),
-            "339abcab9e0da817542ddc9cb3e59eeaec6551f9a701df9007d121867ba55003");
+            "ba99259337593c604e781aec79e2ca8e49697afc0aa5a4859a4e0cc9ca0bcdaa");
 }
 
 TEST(GenesisTest, ThreadCountDoesNotChangeTheBlock) {
@@ -254,6 +254,131 @@ new rl(`rho:registry:lookup`), deployerId(`rho:system:deployerId`), v, f, k, r i
 })"));
   ASSERT_TRUE(out.ok() && !out->failed());
   EXPECT_EQ(env.Balance(MakeTestKey(9).address), 123);
+}
+
+// A program that funds the coop vault from `funder`'s vault (100) and asks
+// the coop vault to pay `target` 40 signed by its deployer's key; prints
+// the transfer's reply and the coop vault's balance after it.
+std::string CoopTransferProgram(const std::string& funder,
+                                const std::string& target) {
+  return absl::StrCat(R"(
+new rl(`rho:registry:lookup`), deployerId(`rho:system:deployerId`),
+    out(`rho:io:stdout`), posCh, sysCh, msCh, coopCh, ownCh, keyCh, funded,
+    signerCh, moved, balance in {
+  rl!(`rho:system:pos`, *posCh) | rl!(`rho:vault:system`, *sysCh) |
+  rl!(`rho:vault:multiSig`, *msCh) |
+  for (@(_, PoS) <- posCh & @(_, SystemVault) <- sysCh &
+       @(_, MultiSig) <- msCh) {
+    @PoS!("getCoopVault", *coopCh) |
+    @SystemVault!("findOrCreate", ")",
+                      funder, R"(", *ownCh) |
+    @SystemVault!("deployerAuthKey", *deployerId, *keyCh) |
+    for (@(multi, address, _) <- coopCh & @(true, own) <- ownCh &
+         @key <- keyCh) {
+      @own!("transfer", address, 100, key, *funded) |
+      for (@(true, _) <- funded) {
+        @MultiSig!("deployerAuthKey", *deployerId, *signerCh) |
+        for (@signer <- signerCh) {
+          @multi!("transfer", ")",
+                      target, R"(", 40, signer, *moved) |
+          for (@r <- moved) {
+            @multi!("balance", *balance) |
+            for (@b <- balance) { out!([r, b]) }
+          }
+        }
+      }
+    }
+  }
+})");
+}
+
+TEST(GenesisTest, TheCoopVaultIsAMajorityOfTheValidatorsMultiSigVault) {
+  ContractEnv env;
+  ASSERT_TRUE(Build(env, Params()).ok());
+  const std::string target = MakeTestKey(9).address;
+  // Three validators: two must sign. The first signature leaves it pending.
+  auto r = env.Run(MakeTestKey(1),
+                   CoopTransferProgram(MakeTestKey(1).address, target));
+  ASSERT_FALSE(r.failed()) << r.error;
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{R"([(true, (true, 0)), 100])"}));
+  EXPECT_EQ(env.Balance(target), 0);
+  // The second validator confirms nonce 0: the funds move.
+  auto c =
+      env.Run(MakeTestKey(2), absl::StrCat(R"(
+new rl(`rho:registry:lookup`), deployerId(`rho:system:deployerId`),
+    out(`rho:io:stdout`), posCh, msCh, coopCh, signerCh, done in {
+  rl!(`rho:system:pos`, *posCh) | rl!(`rho:vault:multiSig`, *msCh) |
+  for (@(_, PoS) <- posCh & @(_, MultiSig) <- msCh) {
+    @PoS!("getCoopVault", *coopCh) |
+    @MultiSig!("deployerAuthKey", *deployerId, *signerCh) |
+    for (@(multi, _, _) <- coopCh & @signer <- signerCh) {
+      @multi!("confirm", ")",
+                                           target, R"(", 40, signer, 0, *done) |
+      for (@r <- done) { out!(r) }
+    }
+  }
+})"));
+  ASSERT_FALSE(c.failed()) << c.error;
+  ASSERT_EQ(env.lines.out.size(), 2u);
+  EXPECT_EQ(env.lines.out[1], R"((true, (false, "done")))");
+  EXPECT_EQ(env.Balance(target), 40);
+}
+
+TEST(GenesisTest, ConfiguredCoopSignersAndQuorum) {
+  ContractEnv env;
+  genesis::GenesisParams p = Params();
+  const auto signer = MakeTestKey(4);
+  p.coop_keys = {signer.pk_bytes()};
+  p.coop_quorum = 1;
+  p.wallets.push_back(
+      genesis::ParseWallets(absl::StrCat(signer.address, ",1000\n"), "w")
+          ->front());
+  ASSERT_TRUE(Build(env, p).ok());
+  const std::string target = MakeTestKey(9).address;
+  auto r = env.Run(signer, CoopTransferProgram(signer.address, target));
+  ASSERT_FALSE(r.failed()) << r.error;
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{R"([(true, (false, "done")), 60])"}));
+  EXPECT_EQ(env.Balance(target), 40);
+}
+
+TEST(GenesisTest, RefusesBadCoopSigners) {
+  genesis::GenesisParams p = Params();
+  p.coop_keys = {MakeTestKey(4).pk_bytes()};
+  p.coop_quorum = 2;
+  {
+    ContractEnv env;
+    auto b = Build(env, p);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument)
+        << b.status();
+  }
+  p.coop_quorum = 1;
+  p.coop_keys = {Bytes(33, 0x02)};
+  {
+    ContractEnv env;
+    auto b = Build(env, p);
+    EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument)
+        << b.status();
+  }
+}
+
+TEST(GenesisTest, TheTokenIsTheGenesisParameters) {
+  ContractEnv env;
+  genesis::GenesisParams p = Params();
+  p.token =
+      contracts::TokenInfo{.name = "Test Coin", .symbol = "TST", .decimals = 4};
+  ASSERT_TRUE(Build(env, p).ok());
+  auto r = env.Run(MakeTestKey(1), R"(
+    new lookup(`rho:registry:lookup`), out(`rho:io:stdout`), ch, all in {
+      lookup!(`rho:system:tokenMetadata`, *ch) |
+      for (@(_, Token) <- ch) {
+        @Token!("all", *all) | for (@t <- all) { out!(t) }
+      }
+    })");
+  ASSERT_FALSE(r.failed()) << r.error;
+  EXPECT_EQ(env.lines.out,
+            (std::vector<std::string>{R"(("Test Coin", "TST", 4))"}));
 }
 
 }  // namespace

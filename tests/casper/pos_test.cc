@@ -584,6 +584,94 @@ TEST(PosTest, SlashMovesTheStakeToTheCoopVault) {
   EXPECT_EQ(f.Bond(Key(1), 100), "(false, \"Public key is already bonded.\")");
 }
 
+// The coop vault genesis makes (CreateCoopVault; tested with the real
+// multi-signature vault in genesis_test.cc), here a stand-in triple.
+ir::ParPtr CoopTriple(const std::string& address) {
+  return ir::ParOf(
+      ir::Expr::Tuple({interp::StringPar("multi"), interp::StringPar(address),
+                       interp::StringPar("system")}));
+}
+
+TEST(PosTest, GetCoopVaultWithoutOneFailsTheDeploy) {
+  PosFixture f;
+  ASSERT_TRUE(f.Genesis({{Key(1), 100}}).ok());
+  PosFixture::CallResult r = f.Call("pos!(\"getCoopVault\", *ret)");
+  EXPECT_EQ(r.error.code(), absl::StatusCode::kFailedPrecondition) << r.error;
+  EXPECT_NE(r.error.message().find("getCoopVault"), absl::string_view::npos)
+      << r.error;
+}
+
+TEST(PosTest, GetCoopVaultRepliesTheTripleAndSlashPaysItsAddress) {
+  PosFixture f;
+  ASSERT_TRUE(f.Genesis({{Key(1), 100}, {Key(2), 300}}).ok());
+  const std::string coop = AddressOf(Key(7));
+  {
+    interp::SpaceNative native = f.Native();
+    ASSERT_TRUE(native.Put(CoopVaultChannel(), {CoopTriple(coop)}).ok());
+  }
+  EXPECT_TRUE(ir::Equal(f.Get("getCoopVault"), CoopTriple(coop)));
+  ASSERT_TRUE(f.Slash(Key(2)).ok());
+  EXPECT_EQ(f.Balance(coop), 300);
+  EXPECT_EQ(f.Balance(CoopVaultAddress()), 0);
+  // It is peeked, not taken.
+  EXPECT_TRUE(ir::Equal(f.Get("getCoopVault"), CoopTriple(coop)));
+}
+
+TEST(PosTest, PosVaultTransferOnlyForTheConfiguredKey) {
+  PosParams params = TestParams();
+  params.vault_transfer_key = Key(5);
+  PosFixture f(params);
+  ASSERT_TRUE(f.Genesis({{Key(1), 100}}).ok());
+  auto transfer = [&](const Bytes& deployer, const std::string& target,
+                      const std::string& amount) {
+    PosFixture::CallResult r =
+        f.Call(absl::StrCat("pos!(\"posVaultTransfer\", \"", target, "\", ",
+                            amount, ", *deployerId, *ret)"),
+               deployer);
+    if (!r.error.ok()) return "error: " + r.error.ToString();
+    return r.reply != nullptr ? Printed(r.reply) : std::string("<no reply>");
+  };
+  const std::string target = AddressOf(Key(3));
+  EXPECT_EQ(transfer(Key(6), target, "30"),
+            "(false, \"You have not permission to transfer.\")");
+  EXPECT_EQ(f.Balance(PosVaultAddress()), 100);
+  EXPECT_EQ(transfer(Key(5), target, "0"),
+            "(false, \"Amount must be positive value\")");
+  EXPECT_EQ(transfer(Key(5), target, "101"), "(false, \"Insufficient funds\")");
+  EXPECT_EQ(transfer(Key(5), target, "30"), "(true, Nil)");
+  EXPECT_EQ(f.Balance(PosVaultAddress()), 70);
+  EXPECT_EQ(f.Balance(target), 30);
+  // Not a deployer id: the deploy fails.
+  PosFixture::CallResult r =
+      f.Call(absl::StrCat("pos!(\"posVaultTransfer\", \"", target,
+                          "\", 1, \"me\", *ret)"),
+             Key(5));
+  EXPECT_EQ(r.error.code(), absl::StatusCode::kInvalidArgument) << r.error;
+}
+
+TEST(PosTest, PosVaultTransferWithoutAConfiguredKeyRefusesEveryone) {
+  PosFixture f;
+  ASSERT_TRUE(f.Genesis({{Key(1), 100}}).ok());
+  for (uint8_t k : {1, 5, 0xEE}) {
+    PosFixture::CallResult r =
+        f.Call(absl::StrCat("pos!(\"posVaultTransfer\", \"", AddressOf(Key(3)),
+                            "\", 10, *deployerId, *ret)"),
+               Key(k));
+    ASSERT_TRUE(r.error.ok()) << r.error;
+    EXPECT_EQ(Printed(r.reply),
+              "(false, \"You have not permission to transfer.\")");
+  }
+  EXPECT_EQ(f.Balance(PosVaultAddress()), 100);
+}
+
+TEST(PosTest, AVaultTransferKeyOfTheWrongLengthIsRefusedAtGenesis) {
+  PosParams params = TestParams();
+  params.vault_transfer_key = Bytes(33, 0x02);
+  PosFixture f(params);
+  EXPECT_EQ(f.Genesis({{Key(1), 100}}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(PosTest, SlashReachesQuarantinedWithdrawers) {
   PosFixture f;
   ASSERT_TRUE(f.Genesis({{Key(1), 100}, {Key(2), 300}}).ok());

@@ -86,13 +86,28 @@ TEST_F(SystemDeployTest, SlashMovesTheStakeToTheCoopVault) {
   slash.validator = MakeTestKey(2).pk_bytes();
   rholang::interp::BlockInfo block;
   block.block_number = 3;
+  // The coop vault genesis made (PoS getCoopVault's address).
+  auto found = env.Run(MakeTestKey(1), R"(
+    new rl(`rho:registry:lookup`), out(`rho:io:stdout`), posCh, coopCh in {
+      rl!(`rho:system:pos`, *posCh) |
+      for (@(_, PoS) <- posCh) {
+        @PoS!("getCoopVault", *coopCh) |
+        for (@(_, address, _) <- coopCh) { out!(address) }
+      }
+    })");
+  ASSERT_FALSE(found.failed()) << found.error;
+  ASSERT_EQ(env.lines.out.size(), 1u);
+  const std::string coop_address = env.lines.out[0].substr(
+      1, env.lines.out[0].size() - 2);  // unquoted
+  ASSERT_NE(coop_address, contracts::CoopVaultAddress());
   auto out = env.executor->PlaySystem(slash, block);
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_FALSE(out->failed()) << out->message;
-  EXPECT_EQ(env.Balance(contracts::CoopVaultAddress()), 2000);
+  EXPECT_EQ(env.Balance(coop_address), 2000);
+  EXPECT_EQ(env.Balance(contracts::CoopVaultAddress()), 0);
   EXPECT_EQ(env.Balance(contracts::PosVaultAddress()), 1000);
   bool coop_diff = false;
-  auto coop = *contracts::BalanceChannelHash(contracts::CoopVaultAddress());
+  auto coop = *contracts::BalanceChannelHash(coop_address);
   for (const auto& d : out->number_diffs) {
     if (d.channel == coop) coop_diff = d.delta == 2000;
   }

@@ -3,6 +3,7 @@
 #include <set>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace rnode::node {
@@ -66,6 +67,29 @@ TEST(ConfigTest, WrongTypesAreRefusedWithTheKey) {
     absl::Status s = ApplySetting(c, k.key, k.value);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << k.key;
     EXPECT_NE(s.message().find(k.key), std::string::npos) << s;
+  }
+}
+
+TEST(ConfigTest, AListOfStringsIsOneCommaSeparatedValue) {
+  NodeConfig c;
+  ASSERT_TRUE(ApplyToml(c, R"(
+[casper.genesis-block-data]
+pos-multi-sig-public-keys = ["04aa", "04bb"]
+pos-multi-sig-quorum = 2
+)",
+                        "keys.toml")
+                  .ok());
+  EXPECT_EQ(c.pos_multi_sig_public_keys, "04aa,04bb");
+  EXPECT_EQ(c.pos_multi_sig_quorum, 2);
+  for (const char* bad : {"pos-multi-sig-public-keys = [1, 2]",
+                          "pos-multi-sig-public-keys = [\"a,b\"]"}) {
+    NodeConfig d;
+    absl::Status s = ApplyToml(
+        d, absl::StrCat("[casper.genesis-block-data]\n", bad, "\n"), "x.toml");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("pos-multi-sig-public-keys"), std::string::npos)
+        << s;
+    EXPECT_EQ(d.pos_multi_sig_public_keys, "");
   }
 }
 

@@ -341,6 +341,41 @@ TEST_F(NodeTest, NewShardWithoutGenesisFilesIsRefused) {
   EXPECT_NE(n.status().message().find("--bonds-file"), std::string::npos);
 }
 
+TEST_F(NodeTest, BadGenesisSettingsAreRefusedByName) {
+  struct Case {
+    void (*set)(NodeConfig&);
+    const char* setting;
+  };
+  for (const Case& c : {
+           Case{
+               [](NodeConfig& n) { n.pos_vault_transfer_public_key = "04abc"; },
+               "pos-vault-transfer-public-key"},
+           Case{[](NodeConfig& n) { n.pos_multi_sig_public_keys = "not hex"; },
+                "pos-multi-sig-public-keys"},
+           Case{[](NodeConfig& n) {
+                  n.pos_multi_sig_public_keys = std::string(130, 'a');
+                },
+                "pos-multi-sig-public-keys"},
+           Case{[](NodeConfig& n) {
+                  n.pos_multi_sig_public_keys = "04" + std::string(128, 'a');
+                  n.pos_multi_sig_quorum = 2;
+                },
+                "pos-multi-sig-quorum"},
+           Case{[](NodeConfig& n) { n.native_token_name = "a\"b"; },
+                "native-token"},
+       }) {
+    NodeConfig config = config_;
+    c.set(config);
+    std::ostringstream out;
+    metrics::Registry r;
+    absl::StatusOr<std::unique_ptr<Node>> n = Node::Open(config, {}, &r, out);
+    EXPECT_EQ(n.status().code(), absl::StatusCode::kInvalidArgument)
+        << c.setting;
+    EXPECT_NE(n.status().message().find(c.setting), std::string::npos)
+        << n.status();
+  }
+}
+
 TEST_F(NodeTest, ReadOnlyNodeRefusesDeploysAndProposals) {
   Open();
   Close();
