@@ -12,7 +12,9 @@ rnode-loadgen (--allow-failures: a stopped node refuses deploys on purpose)
 and judges it. Scenarios:
 
   kill9        SIGKILL a random validator and restart it, 20 times (--quick 3)
-  sigstop      SIGSTOP a validator for 20 s (--quick 10 s), then SIGCONT
+  sigstop      SIGSTOP a validator for 20 s (--quick 10 s), then SIGCONT;
+               it must stop being behind its peers (rnode_behind_seconds_
+               total still for 5 s) within 60 s
   partition    cut a validator off from its peers for 30 s (--quick 15 s):
                its transport refuses them and fails its own calls
                (POST /api/fault/isolate on its admin port; the shard runs
@@ -324,16 +326,61 @@ def kill9(shard, rng, quick):
     return lfb_numbers(shard), f"{times} kills"
 
 
+BEHIND = "rnode_behind_seconds_total"
+# A node counts as caught up once it has not been behind for this long.
+CAUGHT_UP_QUIET_S = 5
+
+
+def behind_seconds(node):
+    """Seconds the node has spent behind its peers, all reasons."""
+    return sum(v for k, v in metrics(node).items()
+               if k.startswith(BEHIND + "{"))
+
+
+def seconds_to_catch_up(node, deadline_s=CHECK_DEADLINE_S):
+    """Waits until `node` has not been behind (rnode_behind_seconds_total
+    still) for CAUGHT_UP_QUIET_S; returns how long after the call its last
+    time behind ended. CheckFailed if that does not come within
+    `deadline_s` (soak run 5: a validator that fell behind never caught up)."""
+    start = time.monotonic()
+    last = behind_seconds(node)
+    quiet_since = start
+    while True:
+        time.sleep(POLL_S)
+        now = time.monotonic()
+        value = behind_seconds(node)
+        if value > last + 0.05:  # the node samples every 0.1 s
+            quiet_since = now
+        last = value
+        if now - quiet_since >= CAUGHT_UP_QUIET_S:
+            return quiet_since - start
+        if now - start > deadline_s:
+            raise CheckFailed(
+                f"{node['name']} was still behind its peers {deadline_s} s "
+                f"later ({BEHIND} {value:.1f} s in all)")
+
+
 def sigstop(shard, rng, quick):
     pause = 10 if quick else 20
     victim = rng.choice(shard.validators())
     note(f"sigstop: SIGSTOP {victim['name']} for {pause} s")
+    before = behind_seconds(victim)
     shard.kill(victim, signal.SIGSTOP)
     try:
         time.sleep(pause)
     finally:
         shard.kill(victim, signal.SIGCONT)
-    return lfb_numbers(shard), f"{victim['name']} stopped {pause} s"
+    # It catches up with its peers: it stops being behind (and refusing
+    # deploys as catching up) within the deadline. The pause itself counts
+    # as time behind (else the wait above proves nothing).
+    took = seconds_to_catch_up(victim)
+    counted = behind_seconds(victim) - before
+    if counted < pause / 2:
+        raise CheckFailed(f"{victim['name']} counted {counted:.1f} s behind "
+                          f"for a {pause} s pause ({BEHIND})")
+    return lfb_numbers(shard), (f"{victim['name']} stopped {pause} s, "
+                                f"{counted:.1f} s behind, caught up "
+                                f"{took:.1f} s after")
 
 
 def partition(shard, rng, quick):

@@ -1294,7 +1294,7 @@ void Node::PauseWatchLoop() {
       if (m.behind_seconds != nullptr) {
         absl::StatusOr<metrics::Counter*> c =
             m.behind_seconds->WithLabels({BehindName(reason)});
-        if (c.ok()) (*c)->Inc(static_cast<double>(gap) / 1000.0);
+        if (c.ok()) (*c)->Add(static_cast<double>(gap) / 1000.0);
       }
     }
     if (now - report_from >= kBehindReportMs) {
