@@ -337,6 +337,18 @@ def behind_seconds(node):
                if k.startswith(BEHIND + "{"))
 
 
+def behind_split(node):
+    """The node's time behind its peers by reason, as text (for a failed
+    check: why a node refused deploys as catching up)."""
+    try:
+        m = metrics(node)
+    except CheckFailed:
+        return "no metrics"
+    parts = [f"{k[len(BEHIND) + 1:-1]} {v:.1f} s" for k, v in sorted(m.items())
+             if k.startswith(BEHIND + "{") and v > 0]
+    return "behind: " + (", ".join(parts) if parts else "never")
+
+
 def seconds_to_catch_up(node, deadline_s=CHECK_DEADLINE_S):
     """Waits until `node` has not been behind (rnode_behind_seconds_total
     still) for CAUGHT_UP_QUIET_S; returns how long after the call its last
@@ -437,7 +449,8 @@ def disk_full(shard, rng, quick):
             break
         if time.monotonic() > deadline:
             raise CheckFailed(f"{victim['name']} took no deploy within "
-                              f"{CHECK_DEADLINE_S} s of space returning")
+                              f"{CHECK_DEADLINE_S} s of space returning "
+                              f"({behind_split(victim)})")
         time.sleep(POLL_S)
     return lfb_numbers(shard), (f"{victim['name']}'s disk full {full} s: "
                                 f"{refused:.0f} deploys refused disk_full")
