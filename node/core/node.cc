@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "CasperMessage.pb.h"
 #include "absl/cleanup/cleanup.h"
@@ -133,6 +134,15 @@ constexpr auto kResumeGrace = std::chrono::seconds(2);
 // when it was not): one line, so that a validator that stays behind says
 // why without flooding its log.
 constexpr int64_t kBehindReportMs = 10'000;
+
+// Whether `b` slashes a validator.
+bool HasSlash(const Block& b) {
+  return std::any_of(
+      b.body.system_deploys.begin(), b.body.system_deploys.end(),
+      [](const casper::block::ProcessedSystemDeploy& d) {
+        return std::holds_alternative<casper::block::SlashDeploy>(d.deploy);
+      });
+}
 
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -338,6 +348,9 @@ struct Node::Impl {
   // not justified while blocks with deploys are not final), since when.
   bool finality_wanted ABSL_GUARDED_BY(mu) = false;
   Clock::time_point finality_since ABSL_GUARDED_BY(mu){};
+  // A peer's block was invalid: a block of this validator carries the
+  // slash of its sender (if still bonded) even when no deploy waits.
+  bool slash_wanted ABSL_GUARDED_BY(mu) = false;
   // Consensus thread only: blocks with user deploys not yet final, and
   // when the last finalized block last moved.
   std::set<Hash32> unfinalized_work;
@@ -800,7 +813,11 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   m.listener = std::make_shared<Listener>(
       m.dag.get(), m.metrics.get(), &m.hooks, &m.output,
       [&m](const Block& b) {
-        if (!b.body.deploys.empty()) m.unfinalized_work.insert(b.hash);
+        // Work to finalize: user deploys, and slashes (a slash that is
+        // never final leaves the equivocator its stake).
+        if (!b.body.deploys.empty() || HasSlash(b)) {
+          m.unfinalized_work.insert(b.hash);
+        }
         MutexLock lock(&m.mu);
         for (const auto& d : b.body.deploys) m.backup.Forget(d.sig);
       },
@@ -936,6 +953,11 @@ void Node::ConsensusLoop() {
           }
           wake = std::min(wake, retry_at);
         }
+        if (proposer && m.slash_wanted) {
+          m.slash_wanted = false;
+          propose = Propose::kDeploys;  // a block only if it has a slash
+          break;
+        }
         if (proposer && m.finality_wanted) {
           const auto due = std::max(m.finality_since + window, spaced);
           if (now >= due) {
@@ -1023,6 +1045,13 @@ void Node::HandlePeerBlock(const Block& block) {
   if (r->kind == casper::engine::Received::Kind::kInvalid) {
     Log("casper")->warn("block {} by {} is invalid: {}", HexEncode(block.hash),
                         HexEncode(block.sender), r->verdict.detail);
+    // Its sender is slashed in this validator's next block, made now: with
+    // no deploys coming there would be no next block (found by chaos
+    // bad-peer under TSan: an equivocation that came after the stream's
+    // last deploy was never slashed).
+    MutexLock lock(&m.mu);
+    m.slash_wanted = true;
+    m.cv.SignalAll();
     return;
   }
   if (r->kind == casper::engine::Received::Kind::kAdded &&
