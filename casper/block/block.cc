@@ -1,7 +1,9 @@
 // Block hash and signature.
 #include "casper/block/block.h"
 
+#include <algorithm>
 #include <utility>
+#include <variant>
 
 #include "casper/block/block_codec.h"
 #include "crypto/hash.h"
@@ -15,6 +17,14 @@ int64_t StakeOf(const std::vector<Bond>& bonds,
     if (b.validator == validator) return b.stake;
   }
   return 0;
+}
+
+bool CarriesSlash(const Block& block) {
+  return std::any_of(block.body.system_deploys.begin(),
+                     block.body.system_deploys.end(),
+                     [](const ProcessedSystemDeploy& d) {
+                       return std::holds_alternative<SlashDeploy>(d.deploy);
+                     });
 }
 
 Hash32 ComputeBlockHash(const Block& block) {

@@ -145,6 +145,9 @@ struct Block {
   int64_t number() const { return body.state.block_number; }
 };
 
+// Whether one of the block's system deploys slashes a validator.
+bool CarriesSlash(const Block& block);
+
 // The block hash rule (docs/formats/block.md): Blake2b-256 of the block's
 // canonical encoding with `hash` and `sig` left empty. Everything else is
 // covered, justifications included.

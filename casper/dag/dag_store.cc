@@ -785,6 +785,32 @@ bool DagStore::IsFinalized(const Hash32& hash) const {
   return final.ok() && *final;
 }
 
+absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag) {
+  int64_t from = 0;
+  if (std::optional<Hash32> lfb = dag.LastFinalized(); lfb.has_value()) {
+    std::shared_ptr<const BlockMeta> meta = dag.Meta(*lfb);
+    if (meta == nullptr) {
+      return absl::DataLossError("the last finalized block is not stored");
+    }
+    from = meta->block_number + 1;
+  }
+  std::vector<Hash32> work;
+  for (int64_t number = from; number <= dag.MaxHeight(); ++number) {
+    for (const Hash32& hash : dag.AtHeight(number)) {
+      std::shared_ptr<const BlockMeta> meta = dag.Meta(hash);
+      if (meta == nullptr || meta->invalid || dag.IsFinalized(hash)) continue;
+      bool carries = meta->deploy_count > 0;
+      if (!carries) {
+        ASSIGN_OR_RETURN(std::optional<block::Block> stored,
+                         dag.GetBlock(hash));
+        carries = stored.has_value() && block::CarriesSlash(*stored);
+      }
+      if (carries) work.push_back(hash);
+    }
+  }
+  return work;
+}
+
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag,
     std::vector<std::shared_ptr<const BlockMeta>> cursors) {

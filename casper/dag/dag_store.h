@@ -237,6 +237,14 @@ class DagStore {
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks);
 
+// The work a validator goes on finalizing after a restart: the valid blocks
+// above the last finalized block's number (all blocks when nothing is
+// finalized) that are not finalized and carry user deploys or a slash,
+// ascending by number, then hash. Blocks without deploys are read from the
+// store (their metadata does not say whether they slash); DataLoss if one
+// does not decode.
+absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag);
+
 }  // namespace rnode::casper::dag
 
 #endif  // RNODE_CASPER_DAG_DAG_STORE_H_

@@ -135,15 +135,6 @@ constexpr auto kResumeGrace = std::chrono::seconds(2);
 // why without flooding its log.
 constexpr int64_t kBehindReportMs = 10'000;
 
-// Whether `b` slashes a validator.
-bool HasSlash(const Block& b) {
-  return std::any_of(
-      b.body.system_deploys.begin(), b.body.system_deploys.end(),
-      [](const casper::block::ProcessedSystemDeploy& d) {
-        return std::holds_alternative<casper::block::SlashDeploy>(d.deploy);
-      });
-}
-
 int64_t SteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              Clock::now().time_since_epoch())
@@ -351,8 +342,8 @@ struct Node::Impl {
   // A peer's block was invalid: a block of this validator carries the
   // slash of its sender (if still bonded) even when no deploy waits.
   bool slash_wanted ABSL_GUARDED_BY(mu) = false;
-  // Consensus thread only: blocks with user deploys not yet final, and
-  // when the last finalized block last moved.
+  // Consensus thread only: blocks with user deploys or a slash not yet
+  // final, and when the last finalized block last moved.
   std::set<Hash32> unfinalized_work;
   // Empty blocks this node made in a row for finality without finality
   // moving; at kMaxEmptyStreak it waits for the heartbeat instead (no
@@ -815,7 +806,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
       [&m](const Block& b) {
         // Work to finalize: user deploys, and slashes (a slash that is
         // never final leaves the equivocator its stake).
-        if (!b.body.deploys.empty() || HasSlash(b)) {
+        if (!b.body.deploys.empty() || casper::block::CarriesSlash(b)) {
           m.unfinalized_work.insert(b.hash);
         }
         MutexLock lock(&m.mu);
@@ -842,18 +833,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
           : &m.peers,
       node->key_.value_or(crypto::Secp256k1PrivateKey{}), engine_options,
       m.pre_states.get());
-  // Blocks with deploys not final yet (a restart continues finalizing
-  // them).
-  for (int64_t h = node->last_finalized_number() + 1; h <= m.dag->MaxHeight();
-       ++h) {
-    for (const Hash32& b : m.dag->AtHeight(h)) {
-      std::shared_ptr<const casper::dag::BlockMeta> meta = m.dag->Meta(b);
-      if (meta != nullptr && meta->deploy_count > 0 && !meta->invalid &&
-          !m.dag->IsFinalized(b)) {
-        m.unfinalized_work.insert(b);
-      }
-    }
-  }
+  // Work not final yet: a restart continues finalizing it.
+  ASSIGN_OR_RETURN(std::vector<Hash32> work,
+                   casper::dag::UnfinalizedWork(*m.dag));
+  m.unfinalized_work.insert(work.begin(), work.end());
   m.last_lfb = m.dag->LastFinalized();
   m.lfb_moved = Clock::now();
 

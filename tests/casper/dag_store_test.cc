@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <initializer_list>
 #include <random>
 #include <set>
 #include <string>
@@ -207,6 +208,51 @@ TEST_F(DagStoreTest, FinalityMovesOnlyForwardAndCoversAncestors) {
             absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(dag->SetLastFinalized(c.hash).ok());
   EXPECT_TRUE(dag->IsFinalized(c.hash));
+}
+
+// A block by validator `seed` without user deploys that slashes
+// validator 2.
+block::Block SlashingBlock(uint8_t seed, int32_t seq, int64_t number,
+                           std::vector<Hash32> parents) {
+  block::Block b = MakeBlock(seed, seq, number, std::move(parents));
+  block::ProcessedSystemDeploy slash;
+  slash.deploy = block::SlashDeploy{StateHash(77), MakeTestKey(2).pk, 0};
+  b.body.system_deploys.push_back(slash);
+  b.body.system_deploys.push_back({block::CloseBlockDeploy{}, {}, ""});
+  EXPECT_TRUE(block::SignBlock(b, MakeTestKey(seed).sk).ok());
+  return b;
+}
+
+TEST_F(DagStoreTest, UnfinalizedWorkIsValidBlocksWithDeploysOrASlash) {
+  auto dag = Open();
+  EXPECT_TRUE(UnfinalizedWork(*dag)->empty());
+  const block::Block g = MakeBlock(1, 0, 0, {}, {}, {1});
+  const block::Block a = MakeBlock(1, 1, 1, {g.hash}, {}, {2});
+  block::Block closed = MakeBlock(2, 1, 1, {g.hash});
+  closed.body.system_deploys.push_back({block::CloseBlockDeploy{}, {}, ""});
+  ASSERT_TRUE(block::SignBlock(closed, MakeTestKey(2).sk).ok());
+  const block::Block s = SlashingBlock(1, 2, 2, {a.hash});
+  const block::Block bad = MakeBlock(2, 2, 2, {closed.hash}, {}, {3});
+  EXPECT_FALSE(block::CarriesSlash(closed));
+  EXPECT_TRUE(block::CarriesSlash(s));
+  for (const block::Block* blk :
+       std::initializer_list<const block::Block*>{&g, &a, &closed, &s}) {
+    ASSERT_TRUE(*dag->Insert(*blk));
+  }
+  ASSERT_TRUE(*dag->Insert(bad, /*invalid=*/true));
+  // Nothing final: genesis counts too; the empty block and the invalid one
+  // never do.
+  EXPECT_EQ(*UnfinalizedWork(*dag),
+            (std::vector<Hash32>{g.hash, a.hash, s.hash}));
+  ASSERT_TRUE(dag->SetLastFinalized(g.hash).ok());
+  EXPECT_EQ(*UnfinalizedWork(*dag), (std::vector<Hash32>{a.hash, s.hash}));
+  ASSERT_TRUE(dag->SetLastFinalized(a.hash).ok());
+  EXPECT_THAT(*UnfinalizedWork(*dag), ElementsAre(s.hash));
+  dag.reset();
+  dag = Open();
+  EXPECT_THAT(*UnfinalizedWork(*dag), ElementsAre(s.hash));
+  ASSERT_TRUE(dag->SetLastFinalized(s.hash).ok());
+  EXPECT_TRUE(UnfinalizedWork(*dag)->empty());
 }
 
 TEST_F(DagStoreTest, ReopeningRebuildsEveryView) {
