@@ -811,6 +811,24 @@ absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag) {
   return work;
 }
 
+bool LatestJustifiesOthers(const DagStore& dag,
+                           const crypto::Secp256k1PublicKey& validator) {
+  const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
+      dag.LatestMessages();
+  auto mine = latest.find(validator);
+  if (mine == latest.end()) return false;
+  // A walk bounded by the last finalized block's number: cheap.
+  if (std::optional<Hash32> lfb = dag.LastFinalized();
+      lfb.has_value() && !dag.IsAncestor(*lfb, mine->second)) {
+    return false;
+  }
+  for (const auto& [other, hash] : latest) {
+    if (other == validator) continue;
+    if (!dag.IsAncestor(hash, mine->second)) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag,
     std::vector<std::shared_ptr<const BlockMeta>> cursors) {

@@ -245,6 +245,17 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
 // does not decode.
 absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag);
 
+// Whether `validator`'s latest block has every other validator's latest
+// block as an ancestor, so that a new block of it would justify nothing
+// new. False when it has no latest block, or when its latest block does not
+// descend from the last finalized block (it is at or below the finalized
+// frontier, or off it): then it is behind, and it is said without walking
+// down to the others' finalized latest blocks, which may be the genesis,
+// under the whole chain (found by a soak: a validator whose latest block
+// fell below the last finalized one walked the chain for every peer block).
+bool LatestJustifiesOthers(const DagStore& dag,
+                           const crypto::Secp256k1PublicKey& validator);
+
 }  // namespace rnode::casper::dag
 
 #endif  // RNODE_CASPER_DAG_DAG_STORE_H_

@@ -1054,16 +1054,7 @@ bool Node::NeedsOwnBlock() const {
     return false;
   }
   if (!SelfBonded()) return false;
-  const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
-      dag_->LatestMessages();
-  auto mine = latest.find(public_key_);
-  for (const auto& [validator, h] : latest) {
-    if (validator == public_key_) continue;
-    if (mine == latest.end() || !dag_->IsAncestor(h, mine->second)) {
-      return true;
-    }
-  }
-  return false;
+  return !casper::dag::LatestJustifiesOthers(*dag_, public_key_);
 }
 
 void Node::Housekeeping() {

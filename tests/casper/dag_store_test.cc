@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <initializer_list>
@@ -574,6 +575,50 @@ TEST(DagWindowTest, AFinalizedAncestorIsFoundWithoutReadingTheChain) {
   EXPECT_TRUE((*dag)->IsAncestor(chain[3].hash, side.hash));
   EXPECT_FALSE((*dag)->IsAncestor(side.hash, chain.back().hash));
   EXPECT_FALSE((*dag)->IsAncestor(chain[12].hash, side.hash));
+}
+
+// The soak's stall: a validator whose latest block fell below the last
+// finalized one asked, for every peer block, whether the genesis (the
+// latest block of its sender) was an ancestor of its own, walking the whole
+// chain from the store. The validators are ordered so that the genesis
+// sender's key comes first, as it did there.
+TEST(DagWindowTest, ALatestBlockBelowTheFinalizedOneIsBehindWithoutAWalk) {
+  std::vector<uint8_t> seeds{1, 2, 3};
+  std::sort(seeds.begin(), seeds.end(), [](uint8_t a, uint8_t b) {
+    return MakeTestKey(a).pk < MakeTestKey(b).pk;
+  });
+  const uint8_t genesis_sender = seeds[0], stale = seeds[1], busy = seeds[2];
+  rspace::InMemoryStore base(4);
+  rspace::FaultInjectingStore store(&base);
+  auto dag =
+      DagStore::Open(&store, DagColumnsFrom(0), {.kept_below_finalized = 8});
+  ASSERT_TRUE(dag.ok());
+  std::vector<block::Block> chain{MakeBlock(genesis_sender, 0, 0, {})};
+  ASSERT_TRUE(*(*dag)->Insert(chain[0]));
+  for (int i = 1; i < 400; ++i) {
+    const uint8_t sender = i == 300 ? stale : busy;
+    chain.push_back(MakeBlock(sender, i, i, {chain.back().hash}));
+    ASSERT_TRUE(*(*dag)->Insert(chain.back()));
+    if (i >= 4) {
+      ASSERT_TRUE((*dag)->SetLastFinalized(chain[i - 4].hash).ok());
+    }
+  }
+  ASSERT_EQ((*dag)->LatestMessages().at(MakeTestKey(stale).pk),
+            chain[300].hash);
+  uint64_t before = store.reads();
+  EXPECT_FALSE(LatestJustifiesOthers(**dag, MakeTestKey(stale).pk));
+  EXPECT_LT(store.reads() - before, 10u);
+  EXPECT_FALSE(LatestJustifiesOthers(**dag, MakeTestKey(9).pk));
+  // The busy validator's latest block is the tip: it justifies the
+  // genesis and the stale block, found above the finalized one.
+  before = store.reads();
+  EXPECT_TRUE(LatestJustifiesOthers(**dag, MakeTestKey(busy).pk));
+  EXPECT_LT(store.reads() - before, 10u);
+  // A block of the stale validator on the tip catches it up.
+  const block::Block caught = MakeBlock(stale, 400, 400, {chain.back().hash});
+  ASSERT_TRUE(*(*dag)->Insert(caught));
+  EXPECT_TRUE(LatestJustifiesOthers(**dag, MakeTestKey(stale).pk));
+  EXPECT_FALSE(LatestJustifiesOthers(**dag, MakeTestKey(busy).pk));
 }
 
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {
