@@ -797,8 +797,10 @@ absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag) {
   std::vector<Hash32> work;
   for (int64_t number = from; number <= dag.MaxHeight(); ++number) {
     for (const Hash32& hash : dag.AtHeight(number)) {
+      // Above the last finalized block's number nothing is finalized (the
+      // finalized blocks are it and its ancestors).
       std::shared_ptr<const BlockMeta> meta = dag.Meta(hash);
-      if (meta == nullptr || meta->invalid || dag.IsFinalized(hash)) continue;
+      if (meta == nullptr || meta->invalid) continue;
       bool carries = meta->deploy_count > 0;
       if (!carries) {
         ASSIGN_OR_RETURN(std::optional<block::Block> stored,
@@ -822,8 +824,10 @@ bool LatestJustifiesOthers(const DagStore& dag,
       lfb.has_value() && !dag.IsAncestor(*lfb, mine->second)) {
     return false;
   }
+  // From here the latest block descends from the last finalized one, so
+  // every finalized block is its ancestor: asked without a walk.
   for (const auto& [other, hash] : latest) {
-    if (other == validator) continue;
+    if (other == validator || dag.IsFinalized(hash)) continue;
     if (!dag.IsAncestor(hash, mine->second)) return false;
   }
   return true;

@@ -253,6 +253,8 @@ absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag);
 // down to the others' finalized latest blocks, which may be the genesis,
 // under the whole chain (found by a soak: a validator whose latest block
 // fell below the last finalized one walked the chain for every peer block).
+// Read on the thread that moves finality: one that moved it meanwhile may
+// make the answer stale.
 bool LatestJustifiesOthers(const DagStore& dag,
                            const crypto::Secp256k1PublicKey& validator);
 

@@ -15,7 +15,6 @@
 #include <set>
 #include <thread>
 #include <utility>
-#include <variant>
 
 #include "CasperMessage.pb.h"
 #include "absl/cleanup/cleanup.h"
