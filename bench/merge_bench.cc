@@ -274,6 +274,7 @@ void RunMerge(benchmark::State& state, Shape shape, size_t threads = 1,
     sum.apply_ns += last.apply_ns;
     sum.base_read_ns += last.base_read_ns;
     sum.base_wait_ns += last.base_wait_ns;
+    sum.base_plan_ns += last.base_plan_ns;
     ++merges;
   }
   auto ms = [&](int64_t ns) {
@@ -295,6 +296,7 @@ void RunMerge(benchmark::State& state, Shape shape, size_t threads = 1,
   state.counters["apply_ms"] = ms(sum.apply_ns);
   state.counters["base_read_ms"] = ms(sum.base_read_ns);
   state.counters["base_wait_ms"] = ms(sum.base_wait_ns);
+  state.counters["base_plan_ms"] = ms(sum.base_plan_ns);
   state.counters["outside_ms"] = ms(wall_ns - steps);
   state.SetComplexityN(chains);
 }

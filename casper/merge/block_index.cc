@@ -65,6 +65,66 @@ bool CheckedAdd(uint64_t a, uint64_t b, uint64_t& out) {
   return !__builtin_add_overflow(a, b, &out);
 }
 
+// BlockFlat::base_keys and the entries' indices into it.
+void BuildBaseKeys(BlockFlat& f) {
+  enum : uint32_t { kRemoved = 0, kProduce = 1, kChange = 2, kJoin = 3 };
+  using internal::KeyRecord;
+  std::vector<KeyRecord> notes;
+  notes.reserve(f.removed.all().size() + f.produced_on.all().size() +
+                f.raw_changes.all().size());
+  uint32_t n = 0;
+  for (const auto& [item, net] : f.removed.all())
+    notes.push_back(KeyRecord::Make(item.channel, n++, kRemoved));
+  n = 0;
+  for (KeyRecord r : f.produced_on.all()) {
+    r.item = n++;
+    r.tag = kProduce;
+    notes.push_back(r);
+  }
+  n = 0;
+  for (const RawChange& c : f.raw_changes.all()) {
+    KeyRecord r = c.key;
+    r.item = n++;
+    r.tag = kChange;
+    notes.push_back(r);
+    for (const auto* ks : {&c.added_k, &c.removed_k}) {
+      for (const rspace::WaitingContinuation& k : *ks) {
+        for (const Hash32& ch : k.group)
+          notes.push_back(KeyRecord::Make(ch, 0, kJoin));
+      }
+    }
+  }
+  std::sort(notes.begin(), notes.end(), internal::KeyRecordLess);
+  f.removed_base.resize(f.removed.all().size());
+  f.produce_base.resize(f.produced_on.all().size());
+  f.change_base.resize(f.raw_changes.all().size());
+  for (size_t i = 0; i < notes.size();) {
+    const uint32_t index = static_cast<uint32_t>(f.base_keys.size());
+    KeyRecord key = notes[i];
+    key.item = index;
+    key.tag = 0;
+    f.base_keys.push_back(key);
+    size_t j = i;
+    for (; j < notes.size() && internal::SameKey(notes[j], notes[i]); ++j) {
+      const uint32_t item = notes[j].item;
+      switch (notes[j].tag) {
+        case kRemoved:
+          f.removed_base[item] = index;
+          break;
+        case kProduce:
+          f.produce_base[item] = index;
+          break;
+        case kChange:
+          f.change_base[item] = index;
+          break;
+        default:
+          break;
+      }
+    }
+    i = j;
+  }
+}
+
 // The flat per-chain arrays of a built index (BlockFlat).
 void BuildFlat(BlockIndex& index) {
   BlockFlat& f = index.flat;
@@ -108,6 +168,7 @@ void BuildFlat(BlockIndex& index) {
     }
     f.raw_changes.Close();
   }
+  BuildBaseKeys(f);
 }
 
 }  // namespace

@@ -166,6 +166,17 @@ struct BlockFlat {
   ChainLists<internal::KeyRecord> produced_on;
   ChainLists<NumberDiff> number_diffs;  // ChainIndex::number_diffs.
   ChainLists<RawChange> raw_changes;    // Deploy order, then channel order.
+  // The base channels a merge of the block may read: the channels of
+  // `removed`, `produced_on` and `raw_changes` entries and of every join
+  // group those changes add or remove; ascending, unique, item = index, tag
+  // 0. Sorted once here, so a merge's base plan sorts one record per
+  // channel and block instead of one per entry (docs/merge.md §8).
+  std::vector<internal::KeyRecord> base_keys;
+  // Per entry of removed.all(), produced_on.all(), raw_changes.all(): the
+  // index of its channel in base_keys.
+  std::vector<uint32_t> removed_base;
+  std::vector<uint32_t> produce_base;
+  std::vector<uint32_t> change_base;
 };
 
 // Immutable once built; share it as shared_ptr<const BlockIndex>. Thread-safe

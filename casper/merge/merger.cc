@@ -77,6 +77,7 @@ absl::StatusOr<MergeResult> Merge(
                    pending.Wait());
   m.base_wait_ns = SinceNs(wait0);
   m.base_read_ns = base->read_ns;
+  m.base_plan_ns = base->plan_ns;
   m.channels_read = base->leaves.size();
   ASSIGN_OR_RETURN(internal::BaseChecks checks,
                    internal::CheckBase(index, branches, conflicts, *base));

@@ -82,6 +82,9 @@ struct MergeMetrics {
   // conflicts_ns).
   int64_t base_read_ns = 0;
   int64_t base_wait_ns = 0;
+  // From the start of the base read to its plan being ready: the wait for
+  // the helper thread (still freeing an earlier merge's base) and planning.
+  int64_t base_plan_ns = 0;
   // Counts.
   size_t blocks = 0;
   size_t deploys = 0;

@@ -15,23 +15,11 @@
 namespace rnode::casper::merge::internal {
 namespace {
 
-// Tags of the plan's notes: which leaf map an entry fills.
-enum : uint32_t {
-  kRemoved = 0,
-  kProduce = 1,
-  kNumber = 2,
-  kChange = 3,
-  kJoin = 4
-};
-
-// Base-read records of a scope: what PlanBaseReads notes, join channels
-// aside (a few per continuation change).
+// Base-read records of a scope: one per block's base key and number
+// channel.
 size_t PlanRecords(const ScopeIndex& index) {
   size_t n = index.numbers.size();
-  for (const BlockIndex* b : index.blocks) {
-    n += b->flat.removed.all().size() + b->flat.produced_on.all().size() +
-         b->flat.raw_changes.all().size();
-  }
+  for (const BlockIndex* b : index.blocks) n += b->flat.base_keys.size();
   return n;
 }
 
@@ -93,38 +81,25 @@ absl::Status ReadLeavesInto(const LeafReader& read,
 }  // namespace
 
 BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
+  // Every block's base keys and the number channels get consecutive slots;
+  // the sorted notes give each slot its leaf, and each flat entry finds its
+  // leaf through its block's slot of its base key.
   BasePlan plan;
   std::vector<KeyRecord>& notes = scratch.plan;
+  std::vector<uint32_t>& slot_leaf = scratch.slot_leaf;
   notes.clear();
   notes.reserve(PlanRecords(index));
-  uint32_t removed = 0, produce = 0, change = 0;
   for (const BlockIndex* b : index.blocks) {
-    for (const auto& [item, net] : b->flat.removed.all())
-      notes.push_back(KeyRecord::Make(item.channel, removed++, kRemoved));
-    for (KeyRecord r : b->flat.produced_on.all()) {
-      r.item = produce++;
-      r.tag = kProduce;
-      notes.push_back(r);
-    }
-    for (const RawChange& c : b->flat.raw_changes.all()) {
-      KeyRecord r = c.key;
-      r.item = change++;
-      r.tag = kChange;
-      notes.push_back(r);
-      for (const auto* ks : {&c.added_k, &c.removed_k}) {
-        for (const rspace::WaitingContinuation& k : *ks) {
-          for (const Hash32& ch : k.group)
-            notes.push_back(KeyRecord::Make(ch, 0, kJoin));
-        }
-      }
-    }
+    const uint32_t first = static_cast<uint32_t>(notes.size());
+    notes.insert(notes.end(), b->flat.base_keys.begin(),
+                 b->flat.base_keys.end());
+    for (size_t i = first; i < notes.size(); ++i)
+      notes[i].item = static_cast<uint32_t>(i);
   }
+  const uint32_t number_slots = static_cast<uint32_t>(notes.size());
   for (uint32_t i = 0; i < index.numbers.size(); ++i)
-    notes.push_back(KeyRecord::Make(index.numbers[i], i, kNumber));
-  plan.removed_leaf.resize(removed);
-  plan.produce_leaf.resize(produce);
-  plan.change_leaf.resize(change);
-  plan.number_leaf.resize(index.numbers.size());
+    notes.push_back(KeyRecord::Make(index.numbers[i], number_slots + i, 0));
+  slot_leaf.resize(notes.size());
   SortKeyRecords(notes, scratch.sort);
   for (size_t i = 0; i < notes.size();) {
     const uint32_t leaf = static_cast<uint32_t>(plan.keys.size());
@@ -133,26 +108,31 @@ BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
     key.tag = 0;
     plan.keys.push_back(key);
     size_t j = i;
-    for (; j < notes.size() && SameKey(notes[j], notes[i]); ++j) {
-      switch (notes[j].tag) {
-        case kRemoved:
-          plan.removed_leaf[notes[j].item] = leaf;
-          break;
-        case kProduce:
-          plan.produce_leaf[notes[j].item] = leaf;
-          break;
-        case kNumber:
-          plan.number_leaf[notes[j].item] = leaf;
-          break;
-        case kChange:
-          plan.change_leaf[notes[j].item] = leaf;
-          break;
-        default:
-          break;
-      }
-    }
+    for (; j < notes.size() && SameKey(notes[j], notes[i]); ++j)
+      slot_leaf[notes[j].item] = leaf;
     i = j;
   }
+  size_t removed = 0, produce = 0, change = 0;
+  for (const BlockIndex* b : index.blocks) {
+    removed += b->flat.removed_base.size();
+    produce += b->flat.produce_base.size();
+    change += b->flat.change_base.size();
+  }
+  plan.removed_leaf.reserve(removed);
+  plan.produce_leaf.reserve(produce);
+  plan.change_leaf.reserve(change);
+  uint32_t slot = 0;
+  for (const BlockIndex* b : index.blocks) {
+    const BlockFlat& f = b->flat;
+    for (uint32_t k : f.removed_base)
+      plan.removed_leaf.push_back(slot_leaf[slot + k]);
+    for (uint32_t k : f.produce_base)
+      plan.produce_leaf.push_back(slot_leaf[slot + k]);
+    for (uint32_t k : f.change_base)
+      plan.change_leaf.push_back(slot_leaf[slot + k]);
+    slot += static_cast<uint32_t>(f.base_keys.size());
+  }
+  plan.number_leaf.assign(slot_leaf.begin() + number_slots, slot_leaf.end());
   return plan;
 }
 
@@ -310,20 +290,30 @@ PendingBase StartReadBase(MergeContext& context, const ScopeIndex& index,
   auto state = std::make_shared<State>();
   pending.state_ = state;
   SerialExecutor* helper = context.helper();
+  const auto posted = std::chrono::steady_clock::now();
+  auto since_posted = [posted] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now() - posted)
+        .count();
+  };
   if (helper == nullptr ||
       PlanRecords(index) < context.options().background_min) {
-    auto r = ReadBase(PlanBaseReads(index, context.scratch()), read, factory);
+    BasePlan plan = PlanBaseReads(index, context.scratch());
+    const int64_t plan_ns = since_posted();
+    auto r = ReadBase(std::move(plan), read, factory);
+    if (r.ok()) (*r)->plan_ns = plan_ns;
     MutexLock lock(&state->mu);
     state->whole = std::move(r);
     return pending;
   }
   MergeScratch* scratch = &context.helper_scratch();
   state->chunk = context.options().base_read_chunk;
-  helper->Post([state, &index, scratch, read = std::move(read),
+  helper->Post([state, &index, scratch, since_posted, read = std::move(read),
                 factory = std::move(factory)] {
     State& s = *state;
     BasePlan plan = PlanBaseReads(index, *scratch);
     s.snap = std::make_unique<BaseSnapshot>();
+    s.snap->plan_ns = since_posted();
     s.keys = KeysOf(plan);
     s.snap->leaves.resize(plan.keys.size());
     s.snap->plan = std::move(plan);

@@ -8,6 +8,7 @@
 namespace rnode::casper::merge::internal {
 void MergeScratch::Trim(size_t max_bytes) {
   TrimScratch(plan, max_bytes);
+  TrimScratch(slot_leaf, max_bytes);
   TrimScratch(depends, max_bytes);
   TrimScratch(keys, max_bytes);
   sort.Trim(max_bytes);

@@ -37,6 +37,7 @@ namespace rnode::casper::merge::internal {
 // (each thread of a merge has its own). Not thread-safe.
 struct MergeScratch {
   std::vector<KeyRecord> plan;     // PlanBaseReads.
+  std::vector<uint32_t> slot_leaf;  // PlanBaseReads.
   std::vector<KeyRecord> depends;  // BuildBranches.
   std::vector<KeyRecord> keys;     // CollectConflicts.
   KeySortScratch sort;
@@ -109,6 +110,7 @@ struct BaseSnapshot {
   BasePlan plan;
   std::vector<BaseLeaf> leaves;  // Parallel to plan.keys.
   int64_t read_ns = 0;           // Reading and decoding.
+  int64_t plan_ns = 0;  // From StartReadBase to the plan (MergeMetrics).
 
   const BaseLeaf& At(uint32_t index) const { return leaves[index]; }
   // Internal if `channel` was not planned: a merge never reads the base

@@ -301,6 +301,77 @@ TEST(BasePrefetchTest, PlansEveryChannelOnceAndUnplannedIsInternal) {
   EXPECT_EQ(s.At(s.plan.removed_leaf[0]).state.data.size(), 1u);
 }
 
+// Blocks that share channels: each block's base keys are its channels,
+// sorted and unique, and every flat entry's leaf (through its block's base
+// key) is its own channel in the scope's plan.
+TEST(BasePrefetchTest, EveryEntryFindsItsChannelThroughItsBlocksBaseKeys) {
+  std::vector<std::shared_ptr<const BlockIndex>> scope;
+  for (int b = 0; b < 4; ++b) {
+    DeployInput d = Deploy("d" + std::to_string(b), 1);
+    TakeDatum(d, C(b), MakeDatum(b, b), b);       // Removed, changed.
+    StoreDatum(d, C(50), MakeDatum(b, 10 + b));   // Shared by every block.
+    StoreDatum(d, C(60 + b % 2), MakeDatum(b, 20 + b));
+    StoreContinuation(d, Continuation({70, 71 + b}, b));
+    d.number_diffs[C(90)] = 1;
+    DeployInput e = Deploy("e" + std::to_string(b), 1);
+    TakeDatum(e, C(b + 1), MakeDatum(b + 1, b + 1), 30 + b);  // Neighbour's.
+    StoreDatum(e, C(50), MakeDatum(b, 40 + b));
+    scope.push_back(Block(b, {d, e}));
+  }
+  testing::TestNumberCodec codec;
+  auto idx = IndexScope(scope, &codec);
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  auto key_of_entry = [](const BlockFlat& f, const std::vector<uint32_t>& map,
+                         size_t i) { return KeyOf(f.base_keys[map[i]]); };
+  for (const BlockIndex* b : idx->blocks) {
+    const BlockFlat& f = b->flat;
+    ASSERT_FALSE(f.base_keys.empty());
+    for (size_t i = 0; i < f.base_keys.size(); ++i) {
+      EXPECT_EQ(f.base_keys[i].item, i);
+      if (i > 0) {
+        EXPECT_TRUE(KeyWordsLess(f.base_keys[i - 1], f.base_keys[i]));
+      }
+    }
+    ASSERT_EQ(f.removed_base.size(), f.removed.all().size());
+    ASSERT_EQ(f.produce_base.size(), f.produced_on.all().size());
+    ASSERT_EQ(f.change_base.size(), f.raw_changes.all().size());
+    for (size_t i = 0; i < f.removed_base.size(); ++i)
+      EXPECT_EQ(key_of_entry(f, f.removed_base, i),
+                f.removed.all()[i].first.channel);
+    for (size_t i = 0; i < f.produce_base.size(); ++i)
+      EXPECT_EQ(key_of_entry(f, f.produce_base, i),
+                KeyOf(f.produced_on.all()[i]));
+    for (size_t i = 0; i < f.change_base.size(); ++i)
+      EXPECT_EQ(key_of_entry(f, f.change_base, i),
+                KeyOf(f.raw_changes.all()[i].key));
+  }
+  MergeScratch scratch;
+  const BasePlan plan = PlanBaseReads(*idx, scratch);
+  // C(0)..C(4), C(50), C(60), C(61), C(70)..C(74), C(90).
+  ASSERT_EQ(plan.keys.size(), 14u);
+  for (size_t i = 0; i < plan.keys.size(); ++i) {
+    EXPECT_EQ(plan.keys[i].item, i);
+    if (i > 0) {
+      EXPECT_TRUE(KeyWordsLess(plan.keys[i - 1], plan.keys[i]));
+    }
+  }
+  size_t removed = 0, produce = 0, change = 0;
+  for (const BlockIndex* b : idx->blocks) {
+    for (const auto& [item, net] : b->flat.removed.all())
+      EXPECT_EQ(KeyOf(plan.keys[plan.removed_leaf[removed++]]), item.channel);
+    for (const KeyRecord& r : b->flat.produced_on.all())
+      EXPECT_EQ(KeyOf(plan.keys[plan.produce_leaf[produce++]]), KeyOf(r));
+    for (const RawChange& c : b->flat.raw_changes.all())
+      EXPECT_EQ(KeyOf(plan.keys[plan.change_leaf[change++]]), KeyOf(c.key));
+  }
+  EXPECT_EQ(removed, plan.removed_leaf.size());
+  EXPECT_EQ(produce, plan.produce_leaf.size());
+  EXPECT_EQ(change, plan.change_leaf.size());
+  ASSERT_EQ(plan.number_leaf.size(), 1u);
+  EXPECT_EQ(KeyOf(plan.keys[plan.number_leaf[0]]), C(90));
+  EXPECT_TRUE(CheckPlanFits(plan, *idx).ok());
+}
+
 TEST(BasePrefetchTest, ReaderErrorsReachTheWaiterOnTheHelperThread) {
   DeployInput a = Deploy("a", 1);
   StoreDatum(a, C(2), MakeDatum(2, 2));
