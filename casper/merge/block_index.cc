@@ -98,31 +98,22 @@ void BuildBaseKeys(BlockFlat& f) {
   f.removed_base.resize(f.removed.all().size());
   f.produce_base.resize(f.produced_on.all().size());
   f.change_base.resize(f.raw_changes.all().size());
-  for (size_t i = 0; i < notes.size();) {
-    const uint32_t index = static_cast<uint32_t>(f.base_keys.size());
-    KeyRecord key = notes[i];
-    key.item = index;
-    key.tag = 0;
-    f.base_keys.push_back(key);
-    size_t j = i;
-    for (; j < notes.size() && internal::SameKey(notes[j], notes[i]); ++j) {
-      const uint32_t item = notes[j].item;
-      switch (notes[j].tag) {
-        case kRemoved:
-          f.removed_base[item] = index;
-          break;
-        case kProduce:
-          f.produce_base[item] = index;
-          break;
-        case kChange:
-          f.change_base[item] = index;
-          break;
-        default:
-          break;
-      }
-    }
-    i = j;
-  }
+  internal::DistinctKeys(
+      notes, f.base_keys, [&](const KeyRecord& r, uint32_t index) {
+        switch (r.tag) {
+          case kRemoved:
+            f.removed_base[r.item] = index;
+            break;
+          case kProduce:
+            f.produce_base[r.item] = index;
+            break;
+          case kChange:
+            f.change_base[r.item] = index;
+            break;
+          default:
+            break;
+        }
+      });
 }
 
 // The flat per-chain arrays of a built index (BlockFlat).

@@ -101,17 +101,9 @@ BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
     notes.push_back(KeyRecord::Make(index.numbers[i], number_slots + i, 0));
   slot_leaf.resize(notes.size());
   SortKeyRecords(notes, scratch.sort);
-  for (size_t i = 0; i < notes.size();) {
-    const uint32_t leaf = static_cast<uint32_t>(plan.keys.size());
-    KeyRecord key = notes[i];
-    key.item = leaf;
-    key.tag = 0;
-    plan.keys.push_back(key);
-    size_t j = i;
-    for (; j < notes.size() && SameKey(notes[j], notes[i]); ++j)
-      slot_leaf[notes[j].item] = leaf;
-    i = j;
-  }
+  DistinctKeys(notes, plan.keys, [&](const KeyRecord& r, uint32_t leaf) {
+    slot_leaf[r.item] = leaf;
+  });
   size_t removed = 0, produce = 0, change = 0;
   for (const BlockIndex* b : index.blocks) {
     removed += b->flat.removed_base.size();

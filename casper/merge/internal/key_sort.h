@@ -79,6 +79,25 @@ inline bool KeyWordsLess(const KeyRecord& x, const KeyRecord& y) {
   return false;
 }
 
+// Collapses `sorted` (ascending by key) to its distinct keys: appends each
+// key once to `keys` with item = its index there and tag 0, and calls
+// on_record(record, index) for every record of `sorted`, in order.
+template <typename OnRecord>
+void DistinctKeys(const std::vector<KeyRecord>& sorted,
+                  std::vector<KeyRecord>& keys, OnRecord on_record) {
+  for (size_t i = 0; i < sorted.size();) {
+    const uint32_t index = static_cast<uint32_t>(keys.size());
+    KeyRecord key = sorted[i];
+    key.item = index;
+    key.tag = 0;
+    keys.push_back(key);
+    size_t j = i;
+    for (; j < sorted.size() && SameKey(sorted[j], sorted[i]); ++j)
+      on_record(sorted[j], index);
+    i = j;
+  }
+}
+
 // Below this many records a plain comparison sort is cheaper than a bucket
 // pass.
 inline constexpr size_t kKeySortBucketMin = 512;

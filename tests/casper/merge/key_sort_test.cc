@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "crypto/hash.h"
@@ -141,6 +142,37 @@ std::vector<KeyRecord> RandomRecords(size_t n, uint64_t seed) {
     v[i].item = static_cast<uint32_t>(i);
   }
   return v;
+}
+
+TEST(DistinctKeysTest, EachKeyOnceAndEveryRecordWithItsKeysIndex) {
+  Hash32 a{}, b{}, c{};
+  a[0] = 1;
+  b[0] = 2;
+  c[0] = 3;
+  // Sorted: a (2 records), b (1), c (3).
+  const std::vector<KeyRecord> sorted = {
+      KeyRecord::Make(a, 7, 0), KeyRecord::Make(a, 9, 1),
+      KeyRecord::Make(b, 4, 0), KeyRecord::Make(c, 1, 0),
+      KeyRecord::Make(c, 2, 0), KeyRecord::Make(c, 5, 2)};
+  std::vector<KeyRecord> keys = {KeyRecord::Make(c, 0, 0)};  // Appended to.
+  std::vector<std::pair<uint32_t, uint32_t>> seen;  // (item, index)
+  DistinctKeys(sorted, keys, [&](const KeyRecord& r, uint32_t index) {
+    seen.emplace_back(r.item, index);
+  });
+  ASSERT_EQ(keys.size(), 4u);
+  EXPECT_EQ(KeyOf(keys[1]), a);
+  EXPECT_EQ(KeyOf(keys[2]), b);
+  EXPECT_EQ(KeyOf(keys[3]), c);
+  for (uint32_t i = 1; i < keys.size(); ++i) {
+    EXPECT_EQ(keys[i].item, i);
+    EXPECT_EQ(keys[i].tag, 0u);
+  }
+  EXPECT_EQ(seen, (std::vector<std::pair<uint32_t, uint32_t>>{
+                      {7, 1}, {9, 1}, {4, 2}, {1, 3}, {2, 3}, {5, 3}}));
+  std::vector<KeyRecord> none;
+  DistinctKeys(std::vector<KeyRecord>{}, none,
+               [&](const KeyRecord&, uint32_t) { ADD_FAILURE(); });
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndTrimReleasesHugeOnes) {
