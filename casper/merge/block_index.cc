@@ -98,22 +98,22 @@ void BuildBaseKeys(BlockFlat& f) {
   f.removed_base.resize(f.removed.all().size());
   f.produce_base.resize(f.produced_on.all().size());
   f.change_base.resize(f.raw_changes.all().size());
-  internal::DistinctKeys(
-      notes, f.base_keys, [&](const KeyRecord& r, uint32_t index) {
-        switch (r.tag) {
-          case kRemoved:
-            f.removed_base[r.item] = index;
-            break;
-          case kProduce:
-            f.produce_base[r.item] = index;
-            break;
-          case kChange:
-            f.change_base[r.item] = index;
-            break;
-          default:
-            break;
-        }
-      });
+  internal::DistinctKeys(notes, f.base_keys,
+                         [&](const KeyRecord& r, uint32_t index) {
+                           switch (r.tag) {
+                             case kRemoved:
+                               f.removed_base[r.item] = index;
+                               break;
+                             case kProduce:
+                               f.produce_base[r.item] = index;
+                               break;
+                             case kChange:
+                               f.change_base[r.item] = index;
+                               break;
+                             default:
+                               break;
+                           }
+                         });
 }
 
 // The flat per-chain arrays of a built index (BlockFlat).

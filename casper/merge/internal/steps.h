@@ -36,10 +36,10 @@ namespace rnode::casper::merge::internal {
 // The scratch vectors of the steps, reused between merges by a MergeContext
 // (each thread of a merge has its own). Not thread-safe.
 struct MergeScratch {
-  std::vector<KeyRecord> plan;     // PlanBaseReads.
+  std::vector<KeyRecord> plan;      // PlanBaseReads.
   std::vector<uint32_t> slot_leaf;  // PlanBaseReads.
-  std::vector<KeyRecord> depends;  // BuildBranches.
-  std::vector<KeyRecord> keys;     // CollectConflicts.
+  std::vector<KeyRecord> depends;   // BuildBranches.
+  std::vector<KeyRecord> keys;      // CollectConflicts.
   KeySortScratch sort;
 
   // Releases each vector whose capacity is above `max_bytes`.

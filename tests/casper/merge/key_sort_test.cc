@@ -155,7 +155,7 @@ TEST(DistinctKeysTest, EachKeyOnceAndEveryRecordWithItsKeysIndex) {
       KeyRecord::Make(b, 4, 0), KeyRecord::Make(c, 1, 0),
       KeyRecord::Make(c, 2, 0), KeyRecord::Make(c, 5, 2)};
   std::vector<KeyRecord> keys = {KeyRecord::Make(c, 0, 0)};  // Appended to.
-  std::vector<std::pair<uint32_t, uint32_t>> seen;  // (item, index)
+  std::vector<std::pair<uint32_t, uint32_t>> seen;           // (item, index)
   DistinctKeys(sorted, keys, [&](const KeyRecord& r, uint32_t index) {
     seen.emplace_back(r.item, index);
   });
@@ -179,7 +179,8 @@ TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndTrimReleasesHugeOnes) {
   KeySortScratch scratch;
   // An ordinary sort keeps its scratch for the next call, and a trim to
   // the bound keeps it too...
-  std::vector<KeyRecord> small = RandomRecords(10000, ::rnode::testing::TestSeed(1));
+  std::vector<KeyRecord> small =
+      RandomRecords(10000, ::rnode::testing::TestSeed(1));
   SortKeyRecords(small, scratch);
   EXPECT_TRUE(std::is_sorted(small.begin(), small.end(), KeyRecordLess));
   scratch.Trim(kMaxKeptScratchBytes);
@@ -187,7 +188,8 @@ TEST(KeySortScratchTest, KeepsScratchOfOrdinaryMergesAndTrimReleasesHugeOnes) {
   // ...one far above kMaxKeptScratchBytes is released by the trim, bucket
   // counters included.
   const size_t huge = 2 * kMaxKeptScratchBytes / sizeof(KeyRecord);
-  std::vector<KeyRecord> big = RandomRecords(huge, ::rnode::testing::TestSeed(2));
+  std::vector<KeyRecord> big =
+      RandomRecords(huge, ::rnode::testing::TestSeed(2));
   SortKeyRecords(big, scratch);
   EXPECT_TRUE(std::is_sorted(big.begin(), big.end(), KeyRecordLess));
   EXPECT_GT(scratch.capacity_bytes(), kMaxKeptScratchBytes);

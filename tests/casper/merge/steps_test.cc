@@ -308,8 +308,8 @@ TEST(BasePrefetchTest, EveryEntryFindsItsChannelThroughItsBlocksBaseKeys) {
   std::vector<std::shared_ptr<const BlockIndex>> scope;
   for (int b = 0; b < 4; ++b) {
     DeployInput d = Deploy("d" + std::to_string(b), 1);
-    TakeDatum(d, C(b), MakeDatum(b, b), b);       // Removed, changed.
-    StoreDatum(d, C(50), MakeDatum(b, 10 + b));   // Shared by every block.
+    TakeDatum(d, C(b), MakeDatum(b, b), b);      // Removed, changed.
+    StoreDatum(d, C(50), MakeDatum(b, 10 + b));  // Shared by every block.
     StoreDatum(d, C(60 + b % 2), MakeDatum(b, 20 + b));
     StoreContinuation(d, Continuation({70, 71 + b}, b));
     d.number_diffs[C(90)] = 1;
