@@ -23,6 +23,21 @@ size_t PlanRecords(const ScopeIndex& index) {
   return n;
 }
 
+// How many entries the scope's flat arrays hold, per leaf map of a plan.
+struct FlatCounts {
+  size_t removed = 0, produce = 0, change = 0;
+};
+
+FlatCounts CountFlat(const ScopeIndex& index) {
+  FlatCounts n;
+  for (const BlockIndex* b : index.blocks) {
+    n.removed += b->flat.removed.all().size();
+    n.produce += b->flat.produced_on.all().size();
+    n.change += b->flat.raw_changes.all().size();
+  }
+  return n;
+}
+
 // Term::Make: the terms of base states when the caller gives no factory.
 rspace::TermFactory DefaultFactory() {
   return [](Bytes b) {
@@ -104,15 +119,10 @@ BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
   DistinctKeys(notes, plan.keys, [&](const KeyRecord& r, uint32_t leaf) {
     slot_leaf[r.item] = leaf;
   });
-  size_t removed = 0, produce = 0, change = 0;
-  for (const BlockIndex* b : index.blocks) {
-    removed += b->flat.removed_base.size();
-    produce += b->flat.produce_base.size();
-    change += b->flat.change_base.size();
-  }
-  plan.removed_leaf.reserve(removed);
-  plan.produce_leaf.reserve(produce);
-  plan.change_leaf.reserve(change);
+  const FlatCounts n = CountFlat(index);
+  plan.removed_leaf.reserve(n.removed);
+  plan.produce_leaf.reserve(n.produce);
+  plan.change_leaf.reserve(n.change);
   uint32_t slot = 0;
   for (const BlockIndex* b : index.blocks) {
     const BlockFlat& f = b->flat;
@@ -129,15 +139,10 @@ BasePlan PlanBaseReads(const ScopeIndex& index, MergeScratch& scratch) {
 }
 
 absl::Status CheckPlanFits(const BasePlan& plan, const ScopeIndex& index) {
-  size_t removed = 0, produce = 0, change = 0;
-  for (const BlockIndex* b : index.blocks) {
-    removed += b->flat.removed.all().size();
-    produce += b->flat.produced_on.all().size();
-    change += b->flat.raw_changes.all().size();
-  }
-  if (plan.removed_leaf.size() != removed ||
-      plan.produce_leaf.size() != produce ||
-      plan.change_leaf.size() != change ||
+  const FlatCounts n = CountFlat(index);
+  if (plan.removed_leaf.size() != n.removed ||
+      plan.produce_leaf.size() != n.produce ||
+      plan.change_leaf.size() != n.change ||
       plan.number_leaf.size() != index.numbers.size()) {
     return absl::InternalError("merge: base snapshot of another scope");
   }
