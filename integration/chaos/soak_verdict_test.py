@@ -1,0 +1,75 @@
+"""Tests of the soak's memory verdict (chaos.py window_growth), which no
+shard run exercises in the test command: a soak takes an hour and a half.
+
+Run: python3 integration/chaos/soak_verdict_test.py (ctest runs
+it as chaos_soak_verdict). Standard library only.
+"""
+
+import os
+import random
+import unittest
+from importlib.machinery import SourceFileLoader
+
+chaos = SourceFileLoader("chaos", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "chaos.py")).load_module()
+
+
+def series(values, start=0):
+    return [(start + i, v) for i, v in enumerate(values)]
+
+
+class WindowGrowthTest(unittest.TestCase):
+
+    def test_flat_series_has_no_growth(self):
+        self.assertEqual(chaos.window_growth(series([100.0] * 60)), 0.0)
+
+    def test_steady_growth_is_measured_between_window_medians(self):
+        # 100 MiB rising 0.5 MiB a minute for 60 minutes: the first window's
+        # median is 102.25 (minutes 0-9), the last's 127.25 (minutes 50-59).
+        points = series([100 + 0.5 * m for m in range(60)])
+        self.assertAlmostEqual(chaos.window_growth(points),
+                               127.25 / 102.25 - 1)
+        self.assertGreater(chaos.window_growth(points), chaos.SOAK_RSS_GROWTH)
+
+    def test_one_high_sample_at_the_end_does_not_decide(self):
+        # A flush's sawtooth: the last sample alone is 15 % up, which the
+        # single-sample rule failed; the medians have not moved.
+        values = [100.0] * 59 + [115.0]
+        self.assertGreater(values[-1] / values[0] - 1, chaos.SOAK_RSS_GROWTH)
+        self.assertEqual(chaos.window_growth(series(values)), 0.0)
+
+    def test_one_low_sample_at_the_start_does_not_decide(self):
+        values = [80.0] + [100.0] * 59
+        self.assertEqual(chaos.window_growth(series(values)), 0.0)
+
+    def test_sustained_rise_in_the_last_window_fails(self):
+        # Growth that holds for the last ten minutes is growth.
+        values = [100.0] * 50 + [112.0] * 10
+        self.assertAlmostEqual(chaos.window_growth(series(values)), 0.12)
+        self.assertGreater(chaos.window_growth(series(values)),
+                           chaos.SOAK_RSS_GROWTH)
+
+    def test_noise_around_a_flat_level_passes(self):
+        seed = random.SystemRandom().randrange(2**31)
+        print(f"soak_verdict_test: seed {seed}")
+        rng = random.Random(seed)
+        values = [100 + rng.uniform(-8, 8) for _ in range(60)]
+        self.assertLessEqual(chaos.window_growth(series(values)),
+                             chaos.SOAK_RSS_GROWTH, f"seed {seed}")
+
+    def test_too_few_samples_give_no_verdict(self):
+        window = chaos.SOAK_WINDOW_MIN
+        self.assertIsNone(chaos.window_growth(series([1.0] * (2 * window - 1))))
+        self.assertIsNotNone(chaos.window_growth(series([1.0] * (2 * window))))
+        self.assertIsNone(chaos.window_growth([], window=window))
+
+    def test_non_positive_first_median_gives_no_verdict(self):
+        self.assertIsNone(chaos.window_growth(series([0.0] * 40)))
+
+    def test_median_of_even_and_odd_lists(self):
+        self.assertEqual(chaos.median([3, 1, 2]), 2)
+        self.assertEqual(chaos.median([4, 1, 3, 2]), 2.5)
+
+
+if __name__ == "__main__":
+    unittest.main()
