@@ -83,6 +83,7 @@ import time
 import urllib.error
 import urllib.request
 from importlib.machinery import SourceFileLoader
+from statistics import median
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -680,25 +681,24 @@ def rss_kib(pid):
     return None
 
 
-def median(values):
-    """The median of a non-empty list of numbers."""
-    v = sorted(values)
-    mid = len(v) // 2
-    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+def window_medians(points, window=SOAK_WINDOW_MIN):
+    """(median of the first `window` values, median of the last `window`)
+    of (minute, value) points sorted by minute; None when there are fewer
+    than 2 * window points (the windows would overlap)."""
+    if window < 1 or len(points) < 2 * window:
+        return None
+    return (median([v for _, v in points[:window]]),
+            median([v for _, v in points[-window:]]))
 
 
 def window_growth(points, window=SOAK_WINDOW_MIN):
-    """Growth of (minute, value) points, sorted by minute: the median of the
-    last `window` values over the median of the first `window`, less one.
-    None when there are fewer than 2 * window points (the windows would
-    overlap) or the first median is not positive."""
-    if window < 1 or len(points) < 2 * window:
+    """Growth of (minute, value) points, sorted by minute: the last window's
+    median over the first's (window_medians), less one. None without two
+    windows or when the first median is not positive."""
+    medians = window_medians(points, window)
+    if medians is None or medians[0] <= 0:
         return None
-    first = median([v for _, v in points[:window]])
-    last = median([v for _, v in points[-window:]])
-    if first <= 0:
-        return None
-    return last / first - 1
+    return medians[1] / medians[0] - 1
 
 
 def slope_per_hour(points):
@@ -854,21 +854,24 @@ def run_soak(shard, a, out_dir):
             if not aw or al is None:
                 problems.append(f"{n}: no block cache gauge to judge by")
                 continue
-            points = [(m, less_cache(m, n, r[n]) / 1024) for m, r in samples
-                      if m >= warm_end and less_cache(m, n, r[n]) is not None]
+            kib = ((m, less_cache(m, n, r[n])) for m, r in samples
+                   if m >= warm_end)
+            points = [(m, v / 1024) for m, v in kib if v is not None]
             trend = slope_per_hour(points)
             trend_cell = "-" if trend is None else f"{trend:+.1f}"
+            medians = window_medians(points)
             judged = window_growth(points)
-            if judged is None:
+            if medians is None:
                 problems.append(f"{n}: {len(points)} samples after the "
                                 f"warm-up, fewer than two {SOAK_WINDOW_MIN}"
                                 "-minute windows")
                 windows = "- | - | -"
+            elif judged is None:
+                problems.append(f"{n}: first window's median not positive")
+                windows = f"{medians[0]:.0f} | {medians[1]:.0f} | -"
             else:
-                windows = (
-                    f"{median([v for _, v in points[:SOAK_WINDOW_MIN]]):.0f}"
-                    f" | {median([v for _, v in points[-SOAK_WINDOW_MIN:]]):.0f}"
-                    f" | {judged * 100:+.1f}%")
+                windows = (f"{medians[0]:.0f} | {medians[1]:.0f} | "
+                           f"{judged * 100:+.1f}%")
             lines.append(f"| {n} | {w / 1024:.0f} | {l / 1024:.0f} | "
                          f"{growth * 100:+.1f}% | {aw / 1024:.0f} | "
                          f"{al / 1024:.0f} | {(al / aw - 1) * 100:+.1f}% | "
