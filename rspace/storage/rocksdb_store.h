@@ -43,7 +43,8 @@ struct RocksDbOptions {
 // own estimates, summed over the column families).
 struct RocksDbMemory {
   uint64_t memtables = 0;      // Active and immutable write buffers.
-  uint64_t table_readers = 0;  // Index and filter blocks outside the cache.
+  uint64_t table_readers = 0;  // Table readers outside the cache (small:
+                               // index and filter blocks are charged to it).
   uint64_t block_cache = 0;    // Everything charged to the block cache.
   uint64_t pinned = 0;         // Of that, entries in use (not evictable).
   uint64_t block_cache_capacity = 0;  // The cache's bound.
