@@ -270,6 +270,26 @@ void CasperNetwork::Malformed(const p2p::PeerNode& from,
   if (t != nullptr) t->Punish(from.id, what);
 }
 
+std::optional<absl::Status> CasperNetwork::TakeNow(const p2p::PeerNode& from,
+                                                   const std::string& type_id,
+                                                   const std::string& content) {
+  if (type_id != packet::kDeployData) return std::nullopt;
+  return HoldDeploy(from, content);
+}
+
+absl::Status CasperNetwork::HoldDeploy(const p2p::PeerNode& from,
+                                       const std::string& content) {
+  ::casper::DeployDataProto d;
+  if (!d.ParseFromString(content)) {
+    Malformed(from, "DeployData");
+    return absl::InvalidArgumentError("an undecodable DeployData");
+  }
+  if (!callbacks_.deploy) {
+    return absl::FailedPreconditionError("this node holds no deploys");
+  }
+  return callbacks_.deploy(d);
+}
+
 void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
                                     const Hash32& hash) {
   if (dag_->Contains(hash)) return;
@@ -454,10 +474,8 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     return;
   }
   if (type_id == packet::kNoApprovedBlockAvailable) return;
-  if (type_id == packet::kDeployData) {
-    ::casper::DeployDataProto d;
-    if (!d.ParseFromString(content)) return Malformed(from, "DeployData");
-    if (callbacks_.deploy) callbacks_.deploy(d);
+  if (type_id == packet::kDeployData) {  // streamed (small ones: TakeNow)
+    (void)HoldDeploy(from, content);
     return;
   }
   // Packets of the public protocol we do not serve (genesis ceremony,

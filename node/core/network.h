@@ -22,9 +22,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
 #include "casper/engine/engine.h"
@@ -76,8 +78,13 @@ struct NetworkCallbacks {
   // A decoded block from a peer, for the engine. May block while the
   // consensus thread is behind (back-pressure on the stream dispatcher).
   std::function<void(casper::block::Block)> block;
-  // A deploy a peer admitted (already decoded, not yet verified).
-  std::function<void(const ::casper::DeployDataProto&)> deploy;
+  // A deploy a peer admitted (already decoded, not yet verified), to hold
+  // in case that peer does not include it. OK when it is held here (or
+  // already in this node's pool or a block); an error saying why not (an
+  // observer, a validator without stake, a full backup, an invalid deploy).
+  // The verdict is the peer's answer: it counts only holders. Called on
+  // the transport's server threads, concurrently.
+  std::function<absl::Status(const ::casper::DeployDataProto&)> deploy;
 };
 
 struct NetworkCounters {
@@ -124,10 +131,11 @@ class CasperNetwork final : public casper::engine::Transport,
   // Sends `deploy` (encoded DeployDataProto) to every connected peer, one
   // at a time on the caller's thread (p2p::Transport::SendNow), each
   // waited for up to `first_timeout` until one has taken it and up to
-  // `extra_timeout` after (a copy exists by then). Returns how many took
-  // it: 0 when none is connected or none took it in time. Every peer is
-  // asked, not just the first: a read-only peer takes it without being
-  // able to propose it.
+  // `extra_timeout` after (a copy exists by then). Returns how many hold
+  // it (NetworkCallbacks::deploy said OK there): 0 when none is connected
+  // or none held it in time. An observer or a validator without stake
+  // declines it (it could not propose it), so it is not counted; every
+  // peer is asked, not just the first.
   size_t ReplicateDeploy(const std::string& encoded_deploy,
                          std::chrono::milliseconds first_timeout,
                          std::chrono::milliseconds extra_timeout);
@@ -140,6 +148,11 @@ class CasperNetwork final : public casper::engine::Transport,
   void OnPacket(const p2p::PeerNode& from, const std::string& type_id,
                 std::string content, bool streamed) override;
   void OnConnected(const p2p::PeerNode& peer) override;
+  // Deploys (packet::kDeployData) are held or declined on the server
+  // thread, so the sender hears whether this node holds them.
+  std::optional<absl::Status> TakeNow(const p2p::PeerNode& from,
+                                      const std::string& type_id,
+                                      const std::string& content) override;
 
   NetworkCounters counters() const;
   size_t wanted() const;
@@ -165,6 +178,9 @@ class CasperNetwork final : public casper::engine::Transport,
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
+  // A DeployData packet's content: callbacks_.deploy's verdict.
+  absl::Status HoldDeploy(const p2p::PeerNode& from,
+                          const std::string& content);
   void ServeBlock(const p2p::PeerNode& to, const Hash32& hash);
   void SendHasBlock(const p2p::PeerNode& to, const Hash32& hash);
   // Asks for `hash` (under mu_): the next holder with room; if none has

@@ -112,13 +112,13 @@ constexpr auto kPauseNoticed = std::chrono::seconds(3);
 // a millisecond; a stopped one costs this until it is disconnected, after
 // three failures). The first is generous: a busy peer (a loaded machine,
 // the sanitizer builds) is not a missing one; under ASan 250 ms refused
-// deploys as "reaches none of its peers" while the peers were only slow.
+// deploys as "reaches no other validator" while the peers were only slow.
 constexpr auto kDeployReplicationTimeout = std::chrono::milliseconds(1000);
 constexpr auto kDeployExtraCopyTimeout = std::chrono::milliseconds(250);
 constexpr char kNoPeerTookTheDeploy[] =
-    "Deploy was not accepted: this validator reaches none of its peers, so "
-    "it cannot keep a second copy of the deploy; retry shortly or deploy to "
-    "another validator.";
+    "Deploy was not accepted: this validator reaches no other validator to "
+    "keep a copy of the deploy; retry shortly or deploy to another "
+    "validator.";
 constexpr char kDiskFull[] =
     "Deploy was not accepted: this validator's disk is full, so it cannot "
     "store the deploy; retry once space returns or deploy to another "
@@ -820,7 +820,7 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
     NetworkCallbacks callbacks;
     callbacks.block = [self](Block b) { self->QueuePeerBlock(std::move(b)); };
     callbacks.deploy = [self](const ::casper::DeployDataProto& d) {
-      self->HoldGossipedDeploy(d);
+      return self->HoldGossipedDeploy(d);
     };
     m.network = std::make_unique<CasperNetwork>(m.dag.get(), *genesis,
                                                 std::move(callbacks));
@@ -1128,20 +1128,33 @@ void Node::Housekeeping() {
   }
 }
 
-void Node::HoldGossipedDeploy(const ::casper::DeployDataProto& proto) {
+absl::Status Node::HoldGossipedDeploy(const ::casper::DeployDataProto& proto) {
   Impl& m = *impl_;
-  if (!key_.has_value()) return;  // an observer proposes nothing
-  if (!SelfBonded()) return;      // nor does a validator without stake
+  if (!key_.has_value()) {
+    return absl::FailedPreconditionError(
+        "a read-only node proposes no deploys");
+  }
+  if (!SelfBonded()) {
+    return absl::FailedPreconditionError(
+        "this validator is not bonded, it proposes no deploys");
+  }
   absl::StatusOr<casper::SignedDeploy> d =
       casper::SignedDeploy::FromProto(proto);
-  if (!d.ok() || d->data().shard_id != config_.shard_name) return;
-  if (m.pool->Contains(d->sig())) return;
-  absl::StatusOr<std::vector<Hash32>> in = dag_->BlocksWithDeploy(d->sig());
-  if (!in.ok() || !in->empty()) return;
+  if (!d.ok()) return d.status();
+  if (d->data().shard_id != config_.shard_name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a deploy of shard '", d->data().shard_id,
+                     "', this is shard '", config_.shard_name, "'"));
+  }
+  if (m.pool->Contains(d->sig())) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<Hash32> in, dag_->BlocksWithDeploy(d->sig()));
+  if (!in.empty()) return absl::OkStatus();
   MutexLock lock(&m.mu);
   if (m.backup.Hold(*std::move(d), Clock::now()) == GossipBackup::Held::kFull) {
     m.metrics->DeployRefused("gossip_backup_full");
+    return absl::ResourceExhaustedError("the gossip backup is full");
   }
+  return absl::OkStatus();
 }
 
 absl::Status Node::StartNetwork(metrics::Registry* registry,

@@ -224,8 +224,13 @@ class Node {
   // its last block it has seen new blocks from validators holding at least
   // synchrony-constraint-threshold of the other validators' stake.
   bool SynchronyAllows() const;
-  // A deploy another validator admitted, held as backup.
-  void HoldGossipedDeploy(const ::casper::DeployDataProto& proto);
+  // A deploy another validator admitted, held as backup. OK when it is
+  // held (or already pooled here, or in a block); FailedPrecondition when
+  // this node could never propose it (an observer, a validator without
+  // stake), InvalidArgument for a deploy that does not verify or is of
+  // another shard, ResourceExhausted when the backup is full. The sender
+  // counts only OK answers as copies (docs/p2p.md "Deploy gossip").
+  absl::Status HoldGossipedDeploy(const ::casper::DeployDataProto& proto);
 
   NodeConfig config_;
   std::optional<crypto::Secp256k1PrivateKey> key_;

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "node/p2p/grpc_status.h"
@@ -77,6 +78,10 @@ using Budget = Transport::Permit::Budget;
 constexpr size_t kMaxTypeIdBytes = 64;
 // Slack above the largest unary packet for the envelope (header, type).
 constexpr size_t kEnvelopeBytes = 4096;
+// How a declined packet's answer starts (PacketHandler::TakeNow); the
+// peer's reason follows.
+constexpr char kDeclinedPrefix[] = "declined: ";
+
 // A small packet a peer answered busy is sent again this many times, after
 // pauses doubling from kBusyPause.
 constexpr int kBusyRetries = 3;
@@ -110,6 +115,8 @@ struct P2pMetrics {
   metrics::Counter* streams_out = nullptr;
   metrics::Counter* busy_in = nullptr;
   metrics::Counter* busy_out = nullptr;
+  metrics::Counter* declined_in = nullptr;
+  metrics::Counter* declined_out = nullptr;
   metrics::Counter* malformed = nullptr;
   metrics::Counter* send_failures = nullptr;
   metrics::Counter* disconnects = nullptr;
@@ -144,6 +151,11 @@ struct P2pMetrics {
              counter(&busy_out, "p2p_busy_deferred_total",
                      "outbound packets not queued: the peer's queue or the "
                      "byte budget was spent (the caller retries)"),
+             counter(&declined_in, "p2p_declined_total",
+                     "inbound packets this node's handler declined to hold "
+                     "(e.g. a deploy sent to an observer)"),
+             counter(&declined_out, "p2p_declined_by_peer_total",
+                     "outbound packets a peer's handler declined to hold"),
              counter(&malformed, "p2p_malformed_total",
                      "inbound messages refused as malformed or invalid"),
              counter(&send_failures, "p2p_send_failures_total",
@@ -225,8 +237,8 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
 
   // Counters (also the tests' view).
   std::atomic<uint64_t> packets_in{0}, streams_in{0}, packets_out{0},
-      streams_out{0}, busy_in{0}, busy_out{0}, malformed{0}, send_failures{0},
-      disconnects{0};
+      streams_out{0}, busy_in{0}, busy_out{0}, declined_in{0}, declined_out{0},
+      malformed{0}, send_failures{0}, disconnects{0};
   // Fault injection (Transport::SetIsolated).
   std::atomic<bool> isolated{false};
 
@@ -396,11 +408,25 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
     }
   }
 
-  // Sends `protocol`. Unavailable when the peer answered busy (and then
-  // sets `*busy`, when given) or the call failed.
+  // How a peer answered one small-packet call.
+  enum class Answer {
+    kTaken,     // acknowledged
+    kBusy,      // refused for a spent budget: not a failure of the link
+    kDeclined,  // refused by its handler (PacketHandler::TakeNow): the link
+                // is fine, the packet is not held there
+    kFailed,    // no answer: counts towards disconnecting the peer
+  };
+
+  // Sends `protocol` and says how the peer answered in `*answer` (when
+  // given). OK when it took it; Unavailable when it answered busy or the
+  // call failed; FailedPrecondition when it declined.
   absl::Status Call(const std::shared_ptr<Link>& link,
-                    const ::routing::Protocol& protocol, bool* busy = nullptr,
+                    const ::routing::Protocol& protocol,
+                    Answer* answer = nullptr,
                     std::optional<std::chrono::milliseconds> timeout = {}) {
+    Answer ignored;
+    Answer& a = answer != nullptr ? *answer : ignored;
+    a = Answer::kFailed;
     if (isolated.load()) return IsolatedError();
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() +
@@ -411,15 +437,20 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
     grpc::Status s = link->stub->Send(&ctx, req, &resp);
     // gRPC's own refusal when the peer's server threads are all taken is
     // back-pressure too, not a dead link.
-    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
-        busy != nullptr) {
-      *busy = true;
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      a = Answer::kBusy;
     }
     if (!s.ok()) return FromGrpc(s);
     if (resp.has_internalservererror()) {
-      if (busy != nullptr) *busy = true;
-      return absl::UnavailableError(resp.internalservererror().error());
+      const std::string& error = resp.internalservererror().error();
+      if (absl::StartsWith(error, kDeclinedPrefix)) {
+        a = Answer::kDeclined;
+        return absl::FailedPreconditionError(error);
+      }
+      a = Answer::kBusy;
+      return absl::UnavailableError(error);
     }
+    a = Answer::kTaken;
     return absl::OkStatus();
   }
 
@@ -500,34 +531,41 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
         out = Envelope();
         out.mutable_heartbeat();
       }
-      bool busy = false;
-      absl::Status s = Call(link, out, &busy);
+      Answer answer = Answer::kFailed;
+      absl::Status s = Call(link, out, &answer);
       // A busy peer gets the packet again after a short pause (a few
       // times), so a burst at the peer costs latency, not the packet.
-      for (int retry = 0; busy && retry < kBusyRetries; ++retry) {
+      for (int retry = 0; answer == Answer::kBusy && retry < kBusyRetries;
+           ++retry) {
         {
           MutexLock lock(&link->mu);
           link->cv.WaitUntil(&link->mu,
                              Clock::now() + kBusyPause * (1 << retry));
           if (link->stopping) return;
         }
-        busy = false;
-        s = Call(link, out, &busy);
+        s = Call(link, out, &answer);
       }
-      Sent(link, out, s, busy);
+      Sent(link, out, s, answer);
     }
   }
 
   // Records the outcome `s` of one small-packet call `out` to `link`:
   // counted, and the link's failures reset, or counted towards
   // disconnecting it. A busy peer is not gone (as for streams in
-  // BulkLoop): the packet is lost to it (counted), the link stays.
+  // BulkLoop): the packet is lost to it (counted), the link stays; so for
+  // a peer that declined it.
   void Sent(const std::shared_ptr<Link>& link, const ::routing::Protocol& out,
-            const absl::Status& s, bool busy) {
-    if (busy) {
+            const absl::Status& s, Answer answer) {
+    const bool answered = answer != Answer::kFailed;
+    if (answer == Answer::kBusy) {
       ++busy_out;
       P2pMetrics::Inc(m.busy_out);
       Log("p2p")->debug("packet to {} refused: {}", link->node.IdHex(),
+                        s.ToString());
+    } else if (answer == Answer::kDeclined) {
+      ++declined_out;
+      P2pMetrics::Inc(m.declined_out);
+      Log("p2p")->debug("packet to {} declined: {}", link->node.IdHex(),
                         s.ToString());
     } else if (s.ok()) {
       ++packets_out;
@@ -541,10 +579,10 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
     }
     {
       MutexLock lock(&link->mu);
-      if (busy || s.ok()) link->failures = 0;
+      if (answered) link->failures = 0;
       link->last_sent = Clock::now();
     }
-    if (!busy && !s.ok()) SendFailed(link);
+    if (!answered) SendFailed(link);
   }
 
   // A small packet of `type_id` carrying `content`, in this node's envelope.
@@ -757,6 +795,22 @@ struct Transport::Impl final : public ::routing::TransportLayer::Service {
     }
     MarkConnected(link);
     if (p.has_packet()) {
+      std::optional<absl::Status> now =
+          handler->TakeNow(sender, p.packet().typeid_(), p.packet().content());
+      if (now.has_value()) {
+        if (now->ok()) {
+          ++packets_in;
+          P2pMetrics::Inc(m.packets_in);
+          P2pMetrics::Inc(m.bytes_in, p.packet().content().size());
+          Header(resp->mutable_ack()->mutable_header());
+        } else {
+          ++declined_in;
+          P2pMetrics::Inc(m.declined_in);
+          resp->mutable_internalservererror()->set_error(
+              absl::StrCat(kDeclinedPrefix, now->message()));
+        }
+        return grpc::Status::OK;
+      }
       if (link->inbound_packets.fetch_add(1) >=
           options.inbound_packets_per_peer) {
         link->inbound_packets.fetch_sub(1);
@@ -1030,11 +1084,11 @@ absl::Status Transport::SendNow(ByteView peer_id, std::string type_id,
   }
   const ::routing::Protocol p =
       impl_->Packet(std::move(type_id), std::move(content));
-  bool busy = false;
-  absl::Status s = impl_->Call(link, p, &busy, timeout);
+  Impl::Answer answer = Impl::Answer::kFailed;
+  absl::Status s = impl_->Call(link, p, &answer, timeout);
   // Counted as a queued send's outcome would be (a failure counts towards
   // disconnecting a dead peer).
-  impl_->Sent(link, p, s, busy);
+  impl_->Sent(link, p, s, answer);
   return s;
 }
 
@@ -1111,6 +1165,8 @@ TransportCounters Transport::counters() const {
       .streams_out = i.streams_out.load(),
       .busy_in = i.busy_in.load(),
       .busy_out = i.busy_out.load(),
+      .declined_in = i.declined_in.load(),
+      .declined_out = i.declined_out.load(),
       .malformed = i.malformed.load(),
       .send_failures = i.send_failures.load(),
       .disconnects = i.disconnects.load(),

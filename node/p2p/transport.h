@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -88,6 +89,19 @@ class PacketHandler {
   virtual ~PacketHandler() = default;
   virtual void OnPacket(const PeerNode& from, const std::string& type_id,
                         std::string content, bool streamed) = 0;
+  // Called for every small packet on the server thread that received it,
+  // before the sender is answered. nullopt (the default): the packet is
+  // queued for OnPacket and the sender hears it was taken. A status: the
+  // packet was handled here and OnPacket is not called; OK answers the
+  // sender "taken", an error "declined" with the error's message
+  // (Transport::SendNow returns FailedPrecondition). For packets whose
+  // sender must know the receiver holds them, not merely queued them.
+  // Runs concurrently on several server threads: fast and thread-safe.
+  virtual std::optional<absl::Status> TakeNow(const PeerNode& from,
+                                              const std::string& type_id,
+                                              const std::string& content) {
+    return std::nullopt;
+  }
   // A peer completed a handshake (either side started it).
   virtual void OnConnected(const PeerNode& peer) {}
   virtual void OnDisconnected(const PeerNode& peer) {}
@@ -98,9 +112,11 @@ struct TransportCounters {
   uint64_t streams_in = 0;
   uint64_t packets_out = 0;
   uint64_t streams_out = 0;
-  uint64_t busy_in = 0;    // inbound refused for a spent budget
-  uint64_t busy_out = 0;   // outbound refused for a spent budget
-  uint64_t malformed = 0;  // inbound refused as malformed
+  uint64_t busy_in = 0;       // inbound refused for a spent budget
+  uint64_t busy_out = 0;      // outbound refused for a spent budget
+  uint64_t declined_in = 0;   // inbound the handler declined (TakeNow)
+  uint64_t declined_out = 0;  // outbound a peer's handler declined
+  uint64_t malformed = 0;     // inbound refused as malformed
   uint64_t send_failures = 0;
   uint64_t disconnects = 0;
 };
@@ -164,8 +180,10 @@ class Transport {
   // Send to every connected peer; how many accepted it.
   size_t SendToAll(const std::string& type_id, const std::string& content);
   // Sends a small packet now, on the caller's thread, and waits up to
-  // `timeout` for the peer to take it (into its inbound queue). OK when it
-  // did; NotFound when the peer is not connected; Unavailable when it
+  // `timeout` for the peer to take it (into its inbound queue, or by its
+  // handler's TakeNow). OK when it did; NotFound when the peer is not
+  // connected; FailedPrecondition when the peer's handler declined it (the
+  // peer's reason in the message; the link is fine); Unavailable when it
   // answered busy or the call failed (DeadlineExceeded past `timeout`; a
   // failure counts towards disconnecting the peer, as a queued send's
   // does). For the few packets whose sender must know a peer holds them.

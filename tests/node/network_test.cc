@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "CasperMessage.pb.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
 #include "casper/block/block_codec.h"
@@ -168,6 +169,13 @@ class NetworkTest : public ::testing::Test {
       MutexLock lock(&mu_);
       received_.push_back(std::move(b));
     };
+    // Holds a deploy whose term is "keep"; declines others.
+    callbacks.deploy = [this](const ::casper::DeployDataProto& d) {
+      MutexLock lock(&mu_);
+      deploys_.push_back(d.term());
+      return d.term() == "keep" ? absl::OkStatus()
+                                : absl::FailedPreconditionError("not mine");
+    };
     network_ = std::make_unique<CasperNetwork>(dag_.get(), genesis_,
                                                std::move(callbacks), options);
     absl::StatusOr<std::unique_ptr<p2p::Transport>> mine =
@@ -208,6 +216,7 @@ class NetworkTest : public ::testing::Test {
   std::unique_ptr<p2p::Transport> peer_transport_;
   mutable Mutex mu_;
   std::vector<Block> received_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> deploys_ ABSL_GUARDED_BY(mu_);
 };
 
 // Regression (soak run 5): a validator whose consensus thread was behind
@@ -287,6 +296,37 @@ TEST_F(NetworkTest, AnswersToWhoHasItDoNotAskEveryoneAgain) {
   EXPECT_EQ(peer_.has_block_requests(other.hash), 1);
   EXPECT_EQ(peer_.block_requests(other.hash), 0);
   EXPECT_EQ(received(), 0u);
+}
+
+// The node's verdict on a deploy is the sender's answer (a peer's inbound
+// queue is no copy: docs/p2p.md "Deploy gossip"); an undecodable one is
+// declined and its sender punished.
+TEST_F(NetworkTest, ADeployIsHeldOrDeclinedBeforeTheSenderHearsIt) {
+  Start(FastRetries());
+  const Bytes me = transport_->self().id;
+  auto send = [&](const std::string& content) {
+    return peer_transport_->SendNow(me, packet::kDeployData, content,
+                                    milliseconds(5000));
+  };
+  ::casper::DeployDataProto d;
+  d.set_term("keep");
+  EXPECT_TRUE(send(d.SerializeAsString()).ok());
+  d.set_term("other");
+  absl::Status declined = send(d.SerializeAsString());
+  EXPECT_EQ(declined.code(), absl::StatusCode::kFailedPrecondition) << declined;
+  EXPECT_NE(std::string(declined.message()).find("not mine"), std::string::npos)
+      << declined;
+  {
+    MutexLock lock(&mu_);
+    EXPECT_EQ(deploys_, (std::vector<std::string>{"keep", "other"}));
+  }
+  EXPECT_EQ(network_->counters().malformed, 0u);
+  absl::Status garbage = send("\xff\xff\xff");
+  EXPECT_EQ(garbage.code(), absl::StatusCode::kFailedPrecondition) << garbage;
+  EXPECT_EQ(network_->counters().malformed, 1u);
+  EXPECT_TRUE(Eventually([&] { return transport_->Connected().empty(); }));
+  MutexLock lock(&mu_);
+  EXPECT_EQ(deploys_.size(), 2u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -105,6 +106,16 @@ class Recorder : public PacketHandler {
     packets_.push_back(Packet{from, type_id, std::move(content), streamed});
     cv_.SignalAll();
   }
+  std::optional<absl::Status> TakeNow(const PeerNode& from,
+                                      const std::string& type_id,
+                                      const std::string& content) override {
+    MutexLock lock(&mu_);
+    if (!answer_now_.has_value() || type_id != answer_now_->first) {
+      return std::nullopt;
+    }
+    taken_now_.push_back(content);
+    return answer_now_->second;
+  }
   void OnConnected(const PeerNode& peer) override {
     MutexLock lock(&mu_);
     connects_.push_back(peer.id);
@@ -114,6 +125,17 @@ class Recorder : public PacketHandler {
     MutexLock lock(&mu_);
     disconnects_.push_back(peer.id);
     cv_.SignalAll();
+  }
+
+  // From now on packets of `type_id` are answered by TakeNow with
+  // `verdict` (their contents recorded in taken_now()).
+  void AnswerNow(std::string type_id, absl::Status verdict) {
+    MutexLock lock(&mu_);
+    answer_now_.emplace(std::move(type_id), std::move(verdict));
+  }
+  std::vector<std::string> taken_now() const {
+    MutexLock lock(&mu_);
+    return taken_now_;
   }
 
   // From now on OnPacket of that kind waits for Release.
@@ -186,6 +208,9 @@ class Recorder : public PacketHandler {
   bool block_streams_ ABSL_GUARDED_BY(mu_) = false;
   size_t blocked_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Packet> packets_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::pair<std::string, absl::Status>> answer_now_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> taken_now_ ABSL_GUARDED_BY(mu_);
   std::vector<Bytes> connects_ ABSL_GUARDED_BY(mu_);
   std::vector<Bytes> disconnects_ ABSL_GUARDED_BY(mu_);
 };
@@ -463,6 +488,51 @@ TEST(TransportPacketTest, SendNowReturnsOnceThePeerHoldsThePacket) {
             absl::StatusCode::kNotFound);
 }
 
+TEST(TransportPacketTest, HandlerDeclinesOrTakesAPacketBeforeTheAnswer) {
+  auto nodes = StartStar({Options(1), Options(2)});
+  ASSERT_EQ(nodes.size(), 2u);
+  TestNode* a = nodes[0].get();
+  TestNode* b = nodes[1].get();
+  b->handler.AnswerNow("Deploy",
+                       absl::FailedPreconditionError("an observer holds none"));
+  // More declines than the failures that disconnect a peer (3): a decline
+  // is an answer, not a failure of the link.
+  for (int i = 0; i < 5; ++i) {
+    absl::Status s = a->t().SendNow(b->id(), "Deploy", absl::StrCat("d", i),
+                                    std::chrono::milliseconds(5000));
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+    EXPECT_NE(std::string(s.message()).find("an observer holds none"),
+              std::string::npos)
+        << s;
+  }
+  // A queued send of that type is declined once (not retried as busy),
+  // before the packet queued behind it is sent.
+  ASSERT_TRUE(a->t().Send(b->id(), "Deploy", "queued").ok());
+  ASSERT_TRUE(a->t().Send(b->id(), "Hello", "after").ok());
+  ASSERT_TRUE(b->handler.AwaitPackets(1));
+  std::vector<Recorder::Packet> got = b->handler.packets();
+  ASSERT_EQ(got.size(), 1u);  // the declined ones never reach OnPacket
+  EXPECT_EQ(got[0].type_id, "Hello");
+  EXPECT_EQ(b->handler.taken_now(),
+            (std::vector<std::string>{"d0", "d1", "d2", "d3", "d4", "queued"}));
+  EXPECT_EQ(b->t().counters().declined_in, 6u);
+  EXPECT_EQ(a->t().counters().declined_out, 6u);
+  EXPECT_EQ(a->t().counters().send_failures, 0u);
+  EXPECT_EQ(a->t().counters().busy_out, 0u);
+  EXPECT_TRUE(Contains(a->t().Connected(), b->id()));
+  EXPECT_EQ(b->handler.disconnects(a->id()), 0u);
+
+  // Taken by the handler: OK, counted as received, still not queued.
+  b->handler.AnswerNow("Deploy", absl::OkStatus());
+  ASSERT_TRUE(a->t()
+                  .SendNow(b->id(), "Deploy", "held here",
+                           std::chrono::milliseconds(5000))
+                  .ok());
+  EXPECT_EQ(b->handler.taken_now().back(), "held here");
+  EXPECT_EQ(b->t().counters().declined_in, 6u);
+  EXPECT_EQ(b->handler.packets().size(), 1u);
+}
+
 TEST(TransportPacketTest, SendToAnUnknownPeerIsNotFound) {
   auto a = StartNode(Options(1));
   ASSERT_NE(a, nullptr);
@@ -663,8 +733,7 @@ TEST(TransportBackPressureTest, BlockedHandlerMakesThePeerBusyAndLosesNothing) {
   // once, b every refusal (regression: the test compared b's refusals with
   // the packet count and passed only when it polled between two retries).
   ASSERT_TRUE(Eventually([&] {
-    return b->t().counters().packets_in + a->t().counters().busy_out ==
-           kCount;
+    return b->t().counters().packets_in + a->t().counters().busy_out == kCount;
   }));
   const TransportCounters at_a = a->t().counters();
   const TransportCounters at_b = b->t().counters();
