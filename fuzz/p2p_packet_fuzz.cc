@@ -22,6 +22,9 @@
 //    DeployData packet whose content parses; counters never go down; the
 //    blocks asked for stay within NetworkOptions::max_wanted and never
 //    include a stored block.
+//  - TakeNow (which the transport calls for every small packet first):
+//    only DeployData is taken there, OK exactly when it parses (and then
+//    delivered once), else declined and counted malformed.
 // Any broken property traps.
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +36,7 @@
 #include <vector>
 
 #include "CasperMessage.pb.h"
+#include "absl/status/status.h"
 #include "casper/block/block.h"
 #include "casper/block/block_codec.h"
 #include "casper/dag/dag_store.h"
@@ -131,14 +135,36 @@ void Dispatch(const PeerNode& from, const std::string& type_id,
   };
   callbacks.deploy = [&out](const ::casper::DeployDataProto&) {
     ++out.deploys;
+    return absl::OkStatus();
   };
   rnode::node::NetworkOptions options;
   options.max_wanted = kMaxWanted;
   CasperNetwork network(world.dag.get(), world.genesis, std::move(callbacks),
                         options);
   const NetworkCounters before = network.counters();
+  // The transport offers every small packet to TakeNow first: only deploys
+  // are taken there, with the callback's verdict, or declined as
+  // undecodable (counted malformed); the rest go on to OnPacket.
+  if (!streamed) {
+    const bool is_deploy = type_id == rnode::node::packet::kDeployData;
+    std::optional<absl::Status> now = network.TakeNow(from, type_id, content);
+    if (now.has_value() != is_deploy) __builtin_trap();
+    if (is_deploy) {
+      ::casper::DeployDataProto d;
+      const bool decodes = d.ParseFromString(content);
+      if (now->ok() != decodes) __builtin_trap();
+      if (out.deploys != (decodes ? 1 : 0)) __builtin_trap();
+      if (network.counters().malformed !=
+          before.malformed + (decodes ? 0 : 1)) {
+        __builtin_trap();
+      }
+      out.deploys = 0;
+    }
+  }
+  const NetworkCounters mid = network.counters();
   network.OnPacket(from, type_id, content, streamed);
   const NetworkCounters after = network.counters();
+  if (!NotLess(after, mid)) __builtin_trap();
 
   if (!NotLess(after, before)) __builtin_trap();
   if (network.wanted() > kMaxWanted) __builtin_trap();

@@ -474,7 +474,9 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     return;
   }
   if (type_id == packet::kNoApprovedBlockAvailable) return;
-  if (type_id == packet::kDeployData) {  // streamed (small ones: TakeNow)
+  // The transport hands small DeployData packets to TakeNow, not here; a
+  // handler called directly (tests, tools) gets the same treatment.
+  if (type_id == packet::kDeployData) {
     (void)HoldDeploy(from, content);
     return;
   }
