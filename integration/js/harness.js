@@ -8,6 +8,7 @@
 'use strict';
 
 const assert = require('node:assert/strict');
+const crypto = require('node:crypto');
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
@@ -405,6 +406,19 @@ class RnodeProcess {
 
 // ---- deploys ----
 
+// secp256k1's group order: a private key must be below it.
+const kSecp256k1Order = BigInt(
+  '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
+
+// A random secp256k1 private key, as hex (a validator's or a wallet's).
+function newPrivateKey() {
+  for (;;) {
+    const k = crypto.randomBytes(32);
+    const v = BigInt(`0x${k.toString('hex')}`);
+    if (v > 0n && v < kSecp256k1Order) return k.toString('hex');
+  }
+}
+
 let lastTimestamp = 0;
 // Distinct, increasing timestamps: the timestamp is the deploy's nonce,
 // and RFC 6979 signing is deterministic.
@@ -503,6 +517,7 @@ module.exports = {
   liveCase,
   kMaxBodyBytes,
   makeTempDir,
+  newPrivateKey,
   signDeploy,
   waitFor,
 };

@@ -10,12 +10,12 @@
 
 const { after, test } = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const {
-  RnodeProcess, deployIdOfSuccess, makeTempDir, rnodeJs, signDeploy, waitFor,
+  deployIdOfSuccess, makeTempDir, newPrivateKey, rnodeJs, RnodeProcess,
+  signDeploy, waitFor,
 } = require('./harness');
 
 const kDeploys = 300;
@@ -26,9 +26,6 @@ const kStopSeconds = 20;
 // only a stuck shard reaches them.
 const kConnectMs = 60000;
 const kCatchUpMs = 180000;
-// secp256k1's group order: a private key must be below it.
-const kOrder = BigInt(
-  '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
 const dir = makeTempDir('shard');
 const nodes = [];
@@ -46,14 +43,6 @@ after(async () => {
   if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-function newKey() {
-  for (;;) {
-    const k = crypto.randomBytes(32);
-    const v = BigInt(`0x${k.toString('hex')}`);
-    if (v > 0n && v < kOrder) return k.toString('hex');
-  }
-}
-
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function status(n) {
@@ -70,7 +59,7 @@ async function lastFinalized(n) {
 
 test('a 3-validator shard finalizes 300 deploys through kill -9, SIGSTOP and a late joiner',
   async () => {
-    const keys = [newKey(), newKey(), newKey(), newKey()];
+    const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey(), newPrivateKey()];
     const addr = keys.map((k) => rnodeJs.getAddrFromPrivateKey(k));
     const bonds = path.join(dir, 'bonds.txt');
     const wallets = path.join(dir, 'wallets.txt');

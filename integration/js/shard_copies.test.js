@@ -13,21 +13,17 @@
 
 const { after, test } = require('node:test');
 const assert = require('node:assert/strict');
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const {
-  RnodeProcess, deployIdOfSuccess, errorMessages, makeTempDir, rnodeJs,
-  signDeploy, waitFor,
+  deployIdOfSuccess, errorMessages, makeTempDir, newPrivateKey, rnodeJs,
+  RnodeProcess, signDeploy, waitFor,
 } = require('./harness');
 
 // Bounds of the waits (generous for a loaded 2-core machine).
 const kConnectMs = 60000;
 const kIncludedMs = 120000;
-// secp256k1's group order: a private key must be below it.
-const kOrder = BigInt(
-  '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
 
 const dir = makeTempDir('shard-copies');
 const nodes = [];
@@ -37,14 +33,6 @@ after(async () => {
   // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
   if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-function newKey() {
-  for (;;) {
-    const k = crypto.randomBytes(32);
-    const v = BigInt(`0x${k.toString('hex')}`);
-    if (v > 0n && v < kOrder) return k.toString('hex');
-  }
-}
 
 async function peers(n) {
   const r = await n.getJson('/api/status');
@@ -61,7 +49,7 @@ async function metric(n, name) {
 }
 
 test('a deploy is acknowledged only when another validator holds a copy', async () => {
-  const keys = [newKey(), newKey(), newKey()];
+  const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
   const addr = keys.map((k) => rnodeJs.getAddrFromPrivateKey(k));
   const bonds = path.join(dir, 'bonds.txt');
   const wallets = path.join(dir, 'wallets.txt');

@@ -10,12 +10,12 @@
 //   node integration/js/shard_soak.js [--rate 50] [--minutes 10] [--warmup 2]
 'use strict';
 
-const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const {
-  RnodeProcess, deployIdOfSuccess, makeTempDir, rnodeJs, signDeploy, waitFor,
+  deployIdOfSuccess, makeTempDir, newPrivateKey, rnodeJs, RnodeProcess,
+  signDeploy, waitFor,
 } = require('./harness');
 
 function arg(name, fallback) {
@@ -25,16 +25,6 @@ function arg(name, fallback) {
 const kRate = arg('rate', 50);
 const kMinutes = arg('minutes', 10);
 const kWarmupMinutes = arg('warmup', 2);
-const kOrder = BigInt(
-  '0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141');
-
-function newKey() {
-  for (;;) {
-    const k = crypto.randomBytes(32);
-    const v = BigInt(`0x${k.toString('hex')}`);
-    if (v > 0n && v < kOrder) return k.toString('hex');
-  }
-}
 
 async function metrics(n) {
   const res = await fetch(`${n.httpUrl}/metrics`);
@@ -59,7 +49,7 @@ const kQueues = ['casper_blocks_wanted', 'casper_peer_blocks_waiting',
 
 async function main() {
   const dir = makeTempDir('soak');
-  const keys = [newKey(), newKey(), newKey()];
+  const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
   const addr = keys.map((k) => rnodeJs.getAddrFromPrivateKey(k));
   const bonds = path.join(dir, 'bonds.txt');
   const wallets = path.join(dir, 'wallets.txt');
