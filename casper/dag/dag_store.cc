@@ -518,6 +518,7 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
     }
     if (known) return false;
     auto require = [&](const Hash32& h, const char* what) -> absl::Status {
+      mu_.AssertHeld();  // called below, under the lock taken above
       ASSIGN_OR_RETURN(bool there, StoredLocked(h));
       if (there) return absl::OkStatus();
       return absl::FailedPreconditionError(

@@ -51,6 +51,7 @@ absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
               std::string(deploy.ok() ? "stored under another signature"
                                       : deploy.status().message()));
         }
+        pool->mu_.AssertHeld();  // taken above, around the ForEach
         pool->term_bytes_ += deploy->data().term.size();
         Bytes sig = deploy->sig();
         pool->deploys_.emplace(std::move(sig), *std::move(deploy));
