@@ -18,8 +18,8 @@
 //    (compressed, small chunks), reassembles to the same bytes;
 //  - OnPacket: a block is delivered exactly when a streamed BlockMessage
 //    decodes (block::DecodeBlock), as that block, and counted; a small
-//    BlockMessage is always malformed; a deploy is delivered only for a
-//    DeployData packet whose content parses; counters never go down; the
+//    BlockMessage is always malformed; no deploy is delivered there (the
+//    transport offers DeployData to TakeNow); counters never go down; the
 //    blocks asked for stay within NetworkOptions::max_wanted and never
 //    include a stored block.
 //  - TakeNow (which the transport calls for every small packet first):

@@ -691,14 +691,19 @@ def window_medians(points, window=SOAK_WINDOW_MIN):
             median([v for _, v in points[-window:]]))
 
 
-def window_growth(points, window=SOAK_WINDOW_MIN):
-    """Growth of (minute, value) points, sorted by minute: the last window's
-    median over the first's (window_medians), less one. None without two
-    windows or when the first median is not positive."""
-    medians = window_medians(points, window)
+def growth_of(medians):
+    """The last window's median over the first's, less one, of a
+    window_medians pair; None for no pair or a first median that is not
+    positive."""
     if medians is None or medians[0] <= 0:
         return None
     return medians[1] / medians[0] - 1
+
+
+def window_growth(points, window=SOAK_WINDOW_MIN):
+    """Growth of (minute, value) points, sorted by minute: growth_of their
+    window_medians."""
+    return growth_of(window_medians(points, window))
 
 
 def slope_per_hour(points):
@@ -860,7 +865,7 @@ def run_soak(shard, a, out_dir):
             trend = slope_per_hour(points)
             trend_cell = "-" if trend is None else f"{trend:+.1f}"
             medians = window_medians(points)
-            judged = window_growth(points)
+            judged = growth_of(medians)
             if medians is None:
                 problems.append(f"{n}: {len(points)} samples after the "
                                 f"warm-up, fewer than two {SOAK_WINDOW_MIN}"

@@ -274,11 +274,6 @@ std::optional<absl::Status> CasperNetwork::TakeNow(const p2p::PeerNode& from,
                                                    const std::string& type_id,
                                                    const std::string& content) {
   if (type_id != packet::kDeployData) return std::nullopt;
-  return HoldDeploy(from, content);
-}
-
-absl::Status CasperNetwork::HoldDeploy(const p2p::PeerNode& from,
-                                       const std::string& content) {
   ::casper::DeployDataProto d;
   if (!d.ParseFromString(content)) {
     Malformed(from, "DeployData");
@@ -474,12 +469,6 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     return;
   }
   if (type_id == packet::kNoApprovedBlockAvailable) return;
-  // The transport hands small DeployData packets to TakeNow, not here; a
-  // handler called directly (tests, tools) gets the same treatment.
-  if (type_id == packet::kDeployData) {
-    (void)HoldDeploy(from, content);
-    return;
-  }
   // Packets of the public protocol we do not serve (genesis ceremony,
   // state sync) are ignored, not punished.
   Log("p2p")->debug("ignored packet {} from {}", type_id, from.IdHex());

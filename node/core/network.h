@@ -149,7 +149,9 @@ class CasperNetwork final : public casper::engine::Transport,
                 std::string content, bool streamed) override;
   void OnConnected(const p2p::PeerNode& peer) override;
   // Deploys (packet::kDeployData) are held or declined on the server
-  // thread, so the sender hears whether this node holds them.
+  // thread, so the sender hears whether this node holds them (the
+  // transport offers every small packet here first, so OnPacket never sees
+  // one; a streamed one is malformed there like any streamed non-block).
   std::optional<absl::Status> TakeNow(const p2p::PeerNode& from,
                                       const std::string& type_id,
                                       const std::string& content) override;
@@ -178,9 +180,6 @@ class CasperNetwork final : public casper::engine::Transport,
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
-  // A DeployData packet's content: callbacks_.deploy's verdict.
-  absl::Status HoldDeploy(const p2p::PeerNode& from,
-                          const std::string& content);
   void ServeBlock(const p2p::PeerNode& to, const Hash32& hash);
   void SendHasBlock(const p2p::PeerNode& to, const Hash32& hash);
   // Asks for `hash` (under mu_): the next holder with room; if none has
