@@ -125,6 +125,10 @@ struct MergeOptions {
 
 // Merges `scope` (in any order) onto `base_root` and commits the new state
 // to `history` (nothing is committed when the root stays the base root).
+// The commit is pipelined (rspace::CommitWrite::kPipelined): on a
+// PipelinedStore the root is readable when Merge returns and durable before
+// any later write of the store lands (or at its Sync); on other stores it
+// is durable on return.
 // Errors: InvalidArgument for a malformed scope (duplicate block, number
 // channel misuse, missing codec), ResourceExhausted above kMaxScopeBlocks,
 // FailedPrecondition for a base number value out of range, the history's

@@ -53,6 +53,7 @@
 #include "rspace/history/history.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"
+#include "rspace/storage/pipelined_store.h"
 #include "rspace/storage/rocksdb_store.h"
 #include "util/bounded_cache.h"
 #include "util/limits.h"
@@ -284,6 +285,9 @@ struct Node::Impl {
   const int threads;
   WorkerPool pool_threads;
   std::unique_ptr<rspace::RocksDbStore> store;
+  // Over `store`; every user of the store goes through it, so the merge's
+  // pipelined write lands before any later write (docs/merge.md §8).
+  std::unique_ptr<rspace::PipelinedStore> pipelined;
   std::unique_ptr<rspace::Space> space;
   std::unique_ptr<casper::contracts::SystemContracts> contracts;
   LogSink output;
@@ -696,9 +700,10 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
   store_options.block_cache_bytes = static_cast<size_t>(c.block_cache_bytes);
   ASSIGN_OR_RETURN(m.store, rspace::RocksDbStore::Open(data_dir + "/db",
                                                        columns, store_options));
+  m.pipelined = std::make_unique<rspace::PipelinedStore>(m.store.get());
   rspace::SpaceOptions so;
   so.term_factory = interp::StoredTermFactory();
-  ASSIGN_OR_RETURN(m.space, rspace::Space::Open(m.store.get(), so));
+  ASSIGN_OR_RETURN(m.space, rspace::Space::Open(m.pipelined.get(), so));
   ASSIGN_OR_RETURN(casper::contracts::PosParams pos_params, PosParamsOf(c));
   casper::contracts::ContractsOptions contract_options{.pos = pos_params};
   m.contracts =
@@ -719,14 +724,14 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
       m.space.get(), m.executor.get(), m.lanes.get());
   m.validators =
       std::make_unique<casper::contracts::ValidatorsCache>(&m.space->history());
-  ASSIGN_OR_RETURN(
-      m.dag, casper::dag::DagStore::Open(
-                 m.store.get(), casper::dag::DagColumnsFrom(kHistoryColumns)));
+  ASSIGN_OR_RETURN(m.dag, casper::dag::DagStore::Open(
+                              m.pipelined.get(),
+                              casper::dag::DagColumnsFrom(kHistoryColumns)));
   node->dag_ = m.dag.get();
   casper::pool::DeployPoolOptions pool_options;
   pool_options.max_deploys = static_cast<size_t>(c.deploy_pool_max_deploys);
   ASSIGN_OR_RETURN(m.pool, casper::pool::DeployPool::Open(
-                               m.store.get(), kPoolColumn, pool_options));
+                               m.pipelined.get(), kPoolColumn, pool_options));
 
   // Genesis: made once, on the first start of a new shard.
   std::optional<Block> genesis;
@@ -854,8 +859,8 @@ absl::StatusOr<std::unique_ptr<Node>> Node::Open(const NodeConfig& config,
     MutexLock lock(&m.mu);
     return m.tasks.size();
   }));
-  RETURN_IF_ERROR(m.metrics->AttachStorage(registry, m.store.get(),
-                                           &m.space->history().trie()));
+  RETURN_IF_ERROR(m.metrics->AttachStorage(
+      registry, m.store.get(), m.pipelined.get(), &m.space->history().trie()));
 
   if (m.network != nullptr) {
     RETURN_IF_ERROR(node->StartNetwork(registry, out));
@@ -1511,10 +1516,10 @@ bool Node::DiskWritable() {
   Impl& m = *impl_;
   if (!m.disk_full.load()) return true;
   // A write of nothing (a delete of a key never written) tells whether the
-  // store takes writes again.
+  // store takes writes again (after landing a merge's write that failed).
   rspace::WriteBatch probe;
   probe.Delete(kPoolColumn, AsBytes("disk-probe"));
-  absl::Status s = m.store->Write(probe);
+  absl::Status s = m.pipelined->Write(probe);
   if (!s.ok()) return false;
   DiskOk();
   return true;

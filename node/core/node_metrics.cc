@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "rspace/history/trie.h"
+#include "rspace/storage/pipelined_store.h"
 #include "rspace/storage/rocksdb_store.h"
 #include "util/status_macros.h"
 
@@ -25,8 +26,8 @@ constexpr double kPerDeploySecondsBuckets[] = {
 
 // The steps of casper::merge::Merge, in MergeMetrics order.
 constexpr std::string_view kMergeSteps[] = {
-    "index", "branches", "conflicts", "rejection", "combine", "trie_actions",
-    "apply"};
+    "index",   "branches",     "conflicts", "rejection",
+    "combine", "trie_actions", "apply"};
 
 }  // namespace
 
@@ -113,7 +114,7 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("casper_merge_rejected_deploys_total",
                                  "Deploys the merges rejected"));
   ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Histogram>* steps,
+      metrics::Family<metrics::Histogram> * steps,
       r->AddHistogramFamily("casper_merge_step_seconds",
                             "Time of each step of a merge (docs/merge.md)",
                             {"step"}, metrics::kLatencySecondsBuckets));
@@ -173,7 +174,42 @@ absl::Status NodeMetrics::Attach(metrics::Registry* r,
 
 absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
                                         const rspace::RocksDbStore* store,
+                                        const rspace::PipelinedStore* pipelined,
                                         const rspace::MerkleTrie* trie) {
+  struct Stat {
+    const char* name;
+    const char* help;
+    double (*value)(const rspace::PipelinedStoreStats&);
+  };
+  static constexpr Stat kStats[] = {
+      {"rnode_store_pipelined_writes_total",
+       "Merge writes accepted to land in the background",
+       [](const rspace::PipelinedStoreStats& s) {
+         return static_cast<double>(s.async_writes);
+       }},
+      {"rnode_store_pipelined_write_seconds_total",
+       "Time the store's worker spent landing them",
+       [](const rspace::PipelinedStoreStats& s) {
+         return static_cast<double>(s.background_ns) / 1e9;
+       }},
+      {"rnode_store_pipelined_wait_seconds_total",
+       "Time later writes waited for a background write to land",
+       [](const rspace::PipelinedStoreStats& s) {
+         return static_cast<double>(s.wait_ns) / 1e9;
+       }},
+      {"rnode_store_pipelined_failures_total",
+       "Background writes and their retries that failed (a full disk)",
+       [](const rspace::PipelinedStoreStats& s) {
+         return static_cast<double>(s.failed_writes);
+       }},
+  };
+  for (const Stat& stat : kStats) {
+    RETURN_IF_ERROR(r->AddCallbackCounter(
+        stat.name, stat.help,
+        [pipelined, value = stat.value]() -> absl::StatusOr<double> {
+          return value(pipelined->stats());
+        }));
+  }
   struct Part {
     const char* name;
     const char* help;

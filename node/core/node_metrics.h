@@ -24,6 +24,7 @@
 
 namespace rnode::rspace {
 class MerkleTrie;
+class PipelinedStore;
 class RocksDbStore;
 }  // namespace rnode::rspace
 
@@ -52,6 +53,7 @@ class NodeMetrics {
   // the registry's renders.
   absl::Status AttachStorage(metrics::Registry* registry,
                              const rspace::RocksDbStore* store,
+                             const rspace::PipelinedStore* pipelined,
                              const rspace::MerkleTrie* trie);
 
   void DeployAdmitted(const Bytes& sig);

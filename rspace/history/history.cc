@@ -171,22 +171,24 @@ absl::StatusOr<Hash32> History::Commit(const Hash32& base,
   WriteBatch batch;
   CollectUpdates(updates, options_.columns.values, options_.inline_blob_max,
                  changes, batch);
-  return CommitChanges(base, changes, std::move(batch), nullptr);
+  return CommitChanges(base, changes, std::move(batch), nullptr,
+                       CommitWrite::kDurable);
 }
 
 absl::StatusOr<Hash32> History::CommitOwned(const Hash32& base,
                                             std::vector<LeafUpdate> updates,
-                                            WorkerPool* pool) {
+                                            WorkerPool* pool,
+                                            CommitWrite write) {
   std::vector<TrieChange> changes;
   WriteBatch batch;
   CollectUpdates(std::span<LeafUpdate>(updates), options_.columns.values,
                  options_.inline_blob_max, changes, batch);
-  return CommitChanges(base, changes, std::move(batch), pool);
+  return CommitChanges(base, changes, std::move(batch), pool, write);
 }
 
 absl::StatusOr<Hash32> History::CommitChanges(
     const Hash32& base, std::span<const TrieChange> changes, WriteBatch batch,
-    WorkerPool* pool) {
+    WorkerPool* pool, CommitWrite write) {
   ASSIGN_OR_RETURN(Hash32 root, trie_.Apply(base, changes, &batch, pool));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kTrieBuilt);
   uint64_t number;
@@ -197,7 +199,9 @@ absl::StatusOr<Hash32> History::CommitChanges(
   batch.Put(options_.columns.roots, root, EncodeU64(number));
   batch.Put(options_.columns.roots, AsBytes(kLastRootKey), root);
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kBeforeWrite);
-  RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
+  RETURN_IF_ERROR(write == CommitWrite::kPipelined
+                      ? store_->WriteAsync(std::move(batch))
+                      : store_->WriteOwned(std::move(batch)));
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kWritten);
   trie_.Committed();
   MutexLock lock(&mu_);

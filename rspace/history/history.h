@@ -62,6 +62,16 @@ struct LeafUpdate {
   Hash32 blob_hash{};
 };
 
+// How a commit's batch reaches the store.
+enum class CommitWrite {
+  // KeyValueStore::WriteOwned: durable when the commit returns.
+  kDurable,
+  // KeyValueStore::WriteAsync: readable when the commit returns, durable
+  // before any later write of the store lands (or at its Sync). Only a
+  // PipelinedStore makes a difference; other stores write synchronously.
+  kPipelined,
+};
+
 // Thread-safe for reads; Commit calls must not overlap each other.
 class History {
  public:
@@ -105,9 +115,13 @@ class History {
   // Commit that takes the blobs of `updates` instead of copying them, and
   // rebuilds the trie on `pool` (not owned; may be null) when the commit is
   // large (MerkleTrie::Apply). The result does not depend on the pool.
+  // With kPipelined the batch is written by WriteAsync: the root and its
+  // nodes read from this History at once, and they become durable before
+  // any later write of the store (docs/merge.md §8).
   absl::StatusOr<Hash32> CommitOwned(const Hash32& base,
                                      std::vector<LeafUpdate> updates,
-                                     WorkerPool* pool = nullptr);
+                                     WorkerPool* pool = nullptr,
+                                     CommitWrite write = CommitWrite::kDurable);
 
   // Reads every node and blob reachable from `root` and checks each
   // against its hash; DataLoss naming the first missing or altered piece.
@@ -124,7 +138,8 @@ class History {
   History(KeyValueStore* store, HistoryOptions options);
   absl::StatusOr<Hash32> CommitChanges(const Hash32& base,
                                        std::span<const TrieChange> changes,
-                                       WriteBatch batch, WorkerPool* pool);
+                                       WriteBatch batch, WorkerPool* pool,
+                                       CommitWrite write);
 
   KeyValueStore* const store_;
   const HistoryOptions options_;

@@ -106,6 +106,29 @@ absl::StatusOr<std::optional<Bytes>> InMemoryStore::Get(ColumnId column,
   return std::optional<Bytes>(it->second);
 }
 
+// Every shard a key names is locked (LockShards) while the values are
+// copied: one snapshot, as a Write is one change.
+absl::StatusOr<std::vector<std::optional<Bytes>>> InMemoryStore::MultiGet(
+    ColumnId column,
+    std::span<const ByteView> keys) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (column >= column_count_) {
+    return absl::InvalidArgumentError("unknown column " +
+                                      std::to_string(column));
+  }
+  std::vector<size_t> at;
+  at.reserve(keys.size());
+  for (ByteView key : keys) at.push_back(ShardOf(column, key));
+  std::vector<std::optional<Bytes>> out(keys.size());
+  std::vector<Shard*> locked = LockShards(at);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const Column& map = shards_[at[i]].map;
+    auto it = map.find(keys[i]);
+    if (it != map.end()) out[i] = it->second;
+  }
+  UnlockShards(locked);
+  return out;
+}
+
 // Dynamic lock sets are outside the static analysis; the order (ascending
 // shard index) is the only order in which more than one shard is locked.
 std::vector<size_t> InMemoryStore::ShardsOf(const WriteBatch& batch) const {

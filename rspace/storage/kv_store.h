@@ -11,6 +11,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -88,7 +89,8 @@ class KeyValueStore {
 
   // Get of every key of `keys` (in any order, repeats allowed); the values
   // in the order of `keys`. One error fails the whole call. The default
-  // calls Get per key; a backend with a batched read overrides it.
+  // calls Get per key; a backend with a batched read overrides it, and then
+  // the values are one snapshot (RocksDbStore, InMemoryStore).
   virtual absl::StatusOr<std::vector<std::optional<Bytes>>> MultiGet(
       ColumnId column, std::span<const ByteView> keys);
 
@@ -100,6 +102,21 @@ class KeyValueStore {
   // copying them; `batch` is left valid but unspecified, also on error. The
   // default copies through Write.
   virtual absl::Status WriteOwned(WriteBatch&& batch) { return Write(batch); }
+
+  // Accepts `batch` to be applied atomically after every write accepted
+  // before it, and returns once every read of this store sees it; it may
+  // become durable later (Sync). Every later write of this store is applied
+  // after it. For a write whose result the caller needs at once but whose
+  // durability can wait for the next write (PipelinedStore). On error
+  // nothing new was accepted. The default is WriteOwned: durable on return.
+  virtual absl::Status WriteAsync(WriteBatch&& batch) {
+    return WriteOwned(std::move(batch));
+  }
+
+  // Returns once every batch accepted so far is durable (as a Write that
+  // returned OK), or the error that keeps one from being so. The default
+  // has nothing to wait for.
+  virtual absl::Status Sync() { return absl::OkStatus(); }
 
   // Calls `fn` for every key and value of `column` in ascending key order.
   // For tests and tools; not for hot paths. Stops early on a non-OK from fn.
@@ -135,6 +152,9 @@ class InMemoryStore final : public KeyValueStore {
   size_t ColumnCount() const override { return column_count_; }
   absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
                                            ByteView key) override;
+  // One snapshot: the shards of the keys are locked together.
+  absl::StatusOr<std::vector<std::optional<Bytes>>> MultiGet(
+      ColumnId column, std::span<const ByteView> keys) override;
   absl::Status Write(const WriteBatch& batch) override;
   // Moves the batch's keys and values into the maps.
   absl::Status WriteOwned(WriteBatch&& batch) override;

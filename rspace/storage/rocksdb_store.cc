@@ -322,12 +322,17 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
   // of a state commit each searched the whole list. A stable sort keeps the
   // order of ops on one key (the later still wins); the batch stays atomic.
   const std::vector<WriteBatch::Op>& ops = batch.ops();
+  // A batch already in that order (a PipelinedStore's flight) is not
+  // sorted again.
   std::vector<uint32_t> order(ops.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
+  auto less = [&](uint32_t x, uint32_t y) {
     if (ops[x].column != ops[y].column) return ops[x].column < ops[y].column;
     return ops[x].key < ops[y].key;
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), less)) {
+    std::stable_sort(order.begin(), order.end(), less);
+  }
   // RocksDB's batch is one string; sized up front it is written once, where
   // growing it by doubling copied a multi-megabyte state commit several
   // times and touched fresh pages each time (a quarter of a 10,000-chain

@@ -13,7 +13,9 @@
 #include "rspace/channel_codec.h"
 #include "rspace/history/history.h"
 #include "rspace/history/trie.h"
+#include "rspace/storage/fault_store.h"
 #include "rspace/storage/kv_store.h"
+#include "rspace/storage/pipelined_store.h"
 #include "tests/rspace/test_util.h"
 #include "util/status_macros.h"
 
@@ -306,6 +308,48 @@ TEST(HistoryBatchTest, CommitOwnedGivesTheRootAndBlobsOfCommit) {
     EXPECT_EQ(*a.history->ReadLeaf(*ra2, K(i)),
               *b.history->ReadLeaf(*rb2, K(i)));
   }
+}
+
+// A pipelined commit is readable through the History before its write
+// lands (here it cannot land: the base refuses writes), and lands whole
+// once the base heals.
+TEST(HistoryBatchTest, APipelinedCommitReadsBeforeItLands) {
+  HistoryFixture plain;
+  InMemoryStore base(3);
+  FaultInjectingStore faulty(&base);
+  PipelinedStore store(&faulty);
+  HistoryOptions options;
+  options.node_cache_entries = 1;  // Reads go to the store, not the cache.
+  options.node_cache_bytes = 1;
+  auto history = History::Open(&store, options);
+  ASSERT_TRUE(history.ok()) << history.status();
+  std::vector<LeafUpdate> updates = Updates(0, 300);
+  for (int i = 0; i < 3; ++i) {  // Out-of-line blobs too.
+    Bytes big(kDefaultInlineBlobMax + 10, static_cast<uint8_t>(i));
+    updates[i * 50].blob_hash = crypto::Blake2b256(big);
+    updates[i * 50].blob = std::move(big);
+  }
+  auto expected = plain.history->Commit(kEmptyRoot, updates);
+  ASSERT_TRUE(expected.ok());
+  faulty.FailWritesAfter(0);
+  auto root = (*history)->CommitOwned(kEmptyRoot, updates, nullptr,
+                                      CommitWrite::kPipelined);
+  ASSERT_TRUE(root.ok()) << root.status();
+  EXPECT_EQ(*root, *expected);
+  EXPECT_TRUE(*(*history)->HasRoot(*root));
+  EXPECT_TRUE((*history)->VerifyRoot(*root).ok());
+  for (int i = 0; i < 300; i += 7) {
+    EXPECT_EQ(*(*history)->ReadLeaf(*root, K(i)),
+              *plain.history->ReadLeaf(*expected, K(i)));
+  }
+  EXPECT_EQ(base.KeyCount(0), 0u);  // Nothing landed.
+  EXPECT_FALSE(store.Sync().ok());
+  faulty.Heal();
+  ASSERT_TRUE(store.Sync().ok());
+  auto reopened = History::Open(&base, HistoryOptions{});
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->last_root(), *root);
+  EXPECT_TRUE((*reopened)->VerifyRoot(*root).ok());
 }
 
 TEST(ChannelStateCodecTest, PointerListEncodingEqualsStateEncoding) {

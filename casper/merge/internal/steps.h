@@ -321,8 +321,8 @@ std::vector<rspace::LeafUpdate> TrieActions(CombinedState& combined,
 // --- 8. Apply ---------------------------------------------------------------
 
 // Commits `updates` onto `base_root` (nothing when empty: the base root),
-// rebuilding a large trie change on `pool` (may be null). The history's
-// error.
+// rebuilding a large trie change on `pool` (may be null), with a pipelined
+// write (see Merge). The history's error.
 absl::StatusOr<Hash32> ApplyUpdates(rspace::History& history,
                                     const Hash32& base_root,
                                     std::vector<rspace::LeafUpdate> updates,

@@ -109,7 +109,10 @@ absl::StatusOr<Hash32> ApplyUpdates(rspace::History& history,
                                     std::vector<rspace::LeafUpdate> updates,
                                     WorkerPool* pool) {
   if (updates.empty()) return base_root;
-  return history.CommitOwned(base_root, std::move(updates), pool);
+  // Pipelined: the merge needs only the root; the store makes the write
+  // durable before any later write (the block's own commit or insert).
+  return history.CommitOwned(base_root, std::move(updates), pool,
+                             rspace::CommitWrite::kPipelined);
 }
 
 }  // namespace rnode::casper::merge::internal
