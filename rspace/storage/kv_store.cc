@@ -52,6 +52,18 @@ absl::Status KeyValueStore::ScanFrom(
   return done ? absl::OkStatus() : s;
 }
 
+absl::Status KeyValueStore::ForEachByScan(
+    ColumnId column,
+    const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
+  absl::Status stopped;
+  absl::Status scanned =
+      ScanFrom(column, ByteView(), [&](ByteView k, ByteView v) {
+        stopped = fn(k, v);
+        return stopped.ok();
+      });
+  return scanned.ok() ? stopped : scanned;
+}
+
 void WriteBatch::Put(ColumnId column, ByteView key, ByteView value) {
   Put(column, Bytes(key.begin(), key.end()), Bytes(value.begin(), value.end()));
 }

@@ -131,6 +131,13 @@ class KeyValueStore {
   virtual absl::Status ScanFrom(
       ColumnId column, ByteView from,
       const std::function<bool(ByteView key, ByteView value)>& fn);
+
+ protected:
+  // ForEach as a ScanFrom from the first key, for a backend whose scan is
+  // the primitive.
+  absl::Status ForEachByScan(
+      ColumnId column,
+      const std::function<absl::Status(ByteView key, ByteView value)>& fn);
 };
 
 // Most mutexes one InMemoryStore batch holds at once: ThreadSanitizer tracks

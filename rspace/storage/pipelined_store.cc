@@ -259,13 +259,7 @@ absl::Status PipelinedStore::Sync() {
 absl::Status PipelinedStore::ForEach(
     ColumnId column,
     const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
-  absl::Status stopped;
-  absl::Status scanned =
-      ScanFrom(column, ByteView(), [&](ByteView k, ByteView v) {
-        stopped = fn(k, v);
-        return stopped.ok();
-      });
-  return scanned.ok() ? stopped : scanned;
+  return ForEachByScan(column, fn);
 }
 
 absl::Status PipelinedStore::ScanFrom(

@@ -363,13 +363,7 @@ absl::Status RocksDbStore::Write(const WriteBatch& batch) {
 absl::Status RocksDbStore::ForEach(
     ColumnId column,
     const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
-  absl::Status stopped;
-  absl::Status scanned =
-      ScanFrom(column, ByteView(), [&](ByteView k, ByteView v) {
-        stopped = fn(k, v);
-        return stopped.ok();
-      });
-  return scanned.ok() ? stopped : scanned;
+  return ForEachByScan(column, fn);
 }
 
 absl::Status RocksDbStore::ScanFrom(
