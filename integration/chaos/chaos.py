@@ -681,6 +681,20 @@ def rss_kib(pid):
     return None
 
 
+def soak_args_problem(warmup_minutes, measured_minutes, soak_minutes):
+    """Why a soak with these minutes could not reach a verdict, or None:
+    the growth compares two SOAK_WINDOW_MIN windows after the warm-up, which
+    must not overlap, and the soak must last long enough for both."""
+    if measured_minutes < 2 * SOAK_WINDOW_MIN:
+        return (f"--measured-minutes must be at least {2 * SOAK_WINDOW_MIN} "
+                f"(two {SOAK_WINDOW_MIN}-minute windows are compared), not "
+                f"{measured_minutes}")
+    if warmup_minutes + measured_minutes > soak_minutes:
+        return ("--soak-minutes must cover --warmup-minutes and "
+                "--measured-minutes")
+    return None
+
+
 def window_medians(points, window=SOAK_WINDOW_MIN):
     """(median of the first `window` values, median of the last `window`)
     of (minute, value) points sorted by minute; None when there are fewer
@@ -963,6 +977,11 @@ def main():
     p.add_argument("--badpeer", default=os.environ.get(
         "RNODE_BADPEER", os.path.join(REPO, "build", "bin", "rnode-badpeer")))
     a = p.parse_args()
+    if a.soak:
+        problem = soak_args_problem(a.warmup_minutes, a.measured_minutes,
+                                    a.soak_minutes)
+        if problem:
+            loadtest.fail(problem)
     names = [s for s in a.scenarios.split(",") if s]
     unknown = [s for s in names if s not in RUNNERS]
     if unknown or not names:
@@ -978,9 +997,6 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     folder = tempfile.mkdtemp(prefix="rnode-chaos-")
     if a.soak:
-        if a.warmup_minutes + a.measured_minutes > a.soak_minutes:
-            loadtest.fail("--soak-minutes must cover --warmup-minutes and "
-                          "--measured-minutes")
         passed = False
         try:
             loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),

@@ -1,5 +1,5 @@
-"""Tests of the soak's memory verdict (chaos.py window_growth), which no
-shard run exercises in the test command: a soak takes an hour and a half.
+"""Tests of the soak's memory verdict (chaos.py window_growth) and of the
+minutes it is asked for (soak_args_problem), which no shard run exercises in the test command: a soak takes an hour and a half.
 
 Run: python3 integration/chaos/soak_verdict_test.py (ctest runs
 it as chaos_soak_verdict). Standard library only.
@@ -16,6 +16,23 @@ chaos = SourceFileLoader("chaos", os.path.join(
 
 def series(values, start=0):
     return [(start + i, v) for i, v in enumerate(values)]
+
+
+class SoakArgsTest(unittest.TestCase):
+
+    def test_the_defaults_and_the_shortest_measurement_are_accepted(self):
+        self.assertIsNone(chaos.soak_args_problem(10, 60, 150))
+        self.assertIsNone(chaos.soak_args_problem(
+            10, 2 * chaos.SOAK_WINDOW_MIN, 10 + 2 * chaos.SOAK_WINDOW_MIN))
+
+    def test_a_measurement_shorter_than_two_windows_is_refused(self):
+        problem = chaos.soak_args_problem(
+            10, 2 * chaos.SOAK_WINDOW_MIN - 1, 150)
+        self.assertIn("--measured-minutes must be at least", problem)
+
+    def test_a_soak_shorter_than_warmup_and_measurement_is_refused(self):
+        problem = chaos.soak_args_problem(10, 60, 69)
+        self.assertIn("--soak-minutes must cover", problem)
 
 
 class WindowGrowthTest(unittest.TestCase):
