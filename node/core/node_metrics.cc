@@ -26,8 +26,8 @@ constexpr double kPerDeploySecondsBuckets[] = {
 
 // The steps of casper::merge::Merge, in MergeMetrics order.
 constexpr std::string_view kMergeSteps[] = {
-    "index",   "branches",     "conflicts", "rejection",
-    "combine", "trie_actions", "apply"};
+    "index", "branches", "conflicts", "rejection", "combine", "trie_actions",
+    "apply"};
 
 }  // namespace
 
@@ -114,7 +114,7 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("casper_merge_rejected_deploys_total",
                                  "Deploys the merges rejected"));
   ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Histogram> * steps,
+      metrics::Family<metrics::Histogram>* steps,
       r->AddHistogramFamily("casper_merge_step_seconds",
                             "Time of each step of a merge (docs/merge.md)",
                             {"step"}, metrics::kLatencySecondsBuckets));

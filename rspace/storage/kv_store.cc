@@ -52,6 +52,16 @@ absl::Status KeyValueStore::ScanFrom(
   return done ? absl::OkStatus() : s;
 }
 
+absl::Status CheckColumns(const WriteBatch& batch, size_t column_count) {
+  for (const auto& op : batch.ops()) {
+    if (op.column >= column_count) {
+      return absl::InvalidArgumentError("unknown column " +
+                                        std::to_string(op.column));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status KeyValueStore::ForEachByScan(
     ColumnId column,
     const std::function<absl::Status(ByteView key, ByteView value)>& fn) {
@@ -181,20 +191,10 @@ void InMemoryStore::UnlockShards(const std::vector<Shard*>& shards)
   }
 }
 
-absl::Status InMemoryStore::CheckColumns(const WriteBatch& batch) const {
-  for (const auto& op : batch.ops()) {
-    if (op.column >= column_count_) {
-      return absl::InvalidArgumentError("unknown column " +
-                                        std::to_string(op.column));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Every shard an op names is locked (LockShards) while the ops apply.
 absl::Status InMemoryStore::Write(const WriteBatch& batch)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  RETURN_IF_ERROR(CheckColumns(batch));
+  RETURN_IF_ERROR(CheckColumns(batch, column_count_));
   const std::vector<size_t> at = ShardsOf(batch);
   std::vector<Shard*> locked = LockShards(at);
   for (size_t i = 0; i < batch.ops().size(); ++i) {
@@ -212,7 +212,7 @@ absl::Status InMemoryStore::Write(const WriteBatch& batch)
 
 absl::Status InMemoryStore::WriteOwned(WriteBatch&& batch)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  RETURN_IF_ERROR(CheckColumns(batch));
+  RETURN_IF_ERROR(CheckColumns(batch, column_count_));
   const std::vector<size_t> at = ShardsOf(batch);
   std::vector<Shard*> locked = LockShards(at);
   for (size_t i = 0; i < batch.ops().size(); ++i) {

@@ -65,6 +65,10 @@ class WriteBatch {
   bool sync_ = false;
 };
 
+// InvalidArgument if an op of `batch` names a column outside
+// [0, column_count), else OK.
+absl::Status CheckColumns(const WriteBatch& batch, size_t column_count);
+
 // The error of a write refused because the store's disk is full: a
 // ResourceExhausted status that IsNoSpace recognises (by a payload, so a
 // caller does not read messages). The store is still readable; writes
@@ -197,8 +201,6 @@ class InMemoryStore final : public KeyValueStore {
     Column map ABSL_GUARDED_BY(mu);
   };
 
-  // InvalidArgument if an op names a column this store does not have.
-  absl::Status CheckColumns(const WriteBatch& batch) const;
   // Index into shards_ of `key` in `column`.
   size_t ShardOf(ColumnId column, ByteView key) const;
   // The shard index of each op of `batch`, in op order (each key hashed

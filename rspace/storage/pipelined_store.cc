@@ -208,32 +208,25 @@ absl::Status PipelinedStore::WriteAsync(WriteBatch&& batch) {
   if (batch.empty()) return absl::OkStatus();
   // An op the base would refuse must be refused now: in the background it
   // would fail every retry and stop every later write.
-  const size_t columns = base_->ColumnCount();
-  std::vector<WriteBatch::Op>& ops = batch.mutable_ops();
-  for (const WriteBatch::Op& op : ops) {
-    if (op.column >= columns) {
-      return absl::InvalidArgumentError("unknown column " +
-                                        std::to_string(op.column));
-    }
-  }
+  RETURN_IF_ERROR(CheckColumns(batch, base_->ColumnCount()));
   // (column, key) order, the later op first among equal keys; then the
-  // first of each run is the op that wins.
+  // first of each run is the op that wins, and the rest of the run is
+  // skipped.
+  std::vector<WriteBatch::Op>& ops = batch.mutable_ops();
   std::vector<uint32_t> order(ops.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) {
     const int c = CompareOp(ops[x], ops[y].column, ops[y].key);
     return c != 0 ? c < 0 : x > y;
   });
-  std::vector<bool> wins(order.size(), true);
-  for (size_t i = 1; i < order.size(); ++i) {
-    const WriteBatch::Op& op = ops[order[i]];
-    wins[i] = CompareOp(ops[order[i - 1]], op.column, op.key) != 0;
-  }
   auto flight = std::make_shared<Flight>();
   flight->batch.set_sync(batch.sync());
-  for (size_t i = 0; i < order.size(); ++i) {
-    if (!wins[i]) continue;
-    WriteBatch::Op& op = ops[order[i]];
+  const std::vector<WriteBatch::Op>& kept = flight->batch.ops();
+  for (uint32_t x : order) {
+    WriteBatch::Op& op = ops[x];
+    if (!kept.empty() && CompareOp(kept.back(), op.column, op.key) == 0) {
+      continue;
+    }
     if (op.value.has_value()) {
       flight->batch.Put(op.column, std::move(op.key), std::move(*op.value));
     } else {

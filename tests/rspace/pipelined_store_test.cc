@@ -25,12 +25,10 @@ namespace {
 
 Bytes B(const std::string& s) { return ToBytes(s); }
 
-// Forwards to an InMemoryStore; while closed, every write waits at the
-// gate. Records the first key of each write it applied, in order.
-class GatedStore final : public KeyValueStore {
+// A gate calls may be held at: open, it lets them pass; closed, they wait
+// in Pass until it opens.
+class Gate {
  public:
-  explicit GatedStore(size_t columns) : base_(columns) {}
-
   void Close() {
     MutexLock lock(&mu_);
     open_ = false;
@@ -42,45 +40,47 @@ class GatedStore final : public KeyValueStore {
     }
     cv_.SignalAll();
   }
-  // Waits until a write is waiting at the closed gate.
+  // Waits until a call is waiting at the closed gate.
   void AwaitWaiter() {
     MutexLock lock(&mu_);
     while (waiting_ == 0) cv_.Wait(&mu_);
   }
-  // The same gate for scans.
-  void CloseReads() {
+  void Pass() {
     MutexLock lock(&mu_);
-    reads_open_ = false;
-  }
-  void OpenReads() {
-    {
-      MutexLock lock(&mu_);
-      reads_open_ = true;
-    }
+    ++waiting_;
     cv_.SignalAll();
+    while (!open_) cv_.Wait(&mu_);
+    --waiting_;
   }
-  void AwaitReader() {
-    MutexLock lock(&mu_);
-    while (readers_waiting_ == 0) cv_.Wait(&mu_);
-  }
+
+ private:
+  Mutex mu_;
+  CondVar cv_;
+  bool open_ ABSL_GUARDED_BY(mu_) = true;
+  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Forwards to an InMemoryStore, writes through the `writes` gate and scans
+// through the `reads` gate. Records the first key of each write it
+// applied, in order.
+class GatedStore final : public KeyValueStore {
+ public:
+  explicit GatedStore(size_t columns) : base_(columns) {}
+
+  Gate writes;
+  Gate reads;
+
   std::vector<std::string> order() {
     MutexLock lock(&mu_);
     return order_;
   }
-  InMemoryStore& base() { return base_; }
 
   size_t ColumnCount() const override { return base_.ColumnCount(); }
   absl::StatusOr<std::optional<Bytes>> Get(ColumnId c, ByteView k) override {
     return base_.Get(c, k);
   }
   absl::Status Write(const WriteBatch& batch) override {
-    {
-      MutexLock lock(&mu_);
-      ++waiting_;
-      cv_.SignalAll();
-      while (!open_) cv_.Wait(&mu_);
-      --waiting_;
-    }
+    writes.Pass();
     absl::Status s = base_.Write(batch);
     MutexLock lock(&mu_);
     if (s.ok() && !batch.empty())
@@ -95,24 +95,13 @@ class GatedStore final : public KeyValueStore {
   absl::Status ScanFrom(
       ColumnId c, ByteView from,
       const std::function<bool(ByteView, ByteView)>& fn) override {
-    {
-      MutexLock lock(&mu_);
-      ++readers_waiting_;
-      cv_.SignalAll();
-      while (!reads_open_) cv_.Wait(&mu_);
-      --readers_waiting_;
-    }
+    reads.Pass();
     return base_.ScanFrom(c, from, fn);
   }
 
  private:
   InMemoryStore base_;
   Mutex mu_;
-  CondVar cv_;
-  bool open_ ABSL_GUARDED_BY(mu_) = true;
-  bool reads_open_ ABSL_GUARDED_BY(mu_) = true;
-  int readers_waiting_ ABSL_GUARDED_BY(mu_) = 0;
-  int waiting_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -149,7 +138,7 @@ TEST(PipelinedStoreTest, AFlightReadsAsWrittenBeforeItLands) {
     ASSERT_TRUE(gated.Write(seed).ok());
   }
   PipelinedStore store(&gated);
-  gated.Close();
+  gated.writes.Close();
   WriteBatch batch;
   batch.Put(0, B("b"), B("b1"));
   batch.Put(0, B("a"), B("a1"));
@@ -159,7 +148,7 @@ TEST(PipelinedStoreTest, AFlightReadsAsWrittenBeforeItLands) {
   batch.Put(0, B("g"), B("g1"));
   batch.Delete(0, B("g"));
   ASSERT_TRUE(store.WriteAsync(std::move(batch)).ok());
-  gated.AwaitWaiter();
+  gated.writes.AwaitWaiter();
   // Not in the base yet ...
   EXPECT_EQ(Read(gated, 0, "a"), "a0");
   EXPECT_EQ(Read(gated, 0, "b"), std::nullopt);
@@ -208,7 +197,7 @@ TEST(PipelinedStoreTest, AFlightReadsAsWrittenBeforeItLands) {
       0, [&](ByteView, ByteView) { return absl::CancelledError("enough"); });
   EXPECT_EQ(stop.code(), absl::StatusCode::kCancelled);
 
-  gated.Open();
+  gated.writes.Open();
   ASSERT_TRUE(store.Sync().ok());
   EXPECT_EQ(Scan(gated, 0), all);
   EXPECT_EQ(Scan(store, 0), all);
@@ -220,11 +209,11 @@ TEST(PipelinedStoreTest, AFlightReadsAsWrittenBeforeItLands) {
 TEST(PipelinedStoreTest, LaterWritesLandAfterTheFlight) {
   GatedStore gated(1);
   PipelinedStore store(&gated);
-  gated.Close();
+  gated.writes.Close();
   WriteBatch first;
   first.Put(0, B("first"), B("1"));
   ASSERT_TRUE(store.WriteAsync(std::move(first)).ok());
-  gated.AwaitWaiter();
+  gated.writes.AwaitWaiter();
   std::atomic<bool> second_done{false};
   std::thread writer([&] {
     WriteBatch second;
@@ -236,7 +225,7 @@ TEST(PipelinedStoreTest, LaterWritesLandAfterTheFlight) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(second_done.load());
   EXPECT_EQ(gated.order(), std::vector<std::string>{});
-  gated.Open();
+  gated.writes.Open();
   writer.join();
   EXPECT_EQ(gated.order(), (std::vector<std::string>{"first", "second"}));
   // A second flight waits for the first as well.
@@ -257,17 +246,17 @@ TEST(PipelinedStoreTest, LaterWritesLandAfterTheFlight) {
 TEST(PipelinedStoreTest, AScanNeverMixesALandedFlightWithTheNextBatch) {
   GatedStore gated(1);
   PipelinedStore store(&gated);
-  gated.Close();
+  gated.writes.Close();
   WriteBatch first;
   first.Put(0, B("a"), B("1"));
   first.Put(0, B("b"), B("1"));
   ASSERT_TRUE(store.WriteAsync(std::move(first)).ok());
-  gated.AwaitWaiter();
-  gated.CloseReads();
+  gated.writes.AwaitWaiter();
+  gated.reads.Close();
   std::vector<std::string> scanned;
   std::thread reader([&] { scanned = Scan(store, 0); });
-  gated.AwaitReader();  // The scan holds the flight.
-  gated.Open();         // The flight lands.
+  gated.reads.AwaitWaiter();  // The scan holds the flight.
+  gated.writes.Open();        // The flight lands.
   std::atomic<bool> second_done{false};
   std::thread writer([&] {
     WriteBatch second;
@@ -279,7 +268,7 @@ TEST(PipelinedStoreTest, AScanNeverMixesALandedFlightWithTheNextBatch) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(second_done.load());
   EXPECT_EQ(gated.order(), std::vector<std::string>{"a"});
-  gated.OpenReads();
+  gated.reads.Open();
   reader.join();
   writer.join();
   EXPECT_EQ(scanned, (std::vector<std::string>{"a=1", "b=1"}));
