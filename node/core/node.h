@@ -1,7 +1,8 @@
 // The running validator (docs/node.md): one store, one worker pool, the
 // execution core and Casper composed, a consensus thread that owns
 // everything that plays on the tuple space, and the operations the API
-// servers call.
+// servers call. A facade: the work is done in node/core's rooms
+// (docs/architecture.md "node/core").
 //
 // Threads: the consensus thread runs the engine (propose, admit blocks),
 // exploratory deploys and the proposer's batching; the API threads call
@@ -28,6 +29,7 @@
 #include "casper/deploy.h"
 #include "crypto/secp256k1.h"
 #include "node/config/config.h"
+#include "node/core/identity.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/peer.h"
 #include "rholang/ir.h"
@@ -66,12 +68,6 @@ struct PeerStatus {
   bool connected = false;
 };
 
-// Most tasks waiting for the consensus thread (propose requests,
-// exploratory deploys); more are answered "busy". Each is a client
-// request already holding one of the API servers' in-flight permits, so
-// the bound only matters when several servers push at once.
-inline constexpr size_t kMaxConsensusTasks = 256;
-
 class Node {
  public:
   // Opens (or creates) the node's state in the data dir: the store, the
@@ -93,10 +89,13 @@ class Node {
 
   // --- Deploys -------------------------------------------------------
   // Admits a client's deploy: signature, shard, phlo price, validity
-  // window, duplicates, pool space; durable in the pool on OK. Returns the
+  // window, duplicates, pool space; durable in the pool, and in a shard
+  // held by another validator, on OK (DeployAdmission). Returns the
   // deploy id (its signature). Errors carry the client's message:
   // InvalidArgument (bad deploy), AlreadyExists (duplicate),
-  // ResourceExhausted (pool full), FailedPrecondition (read-only node).
+  // ResourceExhausted (pool full; rspace::NoSpaceError when the disk is
+  // full), FailedPrecondition (read-only or unbonded node), Unavailable
+  // (catching up with its peers, or no peer took a copy).
   absl::StatusOr<Bytes> Deploy(const ::casper::DeployDataProto& proto);
 
   // Makes a block now (on the consensus thread; waits for it). Returns its
@@ -116,9 +115,11 @@ class Node {
   // --- Reads (any thread) ---------------------------------------------
   casper::dag::DagStore& dag() { return *dag_; }
   const NodeConfig& config() const { return config_; }
-  bool is_validator() const { return key_.has_value(); }
+  bool is_validator() const { return identity_.is_validator(); }
   // This node's public key (zero when read-only).
-  const crypto::Secp256k1PublicKey& public_key() const { return public_key_; }
+  const crypto::Secp256k1PublicKey& public_key() const {
+    return identity_.public_key;
+  }
   // False until the consensus thread runs (then true until Stop).
   bool ready() const;
   int64_t last_finalized_number() const;
@@ -172,69 +173,17 @@ class Node {
  private:
   struct Impl;
   explicit Node(NodeConfig config);
-  // The consensus thread's body.
-  void ConsensusLoop();
-  // A write failed for want of disk space (`s`) / a write succeeded: said
-  // once per change, at error then warning level.
-  void DiskFull(const absl::Status& s);
-  void DiskOk();
-  // False while the store's disk is full: after a write failed for want of
-  // space, until a probe write succeeds.
-  bool DiskWritable();
-  // Makes, validates, stores and announces a block (an empty one only
-  // with `allow_empty`). On the consensus thread.
-  absl::StatusOr<Hash32> ProposeNow(bool allow_empty);
-
-  // --- Shard (docs/p2p.md) --------------------------------------------
-  // Starts the transport, discovery and the network's timer.
-  absl::Status StartNetwork(metrics::Registry* registry, std::ostream& out);
-  void DiscoveryLoop();
-  // Notes when the whole process was paused (SIGSTOP, a frozen VM): a
-  // thread that only sleeps wakes long after it should have.
-  void PauseWatchLoop();
-  // A block from a peer for the consensus thread; waits while
-  // kMaxBlocksWaiting wait (the transport's stream dispatcher).
-  void QueuePeerBlock(casper::block::Block block);
-  // On the consensus thread.
-  void HandlePeerBlock(const casper::block::Block& block);
-  // Whether finality waits for a block of this validator: blocks with
-  // deploys are not final and another validator's latest block is not
-  // below this validator's latest.
-  bool NeedsOwnBlock() const;
-  // Every second on the consensus thread: the heartbeat and the takeover
-  // of gossiped deploys.
-  void Housekeeping();
-  // Why this validator is behind its peers, or kNo: the process was
-  // paused (or is, as far as the pause watch has seen) or resumed within
-  // kResumeGrace, blocks wait for their parents, a block asked for is long
-  // missing, or blocks wait for the consensus thread. Its view of the
-  // chain is stale until its peers' news arrives. Any thread.
-  enum class Behind { kNo, kPaused, kResuming, kParents, kMissing, kQueue };
-  static constexpr size_t kBehindReasons = 6;
-  static const char* BehindName(Behind b);
-  // Logs the time spent behind in the last `window_ms`, by reason, with
-  // the queues' state now (nothing if it was never behind).
-  void ReportBehind(const std::array<int64_t, kBehindReasons>& behind_ms,
-                    int64_t window_ms) const;
-  Behind BehindReason() const;
-  bool CatchingUp() const { return BehindReason() != Behind::kNo; }
-  // Whether this node's own key has stake in the last finalized block.
-  bool SelfBonded() const;
-  // Whether the synchrony constraint lets this validator propose: since
-  // its last block it has seen new blocks from validators holding at least
-  // synchrony-constraint-threshold of the other validators' stake.
-  bool SynchronyAllows() const;
-  // A deploy another validator admitted, held as backup. OK when it is
-  // held (or already pooled here, or in a block); FailedPrecondition when
-  // this node could never propose it (an observer, a validator without
-  // stake), InvalidArgument for a deploy that does not verify or is of
-  // another shard, ResourceExhausted when the backup is full. The sender
-  // counts only OK answers as copies (docs/p2p.md "Deploy gossip").
-  absl::Status HoldGossipedDeploy(const ::casper::DeployDataProto& proto);
+  // Node::Open's steps after the store: the rooms of the running node
+  // (scheduler, admission, consensus driver, queries) and, in a shard, the
+  // network; then the consensus thread.
+  absl::Status Assemble(const casper::block::Block& genesis,
+                        metrics::Registry* registry, std::ostream& out);
+  absl::Status StartShard(metrics::Registry* registry, std::ostream& out);
+  // Deploys a crash left in the pool after their block was finalized.
+  absl::Status DropFinalizedFromPool();
 
   NodeConfig config_;
-  std::optional<crypto::Secp256k1PrivateKey> key_;
-  crypto::Secp256k1PublicKey public_key_{};
+  NodeIdentity identity_;
   std::unique_ptr<Impl> impl_;
   casper::dag::DagStore* dag_ = nullptr;  // owned by impl_
 };

@@ -1,0 +1,265 @@
+#include "node/core/chain_queries.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "casper/consensus/fork_choice.h"
+#include "crypto/hash.h"
+#include "crypto/rng.h"
+#include "node/core/clock.h"
+#include "rholang/interpreter/term_codec.h"
+#include "rspace/channel_codec.h"
+#include "rspace/event_log.h"
+#include "util/limits.h"
+#include "util/status_macros.h"
+
+namespace rnode::node {
+namespace {
+
+namespace interp = rholang::interp;
+using casper::block::Block;
+
+// The data waiting on `channel` in `space`, each datum's values in order.
+absl::Status ReadData(rspace::Space& space, const rholang::ir::ParPtr& channel,
+                      std::vector<rholang::ir::ParPtr>* out) {
+  ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
+  ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
+                   space.GetData(term->hash()));
+  for (const rspace::Datum& d : data) {
+    std::shared_ptr<const interp::StoredValue> holder;
+    ASSIGN_OR_RETURN(const interp::DataValue* v,
+                     interp::DataOf(*d.value, holder));
+    for (const auto& p : v->pars) out->push_back(p);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Block> ChainQueries::GetBlock(const Hash32& hash) {
+  ASSIGN_OR_RETURN(std::optional<Block> b, d_.dag->GetBlock(hash));
+  if (!b.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(hash)));
+  }
+  return *std::move(b);
+}
+
+absl::StatusOr<Block> ChainQueries::FindBlock(std::string_view hex) {
+  std::string h(hex);
+  absl::StripAsciiWhitespace(&h);
+  absl::AsciiStrToLower(&h);
+  const bool is_hex =
+      !h.empty() && std::all_of(h.begin(), h.end(), [](char ch) {
+        return absl::ascii_isxdigit(static_cast<unsigned char>(ch));
+      });
+  if (!is_hex || h.size() < 6 || h.size() > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(hex),
+                     "' is not a valid block hash (minimum 6 hex characters)"));
+  }
+  if (h.size() == 64) {
+    ASSIGN_OR_RETURN(Hash32 full, HexDecodeFixed<32>(h));
+    return GetBlock(full);
+  }
+  std::optional<Hash32> found;
+  for (int64_t n = d_.dag->MaxHeight(); n >= 0; --n) {
+    for (const Hash32& candidate : d_.dag->AtHeight(n)) {
+      if (HexEncode(candidate).starts_with(h)) {
+        if (found.has_value()) {
+          return absl::NotFoundError(
+              absl::StrCat("Block hash prefix '", h, "' names several blocks"));
+        }
+        found = candidate;
+      }
+    }
+  }
+  if (!found.has_value()) {
+    return absl::NotFoundError(absl::StrCat("Block not found: ", h));
+  }
+  return GetBlock(*found);
+}
+
+absl::StatusOr<std::vector<Block>> ChainQueries::BlocksByHeight(int64_t from,
+                                                                int64_t to) {
+  const int64_t limit = d_.config->max_blocks_limit;
+  to = std::min(to, d_.dag->MaxHeight());
+  from = std::max<int64_t>(from, 0);
+  if (to - from + 1 > limit) from = to - limit + 1;
+  std::vector<Block> out;
+  for (int64_t n = to; n >= from; --n) {
+    std::vector<Hash32> at = d_.dag->AtHeight(n);
+    for (auto it = at.rbegin(); it != at.rend(); ++it) {
+      ASSIGN_OR_RETURN(Block b, GetBlock(*it));
+      out.push_back(std::move(b));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<Block>> ChainQueries::MainChain(int64_t depth) {
+  casper::dag::DagStore& dag = *d_.dag;
+  depth = std::clamp<int64_t>(depth, 1, d_.config->max_blocks_limit);
+  std::optional<Hash32> lfb = dag.LastFinalized();
+  if (!lfb.has_value()) return std::vector<Block>{};
+  const casper::consensus::Weights weights =
+      casper::consensus::WeightsOf(dag.Meta(*lfb)->bonds);
+  ASSIGN_OR_RETURN(
+      casper::consensus::ForkChoice choice,
+      casper::consensus::ChooseParents(dag, dag.LatestMessages(), weights));
+  const Hash32 tip = choice.parents.front();
+  const int64_t floor = dag.Meta(tip)->block_number - depth + 1;
+  std::vector<Block> out;
+  for (const Hash32& h : casper::consensus::MainChain(dag, tip, floor)) {
+    if (static_cast<int64_t>(out.size()) >= depth) break;
+    ASSIGN_OR_RETURN(Block b, GetBlock(h));
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+absl::StatusOr<Block> ChainQueries::LastFinalizedBlock() {
+  std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (!lfb.has_value()) return absl::UnavailableError("no finalized block");
+  return GetBlock(*lfb);
+}
+
+absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
+  casper::dag::DagStore& dag = *d_.dag;
+  ASSIGN_OR_RETURN(std::vector<Hash32> in, dag.BlocksWithDeploy(sig));
+  DeployStatus s;
+  if (!in.empty()) {
+    // The newest block first; a finalized one decides.
+    std::sort(in.begin(), in.end(), [&](const Hash32& a, const Hash32& b) {
+      return dag.Meta(a)->block_number > dag.Meta(b)->block_number;
+    });
+    s.block = in.front();
+    for (const Hash32& h : in) {
+      if (dag.IsFinalized(h)) {
+        s.state = DeployStatus::State::kFinalized;
+        s.block = h;
+        return s;
+      }
+    }
+    return s;  // pending: in blocks not yet final
+  }
+  if (d_.pool->Contains(sig)) return s;
+  if (d_.expired->Get(Bytes(sig.begin(), sig.end())).has_value()) {
+    s.state = DeployStatus::State::kExpired;
+    return s;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "Couldn't find block containing deploy with id: ", HexEncode(sig)));
+}
+
+absl::StatusOr<std::vector<rholang::ir::ParPtr>> ChainQueries::DataAtName(
+    const rholang::ir::ParPtr& channel, const Hash32& block,
+    bool use_pre_state) {
+  std::shared_ptr<const casper::dag::BlockMeta> meta = d_.dag->Meta(block);
+  if (meta == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(block)));
+  }
+  ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
+  ASSIGN_OR_RETURN(
+      std::optional<Bytes> blob,
+      d_.space->history().ReadLeaf(
+          use_pre_state ? meta->pre_state : meta->post_state, term->hash()));
+  std::vector<rholang::ir::ParPtr> out;
+  if (!blob.has_value()) return out;
+  ASSIGN_OR_RETURN(
+      rspace::ChannelState state,
+      rspace::DecodeChannelState(*blob, interp::StoredTermFactory()));
+  for (const rspace::Datum& d : state.data) {
+    std::shared_ptr<const interp::StoredValue> holder;
+    ASSIGN_OR_RETURN(const interp::DataValue* v,
+                     interp::DataOf(*d.value, holder));
+    for (const auto& p : v->pars) out.push_back(p);
+  }
+  return out;
+}
+
+absl::StatusOr<Exploration> ChainQueries::Explore(std::string term,
+                                                  std::optional<Hash32> block,
+                                                  bool use_pre_state) {
+  if (d_.identity->is_validator() && !d_.config->dev_mode) {
+    return absl::FailedPreconditionError(
+        "Exploratory deploy can only be executed on read-only RNode (or a "
+        "validator in dev mode).");
+  }
+  if (term.size() > limits::kMaxDeployTermBytes) {
+    return absl::InvalidArgumentError("the term is too large");
+  }
+  Hash32 at{};
+  if (block.has_value()) {
+    at = *block;
+  } else {
+    std::optional<Hash32> lfb = d_.dag->LastFinalized();
+    if (!lfb.has_value()) return absl::UnavailableError("no finalized block");
+    at = *lfb;
+  }
+  std::shared_ptr<const casper::dag::BlockMeta> meta = d_.dag->Meta(at);
+  if (meta == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(at)));
+  }
+  const Hash32 root = use_pre_state ? meta->pre_state : meta->post_state;
+  return d_.scheduler->Call<Exploration>(
+      [this, term = std::move(term), root, meta] {
+        return ExploreOn(term, root, meta);
+      });
+}
+
+absl::StatusOr<Exploration> ChainQueries::ExploreOn(
+    const std::string& term, const Hash32& root,
+    const std::shared_ptr<const casper::dag::BlockMeta>& meta) {
+  rspace::Space& space = *d_.space;
+  RETURN_IF_ERROR(space.Reset(root));
+  interp::DeployInfo info;
+  info.timestamp = UnixMs();
+  const crypto::Secp256k1PublicKey& self = d_.identity->public_key;
+  info.deployer_public_key.assign(self.begin(), self.end());
+  const Hash32 id = crypto::Blake2b256(AsBytes(absl::StrCat(
+      "rnode/explore/", ++explore_counter_, "/", info.timestamp, "/", term)));
+  info.deploy_id.assign(id.begin(), id.end());
+  interp::BlockInfo block_info;
+  block_info.block_number = meta->block_number;
+  block_info.timestamp = meta->timestamp;
+  block_info.sender_public_key.assign(meta->sender.begin(), meta->sender.end());
+  rspace::EventLog log;
+  interp::EvalResult r = d_.runtime->EvaluateSource(
+      term, info, d_.config->exploratory_deploy_phlo_limit, &log, &block_info);
+  if (r.static_error) {
+    (void)space.Reset(root);
+    return absl::InvalidArgumentError(r.error.message());
+  }
+  Exploration e;
+  e.cost = r.cost;
+  e.block = meta->hash;
+  // The term's first `new` name: the deploy's first random name.
+  crypto::SplittableRng rng = crypto::SplittableRng::FromSeed(info.deploy_id);
+  const Hash32 name_id = rng.Next();
+  rholang::ir::ParPtr name =
+      rholang::ir::ParBuilder()
+          .Add(rholang::ir::Unforgeable::Make(
+              rholang::ir::UnforgeableKind::kPrivate, name_id))
+          .Build();
+  absl::Status read = ReadData(space, name, &e.data);
+  // The exploration's changes are dropped with the overlay.
+  RETURN_IF_ERROR(space.Reset(root));
+  RETURN_IF_ERROR(read);
+  return e;
+}
+
+absl::StatusOr<bool> ChainQueries::IsBonded(ByteView public_key) const {
+  ASSIGN_OR_RETURN(crypto::Secp256k1PublicKey key,
+                   crypto::ParseSecp256k1PublicKey(public_key));
+  std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (!lfb.has_value()) return false;
+  return casper::block::StakeOf(d_.dag->Meta(*lfb)->bonds, key) > 0;
+}
+
+}  // namespace rnode::node

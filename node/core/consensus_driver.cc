@@ -1,0 +1,241 @@
+#include "node/core/consensus_driver.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "node/core/clock.h"
+#include "rspace/storage/kv_store.h"
+#include "util/logging.h"
+#include "util/status_macros.h"
+
+namespace rnode::node {
+namespace {
+
+// Empty blocks a validator makes in a row for finality that does not move
+// before it leaves the rest to the heartbeat.
+constexpr int kMaxEmptyStreak = 6;
+
+}  // namespace
+
+ConsensusDriver::ConsensusDriver(const DriverDeps& deps,
+                                 std::span<const Hash32> unfinalized)
+    : d_(deps),
+      unfinalized_work_(unfinalized.begin(), unfinalized.end()),
+      last_lfb_(deps.dag->LastFinalized()) {}
+
+void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
+  absl::StatusOr<casper::engine::Received> r =
+      d_.engine->OnBlock(block, UnixMs());
+  d_.catch_up->set_engine_buffered(d_.engine->buffered());
+  if (!r.ok()) {
+    // Not taken is not invalid: it is fetched again (regression: a block
+    // dropped while the disk was full was never asked for again, as the
+    // buffered blocks waiting for it counted it as on its way; the node
+    // stayed behind for good).
+    d_.network->NotTaken(block.hash);
+    if (rspace::IsNoSpace(r.status())) {
+      d_.disk->Full(r.status());
+    } else {
+      Log("casper")->warn("block {} from a peer not taken: {}",
+                          HexEncode(block.hash), r.status().ToString());
+    }
+    return;
+  }
+  d_.network->Delivered(block.hash);
+  using Kind = casper::engine::Received::Kind;
+  if (r->kind == Kind::kAdded) d_.disk->Ok();
+  if (r->kind == Kind::kInvalid) {
+    Log("casper")->warn("block {} by {} is invalid: {}", HexEncode(block.hash),
+                        HexEncode(block.sender), r->verdict.detail);
+    // Its sender is slashed in this validator's next block, made now: with
+    // no deploys coming there would be no next block (found by chaos
+    // bad-peer under TSan: an equivocation that came after the stream's
+    // last deploy was never slashed).
+    d_.scheduler->WantSlash();
+    return;
+  }
+  if (r->kind == Kind::kAdded && empty_streak_ < kMaxEmptyStreak &&
+      NeedsOwnBlock()) {
+    d_.scheduler->WantFinality();
+  }
+}
+
+bool ConsensusDriver::NeedsOwnBlock() const {
+  if (!d_.identity->is_validator() || !d_.config->autopropose ||
+      unfinalized_work_.empty()) {
+    return false;
+  }
+  if (!SelfBonded(*d_.dag, *d_.identity)) return false;
+  return !casper::dag::LatestJustifiesOthers(*d_.dag, d_.identity->public_key);
+}
+
+void ConsensusDriver::Housekeeping() {
+  const auto now = Clock::now();
+  // A long gap since the last look: the process was paused (SIGSTOP, a
+  // suspended machine). Its peers moved on; ask them for their tips.
+  if (d_.network != nullptr && now - last_housekeeping_ > kPauseNoticed) {
+    Log("p2p")->info("paused for {} ms; asking peers for their tips",
+                     std::chrono::duration_cast<std::chrono::milliseconds>(
+                         now - last_housekeeping_)
+                         .count());
+    d_.network->AskTips();
+  }
+  last_housekeeping_ = now;
+  Heartbeat(now);
+  // Gossiped deploys whose validator did not include them in time.
+  d_.admission->TakeOverDue(now);
+}
+
+void ConsensusDriver::Heartbeat(Clock::time_point now) {
+  const std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (lfb != last_lfb_) {
+    last_lfb_ = lfb;
+    lfb_moved_ = now;
+  }
+  const NodeConfig& c = *d_.config;
+  if (c.heartbeat_enabled && d_.identity->is_validator() && c.autopropose &&
+      !unfinalized_work_.empty() &&
+      now - lfb_moved_ >=
+          std::chrono::milliseconds(c.heartbeat_check_interval_ms)) {
+    lfb_moved_ = now;  // once per interval
+    d_.scheduler->WantFinality();
+  }
+}
+
+absl::StatusOr<Hash32> ConsensusDriver::ProposeScheduled(bool empty) {
+  absl::StatusOr<Hash32> made = ProposeNow(empty);
+  if (made.ok() && empty) {
+    std::shared_ptr<const casper::dag::BlockMeta> meta = d_.dag->Meta(*made);
+    empty_streak_ =
+        meta != nullptr && meta->deploy_count == 0 ? empty_streak_ + 1 : 0;
+  }
+  return made;
+}
+
+absl::Status ConsensusDriver::CheckCanPropose() {
+  if (!d_.identity->is_validator()) {
+    return absl::FailedPreconditionError("Propose error: read-only node.");
+  }
+  if (!SelfBonded(*d_.dag, *d_.identity)) {
+    return absl::FailedPreconditionError(
+        "Propose error: this validator is not bonded.");
+  }
+  // The same backlog test as deploy admission: with blocks streaming in
+  // at tens a second, "nothing asked for" is rarely true even of a node
+  // that is up to date, and its deploys would wait out their window.
+  if (!caught_up_ && d_.network != nullptr) {
+    if ((has_bootstrap_ && transport_->Connected().empty()) ||
+        d_.catch_up->CatchingUp()) {
+      return absl::UnavailableError(
+          "Propose error: this node is still catching up with its peers.");
+    }
+  }
+  caught_up_ = true;
+  if (!SynchronyAllows()) {
+    return absl::UnavailableError(
+        "Propose error: the synchrony constraint waits for blocks of other "
+        "validators.");
+  }
+  return absl::OkStatus();
+}
+
+void ConsensusDriver::PruneExpired(int64_t now_ms) {
+  absl::StatusOr<std::vector<Bytes>> pruned =
+      d_.pool->PruneExpired(d_.dag->MaxHeight(), now_ms);
+  if (!pruned.ok() || pruned->empty()) return;
+  d_.metrics->DeploysExpired(pruned->size());
+  for (const Bytes& sig : *pruned) d_.expired->Put(sig, true);
+  Log("casper")->info(
+      "{} deploys expired unincluded (their validity window closed)",
+      pruned->size());
+}
+
+absl::StatusOr<Hash32> ConsensusDriver::ProposeNow(bool allow_empty) {
+  RETURN_IF_ERROR(CheckCanPropose());
+  const int64_t now = UnixMs();
+  PruneExpired(now);
+  const auto t0 = Clock::now();
+  absl::StatusOr<std::optional<Hash32>> made =
+      d_.engine->Propose(now, allow_empty);
+  const double seconds =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+  if (!made.ok()) {
+    d_.metrics->Proposed("error", seconds);
+    if (made.status().code() == absl::StatusCode::kFailedPrecondition) {
+      // The block creator's "not bonded in the state of ...": expected of
+      // a validator that was just slashed; said once, not per attempt.
+      if (!said_no_stake_) {
+        said_no_stake_ = true;
+        Log("casper")->warn("this validator proposes no blocks: {}",
+                            std::string(made.status().message()));
+      }
+    } else if (rspace::IsNoSpace(made.status())) {
+      d_.disk->Full(made.status());
+    } else {
+      Log("casper")->error("propose failed: {}", made.status().ToString());
+    }
+    return made.status();
+  }
+  said_no_stake_ = false;
+  if (!made->has_value()) {
+    d_.metrics->Proposed("empty", seconds);
+    return absl::FailedPreconditionError("No new deploys to propose.");
+  }
+  d_.metrics->Proposed("created", seconds);
+  d_.disk->Ok();
+  Log("casper")->info("Success! Block {} created and added.",
+                      HexEncode(**made));
+  return **made;
+}
+
+bool ConsensusDriver::SynchronyAllows() const {
+  const double threshold = d_.config->synchrony_constraint_threshold;
+  if (threshold <= 0) return true;
+  const crypto::Secp256k1PublicKey& self = d_.identity->public_key;
+  const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
+      d_.dag->LatestMessages();
+  auto mine = latest.find(self);
+  const std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (mine == latest.end() || !lfb.has_value()) return true;  // first block
+  std::shared_ptr<const casper::dag::BlockMeta> my_meta =
+      d_.dag->Meta(mine->second);
+  std::shared_ptr<const casper::dag::BlockMeta> lfb_meta = d_.dag->Meta(*lfb);
+  if (my_meta == nullptr || lfb_meta == nullptr) return true;
+  double others = 0;
+  double seen = 0;
+  for (const casper::block::Bond& bond : lfb_meta->bonds) {
+    if (bond.validator == self || bond.stake <= 0) continue;
+    others += static_cast<double>(bond.stake);
+    auto it = latest.find(bond.validator);
+    if (it == latest.end()) continue;
+    auto justified = std::find_if(my_meta->justifications.begin(),
+                                  my_meta->justifications.end(),
+                                  [&](const casper::block::Justification& j) {
+                                    return j.validator == bond.validator;
+                                  });
+    if (justified == my_meta->justifications.end() ||
+        justified->latest_block != it->second) {
+      seen += static_cast<double>(bond.stake);
+    }
+  }
+  return others == 0 || seen >= threshold * others;
+}
+
+void ConsensusDriver::NoteAdded(const casper::block::Block& block) {
+  // Work to finalize: user deploys, and slashes (a slash that is never
+  // final leaves the equivocator its stake).
+  if (!block.body.deploys.empty() || casper::block::CarriesSlash(block)) {
+    unfinalized_work_.insert(block.hash);
+  }
+  for (const auto& d : block.body.deploys) d_.admission->Forget(d.sig);
+}
+
+void ConsensusDriver::NoteFinalized(std::span<const Hash32> blocks) {
+  for (const Hash32& h : blocks) unfinalized_work_.erase(h);
+  empty_streak_ = 0;
+}
+
+}  // namespace rnode::node

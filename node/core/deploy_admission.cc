@@ -1,0 +1,236 @@
+#include "node/core/deploy_admission.h"
+
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "casper/deploy.h"
+#include "node/core/clock.h"
+#include "rspace/storage/kv_store.h"
+#include "util/logging.h"
+#include "util/status_macros.h"
+
+namespace rnode::node {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How long an acknowledgement waits for each peer it offers the deploy to
+// until one holds a copy, and for each after that (a live peer answers in
+// a millisecond; a stopped one costs this until it is disconnected, after
+// three failures). The first is generous: a busy peer (a loaded machine,
+// the sanitizer builds) is not a missing one; under ASan 250 ms refused
+// deploys as "reaches no other validator" while the peers were only slow.
+constexpr auto kDeployReplicationTimeout = std::chrono::milliseconds(1000);
+constexpr auto kDeployExtraCopyTimeout = std::chrono::milliseconds(250);
+constexpr char kNoPeerTookTheDeploy[] =
+    "Deploy was not accepted: this validator reaches no other validator to "
+    "keep a copy of the deploy; retry shortly or deploy to another "
+    "validator.";
+constexpr char kDiskFull[] =
+    "Deploy was not accepted: this validator's disk is full, so it cannot "
+    "store the deploy; retry once space returns or deploy to another "
+    "validator.";
+
+}  // namespace
+
+DeployAdmission::DeployAdmission(const AdmissionDeps& deps)
+    : d_(deps),
+      backup_(
+          static_cast<size_t>(deps.config->deploy_pool_max_deploys),
+          std::chrono::milliseconds(deps.config->deploy_gossip_takeover_ms)) {}
+
+absl::StatusOr<Bytes> DeployAdmission::Admit(
+    const ::casper::DeployDataProto& proto) {
+  ASSIGN_OR_RETURN(casper::SignedDeploy d, Screen(proto));
+  d_.scheduler->AdmissionStarted();
+  // Uncounts it from the deploys being admitted; counts it waiting when
+  // admitted.
+  bool admitted = false;
+  absl::Cleanup settle = [this, &admitted] {
+    d_.scheduler->AdmissionEnded(admitted);
+  };
+  if (absl::Status s = d_.pool->Add(d, d_.dag->MaxHeight(), UnixMs());
+      !s.ok()) {
+    if (rspace::IsNoSpace(s)) {
+      d_.disk->Full(s);
+      d_.metrics->DeployRefused("disk_full");
+      return rspace::NoSpaceError(kDiskFull);
+    }
+    d_.metrics->DeployRefused(
+        s.code() == absl::StatusCode::kAlreadyExists       ? "duplicate"
+        : s.code() == absl::StatusCode::kResourceExhausted ? "pool_full"
+                                                           : "window");
+    return s;
+  }
+  d_.disk->Ok();
+  // A peer holds the deploy before the client hears it was accepted: should
+  // this validator die before proposing it and stay down past half its
+  // window, the peer takes it over (docs/p2p.md "Deploy gossip"). When no
+  // peer took it the deploy leaves the pool and the client is told to retry
+  // (a peer that got it after all may still include it: the client finds
+  // it by its id, and a retry of the same deploy is kept once).
+  if (d_.network != nullptr &&
+      d_.network->ReplicateDeploy(proto.SerializeAsString(),
+                                  kDeployReplicationTimeout,
+                                  kDeployExtraCopyTimeout) == 0) {
+    const Bytes sig = d.sig();
+    RETURN_IF_ERROR(d_.pool->Remove(std::span<const Bytes>(&sig, 1)));
+    d_.metrics->DeployRefused("no_peers");
+    return absl::UnavailableError(kNoPeerTookTheDeploy);
+  }
+  d_.metrics->DeployAdmitted(d.sig());
+  admitted = true;
+  return d.sig();
+}
+
+absl::StatusOr<casper::SignedDeploy> DeployAdmission::Screen(
+    const ::casper::DeployDataProto& proto) {
+  const NodeConfig& c = *d_.config;
+  if (!d_.identity->is_validator()) {
+    d_.metrics->DeployRefused("read_only");
+    return absl::FailedPreconditionError(
+        "Deploy was rejected because node is running in read-only mode.");
+  }
+  if (!SelfBonded(*d_.dag, *d_.identity)) {
+    d_.metrics->DeployRefused("not_bonded");
+    return absl::FailedPreconditionError(
+        "Deploy was not accepted: this validator has no stake in the last "
+        "finalized block, so it proposes no blocks; deploy to a bonded "
+        "validator.");
+  }
+  absl::StatusOr<casper::SignedDeploy> d =
+      casper::SignedDeploy::FromProto(proto);
+  if (!d.ok()) {
+    d_.metrics->DeployRefused("invalid");
+    return absl::InvalidArgumentError(d.status().message());
+  }
+  if (d->data().shard_id != c.shard_name) {
+    d_.metrics->DeployRefused("wrong_shard");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Deploy shardId '", d->data().shard_id,
+        "' is not as expected network shard '", c.shard_name, "'."));
+  }
+  if (d->data().phlo_price < c.min_phlo_price) {
+    d_.metrics->DeployRefused("low_phlo_price");
+    return absl::InvalidArgumentError(
+        absl::StrCat("Phlo price ", d->data().phlo_price,
+                     " is less than minimum price ", c.min_phlo_price, "."));
+  }
+  RETURN_IF_ERROR(CheckNodeCanTake());
+  ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
+  if (!in.empty()) {
+    d_.metrics->DeployRefused("duplicate");
+    return absl::AlreadyExistsError(absl::StrCat("Deploy ", HexEncode(d->sig()),
+                                                 " is already in block ",
+                                                 HexEncode(in.back()), "."));
+  }
+  return *std::move(d);
+}
+
+absl::Status DeployAdmission::CheckNodeCanTake() {
+  // Before anything that depends on the node's view: a full disk is what
+  // the client must hear.
+  if (!d_.disk->Writable()) {
+    d_.metrics->DeployRefused("disk_full");
+    return rspace::NoSpaceError(kDiskFull);
+  }
+  if (d_.catch_up->CatchingUp()) {
+    d_.metrics->DeployRefused("catching_up");
+    return absl::UnavailableError(
+        "Deploy was not accepted: this validator is catching up with its "
+        "peers and cannot judge the deploy's validity window yet; retry "
+        "shortly or deploy to another validator.");
+  }
+  // In a shard an acknowledged deploy is on two machines (Admit): a
+  // validator cut off from every peer cannot give that, nor judge the
+  // window against the shard's height, so it says so at once.
+  if (d_.network != nullptr && !d_.network->HasPeers()) {
+    d_.metrics->DeployRefused("no_peers");
+    return absl::UnavailableError(kNoPeerTookTheDeploy);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeployAdmission::HoldGossiped(
+    const ::casper::DeployDataProto& proto) {
+  if (!d_.identity->is_validator()) {
+    return absl::FailedPreconditionError(
+        "a read-only node proposes no deploys");
+  }
+  if (!SelfBonded(*d_.dag, *d_.identity)) {
+    return absl::FailedPreconditionError(
+        "this validator is not bonded, it proposes no deploys");
+  }
+  absl::StatusOr<casper::SignedDeploy> d =
+      casper::SignedDeploy::FromProto(proto);
+  if (!d.ok()) return d.status();
+  if (d->data().shard_id != d_.config->shard_name) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a deploy of shard '", d->data().shard_id,
+                     "', this is shard '", d_.config->shard_name, "'"));
+  }
+  if (d_.pool->Contains(d->sig())) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
+  if (!in.empty()) return absl::OkStatus();
+  MutexLock lock(&mu_);
+  if (backup_.Hold(*std::move(d), Clock::now()) == GossipBackup::Held::kFull) {
+    d_.metrics->DeployRefused("gossip_backup_full");
+    return absl::ResourceExhaustedError("the gossip backup is full");
+  }
+  return absl::OkStatus();
+}
+
+void DeployAdmission::TakeOverDue(Clock::time_point now) {
+  // Held for the takeover time, or until half their window has passed (at
+  // ten heights a second the window is about 5 s, as short as the
+  // takeover time: a validator that stalls must not take its deploys with
+  // it). Not while behind: "in no block" means in no block seen here, and
+  // a validator catching up has not seen the latest ones. The deploys stay
+  // held until it has.
+  if (d_.catch_up->CatchingUp()) return;
+  std::vector<casper::SignedDeploy> due;
+  {
+    const int64_t next = d_.dag->MaxHeight() + 1;
+    MutexLock lock(&mu_);
+    due = backup_.TakeDue(now, next);
+  }
+  size_t taken = 0;
+  for (const casper::SignedDeploy& d : due) {
+    absl::StatusOr<std::vector<Hash32>> in = d_.dag->BlocksWithDeploy(d.sig());
+    if (!in.ok() || !in->empty()) continue;
+    absl::Status added = d_.pool->Add(d, d_.dag->MaxHeight(), UnixMs());
+    if (added.ok()) {
+      ++taken;
+    } else if (rspace::IsNoSpace(added)) {
+      d_.disk->Full(added);
+    } else {
+      Log("casper")->warn(
+          "deploy {} gossiped by a peer, in no block, not "
+          "taken over: {}",
+          HexEncode(d.sig()), added.ToString());
+    }
+  }
+  if (taken > 0) {
+    Log("casper")->info(
+        "{} deploys gossiped by peers and in no block are "
+        "proposed here",
+        taken);
+    d_.scheduler->DeploysArrived(taken);
+  }
+}
+
+void DeployAdmission::Forget(ByteView sig) {
+  MutexLock lock(&mu_);
+  backup_.Forget(sig);
+}
+
+size_t DeployAdmission::held() const {
+  MutexLock lock(&mu_);
+  return backup_.size();
+}
+
+}  // namespace rnode::node

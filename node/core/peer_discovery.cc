@@ -1,0 +1,42 @@
+#include "node/core/peer_discovery.h"
+
+#include <vector>
+
+namespace rnode::node {
+
+DiscoveryLoop::~DiscoveryLoop() { Stop(); }
+
+void DiscoveryLoop::Start(p2p::Transport* transport, p2p::PeerTable* peers,
+                          DiscoveryLoopOptions options) {
+  thread_ = std::thread([this, transport, peers, options = std::move(options)] {
+    Run(transport, peers, options);
+  });
+}
+
+void DiscoveryLoop::Stop() {
+  stop_.Stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DiscoveryLoop::Run(p2p::Transport* transport, p2p::PeerTable* peers,
+                        const DiscoveryLoopOptions& options) {
+  const p2p::PeerNode self = transport->self();
+  auto next = std::chrono::steady_clock::now();
+  while (!stop_.WaitUntil(next)) {
+    next = std::chrono::steady_clock::now() + options.interval;
+    // Peers that reached us are known to discovery too; then ask each
+    // known peer (the bootstrap first) for the peers it knows.
+    for (const p2p::PeerNode& p : transport->Known()) peers->Upsert(p);
+    for (const p2p::PeerNode& peer : peers->All()) {
+      absl::StatusOr<std::vector<p2p::PeerNode>> found =
+          p2p::Lookup(peer, self.id, self, options.network_id, options.timeout);
+      if (!found.ok()) continue;
+      for (const p2p::PeerNode& p : *found) {
+        if (peers->Upsert(p)) transport->AddPeer(p);
+      }
+      if (stop_.stopped()) return;
+    }
+  }
+}
+
+}  // namespace rnode::node
