@@ -160,224 +160,282 @@ http::Response DeployView(Node& node, std::string_view id_hex, bool full) {
   return Error(500, "internal", "the deploy's block does not hold it");
 }
 
+// One request as the route handlers see it: `parts` is the path's
+// segments, with /api/v1/x read as /api/x.
+struct Call {
+  Node& node;
+  metrics::Registry* metrics;
+  const http::Request& req;
+  const std::vector<std::string>& parts;
+};
+
+http::Response Status(const Call& c) { return Json(200, StatusJson(c.node)); }
+
+http::Response Version(const Call&) {
+  http::Response r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = NodeVersion();
+  return r;
+}
+
+http::Response Metrics(const Call& c) {
+  if (!c.node.config().prometheus || c.metrics == nullptr) {
+    return Error(503, "metrics_disabled", "metrics.prometheus is off");
+  }
+  http::Response r;
+  r.content_type = std::string(metrics::kContentType);
+  r.body = c.metrics->Render();
+  return r;
+}
+
+http::Response PostDeploy(const Call& c) {
+  absl::StatusOr<::casper::DeployDataProto> proto =
+      DeployOfHttpBody(c.req.body);
+  if (!proto.ok()) {
+    return Error(400, "invalid_deploy", proto.status().message());
+  }
+  absl::StatusOr<Bytes> id = c.node.Deploy(*proto);
+  if (!id.ok()) return ErrorOf(id.status(), "invalid_deploy");
+  return Json(200, DeploySuccessText(*id));
+}
+
+json LightBlockJson(Node& node, const Block& b) {
+  return views::LightBlockInfoJson(
+      views::LightBlockInfoOf(b, node.dag().IsFinalized(b.hash)));
+}
+
+// POST /api/explore-deploy(-by-block-hash): a JSON object with the term,
+// or the term as the whole body.
+http::Response ExploreDeploy(const Call& c) {
+  std::string term = c.req.body;
+  std::optional<Hash32> at;
+  bool pre = false;
+  json body = json::parse(c.req.body, nullptr, false);
+  if (!body.is_discarded() && body.is_object()) {
+    absl::StatusOr<std::string> t = StringField(body, "term");
+    if (!t.ok()) return Error(400, "invalid_request", t.status().message());
+    term = *t;
+    if (body.contains("blockHash") && body["blockHash"].is_string() &&
+        !body["blockHash"].get<std::string>().empty()) {
+      absl::StatusOr<Block> b =
+          c.node.FindBlock(body["blockHash"].get<std::string>());
+      if (!b.ok()) return ErrorOf(b.status(), "invalid_hash");
+      at = b->hash;
+    }
+    pre = body.value("usePreStateHash", false);
+  }
+  absl::StatusOr<Exploration> e = c.node.Explore(term, at, pre);
+  if (!e.ok()) return ErrorOf(e.status(), "invalid_term");
+  absl::StatusOr<Block> b = c.node.GetBlock(e->block);
+  if (!b.ok()) return ErrorOf(b.status(), "invalid");
+  return Json(200, json{{"expr", ExprsJson(e->data)},
+                        {"block", LightBlockJson(c.node, *b)},
+                        {"cost", e->cost}});
+}
+
+http::Response DataAtNameByBlockHash(const Call& c) {
+  absl::StatusOr<json> body = ParseJsonObject(c.req.body);
+  if (!body.ok()) return Error(400, "invalid_request", body.status().message());
+  const json& name = body->contains("name") ? (*body)["name"] : (*body)["par"];
+  absl::StatusOr<rholang::ir::ParPtr> par = views::ParFromRhoUnforgJson(name);
+  if (!par.ok()) return Error(400, "invalid_name", par.status().message());
+  absl::StatusOr<std::string> hash = StringField(*body, "blockHash");
+  if (!hash.ok()) return Error(400, "invalid_hash", hash.status().message());
+  absl::StatusOr<Block> b = c.node.FindBlock(*hash);
+  if (!b.ok()) return ErrorOf(b.status(), "invalid_hash");
+  absl::StatusOr<std::vector<rholang::ir::ParPtr>> data =
+      c.node.DataAtName(*par, b->hash, body->value("usePreStateHash", false));
+  if (!data.ok()) return ErrorOf(data.status(), "invalid_name");
+  return Json(200, json{{"expr", ExprsJson(*data)},
+                        {"block", LightBlockJson(c.node, *b)},
+                        {"cost", 0}});
+}
+
+http::Response DataAtName(const Call& c) {
+  absl::StatusOr<json> body = ParseJsonObject(c.req.body);
+  if (!body.ok()) return Error(400, "invalid_request", body.status().message());
+  absl::StatusOr<rholang::ir::ParPtr> par =
+      views::ParFromRhoUnforgJson(body->value("name", json()));
+  if (!par.ok()) return Error(400, "invalid_name", par.status().message());
+  absl::StatusOr<int64_t> depth = IntField(*body, "depth", false);
+  if (!depth.ok()) {
+    return Error(400, "invalid_request", depth.status().message());
+  }
+  absl::StatusOr<std::vector<Block>> chain =
+      c.node.MainChain(std::max<int64_t>(1, *depth));
+  if (!chain.ok()) return ErrorOf(chain.status(), "invalid");
+  json exprs = json::array();
+  for (const Block& b : *chain) {
+    absl::StatusOr<std::vector<rholang::ir::ParPtr>> data =
+        c.node.DataAtName(*par, b.hash, false);
+    if (!data.ok()) return ErrorOf(data.status(), "invalid_name");
+    json info = LightBlockJson(c.node, b);
+    for (const auto& p : *data) {
+      exprs.push_back(json{{"expr", views::RhoExprJson(*p)}, {"block", info}});
+    }
+  }
+  const size_t n = exprs.size();
+  return Json(200, json{{"exprs", std::move(exprs)}, {"length", n}});
+}
+
+http::Response LastFinalized(const Call& c) {
+  absl::StatusOr<Block> b = c.node.LastFinalizedBlock();
+  if (!b.ok()) return ErrorOf(b.status(), "invalid");
+  return Json(200, BlockJson(c.node, *b, FullView(c.req, true)));
+}
+
+http::Response BlockByHash(const Call& c) {
+  absl::StatusOr<Block> b = c.node.FindBlock(c.parts[2]);
+  if (!b.ok()) {
+    if (b.status().code() == absl::StatusCode::kNotFound) {
+      return Error(404, "block_not_found", b.status().message());
+    }
+    return ErrorOf(b.status(), "invalid_hash");
+  }
+  return Json(200, BlockJson(c.node, *b, FullView(c.req, true)));
+}
+
+// GET /api/blocks (the top), /api/blocks/{depth}, /api/blocks/{start}/{end}.
+http::Response Blocks(const Call& c) {
+  const int64_t top = c.node.dag().MaxHeight();
+  int64_t from = top, to = top;
+  int64_t a = 0, b = 0;
+  if (c.parts.size() == 3) {
+    if (!absl::SimpleAtoi(c.parts[2], &a) || a < 1) {
+      return Error(400, "invalid_depth", "depth must be a positive integer");
+    }
+    from = top - a + 1;
+  } else if (c.parts.size() == 4) {
+    if (!absl::SimpleAtoi(c.parts[2], &a) ||
+        !absl::SimpleAtoi(c.parts[3], &b) || a < 0 || b < a) {
+      return Error(400, "invalid_range",
+                   "expected /api/blocks/{start}/{end} with start <= end");
+    }
+    from = a;
+    to = b;
+  }
+  absl::StatusOr<std::vector<Block>> blocks = c.node.BlocksByHeight(from, to);
+  if (!blocks.ok()) return ErrorOf(blocks.status(), "invalid");
+  json out = json::array();
+  const bool full = FullView(c.req, false);
+  for (const Block& blk : *blocks) out.push_back(BlockJson(c.node, blk, full));
+  return Json(200, out);
+}
+
+http::Response Deploy(const Call& c) {
+  return DeployView(c.node, c.parts[2], FullView(c.req, true));
+}
+
+http::Response IsFinalized(const Call& c) {
+  absl::StatusOr<Block> b = c.node.FindBlock(c.parts[2]);
+  if (!b.ok()) {
+    if (b.status().code() == absl::StatusCode::kNotFound) {
+      return Json(200, false);
+    }
+    return ErrorOf(b.status(), "invalid_hash");
+  }
+  return Json(200, c.node.dag().IsFinalized(b->hash));
+}
+
+http::Response DeployFinalizationStatus(const Call& c) {
+  std::string hex = c.parts[2];
+  if (hex.starts_with("0x")) hex = hex.substr(2);
+  absl::StatusOr<Bytes> sig = HexDecode(hex);
+  // As /api/deploy/{id}: an empty id is no id, an unknown one 404.
+  if (!sig.ok() || sig->empty()) {
+    return Error(400, "invalid_deploy_id", "the deploy id is not hex");
+  }
+  absl::StatusOr<DeployStatus> s = c.node.FindDeploy(*sig);
+  if (!s.ok() && s.status().code() == absl::StatusCode::kNotFound) {
+    return Error(404, "deploy_not_found", s.status().message());
+  }
+  if (!s.ok()) return ErrorOf(s.status(), "invalid_deploy_id");
+  return Json(200, json{{"state", StateName(s->state)},
+                        {"rejectionCount", s->rejection_count},
+                        {"latestBlockHash", s->block.has_value()
+                                                ? json(HexEncode(*s->block))
+                                                : json(nullptr)}});
+}
+
+http::Response BondStatus(const Call& c) {
+  absl::StatusOr<Bytes> key = HexDecode(c.parts[2]);
+  if (!key.ok()) return Error(400, "invalid_public_key", "not hex");
+  absl::StatusOr<bool> bonded = c.node.IsBonded(*key);
+  if (!bonded.ok()) return ErrorOf(bonded.status(), "invalid_public_key");
+  return Json(200, json{{"publicKey", c.parts[2]}, {"isBonded", *bonded}});
+}
+
+http::Response PrepareDeploy(const Call& c) {
+  int64_t seq = -1;
+  if (c.node.is_validator()) {
+    auto latest = c.node.dag().LatestMessages();
+    auto it = latest.find(c.node.public_key());
+    if (it != latest.end()) seq = c.node.dag().Meta(it->second)->seq_num;
+  }
+  return Json(200, json{{"names", json::array()}, {"seqNumber", seq}});
+}
+
+// A route: the method (GET also answers HEAD: the server sends the
+// headers only) and the path's segments, "*" matching any one segment.
+struct Route {
+  std::string_view method;
+  std::initializer_list<std::string_view> path;
+  http::Response (*handle)(const Call&);
+};
+
+// The public routes, first match wins. docs/node.md "HTTP API" lists them.
+const Route kRoutes[] = {
+    {"GET", {"api", "status"}, Status},
+    {"GET", {"status"}, Status},
+    {"GET", {"version"}, Version},
+    {"GET", {"metrics"}, Metrics},
+    {"POST", {"api", "deploy"}, PostDeploy},
+    {"POST", {"api", "explore-deploy"}, ExploreDeploy},
+    {"POST", {"api", "explore-deploy-by-block-hash"}, ExploreDeploy},
+    {"POST", {"api", "data-at-name-by-block-hash"}, DataAtNameByBlockHash},
+    {"POST", {"api", "data-at-name"}, DataAtName},
+    {"GET", {"api", "last-finalized-block"}, LastFinalized},
+    {"GET", {"api", "block", "*"}, BlockByHash},
+    {"GET", {"api", "blocks"}, Blocks},
+    {"GET", {"api", "blocks", "*"}, Blocks},
+    {"GET", {"api", "blocks", "*", "*"}, Blocks},
+    {"GET", {"api", "deploy", "*"}, Deploy},
+    {"GET", {"api", "is-finalized", "*"}, IsFinalized},
+    {"GET",
+     {"api", "deploy-finalization-status", "*"},
+     DeployFinalizationStatus},
+    {"GET", {"api", "bond-status", "*"}, BondStatus},
+    {"GET", {"api", "prepare-deploy"}, PrepareDeploy},
+};
+
+bool Matches(const Route& route, std::string_view method,
+             const std::vector<std::string>& parts) {
+  const bool method_ok =
+      route.method == method || (route.method == "GET" && method == "HEAD");
+  if (!method_ok || parts.size() != route.path.size()) return false;
+  size_t i = 0;
+  for (std::string_view want : route.path) {
+    if (want != "*" && parts[i] != want) return false;
+    ++i;
+  }
+  return true;
+}
+
 http::Response HandlePublic(Node& node, metrics::Registry* metrics,
                             const http::Request& req) {
-  const std::string& path = req.path;
-  std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+  std::vector<std::string> parts =
+      absl::StrSplit(req.path, '/', absl::SkipEmpty());
   // /api/v1/x is /api/x.
   if (parts.size() >= 2 && parts[0] == "api" && parts[1] == "v1") {
     parts.erase(parts.begin() + 1);
   }
-  // HEAD is answered as GET; the server sends the headers only.
-  const bool get = req.method == "GET" || req.method == "HEAD";
-  const bool post = req.method == "POST";
-  auto is = [&](std::initializer_list<std::string_view> want) {
-    if (parts.size() != want.size()) return false;
-    size_t i = 0;
-    for (std::string_view w : want) {
-      if (w != "*" && parts[i] != w) return false;
-      ++i;
+  for (const Route& route : kRoutes) {
+    if (Matches(route, req.method, parts)) {
+      return route.handle(Call{node, metrics, req, parts});
     }
-    return true;
-  };
-
-  if (get && (is({"api", "status"}) || is({"status"}))) {
-    return Json(200, StatusJson(node));
-  }
-  if (get && is({"version"})) {
-    http::Response r;
-    r.content_type = "text/plain; charset=utf-8";
-    r.body = NodeVersion();
-    return r;
-  }
-  if (get && is({"metrics"})) {
-    if (!node.config().prometheus || metrics == nullptr) {
-      return Error(503, "metrics_disabled", "metrics.prometheus is off");
-    }
-    http::Response r;
-    r.content_type = std::string(metrics::kContentType);
-    r.body = metrics->Render();
-    return r;
-  }
-  if (post && is({"api", "deploy"})) {
-    absl::StatusOr<::casper::DeployDataProto> proto =
-        DeployOfHttpBody(req.body);
-    if (!proto.ok()) {
-      return Error(400, "invalid_deploy", proto.status().message());
-    }
-    absl::StatusOr<Bytes> id = node.Deploy(*proto);
-    if (!id.ok()) return ErrorOf(id.status(), "invalid_deploy");
-    return Json(200, DeploySuccessText(*id));
-  }
-  if (post && (is({"api", "explore-deploy"}) ||
-               is({"api", "explore-deploy-by-block-hash"}))) {
-    std::string term = req.body;
-    std::optional<Hash32> at;
-    bool pre = false;
-    json body = json::parse(req.body, nullptr, false);
-    if (!body.is_discarded() && body.is_object()) {
-      absl::StatusOr<std::string> t = StringField(body, "term");
-      if (!t.ok()) return Error(400, "invalid_request", t.status().message());
-      term = *t;
-      if (body.contains("blockHash") && body["blockHash"].is_string() &&
-          !body["blockHash"].get<std::string>().empty()) {
-        absl::StatusOr<Block> b =
-            node.FindBlock(body["blockHash"].get<std::string>());
-        if (!b.ok()) return ErrorOf(b.status(), "invalid_hash");
-        at = b->hash;
-      }
-      pre = body.value("usePreStateHash", false);
-    }
-    absl::StatusOr<Exploration> e = node.Explore(term, at, pre);
-    if (!e.ok()) return ErrorOf(e.status(), "invalid_term");
-    absl::StatusOr<Block> b = node.GetBlock(e->block);
-    if (!b.ok()) return ErrorOf(b.status(), "invalid");
-    return Json(
-        200, json{{"expr", ExprsJson(e->data)},
-                  {"block", views::LightBlockInfoJson(views::LightBlockInfoOf(
-                                *b, node.dag().IsFinalized(b->hash)))},
-                  {"cost", e->cost}});
-  }
-  if (post && is({"api", "data-at-name-by-block-hash"})) {
-    absl::StatusOr<json> body = ParseJsonObject(req.body);
-    if (!body.ok())
-      return Error(400, "invalid_request", body.status().message());
-    const json& name =
-        body->contains("name") ? (*body)["name"] : (*body)["par"];
-    absl::StatusOr<rholang::ir::ParPtr> par = views::ParFromRhoUnforgJson(name);
-    if (!par.ok()) return Error(400, "invalid_name", par.status().message());
-    absl::StatusOr<std::string> hash = StringField(*body, "blockHash");
-    if (!hash.ok()) return Error(400, "invalid_hash", hash.status().message());
-    absl::StatusOr<Block> b = node.FindBlock(*hash);
-    if (!b.ok()) return ErrorOf(b.status(), "invalid_hash");
-    absl::StatusOr<std::vector<rholang::ir::ParPtr>> data =
-        node.DataAtName(*par, b->hash, body->value("usePreStateHash", false));
-    if (!data.ok()) return ErrorOf(data.status(), "invalid_name");
-    return Json(
-        200, json{{"expr", ExprsJson(*data)},
-                  {"block", views::LightBlockInfoJson(views::LightBlockInfoOf(
-                                *b, node.dag().IsFinalized(b->hash)))},
-                  {"cost", 0}});
-  }
-  if (post && is({"api", "data-at-name"})) {
-    absl::StatusOr<json> body = ParseJsonObject(req.body);
-    if (!body.ok())
-      return Error(400, "invalid_request", body.status().message());
-    absl::StatusOr<rholang::ir::ParPtr> par =
-        views::ParFromRhoUnforgJson(body->value("name", json()));
-    if (!par.ok()) return Error(400, "invalid_name", par.status().message());
-    absl::StatusOr<int64_t> depth = IntField(*body, "depth", false);
-    if (!depth.ok())
-      return Error(400, "invalid_request", depth.status().message());
-    absl::StatusOr<std::vector<Block>> chain =
-        node.MainChain(std::max<int64_t>(1, *depth));
-    if (!chain.ok()) return ErrorOf(chain.status(), "invalid");
-    json exprs = json::array();
-    for (const Block& b : *chain) {
-      absl::StatusOr<std::vector<rholang::ir::ParPtr>> data =
-          node.DataAtName(*par, b.hash, false);
-      if (!data.ok()) return ErrorOf(data.status(), "invalid_name");
-      json info = views::LightBlockInfoJson(
-          views::LightBlockInfoOf(b, node.dag().IsFinalized(b.hash)));
-      for (const auto& p : *data) {
-        exprs.push_back(
-            json{{"expr", views::RhoExprJson(*p)}, {"block", info}});
-      }
-    }
-    const size_t n = exprs.size();
-    return Json(200, json{{"exprs", std::move(exprs)}, {"length", n}});
-  }
-  if (get && is({"api", "last-finalized-block"})) {
-    absl::StatusOr<Block> b = node.LastFinalizedBlock();
-    if (!b.ok()) return ErrorOf(b.status(), "invalid");
-    return Json(200, BlockJson(node, *b, FullView(req, true)));
-  }
-  if (get && is({"api", "block", "*"})) {
-    absl::StatusOr<Block> b = node.FindBlock(parts[2]);
-    if (!b.ok()) {
-      if (b.status().code() == absl::StatusCode::kNotFound) {
-        return Error(404, "block_not_found", b.status().message());
-      }
-      return ErrorOf(b.status(), "invalid_hash");
-    }
-    return Json(200, BlockJson(node, *b, FullView(req, true)));
-  }
-  if (get && parts.size() >= 2 && parts.size() <= 4 && parts[0] == "api" &&
-      parts[1] == "blocks") {
-    const int64_t top = node.dag().MaxHeight();
-    int64_t from = top, to = top;
-    int64_t a = 0, b = 0;
-    if (parts.size() == 3) {
-      if (!absl::SimpleAtoi(parts[2], &a) || a < 1) {
-        return Error(400, "invalid_depth", "depth must be a positive integer");
-      }
-      from = top - a + 1;
-    } else if (parts.size() == 4) {
-      if (!absl::SimpleAtoi(parts[2], &a) || !absl::SimpleAtoi(parts[3], &b) ||
-          a < 0 || b < a) {
-        return Error(400, "invalid_range",
-                     "expected /api/blocks/{start}/{end} with start <= end");
-      }
-      from = a;
-      to = b;
-    }
-    absl::StatusOr<std::vector<Block>> blocks = node.BlocksByHeight(from, to);
-    if (!blocks.ok()) return ErrorOf(blocks.status(), "invalid");
-    json out = json::array();
-    const bool full = FullView(req, false);
-    for (const Block& blk : *blocks) out.push_back(BlockJson(node, blk, full));
-    return Json(200, out);
-  }
-  if (get && is({"api", "deploy", "*"})) {
-    return DeployView(node, parts[2], FullView(req, true));
-  }
-  if (get && is({"api", "is-finalized", "*"})) {
-    absl::StatusOr<Block> b = node.FindBlock(parts[2]);
-    if (!b.ok()) {
-      if (b.status().code() == absl::StatusCode::kNotFound) {
-        return Json(200, false);
-      }
-      return ErrorOf(b.status(), "invalid_hash");
-    }
-    return Json(200, node.dag().IsFinalized(b->hash));
-  }
-  if (get && is({"api", "deploy-finalization-status", "*"})) {
-    std::string hex = parts[2];
-    if (hex.starts_with("0x")) hex = hex.substr(2);
-    absl::StatusOr<Bytes> sig = HexDecode(hex);
-    // As /api/deploy/{id}: an empty id is no id, an unknown one 404.
-    if (!sig.ok() || sig->empty()) {
-      return Error(400, "invalid_deploy_id", "the deploy id is not hex");
-    }
-    absl::StatusOr<DeployStatus> s = node.FindDeploy(*sig);
-    if (!s.ok() && s.status().code() == absl::StatusCode::kNotFound) {
-      return Error(404, "deploy_not_found", s.status().message());
-    }
-    if (!s.ok()) return ErrorOf(s.status(), "invalid_deploy_id");
-    return Json(200, json{{"state", StateName(s->state)},
-                          {"rejectionCount", s->rejection_count},
-                          {"latestBlockHash", s->block.has_value()
-                                                  ? json(HexEncode(*s->block))
-                                                  : json(nullptr)}});
-  }
-  if (get && is({"api", "bond-status", "*"})) {
-    absl::StatusOr<Bytes> key = HexDecode(parts[2]);
-    if (!key.ok()) return Error(400, "invalid_public_key", "not hex");
-    absl::StatusOr<bool> bonded = node.IsBonded(*key);
-    if (!bonded.ok()) return ErrorOf(bonded.status(), "invalid_public_key");
-    return Json(200, json{{"publicKey", parts[2]}, {"isBonded", *bonded}});
-  }
-  if (get && is({"api", "prepare-deploy"})) {
-    int64_t seq = -1;
-    if (node.is_validator()) {
-      auto latest = node.dag().LatestMessages();
-      auto it = latest.find(node.public_key());
-      if (it != latest.end()) seq = node.dag().Meta(it->second)->seq_num;
-    }
-    return Json(200, json{{"names", json::array()}, {"seqNumber", seq}});
   }
   return Error(404, "not_found",
-               absl::StrCat("no route ", req.method, " ", path));
+               absl::StrCat("no route ", req.method, " ", req.path));
 }
 
 }  // namespace
