@@ -1,12 +1,13 @@
 // The rnode binary: command-line entry point. Parses arguments and hands
 // off; all work lives in the libraries.
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
-#include <string>
-
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "node/cli/client.h"
@@ -91,196 +92,229 @@ int ResolveConfig(const RunFlags& flags, const std::string& log_level,
   return 0;
 }
 
+// A subcommand and what it runs once the arguments are parsed.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+// Where the parsed options land; outlives the parse and the commands.
+struct Args {
+  std::string log_level = "info";
+  std::string public_key, private_key;
+  rnode::casper::DeployData data;
+  std::string sign_key, sig_algorithm = "secp256k1";
+  rnode::node::GenesisToolOptions genesis;
+  std::string deploy_path;
+  RunFlags run;
+  rnode::node::ClientOptions client;
+  rnode::node::DeployOptions deploy;
+  std::string hash;
+  int depth = 1;
+  std::string deploy_id;
+};
+
+int Fail(const absl::Status& s, int code) {
+  std::cerr << "error: " << s.message() << "\n";
+  return code;
+}
+
+void AddGenesisOptions(CLI::App* cmd, rnode::node::GenesisToolOptions& g) {
+  cmd->add_option("--bonds", g.bonds_path,
+                  "bonds.txt: <public key hex> <stake> per line")
+      ->required();
+  cmd->add_option("--wallets", g.wallets_path,
+                  "wallets.txt: <REV address>,<balance> per line")
+      ->required();
+  cmd->add_option("--shard-id", g.shard_id, "shard name");
+  cmd->add_option("--genesis-timestamp", g.timestamp, "genesis block time, ms");
+  cmd->add_option("--threads", g.threads, "interpreter threads");
+  auto& pos = g.pos;
+  cmd->add_option("--bond-minimum", pos.minimum_bond, "smallest stake");
+  cmd->add_option("--bond-maximum", pos.maximum_bond, "largest stake");
+  cmd->add_option("--epoch-length", pos.epoch_length, "blocks per epoch");
+  cmd->add_option("--quarantine-length", pos.quarantine_length,
+                  "blocks a withdrawal waits after its epoch");
+  cmd->add_option("--number-of-active-validators",
+                  pos.number_of_active_validators,
+                  "size of the active validator set");
+}
+
+void AddSignDeploy(CLI::App& app, Args& a, std::vector<Command>& out) {
+  CLI::App* sign =
+      app.add_subcommand("sign-deploy", "Sign a deploy and print it as JSON");
+  sign->add_option("--private-key", a.sign_key, "32-byte private key (hex)")
+      ->required();
+  sign->add_option("--term", a.data.term, "Rholang source")->required();
+  sign->add_option("--timestamp", a.data.timestamp, "milliseconds since epoch")
+      ->required();
+  sign->add_option("--phlo-price", a.data.phlo_price)->required();
+  sign->add_option("--phlo-limit", a.data.phlo_limit)->required();
+  sign->add_option("--valid-after-block-number",
+                   a.data.valid_after_block_number)
+      ->required();
+  sign->add_option("--shard-id", a.data.shard_id)->required();
+  sign->add_option("--expiration-timestamp", a.data.expiration_timestamp,
+                   "milliseconds; 0 = never");
+  sign->add_option("--sig-algorithm", a.sig_algorithm,
+                   "secp256k1 or secp256k1:eth");
+  out.push_back({sign, [&a] {
+                   return rnode::node::RunSignDeploy(a.data, a.sign_key,
+                                                     a.sig_algorithm, std::cout,
+                                                     std::cerr);
+                 }});
+}
+
+// The offline tools: keys, signing, genesis, one deploy on a genesis.
+void AddTools(CLI::App& app, Args& a, std::vector<Command>& out) {
+  out.push_back({app.add_subcommand("keygen", "Make a secp256k1 key pair"),
+                 [] { return rnode::node::RunKeygen(std::cout, std::cerr); }});
+  CLI::App* address = app.add_subcommand("rev-address", "REV address of a key");
+  address->add_option("--public-key", a.public_key, "65-byte public key (hex)");
+  address->add_option("--private-key", a.private_key,
+                      "32-byte private key (hex)");
+  out.push_back({address, [&a] {
+                   return rnode::node::RunRevAddress(
+                       a.public_key, a.private_key, std::cout, std::cerr);
+                 }});
+  AddSignDeploy(app, a, out);
+  out.push_back(
+      {app.add_subcommand("verify-deploy",
+                          "Verify a JSON deploy read from standard input"),
+       [] {
+         return rnode::node::RunVerifyDeploy(std::cin, std::cout, std::cerr);
+       }});
+  CLI::App* genesis = app.add_subcommand(
+      "genesis", "Build the genesis block from bonds and wallets and print it");
+  AddGenesisOptions(genesis, a.genesis);
+  out.push_back({genesis, [&a] {
+                   return rnode::node::RunGenesis(a.genesis, std::cout,
+                                                  std::cerr);
+                 }});
+  CLI::App* eval = app.add_subcommand(
+      "eval-deploy",
+      "Run one signed JSON deploy (file or - for stdin) on the genesis state");
+  AddGenesisOptions(eval, a.genesis);
+  eval->add_option("deploy", a.deploy_path, "JSON deploy file, or -")
+      ->required();
+  out.push_back({eval, [&a] {
+                   absl::StatusOr<std::string> json =
+                       rnode::node::ReadDeployJson(a.deploy_path, std::cin);
+                   if (!json.ok()) return Fail(json.status(), 1);
+                   return rnode::node::RunEvalDeploy(a.genesis, *json,
+                                                     std::cout, std::cerr);
+                 }});
+}
+
+// A client command: the node's address options, then its own.
+CLI::App* AddClient(CLI::App& app, Args& a, const char* name,
+                    const char* help) {
+  CLI::App* cmd = app.add_subcommand(name, help);
+  cmd->add_option("--grpc-host", a.client.host, "node address");
+  cmd->add_option("--grpc-port", a.client.port, "external gRPC port");
+  cmd->add_option("--grpc-port-internal", a.client.internal_port,
+                  "internal gRPC port (propose)");
+  return cmd;
+}
+
+void AddDeployCommand(CLI::App& app, Args& a, std::vector<Command>& out) {
+  CLI::App* cmd =
+      AddClient(app, a, "deploy", "Sign a deploy and send it to a node");
+  rnode::node::DeployOptions& d = a.deploy;
+  cmd->add_option("--private-key", d.private_key,
+                  "signing key, hex (visible in ps: prefer the file)");
+  cmd->add_option("--private-key-file", d.private_key_file,
+                  "file holding the signing key in hex");
+  cmd->add_option("--term", d.term, "Rholang source");
+  cmd->add_option("--term-file", d.term_file, "Rholang file");
+  cmd->add_option("--phlo-limit", d.phlo_limit);
+  cmd->add_option("--phlo-price", d.phlo_price);
+  cmd->add_option("--valid-after-block-number", d.valid_after_block_number,
+                  "default: the node's latest block number");
+  cmd->add_option("--shard-id", d.shard_id);
+  cmd->add_flag("--wait", d.wait, "wait until the deploy is finalized");
+  cmd->add_option("--wait-seconds", d.wait_seconds);
+  out.push_back({cmd, [&a] {
+                   return rnode::node::ClientDeploy(a.client, a.deploy,
+                                                    std::cout, std::cerr);
+                 }});
+}
+
+// The commands that talk to a running node.
+void AddClients(CLI::App& app, Args& a, std::vector<Command>& out) {
+  namespace n = rnode::node;
+  auto& o = std::cout;
+  auto& e = std::cerr;
+  AddDeployCommand(app, a, out);
+  out.push_back({AddClient(app, a, "propose", "Ask a node for a block"),
+                 [&a, &o, &e] { return n::ClientPropose(a.client, o, e); }});
+  CLI::App* show_block = AddClient(app, a, "show-block", "One block");
+  show_block->add_option("hash", a.hash, "hash or a prefix of 6+ hex")
+      ->required();
+  out.push_back({show_block, [&a, &o, &e] {
+                   return n::ClientShowBlock(a.client, a.hash, o, e);
+                 }});
+  CLI::App* show_blocks = AddClient(app, a, "show-blocks", "Latest blocks");
+  show_blocks->add_option("--depth", a.depth);
+  out.push_back({show_blocks, [&a, &o, &e] {
+                   return n::ClientShowBlocks(a.client, a.depth, o, e);
+                 }});
+  out.push_back(
+      {AddClient(app, a, "last-finalized-block", "The last finalized block"),
+       [&a, &o, &e] { return n::ClientLastFinalizedBlock(a.client, o, e); }});
+  CLI::App* is_final = AddClient(app, a, "is-finalized", "Is a block final");
+  is_final->add_option("hash", a.hash)->required();
+  out.push_back({is_final, [&a, &o, &e] {
+                   return n::ClientIsFinalized(a.client, a.hash, o, e);
+                 }});
+  CLI::App* find = AddClient(app, a, "find-deploy", "The block of a deploy");
+  find->add_option("--deploy-id", a.deploy_id, "the deploy's signature, hex")
+      ->required();
+  out.push_back({find, [&a, &o, &e] {
+                   return n::ClientFindDeploy(a.client, a.deploy_id, o, e);
+                 }});
+  out.push_back({AddClient(app, a, "status", "A node's status"),
+                 [&a, &o, &e] { return n::ClientStatus(a.client, o, e); }});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rnode: validator node for a Rholang / Casper shard"};
   app.require_subcommand(1);
-  std::string log_level = "info";
-  app.add_option("--log-level", log_level,
+  Args a;
+  app.add_option("--log-level", a.log_level,
                  "trace, debug, info, warn, error, critical or off");
-
-  CLI::App* keygen = app.add_subcommand("keygen", "Make a secp256k1 key pair");
-
-  CLI::App* address = app.add_subcommand("rev-address", "REV address of a key");
-  std::string public_key, private_key;
-  address->add_option("--public-key", public_key, "65-byte public key (hex)");
-  address->add_option("--private-key", private_key,
-                      "32-byte private key (hex)");
-
-  CLI::App* sign =
-      app.add_subcommand("sign-deploy", "Sign a deploy and print it as JSON");
-  rnode::casper::DeployData data;
-  std::string sign_key, sig_algorithm = "secp256k1";
-  sign->add_option("--private-key", sign_key, "32-byte private key (hex)")
-      ->required();
-  sign->add_option("--term", data.term, "Rholang source")->required();
-  sign->add_option("--timestamp", data.timestamp, "milliseconds since epoch")
-      ->required();
-  sign->add_option("--phlo-price", data.phlo_price)->required();
-  sign->add_option("--phlo-limit", data.phlo_limit)->required();
-  sign->add_option("--valid-after-block-number", data.valid_after_block_number)
-      ->required();
-  sign->add_option("--shard-id", data.shard_id)->required();
-  sign->add_option("--expiration-timestamp", data.expiration_timestamp,
-                   "milliseconds; 0 = never");
-  sign->add_option("--sig-algorithm", sig_algorithm,
-                   "secp256k1 or secp256k1:eth");
-
-  CLI::App* verify = app.add_subcommand(
-      "verify-deploy", "Verify a JSON deploy read from standard input");
-
-  rnode::node::GenesisToolOptions genesis_options;
-  auto add_genesis_options = [&genesis_options](CLI::App* cmd) {
-    cmd->add_option("--bonds", genesis_options.bonds_path,
-                    "bonds.txt: <public key hex> <stake> per line")
-        ->required();
-    cmd->add_option("--wallets", genesis_options.wallets_path,
-                    "wallets.txt: <REV address>,<balance> per line")
-        ->required();
-    cmd->add_option("--shard-id", genesis_options.shard_id, "shard name");
-    cmd->add_option("--genesis-timestamp", genesis_options.timestamp,
-                    "genesis block time, ms");
-    cmd->add_option("--threads", genesis_options.threads,
-                    "interpreter threads");
-    auto& pos = genesis_options.pos;
-    cmd->add_option("--bond-minimum", pos.minimum_bond, "smallest stake");
-    cmd->add_option("--bond-maximum", pos.maximum_bond, "largest stake");
-    cmd->add_option("--epoch-length", pos.epoch_length, "blocks per epoch");
-    cmd->add_option("--quarantine-length", pos.quarantine_length,
-                    "blocks a withdrawal waits after its epoch");
-    cmd->add_option("--number-of-active-validators",
-                    pos.number_of_active_validators,
-                    "size of the active validator set");
-  };
-  CLI::App* genesis = app.add_subcommand(
-      "genesis", "Build the genesis block from bonds and wallets and print it");
-  add_genesis_options(genesis);
-  CLI::App* eval = app.add_subcommand(
-      "eval-deploy",
-      "Run one signed JSON deploy (file or - for stdin) on the genesis state");
-  add_genesis_options(eval);
-  std::string deploy_path;
-  eval->add_option("deploy", deploy_path, "JSON deploy file, or -")->required();
-
+  // The node and the clients set up logging their own way; the offline
+  // tools after --log-level is applied.
+  std::vector<Command> online;
+  std::vector<Command> offline;
+  AddTools(app, a, offline);
   CLI::App* run = app.add_subcommand(
       "run", "Run the node (rnode run --standalone: a local validator)");
-  RunFlags run_flags;
-  AddRunFlags(run, run_flags);
-
-  rnode::node::ClientOptions client;
-  auto add_client = [&client](CLI::App* cmd) {
-    cmd->add_option("--grpc-host", client.host, "node address");
-    cmd->add_option("--grpc-port", client.port, "external gRPC port");
-    cmd->add_option("--grpc-port-internal", client.internal_port,
-                    "internal gRPC port (propose)");
-  };
-  CLI::App* deploy_cmd =
-      app.add_subcommand("deploy", "Sign a deploy and send it to a node");
-  add_client(deploy_cmd);
-  rnode::node::DeployOptions deploy;
-  deploy_cmd->add_option("--private-key", deploy.private_key,
-                         "signing key, hex (visible in ps: prefer the file)");
-  deploy_cmd->add_option("--private-key-file", deploy.private_key_file,
-                         "file holding the signing key in hex");
-  deploy_cmd->add_option("--term", deploy.term, "Rholang source");
-  deploy_cmd->add_option("--term-file", deploy.term_file, "Rholang file");
-  deploy_cmd->add_option("--phlo-limit", deploy.phlo_limit);
-  deploy_cmd->add_option("--phlo-price", deploy.phlo_price);
-  deploy_cmd->add_option("--valid-after-block-number",
-                         deploy.valid_after_block_number,
-                         "default: the node's latest block number");
-  deploy_cmd->add_option("--shard-id", deploy.shard_id);
-  deploy_cmd->add_flag("--wait", deploy.wait,
-                       "wait until the deploy is finalized");
-  deploy_cmd->add_option("--wait-seconds", deploy.wait_seconds);
-  CLI::App* propose_cmd =
-      app.add_subcommand("propose", "Ask a node for a block");
-  add_client(propose_cmd);
-  std::string hash;
-  CLI::App* show_block = app.add_subcommand("show-block", "One block");
-  add_client(show_block);
-  show_block->add_option("hash", hash, "hash or a prefix of 6+ hex")
-      ->required();
-  int depth = 1;
-  CLI::App* show_blocks = app.add_subcommand("show-blocks", "Latest blocks");
-  add_client(show_blocks);
-  show_blocks->add_option("--depth", depth);
-  CLI::App* lfb =
-      app.add_subcommand("last-finalized-block", "The last finalized block");
-  add_client(lfb);
-  CLI::App* is_final = app.add_subcommand("is-finalized", "Is a block final");
-  add_client(is_final);
-  is_final->add_option("hash", hash)->required();
-  std::string deploy_id;
-  CLI::App* find = app.add_subcommand("find-deploy", "The block of a deploy");
-  add_client(find);
-  find->add_option("--deploy-id", deploy_id, "the deploy's signature, hex")
-      ->required();
-  CLI::App* status = app.add_subcommand("status", "A node's status");
-  add_client(status);
+  AddRunFlags(run, a.run);
+  online.push_back(
+      {run, [&] {
+         rnode::node::NodeConfig config;
+         const bool level_given = app.count("--log-level") > 0;
+         if (int rc = ResolveConfig(a.run, a.log_level, level_given, config);
+             rc != 0) {
+           return rc;
+         }
+         rnode::node::BlockTerminationSignals();
+         return rnode::node::RunNode(config, std::cout, std::cerr);
+       }});
+  AddClients(app, a, online);
 
   CLI11_PARSE(app, argc, argv);
-  if (*run) {
-    rnode::node::NodeConfig config;
-    const bool level_given = app.count("--log-level") > 0;
-    if (int rc = ResolveConfig(run_flags, log_level, level_given, config);
-        rc != 0) {
-      return rc;
-    }
-    rnode::node::BlockTerminationSignals();
-    return rnode::node::RunNode(config, std::cout, std::cerr);
+  for (const Command& c : online) {
+    if (*c.app) return c.run();
   }
-  if (*deploy_cmd) {
-    return rnode::node::ClientDeploy(client, deploy, std::cout, std::cerr);
+  if (absl::Status s = rnode::SetLogLevel(a.log_level); !s.ok()) {
+    return Fail(s, 2);
   }
-  if (*propose_cmd) {
-    return rnode::node::ClientPropose(client, std::cout, std::cerr);
-  }
-  if (*show_block) {
-    return rnode::node::ClientShowBlock(client, hash, std::cout, std::cerr);
-  }
-  if (*show_blocks) {
-    return rnode::node::ClientShowBlocks(client, depth, std::cout, std::cerr);
-  }
-  if (*lfb) {
-    return rnode::node::ClientLastFinalizedBlock(client, std::cout, std::cerr);
-  }
-  if (*is_final) {
-    return rnode::node::ClientIsFinalized(client, hash, std::cout, std::cerr);
-  }
-  if (*find) {
-    return rnode::node::ClientFindDeploy(client, deploy_id, std::cout,
-                                         std::cerr);
-  }
-  if (*status) return rnode::node::ClientStatus(client, std::cout, std::cerr);
-  if (absl::Status s = rnode::SetLogLevel(log_level); !s.ok()) {
-    std::cerr << "error: " << s.message() << "\n";
-    return 2;
-  }
-  if (*keygen) return rnode::node::RunKeygen(std::cout, std::cerr);
-  if (*address) {
-    return rnode::node::RunRevAddress(public_key, private_key, std::cout,
-                                      std::cerr);
-  }
-  if (*sign) {
-    return rnode::node::RunSignDeploy(data, sign_key, sig_algorithm, std::cout,
-                                      std::cerr);
-  }
-  if (*verify)
-    return rnode::node::RunVerifyDeploy(std::cin, std::cout, std::cerr);
-  if (*genesis) {
-    return rnode::node::RunGenesis(genesis_options, std::cout, std::cerr);
-  }
-  if (*eval) {
-    absl::StatusOr<std::string> json =
-        rnode::node::ReadDeployJson(deploy_path, std::cin);
-    if (!json.ok()) {
-      std::cerr << "error: " << json.status().message() << "\n";
-      return 1;
-    }
-    return rnode::node::RunEvalDeploy(genesis_options, *json, std::cout,
-                                      std::cerr);
+  for (const Command& c : offline) {
+    if (*c.app) return c.run();
   }
   return 2;
 }
