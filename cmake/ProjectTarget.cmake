@@ -93,3 +93,27 @@ function(rnode_benchmark name)
                         benchmark::benchmark_main)
   rnode_link_allocator(${name})
 endfunction()
+
+# rnode_embed_text(TARGET NAMESPACE ns HEADER path.h FILES a.rho ...): text
+# files compiled into TARGET as `std::string_view k<Name>Text` constants in
+# NAMESPACE, declared by HEADER (a repository header), regenerated when a
+# file changes (cmake/embed_text.cmake).
+function(rnode_embed_text target)
+  cmake_parse_arguments(ARG "" "NAMESPACE;HEADER" "FILES" ${ARGN})
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${target}_embedded.cc)
+  set(files "")
+  foreach(f IN LISTS ARG_FILES)
+    list(APPEND files ${CMAKE_CURRENT_SOURCE_DIR}/${f})
+  endforeach()
+  # Joined with "|": a ";" would not survive the command line.
+  string(REPLACE ";" "|" files_arg "${files}")
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DNAMESPACE=${ARG_NAMESPACE}
+            -DHEADER=${ARG_HEADER} "-DFILES=${files_arg}"
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+    DEPENDS ${files} ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+    COMMENT "Embedding ${ARG_HEADER}'s text files"
+    VERBATIM)
+  target_sources(${target} PRIVATE ${out})
+endfunction()
