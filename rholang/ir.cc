@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include "rholang/ir_encoding.h"
+#include "util/check.h"
 
 namespace rnode::rholang::ir {
 
@@ -428,7 +429,7 @@ ParPtr VarPar(Var v) {
 }
 
 ExprPtr Expr::Unary(ExprKind kind, ParPtr p) {
-  if (!IsUnaryOp(kind)) std::abort();  // programming error
+  CHECK(IsUnaryOp(kind), "Expr::Unary takes a unary operator");
   auto e = std::make_shared<Expr>();
   e->kind = kind;
   Absorb(*e, p);
@@ -437,7 +438,7 @@ ExprPtr Expr::Unary(ExprKind kind, ParPtr p) {
 }
 
 ExprPtr Expr::Binary(ExprKind kind, ParPtr a, ParPtr b) {
-  if (!IsBinaryOp(kind)) std::abort();  // programming error
+  CHECK(IsBinaryOp(kind), "Expr::Binary takes a binary operator");
   auto e = std::make_shared<Expr>();
   e->kind = kind;
   Absorb(*e, a);
@@ -565,7 +566,8 @@ BundlePtr Bundle::Make(ParPtr body, bool write_flag, bool read_flag) {
 }
 
 ConnectivePtr Connective::Make(ConnectiveKind kind, std::vector<ParPtr> ps) {
-  if (kind == ConnectiveKind::kVarRef) std::abort();  // use VarRef()
+  CHECK(kind != ConnectiveKind::kVarRef,
+        "Connective::Make of a var ref: use Connective::VarRef");
   auto c = std::make_shared<Connective>();
   c->kind = kind;
   for (const ParPtr& p : ps) {

@@ -4,12 +4,12 @@
 #include <lz4.h>
 
 #include <algorithm>
-#include <cassert>
 #include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "util/check.h"
 #include "util/status_macros.h"
 
 namespace rnode::node::p2p {
@@ -103,7 +103,7 @@ size_t MaxWireBytes(size_t content_bytes, size_t compress_above) {
 }
 
 size_t DataChunkCount(const Blob& blob, size_t chunk_bytes) {
-  assert(chunk_bytes > 0);
+  DCHECK(chunk_bytes > 0, "a chunk holds at least one byte");
   const size_t size = blob.wire == nullptr ? 0 : blob.wire->size();
   return std::max<size_t>(1, (size + chunk_bytes - 1) / chunk_bytes);
 }
@@ -120,7 +120,8 @@ void FillHeaderChunk(const Blob& blob, const PeerNode& sender,
 
 void FillDataChunk(const Blob& blob, size_t index, size_t chunk_bytes,
                    ::routing::Chunk* out) {
-  assert(index < DataChunkCount(blob, chunk_bytes));
+  DCHECK(index < DataChunkCount(blob, chunk_bytes),
+         "chunk index past the blob");
   const std::string_view wire =
       blob.wire == nullptr ? std::string_view() : std::string_view(*blob.wire);
   const size_t offset = std::min(index * chunk_bytes, wire.size());
@@ -129,7 +130,8 @@ void FillDataChunk(const Blob& blob, size_t index, size_t chunk_bytes,
 }
 
 std::string Compress(std::string_view raw) {
-  assert(raw.size() <= static_cast<size_t>(LZ4_MAX_INPUT_SIZE));
+  CHECK(raw.size() <= static_cast<size_t>(LZ4_MAX_INPUT_SIZE),
+        "callers compress at most LZ4_MAX_INPUT_SIZE bytes");
   const int raw_size = static_cast<int>(raw.size());
   const int bound = LZ4_compressBound(raw_size);
   std::string out;
@@ -138,8 +140,8 @@ std::string Compress(std::string_view raw) {
   out.resize(prefix + static_cast<size_t>(bound));
   const int written =
       LZ4_compress_default(raw.data(), out.data() + prefix, raw_size, bound);
-  // With a destination of LZ4_compressBound, compression cannot fail.
-  assert(written > 0);
+  CHECK(written > 0,
+        "LZ4 cannot fail with a destination of LZ4_compressBound bytes");
   out.resize(prefix + static_cast<size_t>(std::max(written, 0)));
   return out;
 }
