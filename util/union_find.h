@@ -1,13 +1,14 @@
-// Union-find (disjoint sets) with path halving and union by size.
-#ifndef RNODE_CASPER_MERGE_INTERNAL_UNION_FIND_H_
-#define RNODE_CASPER_MERGE_INTERNAL_UNION_FIND_H_
+// Union-find (disjoint sets) with path halving and union by size: the
+// merge's branches and parallel replay's groups of deploys.
+#ifndef RNODE_UTIL_UNION_FIND_H_
+#define RNODE_UTIL_UNION_FIND_H_
 
 #include <cstdint>
 #include <numeric>
 #include <utility>
 #include <vector>
 
-namespace rnode::casper::merge::internal {
+namespace rnode {
 
 // Not thread-safe. Elements are 0..n-1.
 class UnionFind {
@@ -52,6 +53,6 @@ class UnionFind {
   std::vector<uint32_t> size_;
 };
 
-}  // namespace rnode::casper::merge::internal
+}  // namespace rnode
 
-#endif  // RNODE_CASPER_MERGE_INTERNAL_UNION_FIND_H_
+#endif  // RNODE_UTIL_UNION_FIND_H_

@@ -12,6 +12,7 @@
 #include "casper/contracts/ledger.h"
 #include "casper/contracts/names.h"
 #include "util/status_macros.h"
+#include "util/union_find.h"
 
 namespace rnode::casper {
 namespace {
@@ -88,27 +89,6 @@ std::optional<BlockReplayVerdict> Judge(size_t i,
 BlockReplayVerdict NotSigned(size_t i, const block::ProcessedDeploy& d) {
   return Invalid(
       absl::StrCat("deploy ", i, " (", HexEncode(d.sig), ") is not signed"));
-}
-
-// Union-find over deploy indices (path halving; the smaller index is the
-// root, so a group's root is its first deploy).
-uint32_t Find(std::vector<uint32_t>& parent, uint32_t i) {
-  while (parent[i] != i) {
-    parent[i] = parent[parent[i]];
-    i = parent[i];
-  }
-  return i;
-}
-
-void Union(std::vector<uint32_t>& parent, uint32_t a, uint32_t b) {
-  a = Find(parent, a);
-  b = Find(parent, b);
-  if (a == b) return;
-  if (a < b) {
-    parent[b] = a;
-  } else {
-    parent[a] = b;
-  }
 }
 
 }  // namespace
@@ -311,8 +291,7 @@ void BlockExecutor::GroupDeploys(const block::Block& block, const Hash32& pos,
     std::vector<uint32_t> readers;
   };
   absl::flat_hash_map<Hash32, Access, Hash32Hasher> access;
-  group.resize(n);
-  for (uint32_t i = 0; i < n; ++i) group[i] = i;
+  UnionFind uf(static_cast<uint32_t>(n));
   auto note = [&](const Hash32& channel, uint32_t i, bool write) {
     if (channel == pos) return;  // the deposits: in block order, after
     Access& a = access[channel];
@@ -321,7 +300,7 @@ void BlockExecutor::GroupDeploys(const block::Block& block, const Hash32& pos,
     } else if (!a.writer.has_value()) {
       a.writer = i;
     } else {
-      Union(group, *a.writer, i);
+      uf.Union(*a.writer, i);
     }
   };
   // One deploy's sends that fired a system process, and consumes that
@@ -357,9 +336,10 @@ void BlockExecutor::GroupDeploys(const block::Block& block, const Hash32& pos,
   }
   for (const auto& [channel, a] : access) {
     if (!a.writer.has_value()) continue;
-    for (uint32_t r : a.readers) Union(group, *a.writer, r);
+    for (uint32_t r : a.readers) uf.Union(*a.writer, r);
   }
-  for (uint32_t i = 0; i < n; ++i) group[i] = Find(group, i);
+  // Labelled by their first deploy (group[i] <= i).
+  group = uf.Labels();
 }
 
 absl::StatusOr<bool> BlockExecutor::ReplayInParallel(

@@ -1,8 +1,8 @@
 // Related components by shared event keys; the key records of fact sets.
 #include "casper/merge/internal/depends.h"
 
-#include "casper/merge/internal/union_find.h"
 #include "rspace/term.h"
+#include "util/union_find.h"
 
 namespace rnode::casper::merge::internal {
 

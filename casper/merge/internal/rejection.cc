@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <map>
 
-#include "casper/merge/internal/union_find.h"
+#include "util/union_find.h"
 
 namespace rnode::casper::merge::internal {
 namespace {
