@@ -125,8 +125,7 @@ absl::StatusOr<DeployOutcome> DeployExecutor::Play(
     const SignedDeploy& deploy, const interp::BlockInfo& block) {
   PartialDeploy partial;
   partial.log_ = std::make_unique<rspace::EventLog>();
-  RunUntilDeposit(deploy, block, partial);
-  if (!partial.error_.ok()) return partial.error_;
+  ASSIGN_OR_RETURN(partial.deposit_, RunUntilDeposit(deploy, block, partial));
   RETURN_IF_ERROR(DepositFee(partial));
   return Record(partial);
 }
@@ -148,7 +147,12 @@ PartialDeploy DeployExecutor::ReplayUntilDeposit(
     return partial;
   }
   partial.log_ = std::get<std::unique_ptr<rspace::EventLog>>(std::move(log));
-  RunUntilDeposit(deploy, block, partial);
+  absl::StatusOr<int64_t> deposit = RunUntilDeposit(deploy, block, partial);
+  if (deposit.ok()) {
+    partial.deposit_ = *deposit;
+  } else {
+    partial.error_ = deposit.status();
+  }
   return partial;
 }
 
@@ -227,9 +231,9 @@ std::optional<std::string> DeployExecutor::DeployerAddress(
   return addresses_.Put(key, *std::move(address));
 }
 
-void DeployExecutor::RunUntilDeposit(const SignedDeploy& deploy,
-                                     const interp::BlockInfo& block,
-                                     PartialDeploy& partial) {
+absl::StatusOr<int64_t> DeployExecutor::RunUntilDeposit(
+    const SignedDeploy& deploy, const interp::BlockInfo& block,
+    PartialDeploy& partial) {
   DeployOutcome& out = partial.out_;
   rspace::EventLog& log = *partial.log_;
   contracts::Ledger& ledger = contracts_->ledger();
@@ -240,93 +244,110 @@ void DeployExecutor::RunUntilDeposit(const SignedDeploy& deploy,
     contracts::Ledger& ledger;
     ~SaveBalances() { partial.balances_ = ledger.Save(); }
   } save{partial, ledger};
-  const DeployData& data = deploy.data();
   std::optional<std::string> deployer = DeployerAddress(deploy);
   if (!deployer.has_value()) {
-    partial.error_ = absl::InvalidArgumentError("deployer key is not 65 bytes");
-    return;
+    return absl::InvalidArgumentError("deployer key is not 65 bytes");
   }
   // This deploy's record of its space changes (its soft-checkpoint
   // journal); one per deploy, so deploys may share the space.
   partial.scope_ = std::make_unique<rspace::DeployScope>(*space_);
-  rspace::DeployScope& scope = *partial.scope_;
   // Native operations cost no phlo: the deploy pays the same whatever the
   // accounting costs.
   interp::SpaceNative native(
-      space_, rspace::OpContext{&log, &runtime_->matcher(), &scope}, nullptr,
-      runtime_->channel_terms());
+      space_,
+      rspace::OpContext{&log, &runtime_->matcher(), partial.scope_.get()},
+      nullptr, runtime_->channel_terms());
+  ASSIGN_OR_RETURN(const bool runs,
+                   Precharge(native, *deployer, deploy.data(), out));
+  if (!runs) return 0;
+  RETURN_IF_ERROR(RunProgram(deploy, block, partial));
+  return Settle(native, *deployer, deploy.data(), out);
+}
 
-  // 1. Precharge: a hold on the deployer's balance (Ledger::Hold); the
-  // deployer sees the charge gone while the program runs.
+absl::StatusOr<bool> DeployExecutor::Precharge(interp::SpaceNative& native,
+                                               const std::string& deployer,
+                                               const DeployData& data,
+                                               DeployOutcome& out) {
+  // A hold on the deployer's balance (Ledger::Hold): the deployer sees the
+  // charge gone while the program runs.
+  contracts::Ledger& ledger = contracts_->ledger();
   std::optional<int64_t> charge = Product(data.phlo_limit, data.phlo_price);
   if (!charge.has_value()) {
     out.failure = DeployFailure::kPhloOverflow;
     out.message = "Deploy payment failed: phlo limit x price overflows";
-    return;
+    return false;
   }
-  if (*charge > 0) {
-    absl::StatusOr<int64_t> balance = ledger.Balance(native, *deployer);
-    if (!balance.ok()) {
-      partial.error_ = balance.status();
-      return;
-    }
-    if (*balance < *charge) {
-      out.failure = DeployFailure::kInsufficientFunds;
-      out.message = "Deploy payment failed: " +
-                    std::string(contracts::TransferErrorText(
-                        contracts::TransferError::kInsufficientFunds));
-      return;
-    }
-    ledger.Hold(*deployer, *charge);
-    out.charged = *charge;
+  if (*charge <= 0) return true;
+  ASSIGN_OR_RETURN(const int64_t balance, ledger.Balance(native, deployer));
+  if (balance < *charge) {
+    out.failure = DeployFailure::kInsufficientFunds;
+    out.message = "Deploy payment failed: " +
+                  std::string(contracts::TransferErrorText(
+                      contracts::TransferError::kInsufficientFunds));
+    return false;
   }
+  ledger.Hold(deployer, *charge);
+  out.charged = *charge;
+  return true;
+}
 
-  // 2. The program (reverted to `program_start` on failure).
+absl::Status DeployExecutor::RunProgram(const SignedDeploy& deploy,
+                                        const interp::BlockInfo& block,
+                                        PartialDeploy& partial) {
+  contracts::Ledger& ledger = contracts_->ledger();
+  rspace::EventLog& log = *partial.log_;
+  DeployOutcome& out = partial.out_;
+  const DeployData& data = deploy.data();
   interp::DeployInfo info;
   info.timestamp = data.timestamp;
   info.deployer_public_key.assign(deploy.deployer().begin(),
                                   deploy.deployer().end());
   info.deploy_id = deploy.id();
+  // Reverted to `program_start_` on failure.
   contracts::Ledger::Snapshot before_program = ledger.Save();
-  partial.program_start_ = scope.mark();
-  interp::EvalResult result =
-      runtime_->EvaluateSource(data.term, info, data.phlo_limit, &log, &block,
-                               /*check_replay_done=*/false, &scope);
+  partial.program_start_ = partial.scope_->mark();
+  interp::EvalResult result = runtime_->EvaluateSource(
+      data.term, info, data.phlo_limit, &log, &block,
+      /*check_replay_done=*/false, partial.scope_.get());
   ledger.ReleaseHold();
   if (result.failed()) {
     // A divergence is the block's fault and a local fault is nobody's: in
     // neither case is there a deploy outcome to record.
     if (log.divergence().has_value() || !IsDeployFault(result.error)) {
-      partial.error_ = result.error;
-      return;
+      return result.error;
     }
     ledger.Restore(std::move(before_program));
     out.failure = FailureOf(result.error);
     out.message = std::string(result.error.message());
   }
   out.cost = result.cost;
+  return absl::OkStatus();
+}
 
-  // 3. Settlement: the fee (cost x price) moves from the deployer to the
-  // PoS vault; the rest of the hold is the refund. The hold guaranteed the
-  // funds. Here the fee leaves the deployer; Deposit moves it in.
+absl::StatusOr<int64_t> DeployExecutor::Settle(interp::SpaceNative& native,
+                                               const std::string& deployer,
+                                               const DeployData& data,
+                                               DeployOutcome& out) {
+  // The fee (cost x price) moves from the deployer to the PoS vault; the
+  // rest of the hold is the refund. The hold guaranteed the funds. Here the
+  // fee leaves the deployer; DepositFee moves it in.
+  contracts::Ledger& ledger = contracts_->ledger();
   std::optional<int64_t> fee =
       Product(std::min(out.cost, data.phlo_limit), data.phlo_price);
   out.refunded = out.charged - fee.value_or(0);
-  if (!fee.has_value() || *fee <= 0) return;
+  if (!fee.has_value() || *fee <= 0) return 0;
   const std::string& pos_vault = contracts::PosVaultAddress();
-  absl::StatusOr<contracts::TransferError> refused =
-      *deployer == pos_vault
-          ? ledger.Transfer(native, *deployer, pos_vault, *fee)  // funds only
-          : ledger.Withdraw(native, *deployer, *fee);
-  if (!refused.ok()) {
-    partial.error_ = refused.status();
-  } else if (*refused != contracts::TransferError::kNone) {
-    partial.error_ = absl::InternalError(
+  ASSIGN_OR_RETURN(
+      const contracts::TransferError refused,
+      deployer == pos_vault
+          ? ledger.Transfer(native, deployer, pos_vault, *fee)  // funds only
+          : ledger.Withdraw(native, deployer, *fee));
+  if (refused != contracts::TransferError::kNone) {
+    return absl::InternalError(
         "deploy fee settlement failed: " +
-        std::string(contracts::TransferErrorText(*refused)));
-  } else if (*deployer != pos_vault) {
-    partial.deposit_ = *fee;
+        std::string(contracts::TransferErrorText(refused)));
   }
+  return deployer == pos_vault ? 0 : *fee;
 }
 
 absl::Status DeployExecutor::DepositFee(PartialDeploy& partial) {

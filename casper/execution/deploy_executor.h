@@ -33,6 +33,7 @@
 #include "casper/contracts/ledger.h"
 #include "casper/contracts/system_contracts.h"
 #include "casper/deploy.h"
+#include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/reducer.h"
 #include "rspace/deploy_scope.h"
 #include "rspace/event_log.h"
@@ -195,11 +196,28 @@ class DeployExecutor {
                              std::span<const rspace::Event> recorded);
 
  private:
-  // The deploy up to its fee's deposit, on partial.log_; fills `partial`
-  // (its error_ on failure).
-  void RunUntilDeposit(const SignedDeploy& deploy,
-                       const rholang::interp::BlockInfo& block,
-                       PartialDeploy& partial);
+  // The deploy up to its fee's deposit, recorded in partial.log_ and in
+  // the scope it gives `partial`, its outcome in partial.out_. Returns the
+  // fee still to move into the PoS vault (0: none). An error is the run's
+  // own (a local fault or a divergence): nothing of `partial` is kept.
+  absl::StatusOr<int64_t> RunUntilDeposit(
+      const SignedDeploy& deploy, const rholang::interp::BlockInfo& block,
+      PartialDeploy& partial);
+  // RunUntilDeposit's steps. Precharge holds phlo limit x price of the
+  // deployer's balance; false (the failure in `out`) when the deploy
+  // cannot pay, so its program does not run. RunProgram evaluates the
+  // term on partial's scope; a program's failure is the outcome's. Settle
+  // takes the fee from the deployer and returns what DepositFee must move
+  // into the PoS vault.
+  absl::StatusOr<bool> Precharge(rholang::interp::SpaceNative& native,
+                                 const std::string& deployer,
+                                 const DeployData& data, DeployOutcome& out);
+  absl::Status RunProgram(const SignedDeploy& deploy,
+                          const rholang::interp::BlockInfo& block,
+                          PartialDeploy& partial);
+  absl::StatusOr<int64_t> Settle(rholang::interp::SpaceNative& native,
+                                 const std::string& deployer,
+                                 const DeployData& data, DeployOutcome& out);
   // The fee's deposit into the PoS vault (none pending: nothing).
   absl::Status DepositFee(PartialDeploy& partial);
   // The outcome's record: events, state change, balance diffs.
