@@ -7,7 +7,7 @@
 
 #include "CasperMessage.pb.h"
 #include "casper/deploy.h"
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ::casper::DeployDataProto proto;

@@ -29,7 +29,7 @@
 #include "RhoTypes.pb.h"
 #include "casper/deploy.h"
 #include "node/api/http_json.h"
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 #include "node/views/par_views.h"
 #include "rholang/ir.h"
 #include "util/bytes.h"

@@ -13,8 +13,8 @@
 #include "node/cli/client.h"
 #include "node/cli/run.h"
 #include "node/config/config.h"
-#include "node/genesis_tool.h"
-#include "node/key_tools.h"
+#include "node/tools/genesis_tool.h"
+#include "node/tools/key_tools.h"
 #include "util/logging.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // Tests for the JSON form of deploys.
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 
 #include <nlohmann/json.hpp>
 

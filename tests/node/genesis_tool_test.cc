@@ -1,5 +1,5 @@
 // `rnode genesis` and `rnode eval-deploy`.
-#include "node/genesis_tool.h"
+#include "node/tools/genesis_tool.h"
 
 #include <cstdio>
 #include <fstream>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "casper/deploy.h"
 #include "gtest/gtest.h"
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 #include "tests/casper/test_key.h"
 #include "util/bytes.h"
 

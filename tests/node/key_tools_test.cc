@@ -1,5 +1,5 @@
 // Tests for the offline key and deploy tools of the rnode binary.
-#include "node/key_tools.h"
+#include "node/tools/key_tools.h"
 
 #include <sstream>
 

@@ -1,8 +1,8 @@
 // Offline tools of the `rnode` binary that need no running node: key
 // generation, REV addresses, deploy signing and verification. Each returns
 // the process exit code and writes its result to `out`, errors to `err`.
-#ifndef RNODE_NODE_KEY_TOOLS_H_
-#define RNODE_NODE_KEY_TOOLS_H_
+#ifndef RNODE_NODE_TOOLS_KEY_TOOLS_H_
+#define RNODE_NODE_TOOLS_KEY_TOOLS_H_
 
 #include <iosfwd>
 #include <optional>
@@ -44,4 +44,4 @@ inline constexpr size_t kMaxDeployJsonBytes = (2u << 20) + 4096;
 
 }  // namespace rnode::node
 
-#endif  // RNODE_NODE_KEY_TOOLS_H_
+#endif  // RNODE_NODE_TOOLS_KEY_TOOLS_H_

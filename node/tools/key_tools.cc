@@ -1,5 +1,5 @@
 // Offline key and deploy tools.
-#include "node/key_tools.h"
+#include "node/tools/key_tools.h"
 
 #include <sys/random.h>
 
@@ -10,7 +10,7 @@
 
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 
 namespace rnode::node {
 namespace {

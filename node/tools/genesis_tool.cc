@@ -1,4 +1,4 @@
-#include "node/genesis_tool.h"
+#include "node/tools/genesis_tool.h"
 
 #include <map>
 #include <memory>
@@ -14,7 +14,7 @@
 #include "casper/execution/deploy_executor.h"
 #include "casper/genesis/genesis.h"
 #include "casper/genesis/genesis_files.h"
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/space.h"

@@ -1,5 +1,5 @@
 // Deploy <-> JSON over nlohmann::json.
-#include "node/deploy_json.h"
+#include "node/tools/deploy_json.h"
 
 #include <nlohmann/json.hpp>
 

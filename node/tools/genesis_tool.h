@@ -3,8 +3,8 @@
 // eval-deploy` also runs one signed deploy on that state with cost
 // accounting and prints its outcome. Each returns the process exit code
 // (0 ok, 1 bad input, 2 internal error), results to `out`, errors to `err`.
-#ifndef RNODE_NODE_GENESIS_TOOL_H_
-#define RNODE_NODE_GENESIS_TOOL_H_
+#ifndef RNODE_NODE_TOOLS_GENESIS_TOOL_H_
+#define RNODE_NODE_TOOLS_GENESIS_TOOL_H_
 
 #include <cstdint>
 #include <iosfwd>
@@ -44,4 +44,4 @@ int RunEvalDeploy(const GenesisToolOptions& options,
 
 }  // namespace rnode::node
 
-#endif  // RNODE_NODE_GENESIS_TOOL_H_
+#endif  // RNODE_NODE_TOOLS_GENESIS_TOOL_H_

@@ -1,8 +1,8 @@
 // JSON form of a signed deploy, as the `rnode sign-deploy` / `verify-deploy`
 // tools read and write it: the DeployDataProto field names, with byte fields
 // (deployer, sig) as lower-case hex and integers as JSON numbers.
-#ifndef RNODE_NODE_DEPLOY_JSON_H_
-#define RNODE_NODE_DEPLOY_JSON_H_
+#ifndef RNODE_NODE_TOOLS_DEPLOY_JSON_H_
+#define RNODE_NODE_TOOLS_DEPLOY_JSON_H_
 
 #include <string>
 #include <string_view>
@@ -22,4 +22,4 @@ absl::StatusOr<casper::SignedDeploy> DeployFromJson(std::string_view json);
 
 }  // namespace rnode::node
 
-#endif  // RNODE_NODE_DEPLOY_JSON_H_
+#endif  // RNODE_NODE_TOOLS_DEPLOY_JSON_H_
