@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "casper/consensus/fork_choice.h"
-#include "casper/validation/validator.h"
+#include "casper/prestate/ancestry.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::proposer {
@@ -68,7 +68,7 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
     parent_time = std::max(parent_time, m->timestamp);
   }
   const int64_t timestamp = std::max(now_ms, parent_time);
-  validation::PreState pre;
+  prestate::PreState pre;
   if (pre_states_ != nullptr) {
     ASSIGN_OR_RETURN(pre, pre_states_->Compute(parents));
   } else {
@@ -80,7 +80,7 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   absl::Status ancestry_error;
   std::vector<SignedDeploy> deploys = pool_->Select(
       number, timestamp, options_.max_deploys, [&](const SignedDeploy& d) {
-        auto repeated = validation::DeployInAncestry(
+        auto repeated = prestate::DeployInAncestry(
             *dag_, parents, d.sig(), number - options_.deploy_lifespan);
         if (!repeated.ok()) ancestry_error.Update(repeated.status());
         return repeated.ok() && !*repeated;
@@ -116,7 +116,7 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   b.body.merge_base = pre.merge_base;
   b.body.rejected = std::move(pre.rejected);
   b.body.state.post_state = played.post_state;
-  b.body.state.bonds = validation::BlockBonds(*post_validators);
+  b.body.state.bonds = BlockBonds(*post_validators);
   b.body.state.block_number = number;
   b.body.deploys = std::move(played.deploys);
   b.body.system_deploys = std::move(played.system_deploys);

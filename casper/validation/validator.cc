@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "casper/prestate/ancestry.h"
 
 namespace rnode::casper::validation {
 namespace {
@@ -98,37 +99,6 @@ bool IsSlashable(InvalidReason reason) {
     default:
       return true;
   }
-}
-
-absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
-                                      std::span<const Hash32> parents,
-                                      ByteView sig, int64_t min_number) {
-  auto holders = dag.BlocksWithDeploy(sig);
-  if (!holders.ok()) return holders.status();
-  for (const Hash32& h : *holders) {
-    auto meta = dag.Meta(h);
-    if (meta == nullptr || meta->block_number < min_number) continue;
-    for (const Hash32& p : parents) {
-      if (dag.IsAncestor(h, p)) return true;
-    }
-  }
-  return false;
-}
-
-std::vector<block::Bond> BlockBonds(const contracts::Validators& validators) {
-  std::vector<block::Bond> out;
-  for (const contracts::Bond& b : validators.bonds) {
-    if (b.stake <= 0 || b.validator.size() != 65) continue;
-    block::Bond bond;
-    std::copy(b.validator.begin(), b.validator.end(), bond.validator.begin());
-    bond.stake = b.stake;
-    out.push_back(bond);
-  }
-  std::sort(out.begin(), out.end(),
-            [](const block::Bond& a, const block::Bond& b) {
-              return a.validator < b.validator;
-            });
-  return out;
 }
 
 Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
@@ -318,8 +288,8 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     if (!sigs.insert(d.sig).second) {
       return Invalid(R::kInvalidRepeatDeploy, which + " appears twice");
     }
-    auto repeated = DeployInAncestry(*dag_, parents, d.sig,
-                                     number - options_.deploy_lifespan);
+    auto repeated = prestate::DeployInAncestry(
+        *dag_, parents, d.sig, number - options_.deploy_lifespan);
     if (!repeated.ok()) return Internal(repeated.status());
     if (*repeated) {
       return Invalid(R::kInvalidRepeatDeploy,
@@ -356,7 +326,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     }
   }
   // 13. Pre-state: the parent's post-state, or the merge of the scope.
-  PreState pre;
+  prestate::PreState pre;
   if (pre_states_ != nullptr) {
     auto computed = pre_states_->Compute(parents);
     if (!computed.ok()) return Internal(computed.status());
