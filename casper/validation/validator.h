@@ -109,8 +109,10 @@ class BlockValidator {
         pre_states_(pre_states),
         options_(std::move(options)) {}
 
-  // Runs every check on `block` (not yet in the DAG) at local time
-  // `now_ms`. Leaves the space at the block's post-state when valid.
+  // Runs the checks on `block` (not yet in the DAG) at local time `now_ms`,
+  // in the order of docs/validation.md's table (CheckSeal to
+  // CheckEquivocation in validator.cc); the first that fails gives the
+  // verdict. Leaves the space at the block's post-state when valid.
   Verdict Validate(const block::Block& block, int64_t now_ms);
 
  private:
