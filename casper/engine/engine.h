@@ -22,6 +22,7 @@
 #include "casper/consensus/finality.h"
 #include "casper/dag/dag_store.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/prestate/pre_state.h"
 #include "casper/proposer/block_creator.h"
 #include "casper/validation/validator.h"
 
@@ -97,7 +98,7 @@ class Engine {
          validation::BlockValidator* validator, proposer::BlockCreator* creator,
          Transport* transport, const crypto::Secp256k1PrivateKey& key,
          EngineOptions options = {},
-         validation::PreStateBuilder* pre_states = nullptr)
+         prestate::PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         pool_(pool),
         validator_(validator),
@@ -145,7 +146,7 @@ class Engine {
   validation::BlockValidator* validator_;
   proposer::BlockCreator* creator_;
   Transport* transport_;
-  validation::PreStateBuilder* pre_states_;
+  prestate::PreStateBuilder* pre_states_;
   const crypto::Secp256k1PrivateKey key_;
   const EngineOptions options_;
   // A block waiting for the blocks its verdict named missing.

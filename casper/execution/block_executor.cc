@@ -101,6 +101,22 @@ block::ProcessedDeploy RecordDeploy(const SignedDeploy& deploy,
       precharge_failed ? FailureText(outcome) : std::string(), outcome.events);
 }
 
+std::vector<block::Bond> BlockBonds(const contracts::Validators& validators) {
+  std::vector<block::Bond> out;
+  for (const contracts::Bond& b : validators.bonds) {
+    if (b.stake <= 0 || b.validator.size() != 65) continue;
+    block::Bond bond;
+    std::copy(b.validator.begin(), b.validator.end(), bond.validator.begin());
+    bond.stake = b.stake;
+    out.push_back(bond);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const block::Bond& a, const block::Bond& b) {
+              return a.validator < b.validator;
+            });
+  return out;
+}
+
 absl::StatusOr<PlayedBlock> BlockExecutor::Play(
     const Hash32& pre_state, std::span<const SignedDeploy> deploys,
     std::span<const SlashToRun> slashes, const BlockEnv& env) {

@@ -38,6 +38,7 @@
 
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
+#include "casper/contracts/pos.h"
 #include "casper/deploy.h"
 #include "casper/execution/deploy_executor.h"
 #include "casper/execution/executor_lanes.h"
@@ -50,6 +51,9 @@ namespace rnode::casper {
 // error: the precharge failed and nothing ran).
 block::ProcessedDeploy RecordDeploy(const SignedDeploy& deploy,
                                     const DeployOutcome& outcome);
+
+// The bonds a block records for a state: those with stake, ascending by key.
+std::vector<block::Bond> BlockBonds(const contracts::Validators& validators);
 
 // The block-level facts deploys run with.
 struct BlockEnv {

@@ -22,7 +22,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/execution/block_executor.h"
 #include "casper/pool/deploy_pool.h"
-#include "casper/validation/pre_state.h"
+#include "casper/prestate/pre_state.h"
 
 namespace rnode::casper::proposer {
 
@@ -42,7 +42,7 @@ class BlockCreator {
   BlockCreator(dag::DagStore* dag, pool::DeployPool* pool,
                BlockExecutor* executor, contracts::ValidatorsCache* validators,
                CreatorOptions options,
-               validation::PreStateBuilder* pre_states = nullptr)
+               prestate::PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         pool_(pool),
         executor_(executor),
@@ -63,7 +63,7 @@ class BlockCreator {
   pool::DeployPool* pool_;
   BlockExecutor* executor_;
   contracts::ValidatorsCache* validators_;
-  validation::PreStateBuilder* pre_states_;
+  prestate::PreStateBuilder* pre_states_;
   const CreatorOptions options_;
 };
 

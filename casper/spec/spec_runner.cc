@@ -82,18 +82,13 @@ bool ParseAssertLine(std::string_view line, AssertLine* out) {
   return true;
 }
 
-absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
-                                   const SpecOptions& options) {
-  SpecReport report;
-  LineSink sink(&report.output);
-  rspace::InMemoryStore store(kStoreColumns);
-  rspace::SpaceOptions so;
-  so.term_factory = interp::StoredTermFactory();
-  absl::StatusOr<std::unique_ptr<rspace::Space>> space =
-      rspace::Space::Open(&store, so);
-  if (!space.ok()) return space.status();
-  // The genesis vault keys, decoded once: their vaults are funded and
-  // they are the bonded validators (and the coop vault's signers).
+namespace {
+
+// The public keys of the genesis vault keys, in the options' order: their
+// vaults are funded and they are the bonded validators (and the coop
+// vault's signers). InvalidArgument for a key that is not 32 bytes of hex.
+absl::StatusOr<std::vector<crypto::Secp256k1PublicKey>> GenesisVaultKeys(
+    const SpecOptions& options) {
   std::vector<crypto::Secp256k1PublicKey> vault_keys;
   for (std::string_view key_hex : options.genesis_vault_keys) {
     absl::StatusOr<crypto::Secp256k1PrivateKey> key =
@@ -104,6 +99,118 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
     }
     vault_keys.push_back(crypto::Secp256k1PublicKeyOf(*key));
   }
+  return vault_keys;
+}
+
+// The harness's genesis vaults: each key's vault funded with `balance`,
+// and the keys (each once, ascending) bonded in PoS with kSpecGenesisStake.
+absl::Status MintGenesisVaults(
+    contracts::SystemContracts& contracts, rspace::Space& space,
+    interp::Runtime& runtime,
+    const std::vector<crypto::Secp256k1PublicKey>& vault_keys,
+    int64_t balance) {
+  rspace::EventLog log;
+  interp::SpaceNative native(&space,
+                             rspace::OpContext{&log, &runtime.matcher()},
+                             /*meter=*/nullptr, runtime.channel_terms());
+  contracts.ledger().BeginDeploy();
+  std::vector<contracts::Bond> bonds;
+  for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
+    RETURN_IF_ERROR(contracts.ledger().Mint(
+        native, crypto::RevAddressFromPublicKey(pk), balance));
+    bonds.push_back({Bytes(pk.begin(), pk.end()), kSpecGenesisStake});
+  }
+  std::sort(bonds.begin(), bonds.end(),
+            [](const contracts::Bond& a, const contracts::Bond& b) {
+              return a.validator < b.validator;
+            });
+  bonds.erase(
+      std::unique(bonds.begin(), bonds.end(),
+                  [](const contracts::Bond& a, const contracts::Bond& b) {
+                    return a.validator == b.validator;
+                  }),
+      bonds.end());
+  if (!bonds.empty()) RETURN_IF_ERROR(contracts.pos().Genesis(native, bonds));
+  return absl::OkStatus();
+}
+
+// The coop vault, its signers the vault keys (each once), a majority of
+// them to spend; none without keys.
+absl::Status CreateSpecCoopVault(
+    interp::Runtime& runtime, rspace::Space& space,
+    const interp::BlockInfo& block,
+    const std::vector<crypto::Secp256k1PublicKey>& vault_keys) {
+  if (vault_keys.empty()) return absl::OkStatus();
+  std::vector<Bytes> signers;
+  for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
+    signers.emplace_back(pk.begin(), pk.end());
+  }
+  std::sort(signers.begin(), signers.end());
+  signers.erase(std::unique(signers.begin(), signers.end()), signers.end());
+  return contracts::CreateCoopVault(
+      runtime, space, block, signers,
+      static_cast<int64_t>(signers.size() / 2 + 1));
+}
+
+// Runs the framework's deploy and checkpoints. InvalidArgument when the
+// framework fails.
+absl::Status RunFramework(interp::Runtime& runtime, rspace::Space& space,
+                          const SpecOptions& options,
+                          const interp::DeployInfo& deploy,
+                          const interp::BlockInfo& block) {
+  rspace::EventLog log;
+  interp::EvalResult r = runtime.EvaluateSource(
+      options.framework, deploy, options.phlo_limit, &log, &block);
+  if (r.failed()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the spec framework failed: ", r.error.message()));
+  }
+  absl::StatusOr<Hash32> root = space.CreateCheckpoint();
+  return root.status();
+}
+
+// The cases of the assert lines of report.output from line `first`, and
+// whether the suite completed.
+void ReadCases(size_t first, SpecReport& report) {
+  std::map<std::string, size_t> index;  // case name -> position in cases
+  for (size_t i = first; i < report.output.size(); ++i) {
+    const std::string& line = report.output[i];
+    if (line == kCompletedLine) {
+      report.completed = true;
+      continue;
+    }
+    AssertLine a;
+    if (!ParseAssertLine(line, &a)) continue;
+    auto [it, added] = index.emplace(a.name, report.cases.size());
+    if (added) {
+      SpecCase c;
+      c.name = a.name;
+      c.passed = true;
+      report.cases.push_back(std::move(c));
+    }
+    SpecCase& c = report.cases[it->second];
+    ++c.assertions;
+    if (!a.ok && c.passed) {
+      c.passed = false;
+      c.reason = absl::StrCat("attempt ", a.attempt, ": ", a.clue);
+    }
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
+                                   const SpecOptions& options) {
+  SpecReport report;
+  LineSink sink(&report.output);
+  rspace::InMemoryStore store(kStoreColumns);
+  rspace::SpaceOptions so;
+  so.term_factory = interp::StoredTermFactory();
+  absl::StatusOr<std::unique_ptr<rspace::Space>> space =
+      rspace::Space::Open(&store, so);
+  if (!space.ok()) return space.status();
+  ASSIGN_OR_RETURN(const std::vector<crypto::Secp256k1PublicKey> vault_keys,
+                   GenesisVaultKeys(options));
   absl::StatusOr<crypto::Secp256k1PrivateKey> deployer =
       HexDecodeFixed<32>(options.deployer_key);
   if (!deployer.ok()) {
@@ -133,88 +240,21 @@ absl::StatusOr<SpecReport> RunSpec(std::string_view spec,
   absl::StatusOr<interp::DeployInfo> spec_deploy =
       contracts::SourceDeploy(spec, kSpecTimestamp, options.deployer_key);
   if (!spec_deploy.ok()) return spec_deploy.status();
-  // The harness's genesis vaults.
-  {
-    rspace::EventLog log;
-    interp::SpaceNative native(space->get(),
-                               rspace::OpContext{&log, &(*runtime)->matcher()},
-                               /*meter=*/nullptr, (*runtime)->channel_terms());
-    contracts.ledger().BeginDeploy();
-    std::vector<contracts::Bond> bonds;
-    for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
-      RETURN_IF_ERROR(
-          contracts.ledger().Mint(native, crypto::RevAddressFromPublicKey(pk),
-                                  options.genesis_vault_balance));
-      bonds.push_back({Bytes(pk.begin(), pk.end()), kSpecGenesisStake});
-    }
-    std::sort(bonds.begin(), bonds.end(),
-              [](const contracts::Bond& a, const contracts::Bond& b) {
-                return a.validator < b.validator;
-              });
-    bonds.erase(
-        std::unique(bonds.begin(), bonds.end(),
-                    [](const contracts::Bond& a, const contracts::Bond& b) {
-                      return a.validator == b.validator;
-                    }),
-        bonds.end());
-    if (!bonds.empty()) RETURN_IF_ERROR(contracts.pos().Genesis(native, bonds));
-  }
+  RETURN_IF_ERROR(MintGenesisVaults(contracts, **space, **runtime, vault_keys,
+                                    options.genesis_vault_balance));
   // The helper contracts the public genesis has (rho:lang:listOps, ...),
-  // each by its own deploy, the coop vault (its signers the validators, a
-  // majority to spend), then the framework.
+  // each by its own deploy, the coop vault, then the framework.
   RETURN_IF_ERROR(contracts::DeployHelperContracts(**runtime, **space, block));
-  if (!vault_keys.empty()) {
-    std::vector<Bytes> signers;
-    for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
-      signers.emplace_back(pk.begin(), pk.end());
-    }
-    std::sort(signers.begin(), signers.end());
-    signers.erase(std::unique(signers.begin(), signers.end()), signers.end());
-    RETURN_IF_ERROR(contracts::CreateCoopVault(
-        **runtime, **space, block, signers,
-        static_cast<int64_t>(signers.size() / 2 + 1)));
-  }
-  {
-    rspace::EventLog log;
-    interp::EvalResult r = (*runtime)->EvaluateSource(
-        options.framework, *framework_deploy, options.phlo_limit, &log, &block);
-    if (r.failed()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the spec framework failed: ", r.error.message()));
-    }
-    absl::StatusOr<Hash32> root = (*space)->CreateCheckpoint();
-    if (!root.ok()) return root.status();
-  }
+  RETURN_IF_ERROR(CreateSpecCoopVault(**runtime, **space, block, vault_keys));
+  RETURN_IF_ERROR(
+      RunFramework(**runtime, **space, options, *framework_deploy, block));
   const size_t framework_lines = report.output.size();
 
   rspace::EventLog log;
   interp::EvalResult r = (*runtime)->EvaluateSource(
       spec, *spec_deploy, options.phlo_limit, &log, &block);
   if (r.failed()) report.error = std::string(r.error.message());
-
-  std::map<std::string, size_t> index;  // case name -> position in cases
-  for (size_t i = framework_lines; i < report.output.size(); ++i) {
-    const std::string& line = report.output[i];
-    if (line == kCompletedLine) {
-      report.completed = true;
-      continue;
-    }
-    AssertLine a;
-    if (!ParseAssertLine(line, &a)) continue;
-    auto [it, added] = index.emplace(a.name, report.cases.size());
-    if (added) {
-      SpecCase c;
-      c.name = a.name;
-      c.passed = true;
-      report.cases.push_back(std::move(c));
-    }
-    SpecCase& c = report.cases[it->second];
-    ++c.assertions;
-    if (!a.ok && c.passed) {
-      c.passed = false;
-      c.reason = absl::StrCat("attempt ", a.attempt, ": ", a.clue);
-    }
-  }
+  ReadCases(framework_lines, report);
   return report;
 }
 

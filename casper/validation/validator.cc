@@ -2,14 +2,15 @@
 #include "casper/validation/validator.h"
 
 #include <algorithm>
-#include <atomic>
 #include <memory>
 #include <optional>
 #include <set>
-#include <thread>
 #include <utility>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "casper/prestate/ancestry.h"
+#include "casper/validation/internal/signed_replay.h"
 
 namespace rnode::casper::validation {
 namespace {
@@ -100,43 +101,42 @@ bool IsSlashable(InvalidReason reason) {
   }
 }
 
-absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
-                                      std::span<const Hash32> parents,
-                                      ByteView sig, int64_t min_number) {
-  auto holders = dag.BlocksWithDeploy(sig);
-  if (!holders.ok()) return holders.status();
-  for (const Hash32& h : *holders) {
-    auto meta = dag.Meta(h);
-    if (meta == nullptr || meta->block_number < min_number) continue;
-    for (const Hash32& p : parents) {
-      if (dag.IsAncestor(h, p)) return true;
-    }
-  }
-  return false;
-}
+namespace {
 
-std::vector<block::Bond> BlockBonds(const contracts::Validators& validators) {
-  std::vector<block::Bond> out;
-  for (const contracts::Bond& b : validators.bonds) {
-    if (b.stake <= 0 || b.validator.size() != 65) continue;
-    block::Bond bond;
-    std::copy(b.validator.begin(), b.validator.end(), bond.validator.begin());
-    bond.stake = b.stake;
-    out.push_back(bond);
-  }
-  std::sort(out.begin(), out.end(),
-            [](const block::Bond& a, const block::Bond& b) {
-              return a.validator < b.validator;
-            });
-  return out;
-}
+using R = InvalidReason;
+using internal::SignedReplay;
+using internal::SignedReplayResult;
 
-Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
-  using R = InvalidReason;
-  // 1. Seal.
+// What every check reads.
+struct CheckInput {
+  const block::Block& b;  // Not yet in the DAG.
+  int64_t now_ms;         // The local clock.
+  const ValidatorOptions& options;
+  dag::DagStore& dag;
+};
+
+// What checks found that later checks read; each field is set by the check
+// named beside it, and read only after it passed.
+struct Found {
+  // CheckParents: the parents' metadata in block order, main parent first.
+  std::vector<std::shared_ptr<const dag::BlockMeta>> parents;
+  int64_t number = 0;       // CheckBlockNumber: max(parent numbers) + 1.
+  int64_t parent_time = 0;  // CheckBlockNumber: the latest parent timestamp.
+  // CheckSequenceNumber: the sender's justified block, null for none.
+  std::shared_ptr<const dag::BlockMeta> previous;
+  std::set<Hash32> slashed;  // CheckSlashes: the blocks slashed.
+  // CheckSlashes: the keys the slash system deploys slash, in block order.
+  std::vector<Bytes> slash_validators;
+  prestate::PreState pre;  // CheckPreState.
+
+  const dag::BlockMeta& main() const { return *parents.front(); }
+};
+
+std::optional<Verdict> CheckSeal(const CheckInput& in) {
+  const block::Block& b = in.b;
   switch (block::CheckSeal(b)) {
     case block::SealError::kNone:
-      break;
+      return std::nullopt;
     case block::SealError::kHashMismatch:
       return Invalid(R::kInvalidBlockHash,
                      "hash " + Hex(b.hash) + " is not the block's (" +
@@ -148,156 +148,194 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
       return Invalid(R::kInvalidSignature,
                      "the signature is not the sender's over the hash");
   }
-  // 2. Form and shard.
-  if (b.sender == crypto::Secp256k1PublicKey{}) {
+  return std::nullopt;
+}
+
+std::optional<Verdict> CheckFormat(const CheckInput& in) {
+  if (in.b.sender == crypto::Secp256k1PublicKey{}) {
     return Invalid(R::kInvalidFormat, "no sender");
   }
-  if (b.header.version != block::kBlockVersion) {
+  if (in.b.header.version != block::kBlockVersion) {
     return Invalid(R::kInvalidFormat,
-                   absl::StrCat("version ", b.header.version, ", expected ",
+                   absl::StrCat("version ", in.b.header.version, ", expected ",
                                 block::kBlockVersion));
   }
-  if (b.shard_id != options_.shard_id) {
-    return Invalid(
-        R::kInvalidShardId,
-        "shard '" + b.shard_id + "', expected '" + options_.shard_id + "'");
+  return std::nullopt;
+}
+
+std::optional<Verdict> CheckShardId(const CheckInput& in) {
+  if (in.b.shard_id != in.options.shard_id) {
+    return Invalid(R::kInvalidShardId, "shard '" + in.b.shard_id +
+                                           "', expected '" +
+                                           in.options.shard_id + "'");
   }
-  // 3. Dependencies: everything the block names must be stored.
+  return std::nullopt;
+}
+
+// Everything the block names must be stored.
+std::optional<Verdict> CheckDependencies(const CheckInput& in) {
+  const block::Block& b = in.b;
   std::set<Hash32> missing;
   for (const Hash32& p : b.header.parents) {
-    if (!dag_->Contains(p)) missing.insert(p);
+    if (!in.dag.Contains(p)) missing.insert(p);
   }
   for (const auto& j : b.justifications) {
-    if (!dag_->Contains(j.latest_block)) missing.insert(j.latest_block);
+    if (!in.dag.Contains(j.latest_block)) missing.insert(j.latest_block);
   }
   for (const auto& s : b.body.system_deploys) {
     if (const auto* slash = std::get_if<block::SlashDeploy>(&s.deploy)) {
-      if (!dag_->Contains(slash->invalid_block)) {
+      if (!in.dag.Contains(slash->invalid_block)) {
         missing.insert(slash->invalid_block);
       }
     }
   }
-  if (!missing.empty()) {
-    Verdict v;
-    v.kind = Verdict::Kind::kMissingDependency;
-    v.missing.assign(missing.begin(), missing.end());
-    return v;
-  }
-  // 4. Parents.
-  const auto& parents = b.header.parents;
+  if (missing.empty()) return std::nullopt;
+  Verdict v;
+  v.kind = Verdict::Kind::kMissingDependency;
+  v.missing.assign(missing.begin(), missing.end());
+  return v;
+}
+
+std::optional<Verdict> CheckParents(const CheckInput& in, Found& found) {
+  const auto& parents = in.b.header.parents;
   if (parents.empty()) return Invalid(R::kInvalidParents, "no parents");
-  if (parents.size() > options_.max_parents) {
+  if (parents.size() > in.options.max_parents) {
     return Invalid(R::kInvalidParents,
                    absl::StrCat(parents.size(), " parents, at most ",
-                                options_.max_parents));
+                                in.options.max_parents));
   }
-  std::vector<std::shared_ptr<const dag::BlockMeta>> parent_metas;
   for (const Hash32& p : parents) {
     if (std::count(parents.begin(), parents.end(), p) > 1) {
       return Invalid(R::kInvalidParents, "parent " + Hex(p) + " repeated");
     }
-    auto m = dag_->Meta(p);
+    auto m = in.dag.Meta(p);
     if (m->invalid) {
       return Invalid(R::kInvalidParents, "parent " + Hex(p) + " is invalid");
     }
-    parent_metas.push_back(std::move(m));
+    found.parents.push_back(std::move(m));
   }
-  const dag::BlockMeta& main = *parent_metas.front();
-  // 5. Sender bonded in the main parent's state.
-  if (block::StakeOf(main.bonds, b.sender) <= 0) {
-    return Invalid(R::kInvalidSender, "sender " + HexEncode(b.sender) +
+  return std::nullopt;
+}
+
+// Bonded in the main parent's state.
+std::optional<Verdict> CheckSender(const CheckInput& in, const Found& found) {
+  if (block::StakeOf(found.main().bonds, in.b.sender) <= 0) {
+    return Invalid(R::kInvalidSender, "sender " + HexEncode(in.b.sender) +
                                           " is not bonded in the main "
                                           "parent's state");
   }
-  // 6. Justifications: exactly the main parent's bonded validators.
-  {
-    std::set<crypto::Secp256k1PublicKey> justified;
-    for (const auto& j : b.justifications) {
-      if (!justified.insert(j.validator).second) {
-        return Invalid(
-            R::kInvalidFollows,
-            "validator " + HexEncode(j.validator) + " justified twice");
-      }
-    }
-    std::set<crypto::Secp256k1PublicKey> expected;
-    for (const auto& bond : main.bonds) {
-      if (bond.stake > 0) expected.insert(bond.validator);
-    }
-    if (justified != expected) {
-      return Invalid(
-          R::kInvalidFollows,
-          absl::StrCat("justifies ", justified.size(),
-                       " validators; the main parent bonds ", expected.size()));
+  return std::nullopt;
+}
+
+// Exactly the main parent's bonded validators, each once.
+std::optional<Verdict> CheckJustifications(const CheckInput& in,
+                                           const Found& found) {
+  std::set<crypto::Secp256k1PublicKey> justified;
+  for (const auto& j : in.b.justifications) {
+    if (!justified.insert(j.validator).second) {
+      return Invalid(R::kInvalidFollows, "validator " + HexEncode(j.validator) +
+                                             " justified twice");
     }
   }
-  // 7. Block number.
-  int64_t number = 0;
-  int64_t parent_time = 0;
-  for (const auto& m : parent_metas) {
-    number = std::max(number, m->block_number + 1);
-    parent_time = std::max(parent_time, m->timestamp);
+  std::set<crypto::Secp256k1PublicKey> expected;
+  for (const auto& bond : found.main().bonds) {
+    if (bond.stake > 0) expected.insert(bond.validator);
   }
-  if (b.number() != number) {
-    return Invalid(R::kInvalidBlockNumber,
-                   absl::StrCat("number ", b.number(), ", expected ", number));
+  if (justified != expected) {
+    return Invalid(
+        R::kInvalidFollows,
+        absl::StrCat("justifies ", justified.size(),
+                     " validators; the main parent bonds ", expected.size()));
   }
-  // 8. Sequence number: one more than the sender's justified block.
-  std::shared_ptr<const dag::BlockMeta> previous;
+  return std::nullopt;
+}
+
+std::optional<Verdict> CheckBlockNumber(const CheckInput& in, Found& found) {
+  for (const auto& m : found.parents) {
+    found.number = std::max(found.number, m->block_number + 1);
+    found.parent_time = std::max(found.parent_time, m->timestamp);
+  }
+  if (in.b.number() != found.number) {
+    return Invalid(
+        R::kInvalidBlockNumber,
+        absl::StrCat("number ", in.b.number(), ", expected ", found.number));
+  }
+  return std::nullopt;
+}
+
+// One more than the sender's justified block.
+std::optional<Verdict> CheckSequenceNumber(const CheckInput& in, Found& found) {
+  const block::Block& b = in.b;
   for (const auto& j : b.justifications) {
     if (j.validator != b.sender) continue;
-    auto m = dag_->Meta(j.latest_block);
-    if (m->sender == b.sender) previous = std::move(m);
+    auto m = in.dag.Meta(j.latest_block);
+    if (m->sender == b.sender) found.previous = std::move(m);
   }
   // In 64 bits: a stored (invalid) block may carry INT32_MAX.
   const int64_t expected_seq =
-      previous == nullptr ? 1 : int64_t{previous->seq_num} + 1;
+      found.previous == nullptr ? 1 : int64_t{found.previous->seq_num} + 1;
   if (b.seq_num != expected_seq) {
     return Invalid(R::kInvalidSequenceNumber,
                    absl::StrCat("sequence number ", b.seq_num, ", expected ",
                                 expected_seq));
   }
-  // 9. No justification older than the sender's previous block's.
-  if (previous != nullptr) {
-    for (const auto& pj : previous->justifications) {
-      auto before = dag_->Meta(pj.latest_block);
-      for (const auto& j : b.justifications) {
-        if (j.validator != pj.validator) continue;
-        auto now = dag_->Meta(j.latest_block);
-        if (before->sender == pj.validator &&
-            (now->sender != pj.validator || now->seq_num < before->seq_num)) {
-          return Invalid(R::kJustificationRegression,
-                         "justifies " + Hex(j.latest_block) + " of " +
-                             HexEncode(j.validator) +
-                             ", older than its previous block's " +
-                             Hex(pj.latest_block));
-        }
+  return std::nullopt;
+}
+
+// No justification older than the sender's previous block's.
+std::optional<Verdict> CheckJustificationRegression(const CheckInput& in,
+                                                    const Found& found) {
+  if (found.previous == nullptr) return std::nullopt;
+  for (const auto& pj : found.previous->justifications) {
+    auto before = in.dag.Meta(pj.latest_block);
+    for (const auto& j : in.b.justifications) {
+      if (j.validator != pj.validator) continue;
+      auto now = in.dag.Meta(j.latest_block);
+      if (before->sender == pj.validator &&
+          (now->sender != pj.validator || now->seq_num < before->seq_num)) {
+        return Invalid(R::kJustificationRegression,
+                       "justifies " + Hex(j.latest_block) + " of " +
+                           HexEncode(j.validator) +
+                           ", older than its previous block's " +
+                           Hex(pj.latest_block));
       }
     }
   }
-  // 10. Timestamp.
-  if (b.header.timestamp < parent_time) {
+  return std::nullopt;
+}
+
+std::optional<Verdict> CheckTimestamp(const CheckInput& in,
+                                      const Found& found) {
+  const int64_t timestamp = in.b.header.timestamp;
+  if (timestamp < found.parent_time) {
     return Invalid(R::kInvalidTimestamp,
-                   absl::StrCat("timestamp ", b.header.timestamp,
-                                " is before its parent's ", parent_time));
+                   absl::StrCat("timestamp ", timestamp,
+                                " is before its parent's ", found.parent_time));
   }
-  if (b.header.timestamp > now_ms + options_.max_clock_drift_ms) {
+  if (timestamp > in.now_ms + in.options.max_clock_drift_ms) {
     return Invalid(R::kInvalidTimestamp,
-                   absl::StrCat("timestamp ", b.header.timestamp,
-                                " is more than ", options_.max_clock_drift_ms,
-                                " ms ahead of now (", now_ms, ")"));
+                   absl::StrCat("timestamp ", timestamp, " is more than ",
+                                in.options.max_clock_drift_ms,
+                                " ms ahead of now (", in.now_ms, ")"));
   }
-  // 11. Deploys: shard, windows, repeats.
+  return std::nullopt;
+}
+
+// Each deploy in block order: its shard, its validity window, no repeat.
+std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
+  const block::Block& b = in.b;
+  const ValidatorOptions& options = in.options;
   std::set<Bytes> sigs;
   for (size_t i = 0; i < b.body.deploys.size(); ++i) {
     const block::ProcessedDeploy& d = b.body.deploys[i];
     const std::string which =
         absl::StrCat("deploy ", i, " (", HexEncode(d.sig), ")");
-    if (d.data.shard_id != options_.shard_id) {
+    if (d.data.shard_id != options.shard_id) {
       return Invalid(R::kInvalidShardId,
                      which + " is for shard '" + d.data.shard_id + "'");
     }
-    switch (WindowAt(d.data, number, b.header.timestamp,
-                     options_.deploy_lifespan)) {
+    switch (WindowAt(d.data, found.number, b.header.timestamp,
+                     options.deploy_lifespan)) {
       case DeployWindow::kOpen:
         break;
       case DeployWindow::kFuture:
@@ -309,7 +347,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
                        absl::StrCat(which, " (valid after block ",
                                     d.data.valid_after_block_number,
                                     ") is past its lifespan of ",
-                                    options_.deploy_lifespan, " blocks"));
+                                    options.deploy_lifespan, " blocks"));
       case DeployWindow::kTimeExpired:
         return Invalid(
             R::kContainsTimeExpiredDeploy,
@@ -318,156 +356,175 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
     if (!sigs.insert(d.sig).second) {
       return Invalid(R::kInvalidRepeatDeploy, which + " appears twice");
     }
-    auto repeated = DeployInAncestry(*dag_, parents, d.sig,
-                                     number - options_.deploy_lifespan);
+    auto repeated =
+        prestate::DeployInAncestry(in.dag, b.header.parents, d.sig,
+                                   found.number - options.deploy_lifespan);
     if (!repeated.ok()) return Internal(repeated.status());
     if (*repeated) {
       return Invalid(R::kInvalidRepeatDeploy,
                      which + " is already in the block's ancestry");
     }
   }
-  // 12. Invalid blocks justified must be slashed; slashes must be earned.
-  std::set<Hash32> slashed;
-  std::vector<Bytes> slash_validators;
-  for (const auto& s : b.body.system_deploys) {
+  return std::nullopt;
+}
+
+// A slash names a block known invalid and is issued by the sender.
+std::optional<Verdict> CheckSlashes(const CheckInput& in, Found& found) {
+  for (const auto& s : in.b.body.system_deploys) {
     const auto* slash = std::get_if<block::SlashDeploy>(&s.deploy);
     if (slash == nullptr) continue;
-    auto target = dag_->Meta(slash->invalid_block);
-    if (!target->invalid || slash->issuer != b.sender) {
+    auto target = in.dag.Meta(slash->invalid_block);
+    if (!target->invalid || slash->issuer != in.b.sender) {
       return Invalid(R::kUnauthorizedSlash,
                      "slash for " + Hex(slash->invalid_block) +
                          (target->invalid ? " issued by another key"
                                           : ", which is not invalid"));
     }
-    slashed.insert(slash->invalid_block);
-    slash_validators.emplace_back(target->sender.begin(), target->sender.end());
+    found.slashed.insert(slash->invalid_block);
+    found.slash_validators.emplace_back(target->sender.begin(),
+                                        target->sender.end());
   }
-  for (const auto& j : b.justifications) {
+  return std::nullopt;
+}
+
+// An invalid block justified is slashed in this block.
+std::optional<Verdict> CheckNeglectedInvalidBlocks(const CheckInput& in,
+                                                   const Found& found) {
+  for (const auto& j : in.b.justifications) {
     const std::shared_ptr<const dag::BlockMeta> justified =
-        dag_->Meta(j.latest_block);
+        in.dag.Meta(j.latest_block);
     if (justified == nullptr) {
       return Internal(absl::DataLossError(
           "justified block " + Hex(j.latest_block) + " is not readable"));
     }
-    if (justified->invalid && !slashed.contains(j.latest_block)) {
+    if (justified->invalid && !found.slashed.contains(j.latest_block)) {
       return Invalid(R::kNeglectedInvalidBlock,
                      "justifies invalid block " + Hex(j.latest_block) +
                          " without slashing its sender");
     }
   }
-  // 13. Pre-state: the parent's post-state, or the merge of the scope.
-  PreState pre;
-  if (pre_states_ != nullptr) {
-    auto computed = pre_states_->Compute(parents);
+  return std::nullopt;
+}
+
+// The parent's post-state, or the merge of the scope: `pre_states` may be
+// null for single-parent blocks only.
+std::optional<Verdict> CheckPreState(const CheckInput& in,
+                                     prestate::PreStateBuilder* pre_states,
+                                     Found& found) {
+  const auto& parents = in.b.header.parents;
+  if (pre_states != nullptr) {
+    auto computed = pre_states->Compute(parents);
     if (!computed.ok()) return Internal(computed.status());
-    pre = *std::move(computed);
+    found.pre = *std::move(computed);
   } else if (parents.size() > 1) {
     return Internal(absl::UnimplementedError(
         "no pre-state builder: a multi-parent block cannot be checked"));
   } else {
-    pre.root = main.post_state;
+    found.pre.root = found.main().post_state;
   }
-  if (b.body.state.pre_state != pre.root) {
+  if (in.b.body.state.pre_state != found.pre.root) {
     return Invalid(R::kInvalidPreState,
-                   "pre-state " + Hex(b.body.state.pre_state) +
-                       " is not the parents' " + Hex(pre.root));
+                   "pre-state " + Hex(in.b.body.state.pre_state) +
+                       " is not the parents' " + Hex(found.pre.root));
   }
-  if (b.body.merge_base != pre.merge_base) {
+  return std::nullopt;
+}
+
+// The merge base and the rejected deploys are the merge's.
+std::optional<Verdict> CheckRejectedDeploys(const CheckInput& in,
+                                            const Found& found) {
+  if (in.b.body.merge_base != found.pre.merge_base) {
     return Invalid(R::kInvalidRejectedDeploy,
                    "merge base is not the parents' main-chain meeting point");
   }
-  if (b.body.rejected != pre.rejected) {
+  if (in.b.body.rejected != found.pre.rejected) {
     return Invalid(R::kInvalidRejectedDeploy,
-                   absl::StrCat("records ", b.body.rejected.size(),
+                   absl::StrCat("records ", in.b.body.rejected.size(),
                                 " rejected deploys; the merge rejects ",
-                                pre.rejected.size()));
+                                found.pre.rejected.size()));
   }
-  // 14 and 15. Deploy signatures and the replay, overlapped: each deploy's
-  // signature is checked when the replay first asks for it, by the thread
-  // that asks (a lane of parallel replay, or one of the threads the serial
-  // replay's look-ahead runs on: BlockExecutor::Replay), and the ones the
-  // replay never asked for are checked after it. Every signature is checked
-  // before a verdict, so a bad signature is reported as such whatever the
-  // replay found, and the verdict does not depend on timing.
-  const size_t n = b.body.deploys.size();
-  std::vector<std::optional<SignedDeploy>> verified(n);
-  enum : int { kUnchecked, kChecking, kVerified, kNotSigned };
-  std::unique_ptr<std::atomic<int>[]> state(new std::atomic<int>[n]);
-  for (size_t i = 0; i < n; ++i) state[i].store(kUnchecked);
-  // Checks deploy k unless another thread has claimed it; true if this
-  // call checked it.
-  auto check = [&](size_t k) {
-    int expected = kUnchecked;
-    if (!state[k].compare_exchange_strong(expected, kChecking,
-                                          std::memory_order_acq_rel)) {
-      return false;
-    }
-    const block::ProcessedDeploy& d = b.body.deploys[k];
-    auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
-                                  SigAlgorithmName(d.sig_algorithm));
-    if (s.ok()) verified[k] = *std::move(s);
-    state[k].store(s.ok() ? kVerified : kNotSigned, std::memory_order_release);
-    return true;
-  };
-  // Where a thread that would wait looks for a deploy to check instead.
-  std::atomic<size_t> cursor{0};
-  auto source = [&](size_t i) -> const SignedDeploy* {
-    if (!check(i)) {
-      while (state[i].load(std::memory_order_acquire) == kChecking) {
-        bool helped = false;
-        for (size_t k = cursor.load(); k < n && !helped; k = cursor.load()) {
-          if (state[k].load(std::memory_order_acquire) != kUnchecked) {
-            cursor.compare_exchange_weak(k, k + 1);
-            continue;
-          }
-          helped = check(k);
-        }
-        if (!helped) std::this_thread::yield();
-      }
-    }
-    return state[i].load(std::memory_order_acquire) == kVerified ? &*verified[i]
-                                                                 : nullptr;
-  };
-  BlockReplayVerdict replay = executor_->Replay(b, source, slash_validators);
-  if (pool_ != nullptr) {
-    pool_->ParallelFor(n, [&](size_t k) { (void)source(k); });
-  } else {
-    for (size_t k = 0; k < n; ++k) (void)source(k);
+  return std::nullopt;
+}
+
+// Whatever the replay found: every signature was checked (SignedReplay).
+std::optional<Verdict> CheckDeploySignatures(const CheckInput& in,
+                                             const SignedReplayResult& run) {
+  if (!run.first_unsigned.has_value()) return std::nullopt;
+  const size_t i = *run.first_unsigned;
+  return Invalid(
+      R::kDeployNotSigned,
+      absl::StrCat("deploy ", i, " (", HexEncode(in.b.body.deploys[i].sig),
+                   ") does not verify"));
+}
+
+std::optional<Verdict> CheckReplay(const SignedReplayResult& run) {
+  switch (run.replay.kind) {
+    case BlockReplayVerdict::Kind::kOk:
+      return std::nullopt;
+    case BlockReplayVerdict::Kind::kInternalError:
+      return Internal(run.replay.error);
+    case BlockReplayVerdict::Kind::kInvalid:
+      return Invalid(R::kInvalidTransaction, run.replay.reason);
   }
-  for (size_t i = 0; i < n; ++i) {
-    if (state[i].load(std::memory_order_acquire) != kVerified) {
-      return Invalid(
-          R::kDeployNotSigned,
-          absl::StrCat("deploy ", i, " (", HexEncode(b.body.deploys[i].sig),
-                       ") does not verify"));
-    }
-  }
-  if (replay.kind == BlockReplayVerdict::Kind::kInternalError) {
-    return Internal(replay.error);
-  }
-  if (replay.kind == BlockReplayVerdict::Kind::kInvalid) {
-    return Invalid(R::kInvalidTransaction, replay.reason);
-  }
-  // 16. Bonds of the post-state.
-  auto post = validators_->Get(b.body.state.post_state);
+  return std::nullopt;
+}
+
+// The bonds recorded are the post-state's.
+std::optional<Verdict> CheckBonds(const CheckInput& in,
+                                  contracts::ValidatorsCache& validators) {
+  auto post = validators.Get(in.b.body.state.post_state);
   if (!post.ok()) return Internal(post.status());
-  if (BlockBonds(**post) != b.body.state.bonds) {
+  if (BlockBonds(**post) != in.b.body.state.bonds) {
     return Invalid(R::kInvalidBondsCache,
                    "bonds are not those of the block's post-state");
   }
-  // 17. Equivocation: another block of the sender with this number.
-  auto latest = dag_->LatestMessages();
-  if (auto it = latest.find(b.sender); it != latest.end()) {
-    auto mine = dag_->Meta(it->second);
-    if (mine->seq_num >= b.seq_num) {
+  return std::nullopt;
+}
+
+// No other block of the sender with this sequence number (or a later one).
+std::optional<Verdict> CheckEquivocation(const CheckInput& in) {
+  auto latest = in.dag.LatestMessages();
+  if (auto it = latest.find(in.b.sender); it != latest.end()) {
+    auto mine = in.dag.Meta(it->second);
+    if (mine->seq_num >= in.b.seq_num) {
       return Invalid(
           R::kEquivocation,
           absl::StrCat("the sender already made block ", Hex(mine->hash),
                        " with sequence number ", mine->seq_num));
     }
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
+  const CheckInput in{b, now_ms, options_, *dag_};
+  Found found;
+  if (auto v = CheckSeal(in)) return *std::move(v);
+  if (auto v = CheckFormat(in)) return *std::move(v);
+  if (auto v = CheckShardId(in)) return *std::move(v);
+  if (auto v = CheckDependencies(in)) return *std::move(v);
+  if (auto v = CheckParents(in, found)) return *std::move(v);
+  if (auto v = CheckSender(in, found)) return *std::move(v);
+  if (auto v = CheckJustifications(in, found)) return *std::move(v);
+  if (auto v = CheckBlockNumber(in, found)) return *std::move(v);
+  if (auto v = CheckSequenceNumber(in, found)) return *std::move(v);
+  if (auto v = CheckJustificationRegression(in, found)) return *std::move(v);
+  if (auto v = CheckTimestamp(in, found)) return *std::move(v);
+  if (auto v = CheckDeploys(in, found)) return *std::move(v);
+  if (auto v = CheckSlashes(in, found)) return *std::move(v);
+  if (auto v = CheckNeglectedInvalidBlocks(in, found)) return *std::move(v);
+  if (auto v = CheckPreState(in, pre_states_, found)) return *std::move(v);
+  if (auto v = CheckRejectedDeploys(in, found)) return *std::move(v);
+  SignedReplayResult run =
+      SignedReplay(b).Run(*executor_, found.slash_validators, pool_);
+  if (auto v = CheckDeploySignatures(in, run)) return *std::move(v);
+  if (auto v = CheckReplay(run)) return *std::move(v);
+  if (auto v = CheckBonds(in, *validators_)) return *std::move(v);
+  if (auto v = CheckEquivocation(in)) return *std::move(v);
   Verdict ok;
-  ok.outcomes = std::move(replay.outcomes);
+  ok.outcomes = std::move(run.replay.outcomes);
   return ok;
 }
 

@@ -19,7 +19,6 @@
 #define RNODE_CASPER_VALIDATION_VALIDATOR_H_
 
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +29,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/deploy.h"
 #include "casper/execution/block_executor.h"
-#include "casper/validation/pre_state.h"
+#include "casper/prestate/pre_state.h"
 #include "util/worker_pool.h"
 
 namespace rnode::casper::validation {
@@ -93,16 +92,6 @@ struct ValidatorOptions {
   int64_t deploy_lifespan = kDeployLifespanBlocks;
 };
 
-// True when a block of `parents` (stored) would repeat the deploy `sig`:
-// a stored block holding it is one of the parents or their ancestors, of
-// number at least `min_number`.
-absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
-                                      std::span<const Hash32> parents,
-                                      ByteView sig, int64_t min_number);
-
-// The bonds a block records for a state: those with stake, ascending by key.
-std::vector<block::Bond> BlockBonds(const contracts::Validators& validators);
-
 class BlockValidator {
  public:
   // None owned; all must outlive the validator. `pool` (the node's) may be
@@ -112,7 +101,7 @@ class BlockValidator {
   BlockValidator(dag::DagStore* dag, BlockExecutor* executor,
                  contracts::ValidatorsCache* validators, WorkerPool* pool,
                  ValidatorOptions options,
-                 PreStateBuilder* pre_states = nullptr)
+                 prestate::PreStateBuilder* pre_states = nullptr)
       : dag_(dag),
         executor_(executor),
         validators_(validators),
@@ -120,8 +109,10 @@ class BlockValidator {
         pre_states_(pre_states),
         options_(std::move(options)) {}
 
-  // Runs every check on `block` (not yet in the DAG) at local time
-  // `now_ms`. Leaves the space at the block's post-state when valid.
+  // Runs the checks on `block` (not yet in the DAG) at local time `now_ms`,
+  // in the order of docs/validation.md's table (CheckSeal to
+  // CheckEquivocation in validator.cc); the first that fails gives the
+  // verdict. Leaves the space at the block's post-state when valid.
   Verdict Validate(const block::Block& block, int64_t now_ms);
 
  private:
@@ -129,7 +120,7 @@ class BlockValidator {
   BlockExecutor* executor_;
   contracts::ValidatorsCache* validators_;
   WorkerPool* pool_;
-  PreStateBuilder* pre_states_;
+  prestate::PreStateBuilder* pre_states_;
   const ValidatorOptions options_;
 };
 

@@ -19,7 +19,7 @@ namespace {
 namespace interp = rholang::interp;
 using casper::block::Block;
 
-// Merge indexes kept (casper::validation::PreStateBuilder). A shard makes
+// Merge indexes kept (casper::prestate::PreStateBuilder). A shard makes
 // tens of blocks a second, and one index holds a block's event logs, so
 // the bound is what keeps the node's memory flat (a miss is rebuilt by
 // replaying the block).
@@ -224,7 +224,7 @@ absl::Status AssembleCasper(
   ASSIGN_OR_RETURN(casper::contracts::PosParams pos_params, PosParamsOf(c));
   m.merge_context = std::make_unique<casper::merge::MergeContext>(
       casper::merge::MergeContextOptions{.pool = &m.pool_threads});
-  m.pre_states = std::make_unique<casper::validation::PreStateBuilder>(
+  m.pre_states = std::make_unique<casper::prestate::PreStateBuilder>(
       m.dag.get(), &m.space->history(), &m.codec, interp::StoredTermFactory(),
       m.merge_context.get(), kMergeIndexesKept);
   RETURN_IF_ERROR(m.pre_states->Remember(genesis, {}));

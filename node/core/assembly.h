@@ -26,8 +26,8 @@
 #include "casper/execution/executor_lanes.h"
 #include "casper/merge/merge_context.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/prestate/pre_state.h"
 #include "casper/proposer/block_creator.h"
-#include "casper/validation/pre_state.h"
 #include "casper/validation/validator.h"
 #include "node/config/config.h"
 #include "node/core/engine_events.h"
@@ -83,7 +83,7 @@ struct NodeParts {
   std::unique_ptr<casper::dag::DagStore> dag;
   std::unique_ptr<casper::pool::DeployPool> pool;
   std::unique_ptr<casper::merge::MergeContext> merge_context;
-  std::unique_ptr<casper::validation::PreStateBuilder> pre_states;
+  std::unique_ptr<casper::prestate::PreStateBuilder> pre_states;
   std::unique_ptr<casper::proposer::BlockCreator> creator;
   std::unique_ptr<casper::validation::BlockValidator> validator;
   NoPeers peers;

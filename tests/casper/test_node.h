@@ -19,8 +19,8 @@
 #include "casper/genesis/genesis.h"
 #include "casper/merge/merge_context.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/prestate/pre_state.h"
 #include "casper/proposer/block_creator.h"
-#include "casper/validation/pre_state.h"
 #include "casper/validation/validator.h"
 #include "gtest/gtest.h"
 #include "rholang/interpreter/reducer.h"
@@ -95,7 +95,7 @@ class TestNode {
                                 dag_options);
     EXPECT_TRUE(*dag_->Insert(genesis_));
     pool_ = *pool::DeployPool::Open(&faults_, kHistoryColumns + 4);
-    pre_states_ = std::make_unique<validation::PreStateBuilder>(
+    pre_states_ = std::make_unique<prestate::PreStateBuilder>(
         dag_.get(), &space_->history(), &codec_,
         rholang::interp::StoredTermFactory(), &merge_context_);
     EXPECT_TRUE(pre_states_->Remember(genesis_, {}).ok());
@@ -151,11 +151,11 @@ class TestNode {
   BlockExecutor& blocks() { return *blocks_; }
   const block::Block& genesis() const { return genesis_; }
   validation::BlockValidator& validator() { return *validator_; }
-  validation::PreStateBuilder& pre_states() { return *pre_states_; }
+  prestate::PreStateBuilder& pre_states() { return *pre_states_; }
   // A pre-state builder over this node's DAG and space that has kept no
   // index, as after a restart; it rebuilds them by replay.
-  std::unique_ptr<validation::PreStateBuilder> FreshPreStates() {
-    auto fresh = std::make_unique<validation::PreStateBuilder>(
+  std::unique_ptr<prestate::PreStateBuilder> FreshPreStates() {
+    auto fresh = std::make_unique<prestate::PreStateBuilder>(
         dag_.get(), &space_->history(), &codec_,
         rholang::interp::StoredTermFactory(), &merge_context_);
     fresh->set_replayer(blocks_.get());
@@ -182,7 +182,7 @@ class TestNode {
   contracts::BalanceCodec codec_;
   merge::MergeContext merge_context_{
       merge::MergeContextOptions{.pool = &pool_threads_}};
-  std::unique_ptr<validation::PreStateBuilder> pre_states_;
+  std::unique_ptr<prestate::PreStateBuilder> pre_states_;
   block::Block genesis_;
   std::unique_ptr<dag::DagStore> dag_;
   std::unique_ptr<pool::DeployPool> pool_;

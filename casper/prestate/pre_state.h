@@ -14,8 +14,8 @@
 // in a bounded cache, and rebuilds one it does not hold (evicted, or the
 // block was admitted before a restart) by replaying the stored block on
 // the replayer it was given. Not thread-safe.
-#ifndef RNODE_CASPER_VALIDATION_PRE_STATE_H_
-#define RNODE_CASPER_VALIDATION_PRE_STATE_H_
+#ifndef RNODE_CASPER_PRESTATE_PRE_STATE_H_
+#define RNODE_CASPER_PRESTATE_PRE_STATE_H_
 
 #include <cstdint>
 #include <functional>
@@ -36,7 +36,7 @@
 #include "rspace/history/history.h"
 #include "util/bounded_cache.h"
 
-namespace rnode::casper::validation {
+namespace rnode::casper::prestate {
 
 struct PreState {
   Hash32 root{};
@@ -115,6 +115,6 @@ class PreStateBuilder {
   uint64_t rebuilt_ = 0;
 };
 
-}  // namespace rnode::casper::validation
+}  // namespace rnode::casper::prestate
 
-#endif  // RNODE_CASPER_VALIDATION_PRE_STATE_H_
+#endif  // RNODE_CASPER_PRESTATE_PRE_STATE_H_

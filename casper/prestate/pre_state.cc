@@ -1,5 +1,5 @@
 // Pre-states of blocks: one parent's post-state or the merge of the scope.
-#include "casper/validation/pre_state.h"
+#include "casper/prestate/pre_state.h"
 
 #include <algorithm>
 #include <deque>
@@ -12,7 +12,7 @@
 #include "casper/merge/merger.h"
 #include "util/status_macros.h"
 
-namespace rnode::casper::validation {
+namespace rnode::casper::prestate {
 namespace {
 
 absl::StatusOr<std::shared_ptr<const merge::BlockIndex>> IndexOf(
@@ -187,4 +187,4 @@ PreStateBuilder::KeptOf(const Hash32& hash) {
   return kept;
 }
 
-}  // namespace rnode::casper::validation
+}  // namespace rnode::casper::prestate
