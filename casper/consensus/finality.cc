@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "util/status_macros.h"
 
 namespace rnode::casper::consensus {
 namespace {
@@ -20,11 +21,12 @@ class Agreement {
   Agreement(const dag::DagStore& dag, const dag::BlockMeta& target)
       : dag_(dag), target_(target.hash), number_(target.block_number) {}
 
-  bool Agrees(MetaPtr from) {
+  // The DAG's error when a block on the walk cannot be read.
+  absl::StatusOr<bool> Agrees(MetaPtr from) {
     std::vector<Hash32> path;
     bool result = false;
     while (true) {
-      if (from == nullptr || from->block_number < number_) break;
+      if (from->block_number < number_) break;
       if (auto it = memo_.find(from->hash); it != memo_.end()) {
         result = it->second;
         break;
@@ -35,7 +37,7 @@ class Agreement {
         break;
       }
       if (from->parents.empty()) break;
-      from = dag_.Meta(from->parents.front());
+      ASSIGN_OR_RETURN(from, dag_.Meta(from->parents.front()));
     }
     for (const Hash32& h : path) memo_.emplace(h, result);
     return result;
@@ -49,28 +51,44 @@ class Agreement {
 };
 
 // The block `meta` justifies for `validator`; null when it names none.
-MetaPtr JustifiedFor(const dag::DagStore& dag, const dag::BlockMeta& meta,
-                     const crypto::Secp256k1PublicKey& validator) {
+absl::StatusOr<MetaPtr> JustifiedFor(
+    const dag::DagStore& dag, const dag::BlockMeta& meta,
+    const crypto::Secp256k1PublicKey& validator) {
   for (const auto& j : meta.justifications) {
     if (j.validator == validator) return dag.Meta(j.latest_block);
   }
-  return nullptr;
+  return MetaPtr();
 }
 
 // True when every block b made after a's view of b agrees with the target.
-bool NeverSeesDisagreement(const dag::DagStore& dag, const dag::BlockMeta& a,
-                           const MetaPtr& b_latest, Agreement& agreement) {
-  const MetaPtr view = JustifiedFor(dag, a, b_latest->sender);
+absl::StatusOr<bool> NeverSeesDisagreement(const dag::DagStore& dag,
+                                           const dag::BlockMeta& a,
+                                           const MetaPtr& b_latest,
+                                           Agreement& agreement) {
+  ASSIGN_OR_RETURN(const MetaPtr view, JustifiedFor(dag, a, b_latest->sender));
   MetaPtr cur = b_latest;
   while (cur != nullptr) {
     if (view != nullptr &&
         (cur->hash == view->hash || cur->seq_num <= view->seq_num)) {
       return true;
     }
-    if (!agreement.Agrees(cur)) return false;
-    cur = JustifiedFor(dag, *cur, cur->sender);
+    ASSIGN_OR_RETURN(const bool agrees, agreement.Agrees(cur));
+    if (!agrees) return false;
+    ASSIGN_OR_RETURN(cur, JustifiedFor(dag, *cur, cur->sender));
   }
   return true;
+}
+
+// A latest message's metadata: FailedPrecondition when it is not stored,
+// the DAG's error when it cannot be read.
+absl::StatusOr<MetaPtr> LatestMessageMeta(const dag::DagStore& dag,
+                                          const Hash32& hash) {
+  absl::StatusOr<MetaPtr> m = dag.Meta(hash);
+  if (absl::IsNotFound(m.status())) {
+    return absl::FailedPreconditionError("latest message " + HexEncode(hash) +
+                                         " is not stored");
+  }
+  return m;
 }
 
 void BronKerbosch(const std::vector<int64_t>& w,
@@ -144,13 +162,18 @@ int64_t MaxWeightClique(const std::vector<int64_t>& weights,
 absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
                                             const Hash32& target,
                                             const LatestMessages& latest) {
-  const MetaPtr t = dag.Meta(target);
-  if (t == nullptr) {
+  absl::StatusOr<MetaPtr> target_meta = dag.Meta(target);
+  if (absl::IsNotFound(target_meta.status())) {
     return absl::FailedPreconditionError("block " + HexEncode(target) +
                                          " is not stored");
   }
+  RETURN_IF_ERROR(target_meta.status());
+  const MetaPtr t = *std::move(target_meta);
   // Weights: the bonds of the main parent (a root's own).
-  MetaPtr weight_source = t->parents.empty() ? t : dag.Meta(t->parents[0]);
+  MetaPtr weight_source = t;
+  if (!t->parents.empty()) {
+    ASSIGN_OR_RETURN(weight_source, dag.Meta(t->parents[0]));
+  }
   const Weights weights = WeightsOf(weight_source->bonds);
   FaultTolerance ft;
   for (const auto& [v, w] : weights) ft.total_weight += w;
@@ -161,12 +184,9 @@ absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
   for (const auto& [v, w] : weights) {
     auto it = latest.find(v);
     if (it == latest.end()) continue;
-    MetaPtr m = dag.Meta(it->second);
-    if (m == nullptr) {
-      return absl::FailedPreconditionError(
-          "latest message " + HexEncode(it->second) + " is not stored");
-    }
-    if (!agreement.Agrees(m)) continue;
+    ASSIGN_OR_RETURN(MetaPtr m, LatestMessageMeta(dag, it->second));
+    ASSIGN_OR_RETURN(const bool agrees, agreement.Agrees(m));
+    if (!agrees) continue;
     agreeing.push_back(std::move(m));
     agreeing_weights.push_back(w);
     agreeing_weight += w;
@@ -178,10 +198,13 @@ absl::StatusOr<FaultTolerance> CliqueOracle(const dag::DagStore& dag,
   std::vector<std::vector<bool>> joined(n, std::vector<bool>(n, false));
   for (size_t i = 0; i < n; ++i) {
     for (size_t j = i + 1; j < n; ++j) {
-      const bool edge =
-          NeverSeesDisagreement(dag, *agreeing[i], agreeing[j], agreement) &&
-          NeverSeesDisagreement(dag, *agreeing[j], agreeing[i], agreement);
-      joined[i][j] = joined[j][i] = edge;
+      ASSIGN_OR_RETURN(
+          const bool i_with_j,
+          NeverSeesDisagreement(dag, *agreeing[i], agreeing[j], agreement));
+      ASSIGN_OR_RETURN(
+          const bool j_with_i,
+          NeverSeesDisagreement(dag, *agreeing[j], agreeing[i], agreement));
+      joined[i][j] = joined[j][i] = i_with_j && j_with_i;
     }
   }
   ft.clique_weight = MaxWeightClique(agreeing_weights, joined);
@@ -193,23 +216,24 @@ absl::StatusOr<std::optional<Hash32>> FindNewLastFinalized(
     const FinalizerOptions& options) {
   const std::optional<Hash32> lfb = dag.LastFinalized();
   int64_t floor = -1;
-  if (lfb.has_value()) floor = dag.Meta(*lfb)->block_number;
+  if (lfb.has_value()) {
+    ASSIGN_OR_RETURN(const MetaPtr lfb_meta, dag.Meta(*lfb));
+    floor = lfb_meta->block_number;
+  }
   // Candidates: blocks above the floor on the latest messages' main chains.
   absl::flat_hash_set<Hash32, Hash32Hasher> seen;
   std::vector<MetaPtr> candidates;
   for (const auto& [v, hash] : latest) {
-    MetaPtr m = dag.Meta(hash);
-    if (m == nullptr) {
-      return absl::FailedPreconditionError("latest message " + HexEncode(hash) +
-                                           " is not stored");
-    }
+    ASSIGN_OR_RETURN(MetaPtr m, LatestMessageMeta(dag, hash));
     // Main chains merge: a walk stops where an earlier one passed.
     while (m != nullptr && m->block_number > floor &&
            seen.insert(m->hash).second) {
-      const MetaPtr next =
-          m->parents.empty() ? nullptr : dag.Meta(m->parents.front());
+      MetaPtr next;
+      if (!m->parents.empty()) {
+        ASSIGN_OR_RETURN(next, dag.Meta(m->parents.front()));
+      }
       candidates.push_back(std::move(m));
-      m = next;
+      m = std::move(next);
     }
   }
   std::sort(candidates.begin(), candidates.end(),

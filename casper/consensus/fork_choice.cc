@@ -18,14 +18,15 @@ Weights WeightsOf(const std::vector<block::Bond>& bonds) {
   return out;
 }
 
-std::vector<Hash32> MainChain(const dag::DagStore& dag, const Hash32& hash,
-                              int64_t floor) {
+absl::StatusOr<std::vector<Hash32>> MainChain(const dag::DagStore& dag,
+                                              const Hash32& hash,
+                                              int64_t floor) {
   std::vector<Hash32> out;
-  auto meta = dag.Meta(hash);
-  while (meta != nullptr) {
+  ASSIGN_OR_RETURN(auto meta, dag.Meta(hash));
+  while (true) {
     out.push_back(meta->hash);
     if (meta->block_number <= floor || meta->parents.empty()) break;
-    meta = dag.Meta(meta->parents.front());
+    ASSIGN_OR_RETURN(meta, dag.Meta(meta->parents.front()));
   }
   return out;
 }
@@ -40,12 +41,14 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
   for (const auto& [validator, hash] : latest) {
     auto w = weights.find(validator);
     if (w == weights.end() || w->second <= 0) continue;
-    auto meta = dag.Meta(hash);
-    if (meta == nullptr) {
+    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> meta =
+        dag.Meta(hash);
+    if (absl::IsNotFound(meta.status())) {
       return absl::FailedPreconditionError("latest message " + HexEncode(hash) +
                                            " is not stored");
     }
-    messages.emplace_back(std::move(meta), w->second);
+    RETURN_IF_ERROR(meta.status());
+    messages.emplace_back(*std::move(meta), w->second);
   }
   if (messages.empty()) {
     ForkChoice out;
@@ -74,7 +77,9 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
   // Step 3: scores on each message's main chain above the base.
   absl::flat_hash_map<Hash32, int64_t, Hash32Hasher> score;
   for (const auto& [meta, w] : messages) {
-    for (const Hash32& h : MainChain(dag, meta->hash, base->block_number)) {
+    ASSIGN_OR_RETURN(const std::vector<Hash32> chain,
+                     MainChain(dag, meta->hash, base->block_number));
+    for (const Hash32& h : chain) {
       int64_t& s = score[h];
       if (__builtin_add_overflow(s, w, &s)) {
         return absl::OutOfRangeError("fork-choice score overflows at " +
@@ -115,12 +120,15 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
   // Step 5: bound the parents.
   ForkChoice out;
   out.base = base->hash;
-  const int64_t main_number = dag.Meta(tips.front())->block_number;
+  ASSIGN_OR_RETURN(const auto main_meta, dag.Meta(tips.front()));
+  const int64_t main_number = main_meta->block_number;
   for (const Hash32& t : tips) {
     if (out.parents.size() >= std::max<size_t>(options.max_parents, 1)) break;
-    if (!out.parents.empty() && options.max_parent_depth >= 0 &&
-        dag.Meta(t)->block_number < main_number - options.max_parent_depth) {
-      continue;
+    if (!out.parents.empty() && options.max_parent_depth >= 0) {
+      ASSIGN_OR_RETURN(const auto tip_meta, dag.Meta(t));
+      if (tip_meta->block_number < main_number - options.max_parent_depth) {
+        continue;
+      }
     }
     out.parents.push_back(t);
   }

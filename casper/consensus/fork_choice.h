@@ -55,9 +55,11 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
                                          const ForkChoiceOptions& options = {});
 
 // The main-parent chain of `hash` from it down to (and including) the
-// first block of number <= `floor` on it, or to the DAG's root.
-std::vector<Hash32> MainChain(const dag::DagStore& dag, const Hash32& hash,
-                              int64_t floor = 0);
+// first block of number <= `floor` on it, or to the DAG's root. The DAG's
+// error (NotFound for a block not stored) when one cannot be read.
+absl::StatusOr<std::vector<Hash32>> MainChain(const dag::DagStore& dag,
+                                              const Hash32& hash,
+                                              int64_t floor = 0);
 
 }  // namespace rnode::casper::consensus
 

@@ -597,10 +597,14 @@ absl::StatusOr<std::optional<block::Block>> DagStore::GetBlock(
   return std::optional<block::Block>(*std::move(b));
 }
 
-std::shared_ptr<const BlockMeta> DagStore::Meta(const Hash32& hash) const {
+absl::StatusOr<std::shared_ptr<const BlockMeta>> DagStore::Meta(
+    const Hash32& hash) const {
   MutexLock lock(&mu_);
-  absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = FindMeta(hash);
-  return meta.ok() ? *std::move(meta) : nullptr;
+  ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, FindMeta(hash));
+  if (meta == nullptr) {
+    return absl::NotFoundError("block " + HexEncode(hash) + " is not stored");
+  }
+  return meta;
 }
 
 std::vector<Hash32> DagStore::Children(const Hash32& hash) const {
@@ -789,19 +793,21 @@ bool DagStore::IsFinalized(const Hash32& hash) const {
 absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag) {
   int64_t from = 0;
   if (std::optional<Hash32> lfb = dag.LastFinalized(); lfb.has_value()) {
-    std::shared_ptr<const BlockMeta> meta = dag.Meta(*lfb);
-    if (meta == nullptr) {
-      return absl::DataLossError("the last finalized block is not stored");
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = dag.Meta(*lfb);
+    if (!meta.ok()) {
+      return absl::DataLossError(
+          "the last finalized block cannot be read: " +
+          std::string(meta.status().message()));
     }
-    from = meta->block_number + 1;
+    from = (*meta)->block_number + 1;
   }
   std::vector<Hash32> work;
   for (int64_t number = from; number <= dag.MaxHeight(); ++number) {
     for (const Hash32& hash : dag.AtHeight(number)) {
       // Above the last finalized block's number nothing is finalized (the
       // finalized blocks are it and its ancestors).
-      std::shared_ptr<const BlockMeta> meta = dag.Meta(hash);
-      if (meta == nullptr || meta->invalid) continue;
+      ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, dag.Meta(hash));
+      if (meta->invalid) continue;
       bool carries = meta->deploy_count > 0;
       if (!carries) {
         ASSIGN_OR_RETURN(std::optional<block::Block> stored,
@@ -855,12 +861,14 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
             "main-parent chains never meet: block " + HexEncode(c->hash) +
             " is a root");
       }
-      std::shared_ptr<const BlockMeta> parent = dag.Meta(c->parents.front());
-      if (parent == nullptr) {
-        return absl::DataLossError("main parent of block " +
-                                   HexEncode(c->hash) + " is not readable");
+      absl::StatusOr<std::shared_ptr<const BlockMeta>> parent =
+          dag.Meta(c->parents.front());
+      if (!parent.ok()) {
+        return absl::DataLossError(
+            "main parent of block " + HexEncode(c->hash) +
+            " is not readable: " + std::string(parent.status().message()));
       }
-      c = std::move(parent);
+      c = *std::move(parent);
     }
   }
 }

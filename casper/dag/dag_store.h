@@ -110,8 +110,11 @@ class DagStore {
   // The stored encoding of the block (block::EncodeBlock's bytes), for
   // serving peers without decoding and encoding it again.
   absl::StatusOr<std::optional<Bytes>> GetBlockBytes(const Hash32& hash);
-  // Its metadata; null when not stored.
-  std::shared_ptr<const BlockMeta> Meta(const Hash32& hash) const;
+  // Its metadata. NotFound when the block is not stored; the store's
+  // error (DataLoss for a record that does not decode) when it could not
+  // be read. Never null on OK.
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> Meta(
+      const Hash32& hash) const;
 
   // Hashes of the stored blocks that list `hash` as a parent, ascending.
   std::vector<Hash32> Children(const Hash32& hash) const;

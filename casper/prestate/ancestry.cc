@@ -1,6 +1,8 @@
 // Deploys in a block's ancestry.
 #include "casper/prestate/ancestry.h"
 
+#include "util/status_macros.h"
+
 namespace rnode::casper::prestate {
 
 absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
@@ -9,8 +11,8 @@ absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
   auto holders = dag.BlocksWithDeploy(sig);
   if (!holders.ok()) return holders.status();
   for (const Hash32& h : *holders) {
-    auto meta = dag.Meta(h);
-    if (meta == nullptr || meta->block_number < min_number) continue;
+    ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
+    if (meta->block_number < min_number) continue;
     for (const Hash32& p : parents) {
       if (dag.IsAncestor(h, p)) return true;
     }

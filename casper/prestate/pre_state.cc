@@ -71,12 +71,13 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   }
   std::vector<std::shared_ptr<const dag::BlockMeta>> cursors;
   for (const Hash32& p : parents) {
-    auto m = dag_->Meta(p);
-    if (m == nullptr) {
+    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> m = dag_->Meta(p);
+    if (absl::IsNotFound(m.status())) {
       return absl::FailedPreconditionError("parent " + HexEncode(p) +
                                            " is not stored");
     }
-    cursors.push_back(std::move(m));
+    RETURN_IF_ERROR(m.status());
+    cursors.push_back(*std::move(m));
   }
   PreState out;
   if (parents.size() == 1) {
@@ -102,11 +103,13 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     // Held here: a block below the DAG's window is read from the store,
     // and this pointer is then its only owner (regression: the loop read
     // the parents of a freed record, and the node crashed).
-    const std::shared_ptr<const dag::BlockMeta> meta = dag_->Meta(h);
-    if (meta == nullptr) {
+    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> read = dag_->Meta(h);
+    if (!read.ok()) {
       return absl::DataLossError("scope block " + HexEncode(h) +
-                                 " is not readable");
+                                 " is not readable: " +
+                                 std::string(read.status().message()));
     }
+    const std::shared_ptr<const dag::BlockMeta> meta = *std::move(read);
     for (const Hash32& p : meta->parents) {
       if (seen.insert(p).second) queue.push_back(p);
     }
@@ -167,12 +170,14 @@ PreStateBuilder::KeptOf(const Hash32& hash) {
   for (const block::ProcessedSystemDeploy& sd : b.body.system_deploys) {
     const auto* slash = std::get_if<block::SlashDeploy>(&sd.deploy);
     if (slash == nullptr) continue;
-    auto target = dag_->Meta(slash->invalid_block);
-    if (target == nullptr) {
+    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> target =
+        dag_->Meta(slash->invalid_block);
+    if (absl::IsNotFound(target.status())) {
       return absl::InternalError("stored block " + HexEncode(hash) +
                                  " slashes a block that is not stored");
     }
-    slashed.emplace_back(target->sender.begin(), target->sender.end());
+    RETURN_IF_ERROR(target.status());
+    slashed.emplace_back((*target)->sender.begin(), (*target)->sender.end());
   }
   BlockReplayVerdict replay = replayer_->Replay(b, deploys, slashed);
   if (!replay.ok()) {

@@ -27,9 +27,9 @@ absl::StatusOr<Hash32> ForkChoiceRoot(dag::DagStore& dag) {
 // The main parent, then, when the block may merge (`merges`), fork
 // choice's next ones (`chosen`, main parent first) and every other tip,
 // newest first, up to `max_parents`.
-std::vector<Hash32> BlockParents(dag::DagStore& dag, const Hash32& main,
-                                 const std::vector<Hash32>& chosen, bool merges,
-                                 size_t max_parents) {
+absl::StatusOr<std::vector<Hash32>> BlockParents(
+    dag::DagStore& dag, const Hash32& main, const std::vector<Hash32>& chosen,
+    bool merges, size_t max_parents) {
   std::vector<Hash32> parents{main};
   if (!merges) return parents;
   for (size_t i = 1; i < chosen.size() && i < max_parents; ++i) {
@@ -45,7 +45,8 @@ std::vector<Hash32> BlockParents(dag::DagStore& dag, const Hash32& main,
     if (std::find(parents.begin(), parents.end(), t) != parents.end()) {
       continue;
     }
-    others.emplace_back(dag.Meta(t)->block_number, t);
+    ASSIGN_OR_RETURN(const auto meta, dag.Meta(t));
+    others.emplace_back(meta->block_number, t);
   }
   std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) {
     return x.first != y.first ? x.first > y.first : x.second < y.second;
@@ -63,12 +64,13 @@ struct Placement {
   int64_t timestamp = 0;  // The later of now and the parents'.
 };
 
-Placement PlaceBlock(dag::DagStore& dag, const std::vector<Hash32>& parents,
-                     int64_t now_ms) {
+absl::StatusOr<Placement> PlaceBlock(dag::DagStore& dag,
+                                     const std::vector<Hash32>& parents,
+                                     int64_t now_ms) {
   int64_t number = 0;
   int64_t parent_time = 0;
   for (const Hash32& p : parents) {
-    const auto m = dag.Meta(p);
+    ASSIGN_OR_RETURN(const auto m, dag.Meta(p));
     number = std::max(number, m->block_number + 1);
     parent_time = std::max(parent_time, m->timestamp);
   }
@@ -95,12 +97,13 @@ absl::StatusOr<std::vector<SignedDeploy>> SelectDeploys(
 
 // One slash per sender of a block known invalid that is still bonded in
 // the main parent's state, issued by `me`.
-std::vector<SlashToRun> Slashes(dag::DagStore& dag, const dag::BlockMeta& main,
-                                const crypto::Secp256k1PublicKey& me) {
+absl::StatusOr<std::vector<SlashToRun>> Slashes(
+    dag::DagStore& dag, const dag::BlockMeta& main,
+    const crypto::Secp256k1PublicKey& me) {
   std::vector<SlashToRun> slashes;
   std::set<crypto::Secp256k1PublicKey> slashed;
   for (const Hash32& h : dag.InvalidBlocks()) {
-    const auto bad = dag.Meta(h);
+    ASSIGN_OR_RETURN(const auto bad, dag.Meta(h));
     if (block::StakeOf(main.bonds, bad->sender) <= 0 ||
         !slashed.insert(bad->sender).second) {
       continue;
@@ -133,22 +136,22 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
     const crypto::Secp256k1PrivateKey& key, int64_t now_ms, bool allow_empty) {
   const crypto::Secp256k1PublicKey me = crypto::Secp256k1PublicKeyOf(key);
   ASSIGN_OR_RETURN(const Hash32 root, ForkChoiceRoot(*dag_));
-  const auto root_meta = dag_->Meta(root);
+  ASSIGN_OR_RETURN(const auto root_meta, dag_->Meta(root));
   const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
       dag_->LatestMessages();
   ASSIGN_OR_RETURN(consensus::ForkChoice fc,
                    consensus::ChooseParents(
                        *dag_, latest, consensus::WeightsOf(root_meta->bonds)));
-  const auto main = dag_->Meta(fc.parents.front());
+  ASSIGN_OR_RETURN(const auto main, dag_->Meta(fc.parents.front()));
   if (block::StakeOf(main->bonds, me) <= 0) {
     return absl::FailedPreconditionError("validator " + HexEncode(me) +
                                          " is not bonded in the state of " +
                                          HexEncode(main->hash));
   }
-  const std::vector<Hash32> parents =
-      BlockParents(*dag_, main->hash, fc.parents, pre_states_ != nullptr,
-                   options_.max_parents);
-  const Placement at = PlaceBlock(*dag_, parents, now_ms);
+  ASSIGN_OR_RETURN(const std::vector<Hash32> parents,
+                   BlockParents(*dag_, main->hash, fc.parents,
+                                pre_states_ != nullptr, options_.max_parents));
+  ASSIGN_OR_RETURN(const Placement at, PlaceBlock(*dag_, parents, now_ms));
   prestate::PreState pre;
   if (pre_states_ != nullptr) {
     ASSIGN_OR_RETURN(pre, pre_states_->Compute(parents));
@@ -157,7 +160,7 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   }
   ASSIGN_OR_RETURN(std::vector<SignedDeploy> deploys,
                    SelectDeploys(*pool_, *dag_, parents, at, options_));
-  std::vector<SlashToRun> slashes = Slashes(*dag_, *main, me);
+  ASSIGN_OR_RETURN(std::vector<SlashToRun> slashes, Slashes(*dag_, *main, me));
   if (deploys.empty() && slashes.empty() && !allow_empty) {
     return std::optional<block::Block>();
   }
@@ -181,7 +184,10 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   b.justifications = Justifications(*main, latest, root);
   auto mine = latest.find(me);
   b.seq_num = 1;
-  if (mine != latest.end()) b.seq_num = dag_->Meta(mine->second)->seq_num + 1;
+  if (mine != latest.end()) {
+    ASSIGN_OR_RETURN(const auto latest_meta, dag_->Meta(mine->second));
+    b.seq_num = latest_meta->seq_num + 1;
+  }
   b.shard_id = options_.shard_id;
   RETURN_IF_ERROR(block::SignBlock(b, key));
   return std::optional<block::Block>(std::move(b));

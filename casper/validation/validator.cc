@@ -30,6 +30,17 @@ Verdict Internal(absl::Status error) {
   return v;
 }
 
+// A stored block's metadata into `*out` (the blocks a check reads were
+// found stored by CheckDependencies); a read failure is this node's fault,
+// never the block's: an internal verdict.
+std::optional<Verdict> ReadMeta(const dag::DagStore& dag, const Hash32& hash,
+                                std::shared_ptr<const dag::BlockMeta>* out) {
+  absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> meta = dag.Meta(hash);
+  if (!meta.ok()) return Internal(meta.status());
+  *out = *std::move(meta);
+  return std::nullopt;
+}
+
 std::string Hex(const Hash32& h) { return HexEncode(h); }
 
 }  // namespace
@@ -208,7 +219,8 @@ std::optional<Verdict> CheckParents(const CheckInput& in, Found& found) {
     if (std::count(parents.begin(), parents.end(), p) > 1) {
       return Invalid(R::kInvalidParents, "parent " + Hex(p) + " repeated");
     }
-    auto m = in.dag.Meta(p);
+    std::shared_ptr<const dag::BlockMeta> m;
+    if (auto v = ReadMeta(in.dag, p, &m)) return v;
     if (m->invalid) {
       return Invalid(R::kInvalidParents, "parent " + Hex(p) + " is invalid");
     }
@@ -268,7 +280,8 @@ std::optional<Verdict> CheckSequenceNumber(const CheckInput& in, Found& found) {
   const block::Block& b = in.b;
   for (const auto& j : b.justifications) {
     if (j.validator != b.sender) continue;
-    auto m = in.dag.Meta(j.latest_block);
+    std::shared_ptr<const dag::BlockMeta> m;
+    if (auto v = ReadMeta(in.dag, j.latest_block, &m)) return v;
     if (m->sender == b.sender) found.previous = std::move(m);
   }
   // In 64 bits: a stored (invalid) block may carry INT32_MAX.
@@ -287,10 +300,12 @@ std::optional<Verdict> CheckJustificationRegression(const CheckInput& in,
                                                     const Found& found) {
   if (found.previous == nullptr) return std::nullopt;
   for (const auto& pj : found.previous->justifications) {
-    auto before = in.dag.Meta(pj.latest_block);
+    std::shared_ptr<const dag::BlockMeta> before;
+    if (auto v = ReadMeta(in.dag, pj.latest_block, &before)) return v;
     for (const auto& j : in.b.justifications) {
       if (j.validator != pj.validator) continue;
-      auto now = in.dag.Meta(j.latest_block);
+      std::shared_ptr<const dag::BlockMeta> now;
+      if (auto v = ReadMeta(in.dag, j.latest_block, &now)) return v;
       if (before->sender == pj.validator &&
           (now->sender != pj.validator || now->seq_num < before->seq_num)) {
         return Invalid(R::kJustificationRegression,
@@ -373,7 +388,8 @@ std::optional<Verdict> CheckSlashes(const CheckInput& in, Found& found) {
   for (const auto& s : in.b.body.system_deploys) {
     const auto* slash = std::get_if<block::SlashDeploy>(&s.deploy);
     if (slash == nullptr) continue;
-    auto target = in.dag.Meta(slash->invalid_block);
+    std::shared_ptr<const dag::BlockMeta> target;
+    if (auto v = ReadMeta(in.dag, slash->invalid_block, &target)) return v;
     if (!target->invalid || slash->issuer != in.b.sender) {
       return Invalid(R::kUnauthorizedSlash,
                      "slash for " + Hex(slash->invalid_block) +
@@ -391,12 +407,8 @@ std::optional<Verdict> CheckSlashes(const CheckInput& in, Found& found) {
 std::optional<Verdict> CheckNeglectedInvalidBlocks(const CheckInput& in,
                                                    const Found& found) {
   for (const auto& j : in.b.justifications) {
-    const std::shared_ptr<const dag::BlockMeta> justified =
-        in.dag.Meta(j.latest_block);
-    if (justified == nullptr) {
-      return Internal(absl::DataLossError(
-          "justified block " + Hex(j.latest_block) + " is not readable"));
-    }
+    std::shared_ptr<const dag::BlockMeta> justified;
+    if (auto v = ReadMeta(in.dag, j.latest_block, &justified)) return v;
     if (justified->invalid && !found.slashed.contains(j.latest_block)) {
       return Invalid(R::kNeglectedInvalidBlock,
                      "justifies invalid block " + Hex(j.latest_block) +
@@ -485,7 +497,8 @@ std::optional<Verdict> CheckBonds(const CheckInput& in,
 std::optional<Verdict> CheckEquivocation(const CheckInput& in) {
   auto latest = in.dag.LatestMessages();
   if (auto it = latest.find(in.b.sender); it != latest.end()) {
-    auto mine = in.dag.Meta(it->second);
+    std::shared_ptr<const dag::BlockMeta> mine;
+    if (auto v = ReadMeta(in.dag, it->second, &mine)) return v;
     if (mine->seq_num >= in.b.seq_num) {
       return Invalid(
           R::kEquivocation,

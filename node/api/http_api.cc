@@ -370,7 +370,12 @@ http::Response PrepareDeploy(const Call& c) {
   if (c.node.is_validator()) {
     auto latest = c.node.dag().LatestMessages();
     auto it = latest.find(c.node.public_key());
-    if (it != latest.end()) seq = c.node.dag().Meta(it->second)->seq_num;
+    if (it != latest.end()) {
+      absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+          c.node.dag().Meta(it->second);
+      if (!meta.ok()) return ErrorOf(meta.status(), "invalid");
+      seq = (*meta)->seq_num;
+    }
   }
   return Json(200, json{{"names", json::array()}, {"seqNumber", seq}});
 }

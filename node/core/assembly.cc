@@ -119,8 +119,9 @@ absl::StatusOr<Block> StoredGenesis(const NodeConfig& c, NodeParts& m) {
     RETURN_IF_ERROR(m.dag->SetLastFinalized(stored->hash));
     lfb = stored->hash;
   }
+  ASSIGN_OR_RETURN(const auto lfb_meta, m.dag->Meta(*lfb));
   Log("node")->info("continuing from {} blocks (last finalized #{})",
-                    m.dag->size(), m.dag->Meta(*lfb)->block_number);
+                    m.dag->size(), lfb_meta->block_number);
   return *std::move(stored);
 }
 

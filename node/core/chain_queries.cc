@@ -105,15 +105,19 @@ absl::StatusOr<std::vector<Block>> ChainQueries::MainChain(int64_t depth) {
   depth = std::clamp<int64_t>(depth, 1, d_.config->max_blocks_limit);
   std::optional<Hash32> lfb = dag.LastFinalized();
   if (!lfb.has_value()) return std::vector<Block>{};
+  ASSIGN_OR_RETURN(const auto lfb_meta, dag.Meta(*lfb));
   const casper::consensus::Weights weights =
-      casper::consensus::WeightsOf(dag.Meta(*lfb)->bonds);
+      casper::consensus::WeightsOf(lfb_meta->bonds);
   ASSIGN_OR_RETURN(
       casper::consensus::ForkChoice choice,
       casper::consensus::ChooseParents(dag, dag.LatestMessages(), weights));
   const Hash32 tip = choice.parents.front();
-  const int64_t floor = dag.Meta(tip)->block_number - depth + 1;
+  ASSIGN_OR_RETURN(const auto tip_meta, dag.Meta(tip));
+  const int64_t floor = tip_meta->block_number - depth + 1;
+  ASSIGN_OR_RETURN(const std::vector<Hash32> chain,
+                   casper::consensus::MainChain(dag, tip, floor));
   std::vector<Block> out;
-  for (const Hash32& h : casper::consensus::MainChain(dag, tip, floor)) {
+  for (const Hash32& h : chain) {
     if (static_cast<int64_t>(out.size()) >= depth) break;
     ASSIGN_OR_RETURN(Block b, GetBlock(h));
     out.push_back(std::move(b));
@@ -133,9 +137,14 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
   DeployStatus s;
   if (!in.empty()) {
     // The newest block first; a finalized one decides.
-    std::sort(in.begin(), in.end(), [&](const Hash32& a, const Hash32& b) {
-      return dag.Meta(a)->block_number > dag.Meta(b)->block_number;
-    });
+    std::vector<std::pair<int64_t, Hash32>> by_number;
+    for (const Hash32& h : in) {
+      ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
+      by_number.emplace_back(meta->block_number, h);
+    }
+    std::stable_sort(by_number.begin(), by_number.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t i = 0; i < in.size(); ++i) in[i] = by_number[i].second;
     s.block = in.front();
     for (const Hash32& h : in) {
       if (dag.IsFinalized(h)) {
@@ -158,11 +167,14 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
 absl::StatusOr<std::vector<rholang::ir::ParPtr>> ChainQueries::DataAtName(
     const rholang::ir::ParPtr& channel, const Hash32& block,
     bool use_pre_state) {
-  std::shared_ptr<const casper::dag::BlockMeta> meta = d_.dag->Meta(block);
-  if (meta == nullptr) {
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> read =
+      d_.dag->Meta(block);
+  if (absl::IsNotFound(read.status())) {
     return absl::NotFoundError(
         absl::StrCat("Block not found: ", HexEncode(block)));
   }
+  RETURN_IF_ERROR(read.status());
+  const std::shared_ptr<const casper::dag::BlockMeta> meta = *std::move(read);
   ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
   ASSIGN_OR_RETURN(
       std::optional<Bytes> blob,
@@ -201,11 +213,14 @@ absl::StatusOr<Exploration> ChainQueries::Explore(std::string term,
     if (!lfb.has_value()) return absl::UnavailableError("no finalized block");
     at = *lfb;
   }
-  std::shared_ptr<const casper::dag::BlockMeta> meta = d_.dag->Meta(at);
-  if (meta == nullptr) {
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> read =
+      d_.dag->Meta(at);
+  if (absl::IsNotFound(read.status())) {
     return absl::NotFoundError(
         absl::StrCat("Block not found: ", HexEncode(at)));
   }
+  RETURN_IF_ERROR(read.status());
+  const std::shared_ptr<const casper::dag::BlockMeta> meta = *std::move(read);
   const Hash32 root = use_pre_state ? meta->pre_state : meta->post_state;
   return d_.scheduler->Call<Exploration>(
       [this, term = std::move(term), root, meta] {
@@ -259,7 +274,8 @@ absl::StatusOr<bool> ChainQueries::IsBonded(ByteView public_key) const {
                    crypto::ParseSecp256k1PublicKey(public_key));
   std::optional<Hash32> lfb = d_.dag->LastFinalized();
   if (!lfb.has_value()) return false;
-  return casper::block::StakeOf(d_.dag->Meta(*lfb)->bonds, key) > 0;
+  ASSIGN_OR_RETURN(const auto lfb_meta, d_.dag->Meta(*lfb));
+  return casper::block::StakeOf(lfb_meta->bonds, key) > 0;
 }
 
 }  // namespace rnode::node

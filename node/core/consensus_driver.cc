@@ -108,9 +108,10 @@ void ConsensusDriver::Heartbeat(Clock::time_point now) {
 absl::StatusOr<Hash32> ConsensusDriver::ProposeScheduled(bool empty) {
   absl::StatusOr<Hash32> made = ProposeNow(empty);
   if (made.ok() && empty) {
-    std::shared_ptr<const casper::dag::BlockMeta> meta = d_.dag->Meta(*made);
+    absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+        d_.dag->Meta(*made);
     empty_streak_ =
-        meta != nullptr && meta->deploy_count == 0 ? empty_streak_ + 1 : 0;
+        meta.ok() && (*meta)->deploy_count == 0 ? empty_streak_ + 1 : 0;
   }
   return made;
 }
@@ -200,10 +201,14 @@ bool ConsensusDriver::SynchronyAllows() const {
   auto mine = latest.find(self);
   const std::optional<Hash32> lfb = d_.dag->LastFinalized();
   if (mine == latest.end() || !lfb.has_value()) return true;  // first block
-  std::shared_ptr<const casper::dag::BlockMeta> my_meta =
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> my_read =
       d_.dag->Meta(mine->second);
-  std::shared_ptr<const casper::dag::BlockMeta> lfb_meta = d_.dag->Meta(*lfb);
-  if (my_meta == nullptr || lfb_meta == nullptr) return true;
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> lfb_read =
+      d_.dag->Meta(*lfb);
+  // Unreadable: the engine's own checks meet the same failure and say so.
+  if (!my_read.ok() || !lfb_read.ok()) return true;
+  const casper::dag::BlockMeta* my_meta = my_read->get();
+  const casper::dag::BlockMeta* lfb_meta = lfb_read->get();
   double others = 0;
   double seen = 0;
   for (const casper::block::Bond& bond : lfb_meta->bonds) {

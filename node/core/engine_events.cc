@@ -36,7 +36,7 @@ void NodeListener::OnFinalized(const Hash32& last,
                                std::span<const Hash32> blocks,
                                std::span<const Bytes> deploys) {
   on_finalized_(blocks);
-  metrics_->Finalized(dag_->Meta(last)->block_number, blocks.size(), deploys);
+  metrics_->Finalized(blocks.size(), deploys);
   if (!hooks_->block_finalized) return;
   for (const Hash32& h : blocks) {
     absl::StatusOr<std::optional<casper::block::Block>> b = dag_->GetBlock(h);

@@ -9,8 +9,11 @@ bool SelfBonded(const casper::dag::DagStore& dag, const NodeIdentity& id) {
   // second parse of it.
   if (!id.is_validator()) return false;
   std::optional<Hash32> lfb = dag.LastFinalized();
-  return lfb.has_value() &&
-         casper::block::StakeOf(dag.Meta(*lfb)->bonds, id.public_key) > 0;
+  if (!lfb.has_value()) return false;
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+      dag.Meta(*lfb);
+  return meta.ok() &&
+         casper::block::StakeOf((*meta)->bonds, id.public_key) > 0;
 }
 
 }  // namespace rnode::node

@@ -217,7 +217,9 @@ bool Node::ready() const {
 int64_t Node::last_finalized_number() const {
   std::optional<Hash32> lfb = dag_->LastFinalized();
   if (!lfb.has_value()) return -1;
-  return dag_->Meta(*lfb)->block_number;
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+      dag_->Meta(*lfb);
+  return meta.ok() ? (*meta)->block_number : -1;
 }
 
 size_t Node::pending_deploys() const { return impl_->parts.pool->size(); }

@@ -136,7 +136,8 @@ absl::Status NodeMetrics::Attach(metrics::Registry* r,
       [dag]() -> absl::StatusOr<double> {
         std::optional<Hash32> lfb = dag->LastFinalized();
         if (!lfb.has_value()) return -1.0;
-        return static_cast<double>(dag->Meta(*lfb)->block_number);
+        ASSIGN_OR_RETURN(const auto meta, dag->Meta(*lfb));
+        return static_cast<double>(meta->block_number);
       }));
   RETURN_IF_ERROR(r->AddCallbackGauge(
       "casper_latest_block_number", "Highest block number in the DAG",
@@ -343,8 +344,7 @@ void NodeMetrics::BlockAdded(const casper::block::Block& block) {
   }
 }
 
-void NodeMetrics::Finalized(int64_t last_finalized_number, size_t blocks,
-                            std::span<const Bytes> deploys) {
+void NodeMetrics::Finalized(size_t blocks, std::span<const Bytes> deploys) {
   blocks_finalized_->Inc(blocks);
   deploys_finalized_->Inc(deploys.size());
   const Clock::time_point now = Clock::now();

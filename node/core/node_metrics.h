@@ -65,8 +65,7 @@ class NodeMetrics {
                       const casper::validation::Verdict& verdict,
                       double seconds);
   void BlockAdded(const casper::block::Block& block);
-  void Finalized(int64_t last_finalized_number, size_t blocks,
-                 std::span<const Bytes> deploys);
+  void Finalized(size_t blocks, std::span<const Bytes> deploys);
   // One merge of a multi-parent pre-state (the pre-state builder's
   // observer).
   void Merged(const casper::merge::MergeMetrics& merge);

@@ -50,7 +50,7 @@ class Shard {
     b.header.parents = parents;
     int64_t number = 0;
     for (const Hash32& p : parents) {
-      number = std::max(number, dag_->Meta(p)->block_number + 1);
+      number = std::max(number, dag_->Meta(p).value()->block_number + 1);
     }
     b.body.state.block_number = number;
     b.body.state.bonds = bonds_;
@@ -58,7 +58,7 @@ class Shard {
       b.justifications.push_back({validator, hash});
     }
     auto own = view.find(Key(v));
-    b.seq_num = own == view.end() ? 1 : dag_->Meta(own->second)->seq_num + 1;
+    b.seq_num = own == view.end() ? 1 : dag_->Meta(own->second).value()->seq_num + 1;
     b.header.timestamp = ++clock_;
     b.shard_id = "root";
     EXPECT_TRUE(block::SignBlock(b, MakeTestKey(v).sk).ok());
@@ -184,7 +184,7 @@ TEST(FinalityTest, ThreeAgreeingValidatorsFinalizeAtBothThresholds) {
     auto lfb = FindNewLastFinalized(s.dag(), latest, options);
     ASSERT_TRUE(lfb.ok()) << lfb.status();
     ASSERT_TRUE(lfb->has_value()) << ppm;
-    EXPECT_EQ(s.dag().Meta(**lfb)->block_number, number) << ppm;
+    EXPECT_EQ(s.dag().Meta(**lfb).value()->block_number, number) << ppm;
   }
 }
 

@@ -91,11 +91,11 @@ TEST_F(DagStoreTest, InsertsAndReadsBack) {
   auto back = dag->GetBlock(genesis.hash);
   ASSERT_TRUE(back.ok() && back->has_value());
   EXPECT_EQ(**back, genesis);
-  ASSERT_NE(dag->Meta(genesis.hash), nullptr);
-  EXPECT_EQ(*dag->Meta(genesis.hash), MetaOf(genesis, false));
+  ASSERT_TRUE(dag->Meta(genesis.hash).ok());
+  EXPECT_EQ(**dag->Meta(genesis.hash), MetaOf(genesis, false));
   EXPECT_EQ(dag->size(), 1u);
   EXPECT_FALSE(dag->GetBlock(StateHash(7))->has_value());
-  EXPECT_EQ(dag->Meta(StateHash(7)), nullptr);
+  EXPECT_EQ(dag->Meta(StateHash(7)).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(DagStoreTest, FirstCopyWinsAndMissingDependenciesAreRefused) {
@@ -138,7 +138,7 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   const block::Block bad = MakeBlock(2, 2, 3, {c.hash}, {{k2, b.hash}});
   for (const auto* blk : {&g, &a, &b, &c}) ASSERT_TRUE(*dag->Insert(*blk));
   ASSERT_TRUE(*dag->Insert(bad, /*invalid=*/true));
-  EXPECT_TRUE(dag->Meta(bad.hash)->invalid);
+  EXPECT_TRUE(dag->Meta(bad.hash).value()->invalid);
 
   std::vector<Hash32> ab{a.hash, b.hash};
   std::sort(ab.begin(), ab.end());
@@ -159,10 +159,10 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   // Main chains: c's runs c, a, g; b's runs b, g; they meet at g, and a
   // block meets itself.
   EXPECT_EQ(
-      (*MainChainMeet(*dag, {dag->Meta(c.hash), dag->Meta(b.hash)}))->hash,
+      (*MainChainMeet(*dag, {*dag->Meta(c.hash), *dag->Meta(b.hash)}))->hash,
       g.hash);
   EXPECT_EQ(
-      (*MainChainMeet(*dag, {dag->Meta(c.hash), dag->Meta(a.hash)}))->hash,
+      (*MainChainMeet(*dag, {*dag->Meta(c.hash), *dag->Meta(a.hash)}))->hash,
       a.hash);
   EXPECT_EQ(MainChainMeet(*dag, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -323,7 +323,7 @@ TEST_F(DagStoreTest, ReadersRunConcurrentlyWithTheWriter) {
       const auto tips = dag->Tips();
       if (tips.size() > 1) bad++;
       for (const auto& [key, hash] : dag->LatestMessages()) {
-        if (dag->Meta(hash) == nullptr) bad++;
+        if (!dag->Meta(hash).ok()) bad++;
       }
     }
   });
@@ -343,10 +343,10 @@ TEST_F(DagStoreTest, TipsMatchAScanOfARandomDag) {
   auto scan = [](DagStore& dag, const std::vector<block::Block>& blocks) {
     std::set<Hash32> tips;
     for (const auto& b : blocks) {
-      if (dag.Meta(b.hash)->invalid) continue;
+      if (dag.Meta(b.hash).value()->invalid) continue;
       bool child = false;
       for (const Hash32& c : dag.Children(b.hash)) {
-        child = child || !dag.Meta(c)->invalid;
+        child = child || !dag.Meta(c).value()->invalid;
       }
       if (!child) tips.insert(b.hash);
     }
@@ -445,7 +445,7 @@ std::string Answers(const DagStore& dag,
     const Hash32& h = blocks[i].hash;
     auto meta = dag.Meta(h);
     out += "\n" + HexEncode(h) + (dag.Contains(h) ? " in" : " out") +
-           (meta != nullptr && *meta == MetaOf(blocks[i], meta->invalid)
+           (meta.ok() && **meta == MetaOf(blocks[i], (*meta)->invalid)
                 ? " meta"
                 : " no-meta") +
            (dag.IsFinalized(h) ? " final" : "") + " kids";
@@ -575,6 +575,33 @@ TEST(DagWindowTest, AFinalizedAncestorIsFoundWithoutReadingTheChain) {
   EXPECT_TRUE((*dag)->IsAncestor(chain[3].hash, side.hash));
   EXPECT_FALSE((*dag)->IsAncestor(side.hash, chain.back().hash));
   EXPECT_FALSE((*dag)->IsAncestor(chain[12].hash, side.hash));
+}
+
+// Meta tells a block that is not stored (NotFound) from one whose record
+// could not be read (the store's error): below the window a block is read
+// from the store, and a failed read is not "absent".
+TEST(DagWindowTest, MetaTellsAReadFailureFromAMissingBlock) {
+  rspace::InMemoryStore base(4);
+  rspace::FaultInjectingStore store(&base);
+  auto dag =
+      DagStore::Open(&store, DagColumnsFrom(0), {.kept_below_finalized = 2});
+  ASSERT_TRUE(dag.ok());
+  std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
+  ASSERT_TRUE(*(*dag)->Insert(chain[0]));
+  for (int i = 1; i < 20; ++i) {
+    chain.push_back(MakeBlock(1, i, i, {chain.back().hash}));
+    ASSERT_TRUE(*(*dag)->Insert(chain.back()));
+  }
+  ASSERT_TRUE((*dag)->SetLastFinalized(chain[15].hash).ok());
+  // chain[0] is below the window: its metadata comes from the store.
+  ASSERT_TRUE((*dag)->Meta(chain[0].hash).ok());
+  EXPECT_EQ((*dag)->Meta(StateHash(7)).status().code(),
+            absl::StatusCode::kNotFound);
+  store.FailReadsAfter(0);
+  EXPECT_EQ((*dag)->Meta(chain[0].hash).status().code(),
+            absl::StatusCode::kUnavailable);
+  store.Heal();
+  EXPECT_EQ((**(*dag)->Meta(chain[0].hash)).block_number, 0);
 }
 
 // The soak's stall: a validator whose latest block fell below the last

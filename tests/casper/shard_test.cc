@@ -174,8 +174,8 @@ void ExpectConverged(Network& net) {
     EXPECT_EQ(p->node.dag().size(), net[0].node.dag().size()) << p->index;
     EXPECT_EQ(p->node.dag().LastFinalized(), lfb) << p->index;
     EXPECT_EQ(p->node.dag().Tips(), net[0].node.dag().Tips()) << p->index;
-    EXPECT_EQ(p->node.dag().Meta(*lfb)->post_state,
-              net[0].node.dag().Meta(*lfb)->post_state);
+    EXPECT_EQ(p->node.dag().Meta(*lfb).value()->post_state,
+              net[0].node.dag().Meta(*lfb).value()->post_state);
   }
 }
 
@@ -215,8 +215,8 @@ TEST(ShardTest, ThreeValidatorsIncludeAndFinalizeEveryDeploy) {
     int64_t previous = 0;
     for (const Hash32& h : p->events.finalized_blocks) {
       EXPECT_TRUE(p->node.dag().IsFinalized(h));
-      EXPECT_GE(p->node.dag().Meta(h)->block_number, previous);
-      previous = p->node.dag().Meta(h)->block_number;
+      EXPECT_GE(p->node.dag().Meta(h).value()->block_number, previous);
+      previous = p->node.dag().Meta(h).value()->block_number;
     }
     std::vector<Bytes> heard = p->events.finalized_deploys;
     std::vector<Bytes> expected = sigs;
@@ -363,7 +363,7 @@ TEST(ShardTest, FiveValidatorsAgree) {
   }
   ExpectConverged(net);
   EXPECT_GE(
-      net[0].node.dag().Meta(*net[0].node.dag().LastFinalized())->block_number,
+      net[0].node.dag().Meta(*net[0].node.dag().LastFinalized()).value()->block_number,
       10);
 }
 
@@ -379,12 +379,12 @@ TEST(ShardTest, TwoOfThreeFinalizeAtPointOneNotAtPointSixSeven) {
     const auto lfb = net[0].node.dag().LastFinalized();
     if (finalizes) {
       ASSERT_TRUE(lfb.has_value());
-      EXPECT_GT(net[0].node.dag().Meta(*lfb)->block_number, 0) << ppm;
+      EXPECT_GT(net[0].node.dag().Meta(*lfb).value()->block_number, 0) << ppm;
       EXPECT_EQ(net[1].node.dag().LastFinalized(), lfb);
     } else {
       // Only genesis can be final (every validator agrees with it).
       EXPECT_TRUE(!lfb.has_value() ||
-                  net[0].node.dag().Meta(*lfb)->block_number == 0)
+                  net[0].node.dag().Meta(*lfb).value()->block_number == 0)
           << ppm;
     }
   }
@@ -431,8 +431,8 @@ TEST_P(StaleViewTest, ABlockMadeOnAStaleViewBecomesAParent) {
     // The stale block is below the window: merging reads it from the store.
     const auto lfb = net[0].node.dag().LastFinalized();
     ASSERT_TRUE(lfb.has_value());
-    EXPECT_GT(net[0].node.dag().Meta(*lfb)->block_number,
-              net[0].node.dag().Meta(*stale)->block_number);
+    EXPECT_GT(net[0].node.dag().Meta(*lfb).value()->block_number,
+              net[0].node.dag().Meta(*stale).value()->block_number);
   }
   const auto next = net.Propose(0, /*allow_empty=*/true);
   ASSERT_TRUE(next.has_value());
@@ -616,7 +616,7 @@ TEST(ShardTest, AForgedEquivocationSeenByOneValidatorIsSlashedEverywhere) {
     EXPECT_TRUE(p->node.dag().Contains(forged.hash));
     const auto lfb = p->node.dag().LastFinalized();
     ASSERT_TRUE(lfb.has_value());
-    const auto lfb_meta = p->node.dag().Meta(*lfb);
+    const auto lfb_meta = p->node.dag().Meta(*lfb).value();
     for (const auto& bond : lfb_meta->bonds) {
       EXPECT_NE(bond.validator, MakeTestKey(2).pk);  // slashed, and final
     }

@@ -253,7 +253,7 @@ TEST_F(InvalidBlockTest, NeglectedInvalidBlock) {
   bad.seq_num = 5;
   Reseal(bad, 3);
   ASSERT_EQ(b.Receive(bad, kT).reason, InvalidReason::kInvalidSequenceNumber);
-  ASSERT_TRUE(b.dag().Meta(bad.hash)->invalid);
+  ASSERT_TRUE(b.dag().Meta(bad.hash).value()->invalid);
   ExpectInvalid(Check([&](block::Block& x) {
                   for (auto& j : x.justifications) {
                     if (j.validator == MakeTestKey(3).pk) {
@@ -305,7 +305,7 @@ TEST_F(InvalidBlockTest, Equivocation) {
   ASSERT_EQ(twin->seq_num, good.seq_num);
   ExpectInvalid(b.Receive(*twin, kT), InvalidReason::kEquivocation,
                 "already made block");
-  EXPECT_TRUE(b.dag().Meta(twin->hash)->invalid);
+  EXPECT_TRUE(b.dag().Meta(twin->hash).value()->invalid);
 }
 
 TEST_F(InvalidBlockTest, JustificationRegression) {
