@@ -404,13 +404,21 @@ def partition(shard, rng, quick):
     victim = rng.choice(shard.validators())
     note(f"partition: {victim['name']} cut off from its peers for {cut} s")
     with admin_fault(victim, "/api/fault/isolate", "isolated"):
-        time.sleep(cut)
-        # The cut is real: by now the victim has dropped every peer.
+        # The cut is real: the victim drops every peer while cut off
+        # (polled until the cut ends, then the cut is held to its length).
+        start = time.monotonic()
+        deadline = start + cut
         peers = peer_count(victim)
+        while peers != 0 and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+            peers = peer_count(victim)
         if peers != 0:
             raise CheckFailed(f"{victim['name']} still had {peers} peers "
                               f"after {cut} s cut off")
-    return lfb_numbers(shard), f"{victim['name']} cut off {cut} s"
+        dropped = time.monotonic() - start
+        time.sleep(max(0.0, deadline - time.monotonic()))
+    return lfb_numbers(shard), (f"{victim['name']} cut off {cut} s, "
+                                f"peerless after {dropped:.1f} s")
 
 
 def restart_all(shard, rng, quick):
