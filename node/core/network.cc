@@ -182,6 +182,7 @@ void CasperNetwork::AskLocked(const Hash32& hash, Wanted& w,
   ::casper::HasBlockRequestProto req;
   req.set_hash(HashBytes(hash));
   transport_->SendToAll(packet::kHasBlockRequest, req.SerializeAsString());
+  ++counters_.who_has_sent;
 }
 
 void CasperNetwork::Delivered(const Hash32& hash) {
@@ -233,6 +234,7 @@ void CasperNetwork::TimerLoop() {
   while (!stopping_) {
     cv_.WaitUntil(&mu_, Clock::now() + options_.tick);
     if (stopping_) break;
+    ++counters_.timer_rounds;
     const auto now = Clock::now();
     for (auto it = wanted_.begin(); it != wanted_.end();) {
       if (dag_->Contains(it->first)) {
@@ -289,6 +291,7 @@ void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
                                     const Hash32& hash) {
   if (dag_->Contains(hash)) return;
   MutexLock lock(&mu_);
+  ++counters_.hashes_heard;
   // Announcements are bounded like requests: a peer announcing blocks
   // nobody has must not grow the list without end.
   auto found = wanted_.find(hash);

@@ -99,6 +99,12 @@ struct NetworkCounters {
   uint64_t serve_busy = 0;
   uint64_t malformed = 0;
   uint64_t genesis_mismatch = 0;
+  // "Who has it?" questions sent to every peer (HasBlockRequest).
+  uint64_t who_has_sent = 0;
+  // Announcements and HasBlock answers handled (for a block not stored).
+  uint64_t hashes_heard = 0;
+  // Rounds of the retry timer (one per tick).
+  uint64_t timer_rounds = 0;
 };
 
 class CasperNetwork final : public casper::engine::Transport,

@@ -64,6 +64,11 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("rnode_consensus_busy_total",
                                  "Requests refused because the consensus "
                                  "thread's queue was full"));
+  ASSIGN_OR_RETURN(m->consensus_idle_,
+                   r->AddCounter("rnode_consensus_idle_total",
+                                 "Times the consensus thread found nothing "
+                                 "due and slept (until a task, a peer block, "
+                                 "housekeeping or a block coming due)"));
   ASSIGN_OR_RETURN(m->proposed_,
                    r->AddCounterFamily("casper_propose_total",
                                        "Proposals by result (created, empty, "
@@ -266,6 +271,8 @@ void NodeMetrics::DeployRefused(std::string_view reason) {
 void NodeMetrics::DeploysExpired(size_t n) { deploys_expired_->Inc(n); }
 
 void NodeMetrics::ConsensusBusy() { consensus_busy_->Inc(); }
+
+void NodeMetrics::ConsensusIdle() { consensus_idle_->Inc(); }
 
 void NodeMetrics::Proposed(std::string_view result, double seconds) {
   std::string_view labels[] = {result};

@@ -60,6 +60,8 @@ class NodeMetrics {
   void DeployRefused(std::string_view reason);
   void DeploysExpired(size_t n);
   void ConsensusBusy();
+  // The consensus thread found nothing due and slept.
+  void ConsensusIdle();
   void Proposed(std::string_view result, double seconds);
   void BlockValidated(const casper::block::Block& block,
                       const casper::validation::Verdict& verdict,
@@ -81,6 +83,7 @@ class NodeMetrics {
   metrics::Histogram* inclusion_seconds_ = nullptr;
   metrics::Histogram* finalization_seconds_ = nullptr;
   metrics::Counter* consensus_busy_ = nullptr;
+  metrics::Counter* consensus_idle_ = nullptr;
   metrics::Family<metrics::Counter>* proposed_ = nullptr;
   metrics::Histogram* propose_seconds_ = nullptr;
   metrics::Family<metrics::Counter>* validated_ = nullptr;

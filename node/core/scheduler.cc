@@ -174,6 +174,7 @@ std::optional<ConsensusScheduler::Next> ConsensusScheduler::WaitForNext() {
     auto wake = next_housekeeping_;
     next.propose = ProposalDue(now, &wake);
     if (next.propose != Propose::kNone) return next;
+    metrics_->ConsensusIdle();
     cv_.WaitUntil(&mu_, wake);
   }
 }

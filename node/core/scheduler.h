@@ -68,7 +68,7 @@ struct SchedulerOptions {
 // pool's size read under it (ConsensusWork::pooled).
 class ConsensusScheduler {
  public:
-  // `metrics` (not owned) counts refused tasks.
+  // `metrics` (not owned) counts refused tasks and idle waits.
   ConsensusScheduler(SchedulerOptions options, NodeMetrics* metrics);
   ~ConsensusScheduler();  // RequestStop() and Join().
   ConsensusScheduler(const ConsensusScheduler&) = delete;

@@ -117,6 +117,7 @@ absl::Status PipelinedStore::Drain() {
   {
     MutexLock lock(&mu_);
     if (pending_) {
+      ++stats_.flight_waits;
       while (pending_) cv_.Wait(&mu_);
       stats_.wait_ns += NanosSince(t0);
     }
@@ -144,6 +145,7 @@ void PipelinedStore::Grace() {
     MutexLock lock(&mu_);
     if (!grace_due_) return;
     grace_due_ = false;
+    ++stats_.reader_waits;
   }
   std::unique_lock<std::shared_mutex> wait_for_readers(readers_mu_);
 }

@@ -30,6 +30,9 @@ struct PipelinedStoreStats {
   uint64_t wait_ns = 0;        // Time callers waited for a flight to land
                                // (in Write, WriteOwned, WriteAsync, Sync).
   uint64_t failed_writes = 0;  // Background writes and retries that failed.
+  uint64_t flight_waits = 0;   // Callers that waited for a flight to land.
+  uint64_t reader_waits = 0;   // Writes after a flight landed that first
+                               // waited for any read still holding it.
 };
 
 // Forwards to `base` (not owned; must outlive this), except that WriteAsync

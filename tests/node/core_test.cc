@@ -3,6 +3,7 @@
 #include "node/core/node.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,9 +19,12 @@
 #include "node/metrics/metrics.h"
 #include "rholang/ir.h"
 #include "rspace/storage/kv_store.h"
+#include "tests/eventually.h"
 
 namespace rnode::node {
 namespace {
+
+using ::rnode::testing::Eventually;
 
 namespace ir = rholang::ir;
 using namespace std::chrono_literals;
@@ -82,6 +86,15 @@ class NodeTest : public ::testing::Test {
   }
   ::casper::DeployDataProto Signed(const casper::DeployData& d) {
     return casper::SignedDeploy::Sign(d, Key())->ToProto();
+  }
+
+  // A counter or gauge without labels, as /metrics shows it (-1: absent).
+  double Metric(std::string_view name) {
+    const std::string text = registry_->Render();
+    const std::string key = "\n" + std::string(name) + " ";
+    const size_t at = text.find(key);
+    if (at == std::string::npos) return -1;
+    return std::strtod(text.c_str() + at + key.size(), nullptr);
   }
 
   // Polls until the deploy is finalized (or the patience runs out).
@@ -196,8 +209,11 @@ TEST_F(NodeTest, BlocksAreSpacedUnlessAFullBlockWaits) {
   const int64_t height = node_->dag().MaxHeight();
   absl::StatusOr<Bytes> second = node_->Deploy(Signed(Data("@2!(2)")));
   ASSERT_TRUE(second.ok()) << second.status();
-  // Held for the interval: still pending after many batch windows.
-  std::this_thread::sleep_for(300ms);
+  // Held for the interval: the consensus thread looks at it and sleeps
+  // again without a block (a block made first would show below).
+  const double idle = Metric("rnode_consensus_idle_total");
+  ASSERT_TRUE(Eventually(
+      [&] { return Metric("rnode_consensus_idle_total") >= idle + 1; }));
   absl::StatusOr<DeployStatus> waiting = node_->FindDeploy(*second);
   ASSERT_TRUE(waiting.ok()) << waiting.status();
   EXPECT_EQ(waiting->state, DeployStatus::State::kPending);
@@ -268,7 +284,10 @@ TEST_F(NodeTest, ProposeWithoutDeploysSaysSo) {
   // Without autopropose a deploy waits for an explicit propose.
   absl::StatusOr<Bytes> id = node_->Deploy(Signed(Data("Nil")));
   ASSERT_TRUE(id.ok());
-  std::this_thread::sleep_for(50ms);
+  // The consensus thread looks at it and sleeps again without a block.
+  const double idle = Metric("rnode_consensus_idle_total");
+  ASSERT_TRUE(Eventually(
+      [&] { return Metric("rnode_consensus_idle_total") >= idle + 1; }));
   EXPECT_EQ(node_->dag().MaxHeight(), 0);
   absl::StatusOr<DeployStatus> pending = node_->FindDeploy(*id);
   ASSERT_TRUE(pending.ok());

@@ -23,9 +23,12 @@
 #include "gtest/gtest.h"
 #include "node/http/event_hub.h"
 #include "node/http/http_server.h"
+#include "tests/eventually.h"
 
 namespace rnode::node::http {
 namespace {
+
+using ::rnode::testing::Eventually;
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
@@ -255,18 +258,6 @@ class WsClient {
   websocket::stream<beast::tcp_stream> ws_{io_};
   websocket::response_type handshake_response_;
 };
-
-// Waits up to kDeadline for `condition`. Polls: the conditions are
-// counters of the server, which has no hook to wait on.
-template <typename Condition>
-bool Eventually(Condition condition) {
-  const Clock::time_point deadline = Clock::now() + kDeadline;
-  while (!condition()) {
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
 
 HttpServerOptions LocalOptions() {
   HttpServerOptions options;

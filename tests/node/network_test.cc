@@ -25,29 +25,18 @@
 #include "node/p2p/transport.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/casper/test_key.h"
+#include "tests/eventually.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
 namespace rnode::node {
 namespace {
 
+using ::rnode::testing::Eventually;
+
 using Clock = std::chrono::steady_clock;
 using casper::block::Block;
 using std::chrono::milliseconds;
-
-// How long a condition may take to hold on a loaded machine; only broken
-// code reaches it.
-constexpr std::chrono::seconds kWait{20};
-constexpr milliseconds kPoll{10};
-
-bool Eventually(const std::function<bool()>& done) {
-  const auto deadline = Clock::now() + kWait;
-  while (!done()) {
-    if (Clock::now() >= deadline) return done();
-    std::this_thread::sleep_for(kPoll);
-  }
-  return true;
-}
 
 Bytes Id(uint8_t first) {
   Bytes id(p2p::kNodeIdBytes, 0);
@@ -229,8 +218,11 @@ TEST_F(NetworkTest, AReceivedBlockWaitingInTheQueueIsNotAskedForAgain) {
   network_->Request(b.hash);
   ASSERT_TRUE(Eventually([&] { return received() == 1; }));
   EXPECT_EQ(peer_.block_requests(b.hash), 1);
-  // Twenty request timeouts with the block still in the (test's) queue.
-  std::this_thread::sleep_for(milliseconds(1000));
+  // A hundred timer rounds (twenty request timeouts) with the block still
+  // in the (test's) queue.
+  const uint64_t rounds = network_->counters().timer_rounds;
+  ASSERT_TRUE(Eventually(
+      [&] { return network_->counters().timer_rounds >= rounds + 100; }));
   EXPECT_EQ(peer_.block_requests(b.hash), 1);
   EXPECT_EQ(received(), 1u);
   EXPECT_EQ(network_->wanted(), 1u);  // until the node says where it went
@@ -289,10 +281,15 @@ TEST_F(NetworkTest, AnswersToWhoHasItDoNotAskEveryoneAgain) {
   network_->Request(silent.hash);  // takes the peer's one request slot
   ASSERT_TRUE(
       Eventually([&] { return peer_.block_requests(silent.hash) == 1; }));
+  const NetworkCounters before = network_->counters();
   network_->Request(other.hash);  // the peer is full: who has it?
   ASSERT_TRUE(
       Eventually([&] { return peer_.has_block_requests(other.hash) >= 1; }));
-  std::this_thread::sleep_for(milliseconds(500));
+  // The peer's answer (it has the block) is handled, and asks no one.
+  ASSERT_TRUE(Eventually([&] {
+    return network_->counters().hashes_heard >= before.hashes_heard + 1;
+  }));
+  EXPECT_EQ(network_->counters().who_has_sent, before.who_has_sent + 1);
   EXPECT_EQ(peer_.has_block_requests(other.hash), 1);
   EXPECT_EQ(peer_.block_requests(other.hash), 0);
   EXPECT_EQ(received(), 0u);

@@ -25,11 +25,14 @@
 #include "node/p2p/peer.h"
 #include "routing.grpc.pb.h"
 #include "routing.pb.h"
+#include "tests/eventually.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
 namespace rnode::node::p2p {
 namespace {
+
+using ::rnode::testing::Eventually;
 
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
@@ -38,8 +41,6 @@ constexpr char kNetwork[] = "testnet";
 // How long a condition may take to hold on a loaded machine; only a broken
 // transport reaches it.
 constexpr std::chrono::seconds kWait{20};
-// How often a polled condition is checked.
-constexpr milliseconds kPoll{10};
 // Deadline of a raw call that should be answered at once.
 constexpr std::chrono::seconds kCallTimeout{10};
 // A port nothing listens on: the advertised address of raw senders, whose
@@ -52,16 +53,6 @@ Bytes Id(uint8_t first, uint8_t last = 0) {
   id.front() = first;
   id.back() = last;
   return id;
-}
-
-// Polls `done` every kPoll until it holds or kWait passes; its last answer.
-bool Eventually(const std::function<bool()>& done) {
-  const auto deadline = Clock::now() + kWait;
-  while (!done()) {
-    if (Clock::now() >= deadline) return done();
-    std::this_thread::sleep_for(kPoll);
-  }
-  return true;
 }
 
 bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {

@@ -17,11 +17,14 @@
 #include "gtest/gtest.h"
 #include "rspace/storage/fault_store.h"
 #include "rspace/storage/kv_store.h"
+#include "tests/eventually.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
 namespace rnode::rspace {
 namespace {
+
+using ::rnode::testing::Eventually;
 
 Bytes B(const std::string& s) { return ToBytes(s); }
 
@@ -221,8 +224,8 @@ TEST(PipelinedStoreTest, LaterWritesLandAfterTheFlight) {
     EXPECT_TRUE(store.Write(second).ok());
     second_done = true;
   });
-  // The second write cannot pass the first while the gate holds it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The second write waits for the first, which the gate holds.
+  ASSERT_TRUE(Eventually([&] { return store.stats().flight_waits == 1; }));
   EXPECT_FALSE(second_done.load());
   EXPECT_EQ(gated.order(), std::vector<std::string>{});
   gated.writes.Open();
@@ -265,7 +268,8 @@ TEST(PipelinedStoreTest, AScanNeverMixesALandedFlightWithTheNextBatch) {
     EXPECT_TRUE(store.Write(second).ok());
     second_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The write waits for the scan, which the read gate holds.
+  ASSERT_TRUE(Eventually([&] { return store.stats().reader_waits == 1; }));
   EXPECT_FALSE(second_done.load());
   EXPECT_EQ(gated.order(), std::vector<std::string>{"a"});
   gated.reads.Open();
