@@ -37,6 +37,19 @@ absl::Status ReadData(rspace::Space& space, const rholang::ir::ParPtr& channel,
   return absl::OkStatus();
 }
 
+// The metadata of the block a client named: NotFound in the API's words
+// when it is not stored, the DAG's error when it cannot be read.
+absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> MetaOf(
+    const casper::dag::DagStore& dag, const Hash32& block) {
+  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+      dag.Meta(block);
+  if (absl::IsNotFound(meta.status())) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(block)));
+  }
+  return meta;
+}
+
 }  // namespace
 
 absl::StatusOr<Block> ChainQueries::GetBlock(const Hash32& hash) {
@@ -142,8 +155,9 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
       ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
       by_number.emplace_back(meta->block_number, h);
     }
-    std::stable_sort(by_number.begin(), by_number.end(),
-                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::stable_sort(
+        by_number.begin(), by_number.end(),
+        [](const auto& a, const auto& b) { return a.first > b.first; });
     for (size_t i = 0; i < in.size(); ++i) in[i] = by_number[i].second;
     s.block = in.front();
     for (const Hash32& h : in) {
@@ -167,14 +181,8 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
 absl::StatusOr<std::vector<rholang::ir::ParPtr>> ChainQueries::DataAtName(
     const rholang::ir::ParPtr& channel, const Hash32& block,
     bool use_pre_state) {
-  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> read =
-      d_.dag->Meta(block);
-  if (absl::IsNotFound(read.status())) {
-    return absl::NotFoundError(
-        absl::StrCat("Block not found: ", HexEncode(block)));
-  }
-  RETURN_IF_ERROR(read.status());
-  const std::shared_ptr<const casper::dag::BlockMeta> meta = *std::move(read);
+  ASSIGN_OR_RETURN(const std::shared_ptr<const casper::dag::BlockMeta> meta,
+                   MetaOf(*d_.dag, block));
   ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
   ASSIGN_OR_RETURN(
       std::optional<Bytes> blob,
@@ -213,14 +221,8 @@ absl::StatusOr<Exploration> ChainQueries::Explore(std::string term,
     if (!lfb.has_value()) return absl::UnavailableError("no finalized block");
     at = *lfb;
   }
-  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> read =
-      d_.dag->Meta(at);
-  if (absl::IsNotFound(read.status())) {
-    return absl::NotFoundError(
-        absl::StrCat("Block not found: ", HexEncode(at)));
-  }
-  RETURN_IF_ERROR(read.status());
-  const std::shared_ptr<const casper::dag::BlockMeta> meta = *std::move(read);
+  ASSIGN_OR_RETURN(const std::shared_ptr<const casper::dag::BlockMeta> meta,
+                   MetaOf(*d_.dag, at));
   const Hash32 root = use_pre_state ? meta->pre_state : meta->post_state;
   return d_.scheduler->Call<Exploration>(
       [this, term = std::move(term), root, meta] {

@@ -62,6 +62,28 @@ class SchedulerTest : public ::testing::Test {
     }
   }
 
+  // Keeps the consensus thread in a task until Release().
+  bool HoldTheThread() {
+    const bool posted = scheduler_
+                            ->Post([this](bool) {
+                              holding_ = true;
+                              MutexLock lock(&mu_);
+                              while (!released_) cv_.Wait(&mu_);
+                            })
+                            .ok();
+    return posted && Eventually([&] { return holding_.load(); });
+  }
+  void Release() {
+    MutexLock lock(&mu_);
+    released_ = true;
+    cv_.SignalAll();
+  }
+  void TearDown() override { Release(); }
+
+  std::atomic<bool> holding_{false};
+  Mutex mu_;
+  CondVar cv_;
+  bool released_ ABSL_GUARDED_BY(mu_) = false;
   metrics::Registry registry_;
   std::unique_ptr<NodeMetrics> metrics_;
   FakeWork work_;
@@ -103,47 +125,21 @@ TEST_F(SchedulerTest, ASlashIsProposedAtOnceAndFinalityWithAnEmptyBlock) {
 
 TEST_F(SchedulerTest, QueuedTasksAreAnsweredFalseWhenTheNodeStops) {
   Start({.proposer = false});
-  Mutex mu;
-  CondVar cv;
-  bool release = false;
-  std::atomic<bool> first_running{false};
-  ASSERT_TRUE(scheduler_
-                  ->Post([&](bool) {
-                    first_running = true;
-                    MutexLock lock(&mu);
-                    while (!release) cv.Wait(&mu);
-                  })
-                  .ok());
-  ASSERT_TRUE(Eventually([&] { return first_running.load(); }));
+  ASSERT_TRUE(HoldTheThread());
   std::atomic<int> second = -1;
   ASSERT_TRUE(scheduler_->Post([&](bool run) { second = run ? 1 : 0; }).ok());
   scheduler_->RequestStop();
   EXPECT_EQ(scheduler_->Post([](bool) {}).code(),
             absl::StatusCode::kUnavailable);
   EXPECT_FALSE(scheduler_->ready());
-  {
-    MutexLock lock(&mu);
-    release = true;
-    cv.SignalAll();
-  }
+  Release();
   scheduler_->Join();
   EXPECT_EQ(second, 0);
 }
 
 TEST_F(SchedulerTest, TooManyTasksAreRefusedAsBusy) {
   Start({.proposer = false});
-  Mutex mu;
-  CondVar cv;
-  bool release = false;
-  std::atomic<bool> running{false};
-  ASSERT_TRUE(scheduler_
-                  ->Post([&](bool) {
-                    running = true;
-                    MutexLock lock(&mu);
-                    while (!release) cv.Wait(&mu);
-                  })
-                  .ok());
-  ASSERT_TRUE(Eventually([&] { return running.load(); }));
+  ASSERT_TRUE(HoldTheThread());
   for (size_t i = 0; i < kMaxConsensusTasks; ++i) {
     ASSERT_TRUE(scheduler_->Post([](bool) {}).ok()) << i;
   }
@@ -151,14 +147,7 @@ TEST_F(SchedulerTest, TooManyTasksAreRefusedAsBusy) {
             absl::StatusCode::kUnavailable);
   EXPECT_NE(registry_.Render().find("\nrnode_consensus_busy_total 1"),
             std::string::npos);
-  {
-    MutexLock lock(&mu);
-    release = true;
-    cv.SignalAll();
-  }
-  // The task uses this scope's locals: the thread ends before they do.
-  scheduler_->RequestStop();
-  scheduler_->Join();
+  Release();
 }
 
 }  // namespace
