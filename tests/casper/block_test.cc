@@ -357,13 +357,13 @@ TEST(BlockTest, DecoderRefusesMalformedBlocks) {
 TEST(BlockTest, DecoderRefusesBytesThatAreNotABlockOrTooLarge) {
   Bytes junk{0xff, 0xff, 0xff, 0xff, 0x0f};
   auto r = DecodeBlock(junk);
-  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("not a BlockMessageProto"));
   const Bytes bytes = EncodeBlock(Sample());
   EXPECT_TRUE(DecodeBlock(bytes, bytes.size()).ok());
   r = DecodeBlock(bytes, bytes.size() - 1);
-  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(r.status().message()),
               HasSubstr("block is " + std::to_string(bytes.size()) +
                         " bytes, limit " + std::to_string(bytes.size() - 1)));

@@ -83,7 +83,8 @@ TEST(DeployTest, EthAlgorithmSignsKeccakOfPrefixedPreimage) {
   EXPECT_TRUE(SignedDeploy::FromProto(proto).ok());
   // The same signature under the other algorithm name does not verify.
   proto.set_sigalgorithm("secp256k1");
-  EXPECT_FALSE(SignedDeploy::FromProto(proto).ok());
+  EXPECT_EQ(SignedDeploy::FromProto(proto).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // Each case damages one field of a correctly signed proto and expects a
@@ -171,7 +172,10 @@ TEST(DeployTest, NegativeValidAfterBlockNumberIsAllowedAndSigned) {
   ::casper::DeployDataProto p = s->ToProto();
   EXPECT_TRUE(SignedDeploy::FromProto(p).ok());
   p.set_validafterblocknumber(0);
-  EXPECT_FALSE(SignedDeploy::FromProto(p).ok());
+  absl::StatusOr<SignedDeploy> changed = SignedDeploy::FromProto(p);
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(changed.status().message()),
+              HasSubstr("signature does not match"));
 }
 
 TEST(DeployTest, UnknownFieldsInProtoDoNotAffectVerification) {

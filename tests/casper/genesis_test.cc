@@ -201,7 +201,8 @@ TEST(GenesisTest, BondsAreReadNativelyFromTheStateRoot) {
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_EQ((*v)->bonds, b->bonds);
   EXPECT_EQ((*v)->active.size(), 3u);
-  EXPECT_FALSE(cache.Get(b->pre_state()).ok());
+  EXPECT_EQ(cache.Get(b->pre_state()).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST(GenesisTest, FileContentChangesTheRoot) {

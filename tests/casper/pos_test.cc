@@ -824,7 +824,8 @@ TEST(PosTest, DecodeValidatorsEqualsGetBonds) {
 
 TEST(PosTest, DecodeValidatorsRejectsOtherChannelStates) {
   rspace::ChannelState empty;
-  EXPECT_FALSE(DecodeValidators(empty).ok());
+  EXPECT_EQ(DecodeValidators(empty).status().code(),
+            absl::StatusCode::kFailedPrecondition);
   BalanceCodec codec;
   absl::StatusOr<rspace::ChannelState> balance = codec.Write(Hash32{}, 5);
   ASSERT_TRUE(balance.ok());

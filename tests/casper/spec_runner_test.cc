@@ -245,7 +245,8 @@ TEST(SpecRunnerTest, ABadDeployerKeyIsAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   o.deployer_key = "0102";
-  EXPECT_FALSE(RunSpec("Nil", o).ok());
+  EXPECT_EQ(RunSpec("Nil", o).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(AssertLineTest, ParsesTheAssertAckFormat) {

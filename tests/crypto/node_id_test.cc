@@ -46,7 +46,8 @@ TEST(NodeIdTest, PublishedNodeIds) {
 TEST(NodeIdTest, WrongPointLengthIsInvalidArgument) {
   EXPECT_EQ(NodeIdFromP256Point(Bytes(33, 2)).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(NodeIdFromP256Point(Bytes(65, 0x02)).ok());
+  EXPECT_EQ(NodeIdFromP256Point(Bytes(65, 0x02)).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 struct PkeyFree {

@@ -83,7 +83,8 @@ TEST(RevAddressTest, FromEthAddressMatchesFromPublicKey) {
       *ParseSecp256k1PublicKey(Unhex(kPairs[0].public_key));
   EXPECT_EQ(EthAddressOf(pub), *eth);
   EXPECT_TRUE(ParseEthAddress("FAC7DDE9D0FA1DF6355BD1382FE75BA0C50E8840").ok());
-  EXPECT_FALSE(ParseEthAddress("0xfac7").ok());
+  EXPECT_EQ(ParseEthAddress("0xfac7").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(RevAddressTest, ParseReturnsKeyHashAndRoundTrips) {

@@ -48,9 +48,14 @@ TEST(Secp256k1Test, PublicKeyOfKnownPrivateKey) {
 }
 
 TEST(Secp256k1Test, PrivateKeyValidation) {
-  EXPECT_FALSE(ParseSecp256k1PrivateKey(Bytes(31, 1)).ok());
-  EXPECT_FALSE(ParseSecp256k1PrivateKey(Bytes(32, 0)).ok());      // Zero.
-  EXPECT_FALSE(ParseSecp256k1PrivateKey(Unhex(kOrderHex)).ok());  // n.
+  EXPECT_EQ(ParseSecp256k1PrivateKey(Bytes(31, 1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Zero is out of range.
+  EXPECT_EQ(ParseSecp256k1PrivateKey(Bytes(32, 0)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // So is the group order n.
+  EXPECT_EQ(ParseSecp256k1PrivateKey(Unhex(kOrderHex)).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(ParseSecp256k1PrivateKey(Bytes(32, 1)).ok());
 }
 
@@ -85,7 +90,8 @@ TEST(Secp256k1Test, PublicKeyMustBeUncompressed65Bytes) {
               ::testing::HasSubstr("not a point"));
   Bytes hybrid = pub;
   hybrid[0] = 0x06;
-  EXPECT_FALSE(ParseSecp256k1PublicKey(hybrid).ok());
+  EXPECT_EQ(ParseSecp256k1PublicKey(hybrid).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Secp256k1Test, DecompressRecoversTheUncompressedKey) {
@@ -102,13 +108,17 @@ TEST(Secp256k1Test, DecompressRecoversTheUncompressedKey) {
       DecompressSecp256k1PublicKey(compressed);
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_NE(HexEncode(*other), kPubHex);
-  EXPECT_FALSE(DecompressSecp256k1PublicKey(pub).ok());  // 65 bytes
+  // An uncompressed key is 65 bytes.
+  EXPECT_EQ(DecompressSecp256k1PublicKey(pub).status().code(),
+            absl::StatusCode::kInvalidArgument);
   Bytes bad_tag = compressed;
   bad_tag[0] = 0x04;
-  EXPECT_FALSE(DecompressSecp256k1PublicKey(bad_tag).ok());
+  EXPECT_EQ(DecompressSecp256k1PublicKey(bad_tag).status().code(),
+            absl::StatusCode::kInvalidArgument);
   Bytes no_point(33, 0xff);  // X >= p
   no_point[0] = 0x02;
-  EXPECT_FALSE(DecompressSecp256k1PublicKey(no_point).ok());
+  EXPECT_EQ(DecompressSecp256k1PublicKey(no_point).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Secp256k1Test, Rfc6979VectorForKeyOneSatoshiNakamoto) {
@@ -158,7 +168,10 @@ TEST(Secp256k1Test, HighSIsRejected) {
       Secp256k1VerifyDer(digest, *der_high, Unhex(kPubHex));
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(r.status().message(), ::testing::HasSubstr("high S"));
-  EXPECT_FALSE(Secp256k1VerifyCompact(digest, high, Unhex(kPubHex)).ok());
+  absl::StatusOr<bool> compact_high =
+      Secp256k1VerifyCompact(digest, high, Unhex(kPubHex));
+  EXPECT_EQ(compact_high.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(compact_high.status().message(), ::testing::HasSubstr("high S"));
   EXPECT_TRUE(*Secp256k1VerifyCompact(digest, compact, Unhex(kPubHex)));
 }
 
@@ -168,11 +181,14 @@ TEST(Secp256k1Test, NonStrictDerIsRejected) {
   // Trailing garbage.
   Bytes trailing = der;
   trailing.push_back(0);
-  EXPECT_FALSE(Secp256k1VerifyDer(digest, trailing, Unhex(kPubHex)).ok());
+  EXPECT_EQ(
+      Secp256k1VerifyDer(digest, trailing, Unhex(kPubHex)).status().code(),
+      absl::StatusCode::kInvalidArgument);
   // Wrong outer length byte.
   Bytes bad_len = der;
   bad_len[1] ^= 1;
-  EXPECT_FALSE(Secp256k1VerifyDer(digest, bad_len, Unhex(kPubHex)).ok());
+  EXPECT_EQ(Secp256k1VerifyDer(digest, bad_len, Unhex(kPubHex)).status().code(),
+            absl::StatusCode::kInvalidArgument);
   // An unnecessary leading zero on r (BER, not DER).
   Bytes padded = der;
   size_t r_len = padded[3];
@@ -180,18 +196,26 @@ TEST(Secp256k1Test, NonStrictDerIsRejected) {
   padded[3] = static_cast<uint8_t>(r_len + 1);
   padded[1] = static_cast<uint8_t>(padded[1] + 1);
   if (padded[5] < 0x80) {  // Zero not needed for sign: non-strict.
-    EXPECT_FALSE(Secp256k1VerifyDer(digest, padded, Unhex(kPubHex)).ok());
+    EXPECT_EQ(
+        Secp256k1VerifyDer(digest, padded, Unhex(kPubHex)).status().code(),
+        absl::StatusCode::kInvalidArgument);
   }
-  EXPECT_FALSE(Secp256k1VerifyDer(digest, {}, Unhex(kPubHex)).ok());
-  EXPECT_FALSE(
-      Secp256k1VerifyDer(digest, Bytes(73, 0x30), Unhex(kPubHex)).ok());
+  EXPECT_EQ(Secp256k1VerifyDer(digest, {}, Unhex(kPubHex)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  const Bytes too_long(73, 0x30);
+  EXPECT_EQ(
+      Secp256k1VerifyDer(digest, too_long, Unhex(kPubHex)).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Secp256k1Test, DigestMustBe32Bytes) {
   Hash32 digest = Blake2b256(AsBytes("x"));
   Bytes sig = *Secp256k1SignDer(digest, Key());
-  EXPECT_FALSE(Secp256k1SignDer(Bytes(31, 0), Key()).ok());
-  EXPECT_FALSE(Secp256k1VerifyDer(Bytes(33, 0), sig, Unhex(kPubHex)).ok());
+  EXPECT_EQ(Secp256k1SignDer(Bytes(31, 0), Key()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      Secp256k1VerifyDer(Bytes(33, 0), sig, Unhex(kPubHex)).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Secp256k1Test, DerCompactRoundTrip) {
@@ -204,8 +228,11 @@ TEST(Secp256k1Test, DerCompactRoundTrip) {
     EXPECT_EQ(*Secp256k1CompactToDer(*compact), der);
     EXPECT_EQ(*Secp256k1SignCompact(digest, Key()), *compact);
   }
-  EXPECT_FALSE(Secp256k1CompactToDer(Bytes(63, 1)).ok());
-  EXPECT_FALSE(Secp256k1CompactToDer(Bytes(64, 0xff)).ok());  // r >= n.
+  EXPECT_EQ(Secp256k1CompactToDer(Bytes(63, 1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // An r >= n overflows the order.
+  EXPECT_EQ(Secp256k1CompactToDer(Bytes(64, 0xff)).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Whole programs: every examples/NAME.rho prints exactly the lines of
 // NAME.expected, in order, and spends the phlo of its last line `cost: N`;
-// every examples/errors/NAME.rho fails with a message containing the first
-// line of NAME.expected_error after printing the lines that follow it, and
-// spends its `cost: N`. Each runs with 1 and 4 threads, which must agree on
-// lines, cost, error and root (examples/README.md).
+// every examples/errors/NAME.rho fails with the code kErrorCodes gives it and
+// a message containing the first line of NAME.expected_error after printing
+// the lines that follow it, and spends its `cost: N`. Each runs with 1 and
+// 4 threads, which must agree on lines, cost, error and root (see
+// examples/README.md).
 //
 // RNODE_UPDATE_EXAMPLES=1 rewrites the expected files from the serial run
 // (the first line of an .expected_error is kept); review the diff: an order
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,6 +82,43 @@ std::vector<std::string> Stems(const fs::path& dir) {
 const fs::path kExamples = RNODE_EXAMPLES_DIR;
 const fs::path kErrors = kExamples / "errors";
 
+// The code each examples/errors program fails with (the codes of cost.h):
+// out of phlo is kResourceExhausted, rho:execution:abort kAborted, a runtime
+// error of the program kInvalidArgument. A new error example is listed here.
+struct ErrorCode {
+  const char* stem;
+  absl::StatusCode code;
+};
+constexpr ErrorCode kErrorCodes[] = {
+    {"addition_overflow", absl::StatusCode::kInvalidArgument},
+    {"division_by_zero", absl::StatusCode::kInvalidArgument},
+    {"if_not_bool", absl::StatusCode::kInvalidArgument},
+    {"interpolate_bad_value", absl::StatusCode::kInvalidArgument},
+    {"method_wrong_receiver", absl::StatusCode::kInvalidArgument},
+    {"modulo_by_zero", absl::StatusCode::kInvalidArgument},
+    {"multiplication_overflow", absl::StatusCode::kInvalidArgument},
+    {"negation_overflow", absl::StatusCode::kInvalidArgument},
+    {"not_not_bool", absl::StatusCode::kInvalidArgument},
+    {"nth_out_of_range", absl::StatusCode::kInvalidArgument},
+    {"out_of_phlo", absl::StatusCode::kResourceExhausted},
+    {"out_of_phlo_wide", absl::StatusCode::kResourceExhausted},
+    {"overflow_in_recursion", absl::StatusCode::kInvalidArgument},
+    {"receive_on_bundle0", absl::StatusCode::kInvalidArgument},
+    {"receive_on_write_only_bundle", absl::StatusCode::kInvalidArgument},
+    {"send_on_bundle0", absl::StatusCode::kInvalidArgument},
+    {"send_on_read_only_bundle", absl::StatusCode::kInvalidArgument},
+    {"type_error_plus", absl::StatusCode::kInvalidArgument},
+    {"unknown_method", absl::StatusCode::kInvalidArgument},
+    {"user_abort", absl::StatusCode::kAborted},
+};
+
+std::optional<absl::StatusCode> ExpectedCode(const std::string& stem) {
+  for (const ErrorCode& e : kErrorCodes) {
+    if (stem == e.stem) return e.code;
+  }
+  return std::nullopt;
+}
+
 // Runs `source` with 1 and kParallelThreads threads; checks the two runs
 // agree on lines (in order), cost and error, and returns the serial run.
 RunResult RunBoth(const std::string& source) {
@@ -127,8 +166,11 @@ TEST_P(ErrorExampleTest, FailsWithExpectedMessageWithAnyThreadCount) {
   ASSERT_TRUE(fs::exists(expected_path)) << expected_path;
   std::vector<std::string> expected = Lines(ReadFile(expected_path));
   ASSERT_FALSE(expected.empty());
+  const std::optional<absl::StatusCode> code = ExpectedCode(GetParam());
+  ASSERT_TRUE(code.has_value()) << GetParam() << " is not in kErrorCodes";
   RunResult run = RunBoth(source);
-  ASSERT_FALSE(run.error.ok()) << "lines: " << run.stdout_lines.size();
+  ASSERT_EQ(run.error.code(), *code)
+      << run.error << "; lines: " << run.stdout_lines.size();
   EXPECT_NE(std::string(run.error.message()).find(expected[0]),
             std::string::npos)
       << run.error;

@@ -504,7 +504,7 @@ TEST(RuntimeTest, StaticErrorCostsParsingOnly) {
   Harness h;
   std::string src = "for (x <- @0) { y }";
   EvalResult r = h.Run(src);
-  ASSERT_FALSE(r.error.ok());
+  ASSERT_EQ(r.error.code(), absl::StatusCode::kInvalidArgument) << r.error;
   EXPECT_EQ(r.cost, cost::kParsePerByte * static_cast<int64_t>(src.size()));
 }
 
@@ -512,7 +512,7 @@ TEST(RuntimeTest, SyntaxErrorCostsParsingOnly) {
   Harness h;
   std::string src = "@0!(";
   EvalResult r = h.Run(src);
-  ASSERT_FALSE(r.error.ok());
+  ASSERT_EQ(r.error.code(), absl::StatusCode::kInvalidArgument) << r.error;
   EXPECT_EQ(r.cost, cost::kParsePerByte * static_cast<int64_t>(src.size()));
 }
 
@@ -647,7 +647,8 @@ TEST(RuntimeTest, SuccessfulDeployKeepsChanges) {
 TEST(RuntimeTest, FailedDeployKeepsEarlierDeploys) {
   Harness h;
   ASSERT_TRUE(h.Run(R"(@"out"!(1))").error.ok());
-  EXPECT_FALSE(h.Run(R"(@"out"!(2) | @"x"!(1 / 0))").error.ok());
+  EXPECT_EQ(h.Run(R"(@"out"!(2) | @"x"!(1 / 0))").error.code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(h.Data("out"), Expect({"1"}));
 }
 
@@ -959,7 +960,7 @@ TEST(ReplayTest, ReplayWithDifferentProgramFails) {
   ASSERT_TRUE(rlog.ok());
   EvalResult rr = replay.Run(R"(@"in"!(2) | for (@x <- @"in") { @"out"!(x) })",
                              kBigLimit, rlog->get());
-  EXPECT_FALSE(rr.error.ok());
+  EXPECT_EQ(rr.error.code(), absl::StatusCode::kFailedPrecondition) << rr.error;
   EXPECT_TRUE(replay.Data("out").empty());
 }
 
@@ -974,7 +975,7 @@ TEST(ReplayTest, ReplayMissingCommFails) {
   auto rlog = rspace::EventLog::ForReplay(events);
   ASSERT_TRUE(rlog.ok());
   EvalResult rr = replay.Run(R"(@"in"!(1))", kBigLimit, rlog->get());
-  EXPECT_FALSE(rr.error.ok());
+  EXPECT_EQ(rr.error.code(), absl::StatusCode::kFailedPrecondition) << rr.error;
 }
 
 TEST(ReplayTest, FailedDeployReplaysWithSameCost) {
@@ -982,7 +983,7 @@ TEST(ReplayTest, FailedDeployReplaysWithSameCost) {
   Harness play;
   rspace::EventLog log;
   EvalResult pr = play.Run(src, kBigLimit, &log);
-  ASSERT_FALSE(pr.error.ok());
+  ASSERT_EQ(pr.error.code(), absl::StatusCode::kInvalidArgument) << pr.error;
   std::vector<rspace::Event> events = log.Take();
   Harness replay;
   auto rlog = rspace::EventLog::ForReplay(events);
@@ -1125,7 +1126,7 @@ TEST(SystemProcessTest, OutputOfFailedDeployIsStillPrinted) {
   Harness h;
   EvalResult r = h.Run(R"(new out(`rho:io:stdoutAck`), k in {
                             out!("before", *k) | for (_ <- k) { @"x"!(1 / 0) } })");
-  EXPECT_FALSE(r.error.ok());
+  EXPECT_EQ(r.error.code(), absl::StatusCode::kInvalidArgument) << r.error;
   EXPECT_EQ(h.lines.out, std::vector<std::string>{Canon(R"("before")")});
 }
 
@@ -1485,9 +1486,11 @@ INSTANTIATE_TEST_SUITE_P(Codec, TermCodecRejectTest, ::testing::ValuesIn(kBad),
 TEST(TermCodecTest, TypedAccessorRejectsOtherKind) {
   auto t = *MakeChannelTerm(ir::Nil());
   std::shared_ptr<const StoredValue> h;
-  EXPECT_FALSE(DataOf(*t, h).ok());
-  EXPECT_FALSE(PatternOf(*t, h).ok());
-  EXPECT_FALSE(ContinuationOf(*t, h).ok());
+  EXPECT_EQ(DataOf(*t, h).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(PatternOf(*t, h).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ContinuationOf(*t, h).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(ChannelOf(*t).ok());
 }
 
@@ -1569,7 +1572,8 @@ TEST(StoredMatcherTest, RemainderCapturesTailAsList) {
 TEST(StoredMatcherTest, MalformedTermsAreErrors) {
   StoredMatcher m;
   auto chan = *MakeChannelTerm(ir::Nil());
-  EXPECT_FALSE(m.Match(*chan, chan).ok());
+  EXPECT_EQ(m.Match(*chan, chan).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -245,7 +245,8 @@ TEST(StreamTest, FirstChunkMustBeAHeader) {
   StreamAssembler assembler(kNetwork, 100);
   EXPECT_EQ(assembler.Add(Data("abc")).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(assembler.Add(Header(3)).ok());
+  EXPECT_EQ(assembler.Add(Header(3)).code(),
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(assembler.sender().has_value());
 }
 
@@ -366,14 +367,20 @@ TEST(StreamTest, SecondHeaderIsRefused) {
 TEST(StreamTest, EveryCallFailsAfterAFault) {
   StreamAssembler assembler(kNetwork, 100);
   ASSERT_TRUE(assembler.Add(Header(3)).ok());
-  ASSERT_FALSE(assembler.Add(Data("abcd")).ok());
-  EXPECT_FALSE(assembler.Add(Data("abc")).ok());
-  EXPECT_FALSE(assembler.Add(Header(3)).ok());
-  EXPECT_FALSE(std::move(assembler).Finish().ok());
+  ASSERT_EQ(assembler.Add(Data("abcd")).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(assembler.Add(Data("abc")).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(assembler.Add(Header(3)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(std::move(assembler).Finish().status().code(),
+            absl::StatusCode::kFailedPrecondition);
 
   StreamAssembler wrong_network("mainnet", 100);
-  ASSERT_FALSE(wrong_network.Add(Header(0)).ok());
-  EXPECT_FALSE(std::move(wrong_network).Finish().ok());
+  ASSERT_EQ(wrong_network.Add(Header(0)).code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(std::move(wrong_network).Finish().status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(StreamTest, FinishWithoutHeaderIsInvalidArgument) {
@@ -490,7 +497,8 @@ TEST(CompressTest, LengthPrefixMustAgree) {
   // Right length, wrong prefix: the block is of 19 bytes, the varint says 18.
   std::string lying = wire;
   lying[0] = static_cast<char>(raw.size() - 1);
-  EXPECT_FALSE(Decompress(lying, raw.size() - 1).ok());
+  EXPECT_EQ(Decompress(lying, raw.size() - 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CompressTest, MalformedVarintIsInvalidArgument) {

@@ -544,7 +544,8 @@ TEST(DiscoveryTest, StartRefusesABusyPort) {
   DiscoveryOptions options;
   options.self = Peer(Id(0x11), "127.0.0.1", 40400, s->self.udp_port);
   options.network_id = kNetwork;
-  EXPECT_FALSE(DiscoveryServer::Start(options, &table).ok());
+  EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 TEST(DiscoveryTest, StartRefusesAZeroInFlightBound) {

@@ -309,7 +309,8 @@ TEST_F(PeerKeyTest, PublicKeyAloneIsInvalidArgument) {
 
 TEST_F(PeerKeyTest, DirectoryAtKeyPathIsRefused) {
   std::filesystem::create_directory(path_);
-  EXPECT_FALSE(LoadOrCreateNodeKey(path_).ok());
+  EXPECT_EQ(LoadOrCreateNodeKey(path_).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PeerKeyTest, UnwritablePathIsInternal) {

@@ -1122,7 +1122,7 @@ TEST_F(TransportMalformedTest, CancelledStreamDoesNotBanTheSender) {
     ASSERT_TRUE(writer->Write(HeaderChunk(x, 10 << 10)));
     ASSERT_TRUE(writer->Write(DataChunk(Content(1 << 10, 8))));
     ctx.TryCancel();
-    EXPECT_FALSE(writer->Finish().ok());
+    EXPECT_EQ(writer->Finish().error_code(), grpc::StatusCode::CANCELLED);
   }
   // The cancelled stream holds all of x's inbound budget until b is done
   // with it (x's streams are answered busy until then); then a whole
@@ -1239,7 +1239,8 @@ TEST(TransportMetricsTest, RenderShowsPeersAndCounters) {
   }
   // A second transport cannot register the same names.
   Recorder handler;
-  EXPECT_FALSE(Transport::Start(Options(3), &handler, &registry_a).ok());
+  EXPECT_EQ(Transport::Start(Options(3), &handler, &registry_a).status().code(),
+            absl::StatusCode::kAlreadyExists);
 }
 
 }  // namespace

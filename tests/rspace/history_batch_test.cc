@@ -343,7 +343,7 @@ TEST(HistoryBatchTest, APipelinedCommitReadsBeforeItLands) {
               *plain.history->ReadLeaf(*expected, K(i)));
   }
   EXPECT_EQ(base.KeyCount(0), 0u);  // Nothing landed.
-  EXPECT_FALSE(store.Sync().ok());
+  EXPECT_EQ(store.Sync().code(), absl::StatusCode::kUnavailable);
   faulty.Heal();
   ASSERT_TRUE(store.Sync().ok());
   auto reopened = History::Open(&base, HistoryOptions{});

@@ -380,7 +380,7 @@ TEST(PipelinedStoreTest, DestructionLandsTheFlightAndNeverHangs) {
     WriteBatch b;
     b.Put(0, B("b"), B("2"));
     ASSERT_TRUE(store.WriteAsync(std::move(b)).ok());
-    EXPECT_FALSE(store.Sync().ok());
+    EXPECT_EQ(store.Sync().code(), absl::StatusCode::kUnavailable);
     faulty.Heal();
   }
   EXPECT_EQ(Read(base, 0, "b"), "2");

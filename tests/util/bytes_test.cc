@@ -37,7 +37,8 @@ TEST(HexTest, BadDigitReportsPosition) {
   absl::StatusOr<Bytes> b = HexDecode("00zz");
   EXPECT_EQ(b.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(b.status().message(), testing::HasSubstr("position 2"));
-  EXPECT_FALSE(HexDecode("0x00").ok());
+  EXPECT_EQ(HexDecode("0x00").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(HexTest, FixedLengthDecodeChecksLength) {

@@ -42,7 +42,8 @@ TEST(StatusMacrosTest, ReturnIfErrorStopsAtFirstError) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(steps, 1);
   steps = 0;
-  EXPECT_FALSE(Chain(true, false, &steps).ok());
+  EXPECT_EQ(Chain(true, false, &steps).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(steps, 0);
 }
 
