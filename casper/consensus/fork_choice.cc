@@ -70,6 +70,7 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
   // Step 2: walk cursors down their main chains, always the highest ones,
   // until they meet.
   std::vector<std::shared_ptr<const dag::BlockMeta>> cursors;
+  cursors.reserve(messages.size());
   for (const auto& [meta, w] : messages) cursors.push_back(meta);
   ASSIGN_OR_RETURN(const std::shared_ptr<const dag::BlockMeta> base,
                    dag::MainChainMeet(dag, std::move(cursors)));

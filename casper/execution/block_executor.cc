@@ -42,7 +42,7 @@ block::ProcessedSystemDeploy RecordSystem(
     std::variant<block::SlashDeploy, block::CloseBlockDeploy> which,
     const DeployOutcome& outcome) {
   block::ProcessedSystemDeploy d;
-  d.deploy = std::move(which);
+  d.deploy = which;
   d.events = outcome.events;
   if (outcome.failed()) d.error = FailureText(outcome);
   return d;

@@ -142,6 +142,7 @@ absl::Status CreateSpecCoopVault(
     const std::vector<crypto::Secp256k1PublicKey>& vault_keys) {
   if (vault_keys.empty()) return absl::OkStatus();
   std::vector<Bytes> signers;
+  signers.reserve(vault_keys.size());
   for (const crypto::Secp256k1PublicKey& pk : vault_keys) {
     signers.emplace_back(pk.begin(), pk.end());
   }

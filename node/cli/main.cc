@@ -1,5 +1,6 @@
 // The rnode binary: command-line entry point. Parses arguments and hands
 // off; all work lives in the libraries.
+#include <exception>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
 #include "node/cli/client.h"
 #include "node/cli/run.h"
 #include "node/config/config.h"
@@ -33,8 +35,8 @@ void AddRunFlags(CLI::App* run, RunFlags& flags) {
   for (const rnode::node::Setting& s : rnode::node::Settings()) {
     if (s.flag.empty()) continue;
     std::string& value = flags.values[std::string(s.key)];
-    std::string name = "--" + std::string(s.flag);
-    if (s.flag == "standalone") name = "-s," + name;
+    std::string name = absl::StrCat(s.flag == "standalone" ? "-s," : "", "--",
+                                    std::string(s.flag));
     if (std::holds_alternative<bool rnode::node::NodeConfig::*>(s.field)) {
       run->add_flag(name + "{true}", value, std::string(s.help))
           ->expected(0, 1);
@@ -243,43 +245,47 @@ void AddDeployCommand(CLI::App& app, Args& a, std::vector<Command>& out) {
 // The commands that talk to a running node.
 void AddClients(CLI::App& app, Args& a, std::vector<Command>& out) {
   namespace n = rnode::node;
-  auto& o = std::cout;
-  auto& e = std::cerr;
   AddDeployCommand(app, a, out);
-  out.push_back({AddClient(app, a, "propose", "Ask a node for a block"),
-                 [&a, &o, &e] { return n::ClientPropose(a.client, o, e); }});
+  out.push_back({AddClient(app, a, "propose", "Ask a node for a block"), [&a] {
+                   return n::ClientPropose(a.client, std::cout, std::cerr);
+                 }});
   CLI::App* show_block = AddClient(app, a, "show-block", "One block");
   show_block->add_option("hash", a.hash, "hash or a prefix of 6+ hex")
       ->required();
-  out.push_back({show_block, [&a, &o, &e] {
-                   return n::ClientShowBlock(a.client, a.hash, o, e);
+  out.push_back({show_block, [&a] {
+                   return n::ClientShowBlock(a.client, a.hash, std::cout,
+                                             std::cerr);
                  }});
   CLI::App* show_blocks = AddClient(app, a, "show-blocks", "Latest blocks");
   show_blocks->add_option("--depth", a.depth);
-  out.push_back({show_blocks, [&a, &o, &e] {
-                   return n::ClientShowBlocks(a.client, a.depth, o, e);
+  out.push_back({show_blocks, [&a] {
+                   return n::ClientShowBlocks(a.client, a.depth, std::cout,
+                                              std::cerr);
                  }});
   out.push_back(
       {AddClient(app, a, "last-finalized-block", "The last finalized block"),
-       [&a, &o, &e] { return n::ClientLastFinalizedBlock(a.client, o, e); }});
+       [&a] {
+         return n::ClientLastFinalizedBlock(a.client, std::cout, std::cerr);
+       }});
   CLI::App* is_final = AddClient(app, a, "is-finalized", "Is a block final");
   is_final->add_option("hash", a.hash)->required();
-  out.push_back({is_final, [&a, &o, &e] {
-                   return n::ClientIsFinalized(a.client, a.hash, o, e);
+  out.push_back({is_final, [&a] {
+                   return n::ClientIsFinalized(a.client, a.hash, std::cout,
+                                               std::cerr);
                  }});
   CLI::App* find = AddClient(app, a, "find-deploy", "The block of a deploy");
   find->add_option("--deploy-id", a.deploy_id, "the deploy's signature, hex")
       ->required();
-  out.push_back({find, [&a, &o, &e] {
-                   return n::ClientFindDeploy(a.client, a.deploy_id, o, e);
+  out.push_back({find, [&a] {
+                   return n::ClientFindDeploy(a.client, a.deploy_id, std::cout,
+                                              std::cerr);
                  }});
-  out.push_back({AddClient(app, a, "status", "A node's status"),
-                 [&a, &o, &e] { return n::ClientStatus(a.client, o, e); }});
+  out.push_back({AddClient(app, a, "status", "A node's status"), [&a] {
+                   return n::ClientStatus(a.client, std::cout, std::cerr);
+                 }});
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"rnode: validator node for a Rholang / Casper shard"};
   app.require_subcommand(1);
   Args a;
@@ -317,4 +323,19 @@ int main(int argc, char** argv) {
     if (*c.app) return c.run();
   }
   return 2;
+}
+
+}  // namespace
+
+// Exceptions stop here (the libraries return statuses; CLI11 and the
+// standard library may throw).
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "error: unexpected exception\n";
+  }
+  return 1;
 }

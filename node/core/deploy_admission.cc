@@ -77,7 +77,7 @@ absl::StatusOr<Bytes> DeployAdmission::Admit(
       d_.network->ReplicateDeploy(proto.SerializeAsString(),
                                   kDeployReplicationTimeout,
                                   kDeployExtraCopyTimeout) == 0) {
-    const Bytes sig = d.sig();
+    const Bytes& sig = d.sig();
     RETURN_IF_ERROR(d_.pool->Remove(std::span<const Bytes>(&sig, 1)));
     d_.metrics->DeployRefused("no_peers");
     return absl::UnavailableError(kNoPeerTookTheDeploy);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -206,8 +207,9 @@ absl::StatusOr<casper::contracts::PosParams> PosParamsOf(const NodeConfig& c) {
   p.epoch_length = c.epoch_length;
   p.quarantine_length = c.quarantine_length;
   p.number_of_active_validators = c.number_of_active_validators;
+  // In [0, 1) (Validate): rounds to the nearest ppm.
   p.fault_tolerance_threshold_ppm =
-      static_cast<int64_t>(c.fault_tolerance_threshold * 1'000'000 + 0.5);
+      std::llround(c.fault_tolerance_threshold * 1'000'000);
   return p;
 }
 

@@ -23,8 +23,10 @@ bool SignedReplay::Claim(size_t k) {
   const block::ProcessedDeploy& d = block_.body.deploys[k];
   auto s = SignedDeploy::Verify(d.data, d.deployer, d.sig,
                                 SigAlgorithmName(d.sig_algorithm));
-  if (s.ok()) verified_[k] = *std::move(s);
-  state_[k].store(s.ok() ? kVerified : kNotSigned, std::memory_order_release);
+  const bool signed_ok = s.ok();
+  if (signed_ok) verified_[k] = *std::move(s);
+  state_[k].store(signed_ok ? kVerified : kNotSigned,
+                  std::memory_order_release);
   return true;
 }
 
