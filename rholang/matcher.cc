@@ -12,13 +12,31 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "rholang/internal/bipartite_match.h"
+#include "rholang/internal/par_groups.h"
 #include "rholang/internal/sized_subsets.h"
 #include "util/status_macros.h"
 
 namespace rnode::rholang {
 namespace {
 
+using internal::AddGroupItem;
 using internal::AssignmentProblem;
+using internal::Counts;
+using internal::Filled;
+using internal::GroupItem;
+using internal::GroupSize;
+using internal::kAnyCount;
+using internal::kBundleGroup;
+using internal::kConnectiveGroup;
+using internal::kExprGroup;
+using internal::kGroupCount;
+using internal::kIfGroup;
+using internal::kMatchGroup;
+using internal::kNewGroup;
+using internal::kReceiveGroup;
+using internal::kSendGroup;
+using internal::kUnforgeableGroup;
+using internal::Plus;
 using internal::SizedSubsets;
 using ir::Connective;
 using ir::ConnectiveKind;
@@ -28,121 +46,6 @@ using ir::Par;
 using ir::ParPtr;
 using ir::Var;
 using ir::VarKind;
-
-// The component groups of a Par, in IR order. The first seven are the
-// public node's ParCount kinds, in its sub-Par enumeration order.
-enum Group : int {
-  kSendGroup,
-  kReceiveGroup,
-  kNewGroup,
-  kExprGroup,
-  kMatchGroup,
-  kUnforgeableGroup,
-  kBundleGroup,
-  kConnectiveGroup,
-  kIfGroup,
-};
-constexpr int kGroupCount = 9;
-
-size_t GroupSize(const Par& p, int g) {
-  switch (g) {
-    case kSendGroup:
-      return p.sends.size();
-    case kReceiveGroup:
-      return p.receives.size();
-    case kNewGroup:
-      return p.news.size();
-    case kExprGroup:
-      return p.exprs.size();
-    case kMatchGroup:
-      return p.matches.size();
-    case kUnforgeableGroup:
-      return p.unforgeables.size();
-    case kBundleGroup:
-      return p.bundles.size();
-    case kConnectiveGroup:
-      return p.connectives.size();
-    default:
-      return p.conditionals.size();
-  }
-}
-
-const ir::NodeInfo& GroupItem(const Par& p, int g, size_t i) {
-  switch (g) {
-    case kSendGroup:
-      return *p.sends[i];
-    case kReceiveGroup:
-      return *p.receives[i];
-    case kNewGroup:
-      return *p.news[i];
-    case kExprGroup:
-      return *p.exprs[i];
-    case kMatchGroup:
-      return *p.matches[i];
-    case kUnforgeableGroup:
-      return *p.unforgeables[i];
-    case kBundleGroup:
-      return *p.bundles[i];
-    case kConnectiveGroup:
-      return *p.connectives[i];
-    default:
-      return *p.conditionals[i];
-  }
-}
-
-void AddGroupItem(const Par& p, int g, size_t i, ir::ParBuilder& b) {
-  switch (g) {
-    case kSendGroup:
-      b.Add(p.sends[i]);
-      break;
-    case kReceiveGroup:
-      b.Add(p.receives[i]);
-      break;
-    case kNewGroup:
-      b.Add(p.news[i]);
-      break;
-    case kExprGroup:
-      b.Add(p.exprs[i]);
-      break;
-    case kMatchGroup:
-      b.Add(p.matches[i]);
-      break;
-    case kUnforgeableGroup:
-      b.Add(p.unforgeables[i]);
-      break;
-    case kBundleGroup:
-      b.Add(p.bundles[i]);
-      break;
-    case kConnectiveGroup:
-      b.Add(p.connectives[i]);
-      break;
-    default:
-      b.Add(p.conditionals[i]);
-      break;
-  }
-}
-
-// Stands for "any number of components" in count bounds: far above any
-// term the deploy size limit admits. (The public node uses 1000, which only
-// differs for a Par of more than 1000 components of one kind.)
-constexpr int64_t kAnyCount = int64_t{1} << 40;
-
-// Component counts per group.
-using Counts = std::array<int64_t, kGroupCount>;
-
-Counts Filled(int64_t v) {
-  Counts c;
-  c.fill(v);
-  return c;
-}
-
-Counts Plus(const Counts& a, const Counts& b) {
-  Counts c;
-  for (int g = 0; g < kGroupCount; ++g) {
-    c[g] = std::min(a[g] + b[g], kAnyCount);
-  }
-  return c;
-}
 
 // Least and greatest counts of the target components a pattern can take.
 struct Bounds {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "rholang/diagnostic.h"
+#include "rholang/internal/precedence.h"
 #include "rholang/lexer.h"
 #include "rholang/limits.h"
 #include "util/status_macros.h"
@@ -21,103 +22,23 @@ using ast::Name;
 using ast::NameKind;
 using ast::Proc;
 using ast::ProcKind;
+using internal::BinaryInfo;
+using internal::BinaryLevel;
+using internal::kLevelAtom;
+using internal::kLevelEval;
+using internal::kLevelFor;
+using internal::kLevelMethod;
+using internal::kLevelNegation;
+using internal::kLevelNew;
+using internal::kLevelPar;
+using internal::kLevelSend;
+using internal::kLevelUnary;
 
-// Precedence levels, lowest binding first (reference rholang.md §1.5).
-constexpr int kLevelPar = 0;
-constexpr int kLevelNew = 1;
-constexpr int kLevelFor = 2;
-constexpr int kLevelSend = 3;
-constexpr int kLevelUnary = 10;
-constexpr int kLevelMethod = 11;
-constexpr int kLevelEval = 12;
-constexpr int kLevelNegation = 15;
-constexpr int kLevelAtom = 16;
-
+// A parsed process and the level it binds at.
 struct Parsed {
   const Proc* proc;
   int level;
 };
-
-struct BinaryInfo {
-  int level;
-  BinaryOp op;
-};
-
-bool BinaryLevel(Tok t, BinaryInfo* info) {
-  switch (t) {
-    case Tok::kBar:
-      *info = {kLevelPar, BinaryOp::kOr};
-      return true;
-    case Tok::kOr:
-      *info = {4, BinaryOp::kOr};
-      return true;
-    case Tok::kBarBar:
-      *info = {4, BinaryOp::kShortOr};
-      return true;
-    case Tok::kAnd:
-      *info = {5, BinaryOp::kAnd};
-      return true;
-    case Tok::kAmpAmp:
-      *info = {5, BinaryOp::kShortAnd};
-      return true;
-    case Tok::kEqEq:
-      *info = {6, BinaryOp::kEq};
-      return true;
-    case Tok::kNeq:
-      *info = {6, BinaryOp::kNeq};
-      return true;
-    case Tok::kMatches:
-      *info = {6, BinaryOp::kEq};
-      return true;
-    case Tok::kLt:
-      *info = {7, BinaryOp::kLt};
-      return true;
-    case Tok::kLe:
-      *info = {7, BinaryOp::kLte};
-      return true;
-    case Tok::kGt:
-      *info = {7, BinaryOp::kGt};
-      return true;
-    case Tok::kGe:
-      *info = {7, BinaryOp::kGte};
-      return true;
-    case Tok::kPlus:
-      *info = {8, BinaryOp::kAdd};
-      return true;
-    case Tok::kMinus:
-      *info = {8, BinaryOp::kSub};
-      return true;
-    case Tok::kPlusPlus:
-      *info = {8, BinaryOp::kConcat};
-      return true;
-    case Tok::kMinusMinus:
-      *info = {8, BinaryOp::kDiff};
-      return true;
-    case Tok::kStar:
-      *info = {9, BinaryOp::kMul};
-      return true;
-    case Tok::kSlash:
-      *info = {9, BinaryOp::kDiv};
-      return true;
-    case Tok::kPercent:
-      *info = {9, BinaryOp::kMod};
-      return true;
-    case Tok::kPercentPercent:
-      *info = {9, BinaryOp::kInterpolate};
-      return true;
-    case Tok::kDot:
-      *info = {kLevelMethod, BinaryOp::kOr};
-      return true;
-    case Tok::kDisj:
-      *info = {13, BinaryOp::kDisj};
-      return true;
-    case Tok::kConj:
-      *info = {14, BinaryOp::kConj};
-      return true;
-    default:
-      return false;
-  }
-}
 
 uint32_t NameHeight(const Name* n) {
   if (n == nullptr) return 0;

@@ -17,10 +17,14 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "rholang/internal/public_score.h"
 #include "rholang/limits.h"
 
 namespace rnode::rholang {
 namespace {
+
+using internal::CompareScore;
+using internal::Score;
 
 // Score-tree constants of the public sorter (reference rholang.md §3.4).
 enum ScoreCode : int64_t {
@@ -84,76 +88,6 @@ enum ScoreCode : int64_t {
   kConnByteArray = 408,
   kPar = 999,
 };
-
-// A public score tree: a leaf atom (Int < String < Bytes) or a node.
-struct Score {
-  enum class Kind : uint8_t { kIntAtom, kStringAtom, kBytesAtom, kNode };
-  Kind kind = Kind::kNode;
-  int64_t int_atom = 0;
-  std::string text_atom;  // string or bytes atom
-  std::vector<Score> children;
-
-  static Score Int(int64_t v) {
-    Score s;
-    s.kind = Kind::kIntAtom;
-    s.int_atom = v;
-    return s;
-  }
-  static Score Text(std::string v) {
-    Score s;
-    s.kind = Kind::kStringAtom;
-    s.text_atom = std::move(v);
-    return s;
-  }
-  static Score Bytes(std::string v) {
-    Score s;
-    s.kind = Kind::kBytesAtom;
-    s.text_atom = std::move(v);
-    return s;
-  }
-  static Score Node(std::vector<Score> children) {
-    Score s;
-    s.children = std::move(children);
-    return s;
-  }
-  // Node[Leaf(code), rest...].
-  static Score Tagged(int64_t code, std::vector<Score> rest = {}) {
-    std::vector<Score> c;
-    c.reserve(rest.size() + 1);
-    c.push_back(Int(code));
-    for (Score& r : rest) c.push_back(std::move(r));
-    return Node(std::move(c));
-  }
-};
-
-int CompareBytes(const std::string& a, const std::string& b) {
-  // Unsigned bytewise, a proper prefix first (std::string::compare is
-  // unsigned via char_traits<char>).
-  int c = a.compare(b);
-  return c < 0 ? -1 : (c > 0 ? 1 : 0);
-}
-
-int CompareScore(const Score& a, const Score& b) {
-  using K = Score::Kind;
-  bool a_leaf = a.kind != K::kNode;
-  bool b_leaf = b.kind != K::kNode;
-  if (a_leaf && b_leaf) {
-    if (a.kind != b.kind) return a.kind < b.kind ? -1 : 1;
-    if (a.kind == K::kIntAtom) {
-      return a.int_atom < b.int_atom ? -1 : (a.int_atom > b.int_atom ? 1 : 0);
-    }
-    return CompareBytes(a.text_atom, b.text_atom);
-  }
-  if (a_leaf) return -1;
-  if (b_leaf) return 1;
-  size_t n = std::min(a.children.size(), b.children.size());
-  for (size_t i = 0; i < n; ++i) {
-    int c = CompareScore(a.children[i], b.children[i]);
-    if (c != 0) return c;
-  }
-  if (a.children.size() == b.children.size()) return 0;
-  return a.children.size() < b.children.size() ? -1 : 1;
-}
 
 // The public locally_free byte vector (one byte per index, OR-combined).
 using Lf = std::string;

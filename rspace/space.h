@@ -177,6 +177,31 @@ class Space {
             Entry* owner, LockedSet& locks, std::vector<Chosen>& chosen,
             const Datum* new_datum, const Hash32& comm_hash);
 
+  // Produce's steps (space_comm.cc). Locks `e` and every channel of every
+  // join on it, widening (in sorted order) until the set covers them; joins
+  // on `e` only grow under its own lock, so this settles. Every entry of
+  // the set is loaded.
+  absl::StatusOr<std::unique_ptr<LockedSet>> LockWithJoins(Entry* e);
+  // Play: fires the waiting continuations (installed ones first) that
+  // `datum`, produced on `e`, matches, appending their COMMs to `comms`.
+  // True when the datum is not to be stored (taken, or persistent and
+  // fired once). REQUIRES: `locks` from LockWithJoins(e).
+  absl::StatusOr<bool> FireWaiting(const OpContext& ctx, Entry* e,
+                                   LockedSet& locks, const Datum& datum,
+                                   std::vector<Comm>* comms);
+  // Fires the first continuation waiting on one of `groups` (of the
+  // installed ones or the stored ones) that matches `datum`, produced on
+  // `ch`; nullopt when none matches.
+  absl::StatusOr<std::optional<Comm>> FireFirstWaiting(
+      const OpContext& ctx, const std::vector<JoinGroup>& groups,
+      bool installed, const Hash32& ch, LockedSet& locks, const Datum& datum);
+  // Replay: fires the COMMs recorded for `datum`'s produce on `ch` (peeks
+  // first), as FireWaiting does; the log's divergence when one fires a
+  // different COMM.
+  absl::StatusOr<bool> FireRecorded(const OpContext& ctx, const Hash32& ch,
+                                    LockedSet& locks, const Datum& datum,
+                                    std::vector<Comm>* comms);
+
   std::unique_ptr<History> history_;
   SpaceOptions options_;
   // Written only by the quiescent calls (Open, CreateCheckpoint, Reset).

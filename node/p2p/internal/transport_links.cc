@@ -1,0 +1,207 @@
+// The transport's link table and each link's life cycle: made on first
+// contact, connected and disconnected, banned, dropped and reaped, and all
+// stopped at the end.
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "node/p2p/internal/transport_impl.h"
+#include "util/logging.h"
+
+namespace rnode::node::p2p {
+
+using Link = internal::Link;
+using internal::P2pMetrics;
+
+void Transport::Impl::Announce(const std::shared_ptr<Link>& link,
+                               bool connected) {
+  Event e;
+  e.kind = connected ? Event::Kind::kConnected : Event::Kind::kDisconnected;
+  e.from = link->node;
+  Post(std::move(e), false);
+  if (m.peers != nullptr) m.peers->Add(connected ? 1 : -1);
+  if (!connected) {
+    ++disconnects;
+    P2pMetrics::Inc(m.disconnects);
+  }
+}
+
+bool Transport::Impl::IsBanned(ByteView id) {
+  auto it = banned.find(Bytes(id.begin(), id.end()));
+  if (it == banned.end()) return false;
+  if (Clock::now() >= it->second) {
+    banned.erase(it);
+    return false;
+  }
+  return true;
+}
+
+std::shared_ptr<Link> Transport::Impl::Find(ByteView id) {
+  MutexLock lock(&mu);
+  auto it = links.find(Bytes(id.begin(), id.end()));
+  return it == links.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
+                                              bool persistent) {
+  if (peer.id == self.id) return nullptr;
+  MutexLock lock(&mu);
+  if (stopped || IsBanned(peer.id)) return nullptr;
+  auto it = links.find(peer.id);
+  if (it != links.end()) return it->second;
+  if (links.size() >= options.max_peers) return nullptr;
+  auto link = std::make_shared<Link>(peer, persistent,
+                                     options.outbound_stream_bytes_per_peer);
+  link->in_budget =
+      std::make_shared<Budget>(options.inbound_stream_bytes_per_peer);
+  link->client = internal::OpenClient(peer, options);
+  links.emplace(peer.id, link);
+  link->control = std::thread([this, link] { ControlLoop(link); });
+  link->bulk = std::thread([this, link] { BulkLoop(link); });
+  return link;
+}
+
+void Transport::Impl::Drop(const std::shared_ptr<Link>& link) {
+  bool was_connected = false;
+  {
+    MutexLock lock(&link->mu);
+    if (link->stopping) return;
+    link->stopping = true;
+    was_connected = link->connected;
+    link->connected = false;
+    link->cv.SignalAll();
+  }
+  if (was_connected) Announce(link, false);
+  MutexLock lock(&mu);
+  auto it = links.find(link->node.id);
+  if (it != links.end() && it->second == link) links.erase(it);
+  dead.push_back(link);
+  reaper_cv.Signal();
+}
+
+void Transport::Impl::MarkConnected(const std::shared_ptr<Link>& link) {
+  bool newly = false;
+  {
+    MutexLock lock(&link->mu);
+    if (link->stopping) return;
+    newly = !link->connected;
+    link->connected = true;
+    link->failures = 0;
+    link->reconnect_failures = 0;
+    link->backoff = std::chrono::milliseconds(0);
+    link->cv.SignalAll();
+  }
+  if (newly) Announce(link, true);
+}
+
+void Transport::Impl::SendFailed(const std::shared_ptr<Link>& link) {
+  ++send_failures;
+  P2pMetrics::Inc(m.send_failures);
+  bool disconnected = false;
+  {
+    MutexLock lock(&link->mu);
+    if (!link->connected) return;
+    if (++link->failures < options.heartbeat_failures) return;
+    link->connected = false;
+    disconnected = true;
+    link->backoff = options.reconnect_min;
+    link->next_attempt = Clock::now() + link->backoff;
+    // Queued packets go with the connection (counted).
+    const size_t lost = link->packets.size() + link->streams.size();
+    link->packets.clear();
+    link->streams.clear();
+    send_failures += lost;
+    P2pMetrics::Inc(m.send_failures, lost);
+  }
+  if (disconnected) {
+    Log("p2p")->info("peer {} disconnected after failed sends",
+                     FormatPeerAddress(link->node));
+    Announce(link, false);
+  }
+}
+
+void Transport::Impl::ReaperLoop() {
+  for (;;) {
+    std::vector<std::shared_ptr<Link>> todo;
+    {
+      MutexLock lock(&mu);
+      while (!stopped && dead.empty()) reaper_cv.Wait(&mu);
+      todo.swap(dead);
+      if (todo.empty() && stopped) return;
+    }
+    for (auto& link : todo) {
+      if (link->control.joinable()) link->control.join();
+      if (link->bulk.joinable()) link->bulk.join();
+      // Its queued streams release their permits with it.
+    }
+  }
+}
+
+void Transport::Impl::Punish(ByteView id, std::string_view reason) {
+  ++malformed;
+  P2pMetrics::Inc(m.malformed);
+  Log("p2p")->warn("peer {} refused for {} ms: {}", HexEncode(id),
+                   options.ban.count(), reason);
+  {
+    MutexLock lock(&mu);
+    banned[Bytes(id.begin(), id.end())] = Clock::now() + options.ban;
+    // The ban list is bounded like the table.
+    if (banned.size() > 4 * options.max_peers) {
+      const auto now = Clock::now();
+      for (auto it = banned.begin(); it != banned.end();) {
+        it = it->second <= now ? banned.erase(it) : std::next(it);
+      }
+    }
+  }
+  if (std::shared_ptr<Link> link = Find(id)) Drop(link);
+}
+
+void Transport::Impl::StopAll() {
+  {
+    MutexLock lock(&mu);
+    if (stopped) return;
+    stopped = true;
+  }
+  if (server != nullptr) {
+    server->Shutdown(std::chrono::system_clock::now() +
+                     std::chrono::milliseconds(500));
+    server->Wait();
+  }
+  std::vector<std::shared_ptr<Link>> all;
+  {
+    MutexLock lock(&mu);
+    for (auto& [id, link] : links) all.push_back(link);
+    links.clear();
+  }
+  // A link Drop() stopped meanwhile is in `dead`: the reaper joins it,
+  // so only the links stopped here are joined here.
+  std::vector<std::shared_ptr<Link>> mine;
+  for (auto& link : all) {
+    MutexLock lock(&link->mu);
+    if (link->stopping) continue;
+    link->stopping = true;
+    link->cv.SignalAll();
+    mine.push_back(link);
+  }
+  for (auto& link : mine) {
+    if (link->control.joinable()) link->control.join();
+    if (link->bulk.joinable()) link->bulk.join();
+  }
+  {
+    MutexLock lock(&mu);
+    reaper_cv.SignalAll();
+  }
+  if (reaper.joinable()) reaper.join();
+  {
+    MutexLock lock(&queue_mu);
+    queue_stopping = true;
+    queue_cv.SignalAll();
+  }
+  if (small_dispatcher.joinable()) small_dispatcher.join();
+  if (large_dispatcher.joinable()) large_dispatcher.join();
+  MutexLock lock(&queue_mu);
+  small.clear();
+  large.clear();
+}
+
+}  // namespace rnode::node::p2p
