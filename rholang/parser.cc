@@ -17,7 +17,6 @@
 namespace rnode::rholang {
 namespace {
 
-using ast::BinaryOp;
 using ast::Name;
 using ast::NameKind;
 using ast::Proc;

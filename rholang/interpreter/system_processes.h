@@ -102,7 +102,7 @@ class TestOverrides {
   // `base` (null: the empty block data) with the set fields replaced.
   BlockInfo Block(const BlockInfo* base) const;
   // The set invalid blocks, else `base`.
-  ir::ParPtr InvalidBlocks(ir::ParPtr base) const;
+  ir::ParPtr InvalidBlocks(const ir::ParPtr& base) const;
 
  private:
   mutable Mutex mu_;

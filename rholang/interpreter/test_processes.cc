@@ -233,7 +233,7 @@ BlockInfo TestOverrides::Block(const BlockInfo* base) const {
   return b;
 }
 
-ir::ParPtr TestOverrides::InvalidBlocks(ir::ParPtr base) const {
+ir::ParPtr TestOverrides::InvalidBlocks(const ir::ParPtr& base) const {
   MutexLock lock(&mu_);
   return invalid_blocks_ != nullptr ? invalid_blocks_ : base;
 }
