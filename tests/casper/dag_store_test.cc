@@ -21,7 +21,7 @@
 #include "rspace/storage/fault_store.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
-#include "tests/casper/lock_step_child.h"
+#include "tests/casper/dag_test_blocks.h"
 #include "tests/casper/test_key.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
@@ -33,42 +33,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::MakeTestKey;
 
-Hash32 StateHash(int i) {
-  Hash32 h{};
-  h[0] = static_cast<uint8_t>(i);
-  h[1] = static_cast<uint8_t>(i >> 8);
-  h[31] = 0xaa;
-  return h;
-}
-
-block::ProcessedDeploy Deploy(int i) {
-  block::ProcessedDeploy d;
-  d.data.term = "@0!(" + std::to_string(i) + ")";
-  d.data.shard_id = "root";
-  d.deployer = MakeTestKey(9).pk;
-  d.sig = Bytes{0x30, static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8)};
-  return d;
-}
-
-// A sealed block by validator `seed` on `parents`, justifying `justified`.
-block::Block MakeBlock(uint8_t seed, int32_t seq, int64_t number,
-                       std::vector<Hash32> parents,
-                       std::vector<block::Justification> justified = {},
-                       std::vector<int> deploys = {}) {
-  block::Block b;
-  b.header.parents = std::move(parents);
-  b.header.timestamp = 1'700'000'000'000 + number;
-  b.body.state.pre_state = StateHash(number);
-  b.body.state.post_state = StateHash(number + 1);
-  b.body.state.block_number = number;
-  b.body.state.bonds = {{MakeTestKey(1).pk, 10}, {MakeTestKey(2).pk, 20}};
-  for (int d : deploys) b.body.deploys.push_back(Deploy(d));
-  b.justifications = std::move(justified);
-  b.seq_num = seq;
-  b.shard_id = "root";
-  EXPECT_TRUE(block::SignBlock(b, MakeTestKey(seed).sk).ok());
-  return b;
-}
+using blocks_for_tests::Deploy;
+using blocks_for_tests::MakeBlock;
+using blocks_for_tests::StateHash;
 
 class DagStoreTest : public ::testing::Test {
  protected:
@@ -673,77 +640,6 @@ TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {
   flags.back() = 0x80;
   EXPECT_EQ(DecodeBlockMeta(flags).status().code(),
             absl::StatusCode::kDataLoss);
-}
-
-// A child process inserts a chain of blocks into a RocksDB store and
-// reports each acknowledged insert; the parent SIGKILLs it at a random
-// point. Every acknowledged block must be there after reopening, and the
-// store must open (the DAG closed under parents).
-TEST(DagStoreCrashTest, AcknowledgedBlocksSurviveSigkill) {
-  if (rnode::testing::kUnderThreadSanitizer) {
-    GTEST_SKIP() << "RocksDB is not TSAN-instrumented, and TSAN refuses fork";
-  }
-  const uint64_t seed = rnode::testing::TestSeed(
-      "DagStoreCrashTest.AcknowledgedBlocksSurviveSigkill", 16);
-  std::mt19937_64 rng(seed);
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("dag_crash_" + std::to_string(::getpid())))
-                              .string();
-  std::filesystem::remove_all(dir);
-  // Blocks made before forking: the child only writes.
-  std::vector<block::Block> chain{MakeBlock(1, 0, 0, {})};
-  for (int i = 1; i < 60; ++i) {
-    chain.push_back(MakeBlock(static_cast<uint8_t>(1 + i % 3), i, i,
-                              {chain.back().hash}, {}, {i}));
-  }
-  std::set<Hash32> acknowledged;
-  size_t start = 0;
-  int kills = 0;
-  for (int round = 0; round < 5 && start < chain.size(); ++round) {
-    // The child inserts chain[start + i] at step i; after kill_after
-    // acknowledged inserts it is killed while it makes the next one.
-    std::unique_ptr<rspace::RocksDbStore> child_store;
-    std::unique_ptr<DagStore> child_dag;
-    testing::LockStepChild child(
-        [&] {
-          auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
-          if (!store.ok()) return false;
-          child_store = *std::move(store);
-          auto dag = DagStore::Open(child_store.get(), DagColumnsFrom(0));
-          if (!dag.ok()) return false;
-          child_dag = *std::move(dag);
-          return true;
-        },
-        [&](size_t i) {
-          return start + i < chain.size() &&
-                 child_dag->Insert(chain[start + i]).ok();
-        });
-    ASSERT_TRUE(child.started());
-    const size_t remaining = chain.size() - start;
-    const size_t kill_after = rng() % std::max<size_t>(1, remaining - 1);
-    for (size_t acks = 0; acks < kill_after; ++acks) {
-      ASSERT_TRUE(child.Step());
-      acknowledged.insert(chain[start + acks].hash);
-    }
-    if (child.KillDuringNextStep()) ++kills;
-    auto store = rspace::RocksDbStore::Open(dir, DagColumnNames());
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto dag = DagStore::Open(store->get(), DagColumnsFrom(0));
-    ASSERT_TRUE(dag.ok()) << "round " << round << ": " << dag.status();
-    for (const Hash32& a : acknowledged) {
-      EXPECT_TRUE((*dag)->Contains(a)) << "round " << round;
-      auto b = (*dag)->GetBlock(a);
-      ASSERT_TRUE(b.ok() && b->has_value());
-    }
-    // The chain is linear and inserted in order: the stored count is the
-    // next block to insert (the one in flight at the kill may be there).
-    const size_t stored = (*dag)->size();
-    EXPECT_GE(stored, start + kill_after) << "round " << round;
-    EXPECT_LE(stored, start + kill_after + 1) << "round " << round;
-    start = stored;
-  }
-  EXPECT_EQ(kills, 5);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -16,7 +16,6 @@
 #include "gtest/gtest.h"
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/rocksdb_store.h"
-#include "tests/casper/lock_step_child.h"
 #include "tests/casper/test_key.h"
 #include "tests/sanitizer.h"
 
@@ -216,58 +215,6 @@ TEST_F(DeployPoolTest, OpenRefusesARecordThatDoesNotVerify) {
   auto p = DeployPool::Open(&store_, 0);
   EXPECT_EQ(p.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(p.status().message()), HasSubstr("does not verify"));
-}
-
-// A child process adds deploys to a RocksDB-backed pool in lock step with
-// the parent, which SIGKILLs it while it adds one more: every deploy whose
-// Add returned is in the pool after reopening.
-TEST(DeployPoolCrashTest, AcknowledgedDeploysSurviveSigkill) {
-  if (rnode::testing::kUnderThreadSanitizer) {
-    GTEST_SKIP() << "RocksDB is not TSAN-instrumented, and TSAN refuses fork";
-  }
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("pool_crash_" + std::to_string(::getpid())))
-                              .string();
-  std::filesystem::remove_all(dir);
-  std::vector<SignedDeploy> deploys;
-  for (int i = 0; i < 40; ++i) deploys.push_back(Make(i));
-  size_t start = 0;
-  size_t acknowledged = 0;
-  for (int round = 0; round < 4; ++round) {
-    // The child adds deploys[start + i] at step i.
-    std::unique_ptr<rspace::RocksDbStore> child_store;
-    std::unique_ptr<DeployPool> child_pool;
-    testing::LockStepChild child(
-        [&] {
-          auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
-          if (!store.ok()) return false;
-          child_store = *std::move(store);
-          auto pool = DeployPool::Open(child_store.get(), 0);
-          if (!pool.ok()) return false;
-          child_pool = *std::move(pool);
-          return true;
-        },
-        [&](size_t i) {
-          return start + i < deploys.size() &&
-                 child_pool->Add(deploys[start + i], 0, kNow).ok();
-        });
-    ASSERT_TRUE(child.started());
-    const size_t kill_after = 3 + static_cast<size_t>(round) * 2;
-    for (size_t k = 0; k < kill_after; ++k) ASSERT_TRUE(child.Step());
-    EXPECT_TRUE(child.KillDuringNextStep());
-    acknowledged = start + kill_after;
-    auto store = rspace::RocksDbStore::Open(dir, {"deploy-pool"});
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto pool = DeployPool::Open(store->get(), 0);
-    ASSERT_TRUE(pool.ok()) << pool.status();
-    for (size_t i = 0; i < acknowledged; ++i) {
-      EXPECT_TRUE((*pool)->Contains(deploys[i].sig()))
-          << "round " << round << " deploy " << i;
-    }
-    EXPECT_LE((*pool)->size(), acknowledged + 1);
-    start = (*pool)->size();
-  }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
