@@ -22,12 +22,9 @@ namespace {
 namespace interp = rholang::interp;
 using casper::block::Block;
 
-// The data waiting on `channel` in `space`, each datum's values in order.
-absl::Status ReadData(rspace::Space& space, const rholang::ir::ParPtr& channel,
-                      std::vector<rholang::ir::ParPtr>* out) {
-  ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
-  ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
-                   space.GetData(term->hash()));
+// Appends each datum's values to `out`, in order.
+absl::Status AppendValues(const std::vector<rspace::Datum>& data,
+                          std::vector<rholang::ir::ParPtr>* out) {
   for (const rspace::Datum& d : data) {
     std::shared_ptr<const interp::StoredValue> holder;
     ASSIGN_OR_RETURN(const interp::DataValue* v,
@@ -35,6 +32,15 @@ absl::Status ReadData(rspace::Space& space, const rholang::ir::ParPtr& channel,
     for (const auto& p : v->pars) out->push_back(p);
   }
   return absl::OkStatus();
+}
+
+// The data waiting on `channel` in `space`, each datum's values in order.
+absl::Status ReadData(rspace::Space& space, const rholang::ir::ParPtr& channel,
+                      std::vector<rholang::ir::ParPtr>* out) {
+  ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
+  ASSIGN_OR_RETURN(std::vector<rspace::Datum> data,
+                   space.GetData(term->hash()));
+  return AppendValues(data, out);
 }
 
 // The metadata of the block a client named: NotFound in the API's words
@@ -193,12 +199,7 @@ absl::StatusOr<std::vector<rholang::ir::ParPtr>> ChainQueries::DataAtName(
   ASSIGN_OR_RETURN(
       rspace::ChannelState state,
       rspace::DecodeChannelState(*blob, interp::StoredTermFactory()));
-  for (const rspace::Datum& d : state.data) {
-    std::shared_ptr<const interp::StoredValue> holder;
-    ASSIGN_OR_RETURN(const interp::DataValue* v,
-                     interp::DataOf(*d.value, holder));
-    for (const auto& p : v->pars) out.push_back(p);
-  }
+  RETURN_IF_ERROR(AppendValues(state.data, &out));
   return out;
 }
 
@@ -274,10 +275,7 @@ absl::StatusOr<Exploration> ChainQueries::ExploreOn(
 absl::StatusOr<bool> ChainQueries::IsBonded(ByteView public_key) const {
   ASSIGN_OR_RETURN(crypto::Secp256k1PublicKey key,
                    crypto::ParseSecp256k1PublicKey(public_key));
-  std::optional<Hash32> lfb = d_.dag->LastFinalized();
-  if (!lfb.has_value()) return false;
-  ASSIGN_OR_RETURN(const auto lfb_meta, d_.dag->Meta(*lfb));
-  return casper::block::StakeOf(lfb_meta->bonds, key) > 0;
+  return BondedAtLastFinalized(*d_.dag, key);
 }
 
 }  // namespace rnode::node

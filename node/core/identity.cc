@@ -1,6 +1,7 @@
 #include "node/core/identity.h"
 
 #include "casper/block/block.h"
+#include "util/status_macros.h"
 
 namespace rnode::node {
 
@@ -8,12 +9,15 @@ bool SelfBonded(const casper::dag::DagStore& dag, const NodeIdentity& id) {
   // The key is already parsed: per peer block and gossiped deploy, no
   // second parse of it.
   if (!id.is_validator()) return false;
+  return BondedAtLastFinalized(dag, id.public_key).value_or(false);
+}
+
+absl::StatusOr<bool> BondedAtLastFinalized(
+    const casper::dag::DagStore& dag, const crypto::Secp256k1PublicKey& key) {
   std::optional<Hash32> lfb = dag.LastFinalized();
   if (!lfb.has_value()) return false;
-  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
-      dag.Meta(*lfb);
-  return meta.ok() &&
-         casper::block::StakeOf((*meta)->bonds, id.public_key) > 0;
+  ASSIGN_OR_RETURN(const auto meta, dag.Meta(*lfb));
+  return casper::block::StakeOf(meta->bonds, key) > 0;
 }
 
 }  // namespace rnode::node

@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "absl/status/statusor.h"
+
 #include "casper/dag/dag_store.h"
 #include "crypto/secp256k1.h"
 
@@ -17,8 +19,14 @@ struct NodeIdentity {
   bool is_validator() const { return key.has_value(); }
 };
 
+// Whether `key` has stake in the last finalized block's bonds (false when
+// nothing is finalized); the DAG's error when that block cannot be read.
+// Any thread.
+absl::StatusOr<bool> BondedAtLastFinalized(
+    const casper::dag::DagStore& dag, const crypto::Secp256k1PublicKey& key);
+
 // Whether `id`'s key has stake in the last finalized block's bonds (false
-// on a read-only node). Any thread.
+// on a read-only node, or when that block cannot be read). Any thread.
 bool SelfBonded(const casper::dag::DagStore& dag, const NodeIdentity& id);
 
 }  // namespace rnode::node
