@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
+#include "rholang/frontend/normalizer.h"
 #include "rholang/interpreter/reducer.h"
 #include "rholang/interpreter/term_codec.h"
-#include "rholang/normalizer.h"
 #include "rspace/event_log.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "rholang/ir_encoding.h"
-#include "rholang/lexer.h"
-#include "rholang/normalizer.h"
-#include "rholang/parser.h"
-#include "rholang/printer.h"
+#include "rholang/frontend/ir_encoding.h"
+#include "rholang/frontend/lexer.h"
+#include "rholang/frontend/normalizer.h"
+#include "rholang/frontend/parser.h"
+#include "rholang/frontend/printer.h"
 
 namespace rnode::rholang {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "rholang/matcher.h"
-#include "rholang/normalizer.h"
+#include "rholang/frontend/matcher.h"
+#include "rholang/frontend/normalizer.h"
 
 namespace rnode::rholang {
 namespace {

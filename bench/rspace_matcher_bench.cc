@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "rholang/frontend/normalizer.h"
 #include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/term_codec.h"
-#include "rholang/normalizer.h"
 #include "rspace/event_log.h"
 #include "rspace/space.h"
 #include "rspace/storage/kv_store.h"

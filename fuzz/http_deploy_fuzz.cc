@@ -31,7 +31,7 @@
 #include "node/api/http_json.h"
 #include "node/tools/deploy_json.h"
 #include "node/views/par_views.h"
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 #include "util/bytes.h"
 
 namespace {

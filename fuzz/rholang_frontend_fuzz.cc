@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "rholang/diagnostic.h"
-#include "rholang/ir_encoding.h"
-#include "rholang/normalizer.h"
-#include "rholang/printer.h"
+#include "rholang/frontend/diagnostic.h"
+#include "rholang/frontend/ir_encoding.h"
+#include "rholang/frontend/normalizer.h"
+#include "rholang/frontend/printer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view source(reinterpret_cast<const char*>(data), size);

@@ -24,6 +24,13 @@ extern char** environ;
 
 namespace rnode::testing {
 
+// The `rnode` binary to start: $RNODE_BIN if set (a binary built
+// elsewhere), else `built_path` (the target's RNODE_BIN_PATH).
+inline std::string RnodeBinary(const char* built_path) {
+  const char* env = std::getenv("RNODE_BIN");
+  return env != nullptr ? env : built_path;
+}
+
 // A port on 127.0.0.1 free at the time of the call (0 if none was given).
 inline int FreePort() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);

@@ -107,10 +107,6 @@ class NodeProcess {
   std::unique_ptr<::casper::v1::DeployService::Stub> stub_;
 };
 
-std::string RnodeBin() {
-  const char* env = std::getenv("RNODE_BIN");
-  return env != nullptr ? env : RNODE_BIN_PATH;
-}
 
 // Where a deploy stands per the node: 0 unknown, 1 pending, 2 finalized.
 int DeployState(::casper::v1::DeployService::Stub& stub, const Bytes& sig) {
@@ -154,7 +150,7 @@ TEST(NodeKillTest, AcknowledgedDeploysSurviveKillNine) {
   std::filesystem::create_directories(root);
   const std::filesystem::path data = root / "data";
 
-  NodeProcess node(RnodeBin(), data);
+  NodeProcess node(testing::RnodeBinary(RNODE_BIN_PATH), data);
   node.Start();
   ASSERT_TRUE(node.WaitReady()) << "see " << (root / "node.log");
   std::string key_hex;

@@ -79,10 +79,6 @@ constexpr int kFloodWindow = 64;
 constexpr double kMaxRssGrowthBytes =
     (testing::kUnderSanitizer ? 600.0 : 200.0) * (1 << 20);
 
-std::string RnodeBin() {
-  const char* env = std::getenv("RNODE_BIN");
-  return env != nullptr ? env : RNODE_BIN_PATH;
-}
 
 // --- HTTP ---------------------------------------------------------------
 
@@ -427,7 +423,7 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
   std::filesystem::remove_all(root);
   std::filesystem::create_directories(root);
 
-  const std::string bin = RnodeBin();
+  const std::string bin = testing::RnodeBinary(RNODE_BIN_PATH);
   std::optional<ValidatorKey> key = Keygen(bin);
   ASSERT_TRUE(key.has_value()) << "'" << bin << " keygen' failed";
   NodeProcess node(bin, root);

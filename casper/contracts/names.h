@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 #include "rspace/types.h"
 
 namespace rnode::casper::contracts {

@@ -6,10 +6,10 @@
 #include "casper/contracts/names.h"
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
+#include "rholang/frontend/public_par.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/registry_uri.h"
-#include "rholang/public_par.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::contracts {

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/system_processes.h"
-#include "rholang/ir.h"
 
 namespace rnode::casper::contracts {
 

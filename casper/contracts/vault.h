@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "casper/contracts/ledger.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/system_processes.h"
-#include "rholang/ir.h"
 
 namespace rnode::casper::contracts {
 

@@ -34,7 +34,7 @@ const kMaxDeployTermBytes = 1 << 20;
 const kMaxShardIdBytes = 256;
 // util/limits.h kMaxDerSignatureBytes.
 const kMaxDerSignatureBytes = 72;
-// rholang/limits.h kMaxNestingDepth.
+// rholang/frontend/limits.h kMaxNestingDepth.
 const kMaxNestingDepth = 512;
 // grpc-max-recv-message-size (docs/node.md "Threads").
 const kMaxGrpcRequestBytes = 16 << 20;

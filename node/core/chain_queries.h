@@ -21,8 +21,8 @@
 #include "node/core/identity.h"
 #include "node/core/node.h"
 #include "node/core/scheduler.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/reducer.h"
-#include "rholang/ir.h"
 #include "rspace/space.h"
 #include "util/bytes.h"
 

@@ -32,7 +32,7 @@
 #include "node/core/identity.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/peer.h"
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 #include "util/bytes.h"
 
 namespace rnode::node {

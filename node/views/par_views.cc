@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "node/views/internal/utf8.h"
-#include "rholang/public_par.h"
+#include "rholang/frontend/public_par.h"
 #include "util/bytes.h"
 #include "util/status_macros.h"
 

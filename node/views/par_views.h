@@ -13,8 +13,8 @@
 
 #include "RhoTypes.pb.h"
 #include "absl/status/statusor.h"
-#include "rholang/ir.h"
-#include "rholang/limits.h"
+#include "rholang/frontend/ir.h"
+#include "rholang/frontend/limits.h"
 
 namespace rnode::node::views {
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 
 namespace rnode::rholang::interp {
 

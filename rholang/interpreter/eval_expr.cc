@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "rholang/frontend/limits.h"
+#include "rholang/frontend/matcher.h"
 #include "rholang/interpreter/eval_internal.h"
 #include "rholang/interpreter/limits.h"
-#include "rholang/limits.h"
-#include "rholang/matcher.h"
 #include "util/status_macros.h"
 
 namespace rnode::rholang::interp {

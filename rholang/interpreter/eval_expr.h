@@ -6,8 +6,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/cost.h"
-#include "rholang/ir.h"
 
 namespace rnode::rholang::interp {
 

@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/eval_expr.h"
-#include "rholang/ir.h"
 
 namespace rnode::rholang::interp::expr_internal {
 

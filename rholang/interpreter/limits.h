@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 
 namespace rnode::rholang::interp {
 

@@ -10,11 +10,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "rholang/frontend/ir_encoding.h"
+#include "rholang/frontend/public_par.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/eval_internal.h"
 #include "rholang/interpreter/limits.h"
-#include "rholang/ir_encoding.h"
-#include "rholang/public_par.h"
 #include "util/bytes.h"
 #include "util/status_macros.h"
 
@@ -422,7 +422,7 @@ absl::StatusOr<ParPtr> ToMap(const Call& c) {
 }
 
 // toByteArray: the public node's bytes for the evaluated receiver (the
-// protobuf encoding of its rhoapi Par, rholang/public_par.h), so that
+// protobuf encoding of its rhoapi Par, rholang/frontend/public_par.h), so that
 // signatures computed by clients over `toByteArray` (registry insertSigned)
 // verify here. Charged per encoded byte. A receiver over kMaxTermNodes (one
 // that shares subterms: `[l, l]` nested n times encodes 2^n copies) fails

@@ -20,8 +20,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/system_processes.h"
-#include "rholang/ir.h"
 #include "util/bytes.h"
 
 namespace rnode::rholang::interp {

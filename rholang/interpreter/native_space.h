@@ -9,9 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/system_processes.h"
-#include "rholang/ir.h"
 #include "rspace/space.h"
 #include "util/bounded_cache.h"
 

@@ -10,11 +10,11 @@
 #include <variant>
 
 #include "crypto/rng.h"
+#include "rholang/frontend/matcher.h"
+#include "rholang/frontend/normalizer.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/substitute.h"
-#include "rholang/matcher.h"
-#include "rholang/normalizer.h"
 #include "util/status_macros.h"
 #include "util/worker_pool.h"
 

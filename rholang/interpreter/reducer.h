@@ -35,10 +35,10 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/native_space.h"
 #include "rholang/interpreter/system_processes.h"
 #include "rholang/interpreter/term_codec.h"
-#include "rholang/ir.h"
 #include "rspace/deploy_scope.h"
 #include "rspace/event_log.h"
 #include "rspace/space.h"

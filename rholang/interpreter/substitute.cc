@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "rholang/frontend/limits.h"
 #include "rholang/interpreter/limits.h"
-#include "rholang/limits.h"
 #include "util/status_macros.h"
 
 namespace rnode::rholang::interp {

@@ -5,9 +5,9 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/env.h"
-#include "rholang/ir.h"
 
 namespace rnode::rholang::interp {
 

@@ -12,9 +12,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/cost.h"
 #include "rholang/interpreter/system_processes.h"
-#include "rholang/ir.h"
 
 namespace rnode::rholang::interp::sysproc_internal {
 

@@ -12,13 +12,13 @@
 #include "crypto/hash.h"
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
+#include "rholang/frontend/printer.h"
 #include "rholang/interpreter/eval_expr.h"
 #include "rholang/interpreter/limits.h"
 #include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/registry_semver.h"
 #include "rholang/interpreter/registry_uri.h"
 #include "rholang/interpreter/sysproc_internal.h"
-#include "rholang/printer.h"
 #include "util/status_macros.h"
 
 namespace rnode::rholang::interp {

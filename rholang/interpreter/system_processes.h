@@ -21,8 +21,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "crypto/rng.h"
+#include "rholang/frontend/ir.h"
 #include "rholang/interpreter/cost.h"
-#include "rholang/ir.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 

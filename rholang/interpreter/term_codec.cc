@@ -4,9 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "rholang/frontend/ir_encoding.h"
+#include "rholang/frontend/matcher.h"
 #include "rholang/interpreter/limits.h"
-#include "rholang/ir_encoding.h"
-#include "rholang/matcher.h"
 #include "util/status_macros.h"
 
 namespace rnode::rholang::interp {

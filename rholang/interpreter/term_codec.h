@@ -26,7 +26,7 @@
 
 #include "absl/status/statusor.h"
 #include "crypto/rng.h"
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 #include "rspace/matcher.h"
 #include "rspace/term.h"
 #include "rspace/types.h"

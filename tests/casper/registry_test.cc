@@ -8,9 +8,9 @@
 #include "crypto/hash.h"
 #include "crypto/secp256k1.h"
 #include "gtest/gtest.h"
+#include "rholang/frontend/public_par.h"
 #include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/registry_uri.h"
-#include "rholang/public_par.h"
 #include "tests/casper/contract_env.h"
 #include "util/bytes.h"
 

@@ -14,7 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/casper/test_node.h"
-#include "tests/interpreter/program_generator.h"
+#include "tests/rholang/interpreter/program_generator.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
 

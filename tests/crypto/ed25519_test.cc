@@ -2,12 +2,12 @@
 #include "crypto/ed25519.h"
 
 #include "gtest/gtest.h"
-#include "tests/crypto/test_util.h"
+#include "tests/bytes_util.h"
 
 namespace rnode::crypto {
 namespace {
 
-using testing::Unhex;
+using rnode::testing::Unhex;
 
 struct Rfc8032Vector {
   const char* secret;

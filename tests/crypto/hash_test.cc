@@ -4,7 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "tests/crypto/test_util.h"
+#include "tests/bytes_util.h"
 
 namespace rnode::crypto {
 namespace {
@@ -61,7 +61,7 @@ TEST(HashTest, Keccak256IsEthereumKeccakNotSha3) {
 TEST(HashTest, Blake2b256OfSignedDeployPreimageMatchesPublicVector) {
   // The signed-subset proto bytes of a deploy and their digest, as published
   // for the public node's deploy signing.
-  Bytes preimage = testing::Unhex(
+  Bytes preimage = rnode::testing::Unhex(
       "12126e6577207820696e207b207821283129207d1880d095ffbc31380140a08d065a04"
       "726f6f74");
   EXPECT_EQ(HexEncode(Blake2b256(preimage)),

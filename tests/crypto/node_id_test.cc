@@ -9,12 +9,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/crypto/test_util.h"
+#include "tests/bytes_util.h"
 
 namespace rnode::crypto {
 namespace {
 
-using testing::Unhex;
+using rnode::testing::Unhex;
 
 // Public keys of the public network's development TLS certificates and the
 // node ids it publishes for them.

@@ -6,12 +6,12 @@
 #include "crypto/hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/crypto/test_util.h"
+#include "tests/bytes_util.h"
 
 namespace rnode::crypto {
 namespace {
 
-using testing::Unhex;
+using rnode::testing::Unhex;
 
 // The standalone / bootstrap key of the public node's docker setup (a
 // well-known development key, not a secret).

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "integration/child_process.h"
 #include "node/metrics/metrics.h"
-#include "rholang/ir.h"
+#include "rholang/frontend/ir.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/eventually.h"
 

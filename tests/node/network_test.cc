@@ -26,6 +26,7 @@
 #include "rspace/storage/kv_store.h"
 #include "tests/casper/test_key.h"
 #include "tests/eventually.h"
+#include "tests/node/node_ids.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
@@ -38,15 +39,11 @@ using Clock = std::chrono::steady_clock;
 using casper::block::Block;
 using std::chrono::milliseconds;
 
-Bytes Id(uint8_t first) {
-  Bytes id(p2p::kNodeIdBytes, 0);
-  id.front() = first;
-  return id;
-}
+using rnode::testing::NodeIdOf;
 
 p2p::TransportOptions Options(uint8_t id) {
   p2p::TransportOptions o;
-  o.self = p2p::PeerNode{Id(id), "127.0.0.1", 0, 40404};
+  o.self = p2p::PeerNode{NodeIdOf(id), "127.0.0.1", 0, 40404};
   o.network_id = "testnet";
   o.heartbeat_interval = milliseconds(150);
   o.reconnect_min = milliseconds(50);

@@ -23,6 +23,7 @@
 #include "kademlia.grpc.pb.h"
 #include "kademlia.pb.h"
 #include "node/p2p/peer.h"
+#include "tests/node/node_ids.h"
 #include "util/bytes.h"
 
 namespace rnode::node::p2p {
@@ -40,12 +41,7 @@ constexpr std::chrono::milliseconds kTimeout{10000};
 constexpr std::chrono::seconds kDeadlineSlack{5};
 
 // A 20-byte id: `first`, zeros, `last`.
-Bytes Id(uint8_t first, uint8_t last = 0) {
-  Bytes id(kNodeIdBytes, 0);
-  id.front() = first;
-  id.back() = last;
-  return id;
-}
+using rnode::testing::NodeIdOf;
 
 PeerNode Peer(Bytes id, std::string host = "10.0.0.1", uint32_t tcp = 40400,
               uint32_t udp = 40404) {
@@ -62,86 +58,86 @@ std::vector<Bytes> IdsOf(const std::vector<PeerNode>& peers) {
 // PeerTable.
 
 TEST(PeerTableTest, UpsertAddsAPeerThatFindReturns) {
-  PeerTable table(Id(0xff), 10);
-  const PeerNode a = Peer(Id(1));
+  PeerTable table(NodeIdOf(0xff), 10);
+  const PeerNode a = Peer(NodeIdOf(1));
   EXPECT_TRUE(table.Upsert(a));
   EXPECT_EQ(table.size(), 1u);
   EXPECT_EQ(table.Find(a.id), a);
-  EXPECT_EQ(table.Find(Id(2)), std::nullopt);
+  EXPECT_EQ(table.Find(NodeIdOf(2)), std::nullopt);
   EXPECT_EQ(table.All(), std::vector<PeerNode>{a});
 }
 
 TEST(PeerTableTest, UpsertOfAKnownIdRefreshesItsAddress) {
-  PeerTable table(Id(0xff), 10);
-  ASSERT_TRUE(table.Upsert(Peer(Id(1), "10.0.0.1", 1000, 1001)));
-  const PeerNode moved = Peer(Id(1), "10.0.0.2", 2000, 2001);
+  PeerTable table(NodeIdOf(0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1), "10.0.0.1", 1000, 1001)));
+  const PeerNode moved = Peer(NodeIdOf(1), "10.0.0.2", 2000, 2001);
   EXPECT_TRUE(table.Upsert(moved));
   EXPECT_EQ(table.size(), 1u);
   EXPECT_EQ(table.Find(moved.id), moved);
 }
 
 TEST(PeerTableTest, UpsertOfSelfIsIgnored) {
-  PeerTable table(Id(7), 10);
-  EXPECT_FALSE(table.Upsert(Peer(Id(7))));
+  PeerTable table(NodeIdOf(7), 10);
+  EXPECT_FALSE(table.Upsert(Peer(NodeIdOf(7))));
   EXPECT_EQ(table.size(), 0u);
-  EXPECT_EQ(table.Find(Id(7)), std::nullopt);
+  EXPECT_EQ(table.Find(NodeIdOf(7)), std::nullopt);
 }
 
 TEST(PeerTableTest, FullTableRefusesNewPeersButRefreshesKnownOnes) {
-  PeerTable table(Id(0xff), 2);
-  ASSERT_TRUE(table.Upsert(Peer(Id(1))));
-  ASSERT_TRUE(table.Upsert(Peer(Id(2))));
-  EXPECT_FALSE(table.Upsert(Peer(Id(3))));
-  EXPECT_EQ(table.Find(Id(3)), std::nullopt);
+  PeerTable table(NodeIdOf(0xff), 2);
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1))));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2))));
+  EXPECT_FALSE(table.Upsert(Peer(NodeIdOf(3))));
+  EXPECT_EQ(table.Find(NodeIdOf(3)), std::nullopt);
 
-  const PeerNode moved = Peer(Id(2), "10.9.9.9");
+  const PeerNode moved = Peer(NodeIdOf(2), "10.9.9.9");
   EXPECT_TRUE(table.Upsert(moved));
   EXPECT_EQ(table.Find(moved.id), moved);
   EXPECT_EQ(table.size(), 2u);
 
-  table.Remove(Id(1));
-  EXPECT_TRUE(table.Upsert(Peer(Id(3))));
+  table.Remove(NodeIdOf(1));
+  EXPECT_TRUE(table.Upsert(Peer(NodeIdOf(3))));
   EXPECT_EQ(table.size(), 2u);
 }
 
 TEST(PeerTableTest, RemoveDropsOnlyThatPeer) {
-  PeerTable table(Id(0xff), 10);
-  ASSERT_TRUE(table.Upsert(Peer(Id(1))));
-  ASSERT_TRUE(table.Upsert(Peer(Id(2))));
-  table.Remove(Id(1));
-  table.Remove(Id(9));  // unknown: nothing happens
-  EXPECT_EQ(table.Find(Id(1)), std::nullopt);
-  EXPECT_NE(table.Find(Id(2)), std::nullopt);
+  PeerTable table(NodeIdOf(0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1))));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2))));
+  table.Remove(NodeIdOf(1));
+  table.Remove(NodeIdOf(9));  // unknown: nothing happens
+  EXPECT_EQ(table.Find(NodeIdOf(1)), std::nullopt);
+  EXPECT_NE(table.Find(NodeIdOf(2)), std::nullopt);
   EXPECT_EQ(table.size(), 1u);
 }
 
 TEST(PeerTableTest, ClosestOrdersByXorDistanceNotNumericDistance) {
-  PeerTable table(Id(0xff, 0xff), 10);
+  PeerTable table(NodeIdOf(0xff, 0xff), 10);
   // Target 0x80...: 0x7f is numerically next to it but at XOR distance
   // 0xff; 0x90 is at 0x10, 0x81 at 0x01, 0x00 at 0x80.
   for (int first : {0x7f, 0x00, 0x90, 0x81}) {
-    ASSERT_TRUE(table.Upsert(Peer(Id(static_cast<uint8_t>(first)))));
+    ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(static_cast<uint8_t>(first)))));
   }
-  EXPECT_EQ(IdsOf(table.Closest(Id(0x80), 10)),
-            (std::vector<Bytes>{Id(0x81), Id(0x90), Id(0x00), Id(0x7f)}));
+  EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0x80), 10)),
+            (std::vector<Bytes>{NodeIdOf(0x81), NodeIdOf(0x90), NodeIdOf(0x00), NodeIdOf(0x7f)}));
 }
 
 TEST(PeerTableTest, ClosestComparesEarlierBytesFirst) {
-  PeerTable table(Id(0xff, 0xff), 10);
-  ASSERT_TRUE(table.Upsert(Peer(Id(0x01, 0x00))));
-  ASSERT_TRUE(table.Upsert(Peer(Id(0x00, 0xff))));
-  ASSERT_TRUE(table.Upsert(Peer(Id(0x00, 0x01))));
+  PeerTable table(NodeIdOf(0xff, 0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x01, 0x00))));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x00, 0xff))));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x00, 0x01))));
   EXPECT_EQ(
-      IdsOf(table.Closest(Id(0x00), 10)),
-      (std::vector<Bytes>{Id(0x00, 0x01), Id(0x00, 0xff), Id(0x01, 0x00)}));
+      IdsOf(table.Closest(NodeIdOf(0x00), 10)),
+      (std::vector<Bytes>{NodeIdOf(0x00, 0x01), NodeIdOf(0x00, 0xff), NodeIdOf(0x01, 0x00)}));
 }
 
 TEST(PeerTableTest, ClosestReturnsAtMostK) {
-  PeerTable table(Id(0xff), 10);
-  for (uint8_t i = 1; i <= 5; ++i) ASSERT_TRUE(table.Upsert(Peer(Id(i))));
-  EXPECT_TRUE(table.Closest(Id(0), 0).empty());
-  EXPECT_EQ(IdsOf(table.Closest(Id(0), 2)), (std::vector<Bytes>{Id(1), Id(2)}));
-  EXPECT_EQ(table.Closest(Id(0), 100).size(), 5u);
+  PeerTable table(NodeIdOf(0xff), 10);
+  for (uint8_t i = 1; i <= 5; ++i) ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(i))));
+  EXPECT_TRUE(table.Closest(NodeIdOf(0), 0).empty());
+  EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0), 2)), (std::vector<Bytes>{NodeIdOf(1), NodeIdOf(2)}));
+  EXPECT_EQ(table.Closest(NodeIdOf(0), 100).size(), 5u);
 }
 
 // Differential: Closest against sorting every peer by its XOR distance
@@ -176,11 +172,11 @@ TEST(PeerTableTest, ClosestMatchesSortingByXorDistance) {
 
 TEST(PeerTableTest, ConcurrentUpsertsKeepTheBound) {
   constexpr size_t kMax = 100;
-  PeerTable table(Id(0xff, 0xff), kMax);
+  PeerTable table(NodeIdOf(0xff, 0xff), kMax);
   std::vector<std::thread> threads;
   for (uint8_t t = 0; t < 4; ++t) {
     threads.emplace_back([&table, t] {
-      for (uint8_t i = 0; i < 50; ++i) (void)table.Upsert(Peer(Id(t, i)));
+      for (uint8_t i = 0; i < 50; ++i) (void)table.Upsert(Peer(NodeIdOf(t, i)));
     });
   }
   for (std::thread& t : threads) t.join();
@@ -280,7 +276,7 @@ class FakeKademlia final : public kad::KademliaRPCService::Service {
   }
 
   PeerNode peer() const {
-    return Peer(Id(0xfa), "127.0.0.1", 40400, static_cast<uint32_t>(port_));
+    return Peer(NodeIdOf(0xfa), "127.0.0.1", 40400, static_cast<uint32_t>(port_));
   }
 
  private:
@@ -297,22 +293,22 @@ kad::Node NodeProto(const PeerNode& peer) {
 }
 
 TEST(DiscoveryTest, PingAddsTheSenderToTheTable) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
-  const PeerNode a = Peer(Id(0x20), "10.1.1.1", 40400, 40404);
+  const PeerNode a = Peer(NodeIdOf(0x20), "10.1.1.1", 40400, 40404);
   ASSERT_TRUE(Ping(s->self, a, kNetwork, kTimeout).ok());
   EXPECT_EQ(s->table.Find(a.id), a);
   EXPECT_EQ(s->table.size(), 1u);
 }
 
 TEST(DiscoveryTest, LookupReturnsTheNearestPeersWithoutTheRequester) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
   for (uint8_t i = 0; i < 40; ++i) {
-    ASSERT_TRUE(s->table.Upsert(Peer(Id(0x40 + i))));
+    ASSERT_TRUE(s->table.Upsert(Peer(NodeIdOf(0x40 + i))));
   }
   // The requester is the nearest peer to the id it looks up.
-  const PeerNode a = Peer(Id(0x50, 0x01));
+  const PeerNode a = Peer(NodeIdOf(0x50, 0x01));
   const Bytes target = a.id;
 
   absl::StatusOr<std::vector<PeerNode>> found =
@@ -328,9 +324,9 @@ TEST(DiscoveryTest, LookupReturnsTheNearestPeersWithoutTheRequester) {
 }
 
 TEST(DiscoveryTest, RequestsFromAnotherNetworkAreRefusedAndAddNothing) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
-  const PeerNode a = Peer(Id(0x20));
+  const PeerNode a = Peer(NodeIdOf(0x20));
   EXPECT_EQ(Ping(s->self, a, "othernet", kTimeout).code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(Lookup(s->self, a.id, a, "othernet", kTimeout).status().code(),
@@ -339,31 +335,31 @@ TEST(DiscoveryTest, RequestsFromAnotherNetworkAreRefusedAndAddNothing) {
 }
 
 TEST(DiscoveryTest, MalformedSendersAreRefusedAndAddNothing) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
   const std::vector<PeerNode> senders = {
       Peer(Bytes(5, 0x20)),                           // short id
-      Peer(Id(0x21), ""),                             // no host
-      Peer(Id(0x22), "10.0.0.1", 0, 40404),           // no protocol port
-      Peer(Id(0x23), "10.0.0.1", 40400, 70000),       // port out of range
-      Peer(Id(0x24), std::string("10.0.0.\x01", 8)),  // unprintable host
-      Peer(Id(0x25), std::string(kMaxHostBytes + 1, 'a')),
+      Peer(NodeIdOf(0x21), ""),                             // no host
+      Peer(NodeIdOf(0x22), "10.0.0.1", 0, 40404),           // no protocol port
+      Peer(NodeIdOf(0x23), "10.0.0.1", 40400, 70000),       // port out of range
+      Peer(NodeIdOf(0x24), std::string("10.0.0.\x01", 8)),  // unprintable host
+      Peer(NodeIdOf(0x25), std::string(kMaxHostBytes + 1, 'a')),
   };
   for (const PeerNode& sender : senders) {
     SCOPED_TRACE(absl::StrCat("sender ", sender.IdHex(), "@", sender.host));
     EXPECT_EQ(Ping(s->self, sender, kNetwork, kTimeout).code(),
               absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(
-        Lookup(s->self, Id(0x30), sender, kNetwork, kTimeout).status().code(),
+        Lookup(s->self, NodeIdOf(0x30), sender, kNetwork, kTimeout).status().code(),
         absl::StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(s->table.size(), 0u);
 }
 
 TEST(DiscoveryTest, LookupOfAnIdOfTheWrongLengthIsRefused) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
-  const PeerNode a = Peer(Id(0x20));
+  const PeerNode a = Peer(NodeIdOf(0x20));
   for (const Bytes& id : {Bytes{}, Bytes(3, 1), Bytes(kNodeIdBytes + 1, 1)}) {
     EXPECT_EQ(Lookup(s->self, id, a, kNetwork, kTimeout).status().code(),
               absl::StatusCode::kInvalidArgument);
@@ -374,7 +370,7 @@ TEST(DiscoveryTest, LookupOfAnIdOfTheWrongLengthIsRefused) {
 TEST(DiscoveryTest, PrivateSendersAreAnsweredButNotAddedWhenDisallowed) {
   DiscoveryOptions options;
   options.allow_private_addresses = false;
-  auto s = StartNode(Id(0x10), options);
+  auto s = StartNode(NodeIdOf(0x10), options);
   ASSERT_NE(s, nullptr);
   struct Case {
     std::string host;
@@ -406,7 +402,7 @@ TEST(DiscoveryTest, PrivateSendersAreAnsweredButNotAddedWhenDisallowed) {
   uint8_t next = 0x40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.host);
-    const PeerNode sender = Peer(Id(next++), c.host);
+    const PeerNode sender = Peer(NodeIdOf(next++), c.host);
     EXPECT_TRUE(Ping(s->self, sender, kNetwork, kTimeout).ok());
     EXPECT_TRUE(Lookup(s->self, sender.id, sender, kNetwork, kTimeout).ok());
     EXPECT_EQ(s->table.Find(sender.id).has_value(), c.added);
@@ -414,9 +410,9 @@ TEST(DiscoveryTest, PrivateSendersAreAnsweredButNotAddedWhenDisallowed) {
 }
 
 TEST(DiscoveryTest, ANodeLearnsAThirdNodeThroughTheBootstrap) {
-  auto s = StartNode(Id(0x10));
-  auto a = StartNode(Id(0x20));
-  auto b = StartNode(Id(0x30));
+  auto s = StartNode(NodeIdOf(0x10));
+  auto a = StartNode(NodeIdOf(0x20));
+  auto b = StartNode(NodeIdOf(0x30));
   ASSERT_TRUE(s != nullptr && a != nullptr && b != nullptr);
 
   ASSERT_TRUE(Ping(s->self, a->self, kNetwork, kTimeout).ok());
@@ -439,8 +435,8 @@ TEST(DiscoveryTest, PingToAClosedPortIsUnavailable) {
   ASSERT_NE(closed.port(), 0u);
   constexpr std::chrono::milliseconds kCallTimeout{2000};
   const Clock::time_point start = Clock::now();
-  const absl::Status s = Ping(Peer(Id(0x10), "127.0.0.1", 40400, closed.port()),
-                              Peer(Id(0x20)), kNetwork, kCallTimeout);
+  const absl::Status s = Ping(Peer(NodeIdOf(0x10), "127.0.0.1", 40400, closed.port()),
+                              Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
   EXPECT_TRUE(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) << s;
   EXPECT_LT(Clock::now() - start, kCallTimeout + kDeadlineSlack);
 }
@@ -448,24 +444,24 @@ TEST(DiscoveryTest, PingToAClosedPortIsUnavailable) {
 TEST(DiscoveryTest, CallsToASilentPeerEndAtTheirDeadline) {
   RawPort silent(/*listening=*/true);
   ASSERT_NE(silent.port(), 0u);
-  const PeerNode to = Peer(Id(0x10), "127.0.0.1", 40400, silent.port());
+  const PeerNode to = Peer(NodeIdOf(0x10), "127.0.0.1", 40400, silent.port());
   constexpr std::chrono::milliseconds kCallTimeout{300};
   const Clock::time_point start = Clock::now();
-  const absl::Status ping = Ping(to, Peer(Id(0x20)), kNetwork, kCallTimeout);
+  const absl::Status ping = Ping(to, Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
   EXPECT_TRUE(absl::IsDeadlineExceeded(ping) || absl::IsUnavailable(ping))
       << ping;
   const absl::Status lookup =
-      Lookup(to, Id(0x20), Peer(Id(0x20)), kNetwork, kCallTimeout).status();
+      Lookup(to, NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout).status();
   EXPECT_TRUE(absl::IsDeadlineExceeded(lookup) || absl::IsUnavailable(lookup))
       << lookup;
   EXPECT_LT(Clock::now() - start, 2 * kCallTimeout + kDeadlineSlack);
 }
 
 TEST(DiscoveryTest, ClientRefusesAReplyFromAnotherNetwork) {
-  FakeKademlia fake("othernet", {NodeProto(Peer(Id(0x30)))});
-  EXPECT_EQ(Ping(fake.peer(), Peer(Id(0x20)), kNetwork, kTimeout).code(),
+  FakeKademlia fake("othernet", {NodeProto(Peer(NodeIdOf(0x30)))});
+  EXPECT_EQ(Ping(fake.peer(), Peer(NodeIdOf(0x20)), kNetwork, kTimeout).code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Lookup(fake.peer(), Id(0x20), Peer(Id(0x20)), kNetwork, kTimeout)
+  EXPECT_EQ(Lookup(fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kTimeout)
                 .status()
                 .code(),
             absl::StatusCode::kPermissionDenied);
@@ -474,21 +470,21 @@ TEST(DiscoveryTest, ClientRefusesAReplyFromAnotherNetwork) {
 TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
   std::vector<kad::Node> nodes;
   std::vector<PeerNode> good;
-  kad::Node short_id = NodeProto(Peer(Id(0x01)));
+  kad::Node short_id = NodeProto(Peer(NodeIdOf(0x01)));
   short_id.set_id("abc");
-  kad::Node no_port = NodeProto(Peer(Id(0x02)));
+  kad::Node no_port = NodeProto(Peer(NodeIdOf(0x02)));
   no_port.set_udp_port(0);
-  kad::Node no_host = NodeProto(Peer(Id(0x03)));
+  kad::Node no_host = NodeProto(Peer(NodeIdOf(0x03)));
   no_host.clear_host();
   nodes = {short_id, no_port, no_host};
   for (uint8_t i = 0; i < kLookupPeers + 5; ++i) {
-    good.push_back(Peer(Id(0x40 + i)));
+    good.push_back(Peer(NodeIdOf(0x40 + i)));
     nodes.push_back(NodeProto(good.back()));
     if (i == 3) nodes.push_back(short_id);  // also between good ones
   }
   FakeKademlia fake(kNetwork, nodes);
   absl::StatusOr<std::vector<PeerNode>> found =
-      Lookup(fake.peer(), Id(0x20), Peer(Id(0x20)), kNetwork, kTimeout);
+      Lookup(fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kTimeout);
   ASSERT_TRUE(found.ok()) << found.status();
   good.resize(kLookupPeers);
   EXPECT_EQ(*found, good);
@@ -500,7 +496,7 @@ TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
 TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
   DiscoveryOptions options;
   options.max_in_flight = 1;
-  auto s = StartNode(Id(0x10), options);
+  auto s = StartNode(NodeIdOf(0x10), options);
   ASSERT_NE(s, nullptr);
   constexpr int kThreads = 6;
   constexpr int kCallsPerThread = 5;
@@ -510,7 +506,7 @@ TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kCallsPerThread; ++i) {
         const PeerNode sender =
-            Peer(Id(static_cast<uint8_t>(0x40 + t), static_cast<uint8_t>(i)));
+            Peer(NodeIdOf(static_cast<uint8_t>(0x40 + t), static_cast<uint8_t>(i)));
         results[t].push_back(Ping(s->self, sender, kNetwork, kTimeout));
       }
     });
@@ -521,37 +517,37 @@ TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
       EXPECT_TRUE(st.ok() || absl::IsResourceExhausted(st)) << st;
     }
   }
-  EXPECT_TRUE(Ping(s->self, Peer(Id(0x20)), kNetwork, kTimeout).ok());
+  EXPECT_TRUE(Ping(s->self, Peer(NodeIdOf(0x20)), kNetwork, kTimeout).ok());
 }
 
 TEST(DiscoveryTest, StopIsIdempotentAndClosesThePort) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(Ping(s->self, Peer(Id(0x20)), kNetwork, kTimeout).ok());
+  ASSERT_TRUE(Ping(s->self, Peer(NodeIdOf(0x20)), kNetwork, kTimeout).ok());
   s->server->Stop();
   s->server->Stop();
   const absl::Status after =
-      Ping(s->self, Peer(Id(0x21)), kNetwork, std::chrono::seconds(2));
+      Ping(s->self, Peer(NodeIdOf(0x21)), kNetwork, std::chrono::seconds(2));
   EXPECT_TRUE(absl::IsUnavailable(after) || absl::IsDeadlineExceeded(after))
       << after;
-  EXPECT_EQ(s->table.Find(Id(0x21)), std::nullopt);
+  EXPECT_EQ(s->table.Find(NodeIdOf(0x21)), std::nullopt);
 }
 
 TEST(DiscoveryTest, StartRefusesABusyPort) {
-  auto s = StartNode(Id(0x10));
+  auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
-  PeerTable table(Id(0x11), 10);
+  PeerTable table(NodeIdOf(0x11), 10);
   DiscoveryOptions options;
-  options.self = Peer(Id(0x11), "127.0.0.1", 40400, s->self.udp_port);
+  options.self = Peer(NodeIdOf(0x11), "127.0.0.1", 40400, s->self.udp_port);
   options.network_id = kNetwork;
   EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),
             absl::StatusCode::kUnavailable);
 }
 
 TEST(DiscoveryTest, StartRefusesAZeroInFlightBound) {
-  PeerTable table(Id(0x11), 10);
+  PeerTable table(NodeIdOf(0x11), 10);
   DiscoveryOptions options;
-  options.self = Peer(Id(0x11), "127.0.0.1", 40400, 0);
+  options.self = Peer(NodeIdOf(0x11), "127.0.0.1", 40400, 0);
   options.network_id = kNetwork;
   options.max_in_flight = 0;
   EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),

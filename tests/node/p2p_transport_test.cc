@@ -26,6 +26,7 @@
 #include "routing.grpc.pb.h"
 #include "routing.pb.h"
 #include "tests/eventually.h"
+#include "tests/node/node_ids.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
@@ -48,12 +49,7 @@ constexpr std::chrono::seconds kCallTimeout{10};
 constexpr uint32_t kDeadPort = 1;
 
 // A 20-byte id: `first`, zeros, `last`.
-Bytes Id(uint8_t first, uint8_t last = 0) {
-  Bytes id(kNodeIdBytes, 0);
-  id.front() = first;
-  id.back() = last;
-  return id;
-}
+using rnode::testing::NodeIdOf;
 
 bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {
   return std::any_of(peers.begin(), peers.end(),
@@ -64,7 +60,7 @@ bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {
 // timeouts (a peer that is gone is noticed within a second).
 TransportOptions Options(uint8_t id) {
   TransportOptions o;
-  o.self = PeerNode{Id(id), "127.0.0.1", 0, 40404};
+  o.self = PeerNode{NodeIdOf(id), "127.0.0.1", 0, 40404};
   o.network_id = kNetwork;
   o.heartbeat_interval = milliseconds(150);
   o.reconnect_min = milliseconds(50);
@@ -383,7 +379,7 @@ TEST(TransportHandshakeTest, AddPeerConnectsBothSidesAndFiresOnConnected) {
   ASSERT_NE(b, nullptr);
   EXPECT_NE(a->t().port(), 0);
   EXPECT_EQ(a->t().self().tcp_port, static_cast<uint32_t>(a->t().port()));
-  EXPECT_EQ(a->t().self().id, Id(1));
+  EXPECT_EQ(a->t().self().id, NodeIdOf(1));
 
   ASSERT_TRUE(Connect(*a, *b));
   EXPECT_TRUE(a->handler.AwaitConnects(b->id(), 1));
@@ -474,7 +470,7 @@ TEST(TransportPacketTest, SendNowReturnsOnceThePeerHoldsThePacket) {
   ASSERT_TRUE(b->handler.AwaitPackets(1));
   EXPECT_EQ(b->handler.packets()[0].content, "held");
   EXPECT_EQ(a->t()
-                .SendNow(Id(9), "Deploy", "x", std::chrono::milliseconds(100))
+                .SendNow(NodeIdOf(9), "Deploy", "x", std::chrono::milliseconds(100))
                 .code(),
             absl::StatusCode::kNotFound);
 }
@@ -527,10 +523,10 @@ TEST(TransportPacketTest, HandlerDeclinesOrTakesAPacketBeforeTheAnswer) {
 TEST(TransportPacketTest, SendToAnUnknownPeerIsNotFound) {
   auto a = StartNode(Options(1));
   ASSERT_NE(a, nullptr);
-  EXPECT_EQ(a->t().Send(Id(9), "Hello", "x").code(),
+  EXPECT_EQ(a->t().Send(NodeIdOf(9), "Hello", "x").code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(a->t().SendToAll("Hello", "x"), 0u);
-  EXPECT_EQ(a->t().ReserveStream(Id(9), 10).status().code(),
+  EXPECT_EQ(a->t().ReserveStream(NodeIdOf(9), 10).status().code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -896,7 +892,7 @@ TEST(TransportIsolationTest, IsolatedNodeLosesItsPeersAndRegainsThemHealed) {
   EXPECT_TRUE(a->t().isolated());
   // Refused inbound, failed outbound: both sides drop the link.
   auto stub = RawStub(a->t().port());
-  EXPECT_EQ(RawSend(*stub, Heartbeat(Id(7))).error_code(),
+  EXPECT_EQ(RawSend(*stub, Heartbeat(NodeIdOf(7))).error_code(),
             grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(a->t()
                 .SendNow(b->id(), "Deploy", "x", std::chrono::milliseconds(500))
@@ -931,7 +927,7 @@ TEST(TransportHeartbeatTest, DisconnectFromThePeerMarksItDisconnected) {
   auto a = StartNode(oa);
   ASSERT_NE(a, nullptr);
   auto stub = RawStub(a->t().port());
-  const Bytes x = Id(7);
+  const Bytes x = NodeIdOf(7);
   ASSERT_TRUE(RawSend(*stub, Heartbeat(x)).ok());
   ASSERT_TRUE(a->handler.AwaitConnects(x, 1));
   EXPECT_TRUE(Contains(a->t().Connected(), x));
@@ -979,11 +975,11 @@ TEST_F(TransportMalformedTest, SendWithoutHeaderIsInvalidArgument) {
 }
 
 TEST_F(TransportMalformedTest, SendWithABadSenderIsInvalidArgument) {
-  ::routing::Protocol p = Heartbeat(Id(7));
+  ::routing::Protocol p = Heartbeat(NodeIdOf(7));
   p.mutable_header()->mutable_sender()->set_id("short");
   EXPECT_EQ(RawSend(*stub_, p).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  p = Heartbeat(Id(7));
+  p = Heartbeat(NodeIdOf(7));
   p.mutable_header()->mutable_sender()->set_tcp_port(0);
   EXPECT_EQ(RawSend(*stub_, p).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
@@ -992,7 +988,7 @@ TEST_F(TransportMalformedTest, SendWithABadSenderIsInvalidArgument) {
 }
 
 TEST_F(TransportMalformedTest, SendForAnotherNetworkIsPermissionDenied) {
-  ::routing::Protocol p = Envelope(Id(7), "othernet");
+  ::routing::Protocol p = Envelope(NodeIdOf(7), "othernet");
   p.mutable_heartbeat();
   EXPECT_EQ(RawSend(*stub_, p).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
@@ -1000,7 +996,7 @@ TEST_F(TransportMalformedTest, SendForAnotherNetworkIsPermissionDenied) {
 }
 
 TEST_F(TransportMalformedTest, SendWithoutAMessageIsInvalidArgument) {
-  EXPECT_EQ(RawSend(*stub_, Envelope(Id(7))).error_code(),
+  EXPECT_EQ(RawSend(*stub_, Envelope(NodeIdOf(7))).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(malformed(), 1u);
   EXPECT_TRUE(b_->t().Known().empty());
@@ -1010,7 +1006,7 @@ TEST_F(TransportMalformedTest, PacketWithABadTypeIdIsInvalidArgument) {
   for (const std::string& type :
        {std::string(), std::string("with space"), std::string(65, 'T')}) {
     SCOPED_TRACE(type);
-    EXPECT_EQ(RawSend(*stub_, Packet(Id(7), type, "x")).error_code(),
+    EXPECT_EQ(RawSend(*stub_, Packet(NodeIdOf(7), type, "x")).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT);
   }
   EXPECT_EQ(malformed(), 3u);
@@ -1021,16 +1017,16 @@ TEST_F(TransportMalformedTest, PacketWithABadTypeIdIsInvalidArgument) {
 
 TEST_F(TransportMalformedTest, UnaryAboveTheLimitIsResourceExhausted) {
   // At the limit: taken.
-  EXPECT_TRUE(RawSend(*stub_, Packet(Id(7), "Big", Content(64 << 10, 5))).ok());
+  EXPECT_TRUE(RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(64 << 10, 5))).ok());
   ASSERT_TRUE(b_->handler.AwaitPackets(1));
   // Above it, though below the chunk size the server also reads: refused
   // (regression: the limit was max(max_unary_bytes, chunk_bytes)).
   EXPECT_EQ(
-      RawSend(*stub_, Packet(Id(7), "Big", Content(80 << 10, 6))).error_code(),
+      RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(80 << 10, 6))).error_code(),
       grpc::StatusCode::RESOURCE_EXHAUSTED);
   // Far above anything the server reads.
   EXPECT_EQ(
-      RawSend(*stub_, Packet(Id(7), "Big", Content(2 << 20, 7))).error_code(),
+      RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(2 << 20, 7))).error_code(),
       grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(b_->t().counters().packets_in, 1u);
   EXPECT_EQ(b_->handler.packets().size(), 1u);
@@ -1047,17 +1043,17 @@ TEST_F(TransportMalformedTest, StreamStartingWithDataIsInvalidArgument) {
 
 TEST_F(TransportMalformedTest, StreamAnnouncingMoreThanTheLimitIsRefused) {
   EXPECT_EQ(
-      RawStream(*stub_, {HeaderChunk(Id(7), (64 << 10) + 1), DataChunk("abc")})
+      RawStream(*stub_, {HeaderChunk(NodeIdOf(7), (64 << 10) + 1), DataChunk("abc")})
           .error_code(),
       grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(Id(7), -1)}).error_code(),
+  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(NodeIdOf(7), -1)}).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(malformed(), 2u);
   EXPECT_TRUE(b_->handler.packets().empty());
 }
 
 TEST_F(TransportMalformedTest, StreamForAnotherNetworkIsPermissionDenied) {
-  ::routing::Chunk header = HeaderChunk(Id(7), 3);
+  ::routing::Chunk header = HeaderChunk(NodeIdOf(7), 3);
   header.mutable_header()->set_networkid("othernet");
   EXPECT_EQ(RawStream(*stub_, {header, DataChunk("abc")}).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
@@ -1068,7 +1064,7 @@ TEST_F(TransportMalformedTest, WellFormedRawStreamIsDelivered) {
   ::routing::TLResponse resp;
   ASSERT_TRUE(
       RawStream(*stub_,
-                {HeaderChunk(Id(7), 6), DataChunk("abc"), DataChunk("def")},
+                {HeaderChunk(NodeIdOf(7), 6), DataChunk("abc"), DataChunk("def")},
                 &resp)
           .ok());
   EXPECT_TRUE(resp.has_ack());
@@ -1078,7 +1074,7 @@ TEST_F(TransportMalformedTest, WellFormedRawStreamIsDelivered) {
 }
 
 TEST_F(TransportMalformedTest, StreamWithMoreDataThanAnnouncedBansTheSender) {
-  const Bytes x = Id(7);
+  const Bytes x = NodeIdOf(7);
   EXPECT_EQ(
       RawStream(*stub_, {HeaderChunk(x, 4), DataChunk("abc"), DataChunk("de")})
           .error_code(),
@@ -1096,11 +1092,11 @@ TEST_F(TransportMalformedTest, StreamWithMoreDataThanAnnouncedBansTheSender) {
   EXPECT_FALSE(b_->t().AddPeer(RawPeer(x)));
   EXPECT_TRUE(b_->handler.packets().empty());
   // Others are not.
-  EXPECT_TRUE(RawSend(*stub_, Heartbeat(Id(8))).ok());
+  EXPECT_TRUE(RawSend(*stub_, Heartbeat(NodeIdOf(8))).ok());
 }
 
 TEST_F(TransportMalformedTest, CorruptCompressedStreamBansTheSender) {
-  const Bytes x = Id(7);
+  const Bytes x = NodeIdOf(7);
   EXPECT_EQ(RawStream(*stub_, {HeaderChunk(x, 100, /*compressed=*/true),
                                DataChunk(std::string(20, '\x7f'))})
                 .error_code(),
@@ -1112,7 +1108,7 @@ TEST_F(TransportMalformedTest, CorruptCompressedStreamBansTheSender) {
 // A stream its sender cancels (a broken link, a deadline, a restart) is
 // not the sender's fault: it is dropped, and the sender is not banned.
 TEST_F(TransportMalformedTest, CancelledStreamDoesNotBanTheSender) {
-  const Bytes x = Id(7);
+  const Bytes x = NodeIdOf(7);
   {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
@@ -1175,12 +1171,12 @@ TEST(TransportLimitsTest, FullPeerTableRefusesAnotherSender) {
   TestNode* b = nodes[1].get();
 
   auto stub = RawStub(b->t().port());
-  EXPECT_EQ(RawSend(*stub, Heartbeat(Id(7))).error_code(),
+  EXPECT_EQ(RawSend(*stub, Heartbeat(NodeIdOf(7))).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(
-      RawStream(*stub, {HeaderChunk(Id(7), 3), DataChunk("abc")}).error_code(),
+      RawStream(*stub, {HeaderChunk(NodeIdOf(7), 3), DataChunk("abc")}).error_code(),
       grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_FALSE(b->t().AddPeer(RawPeer(Id(8))));
+  EXPECT_FALSE(b->t().AddPeer(RawPeer(NodeIdOf(8))));
   EXPECT_EQ(b->t().Known(), std::vector<PeerNode>{a->t().self()});
   // The known peer still gets through.
   EXPECT_TRUE(RawSend(*stub, Packet(a->id(), "Hello", "x")).ok());

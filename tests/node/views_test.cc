@@ -15,11 +15,11 @@
 #include "crypto/hash.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/sanitizer.h"
 #include "node/views/block_views.h"
 #include "node/views/par_views.h"
-#include "rholang/limits.h"
+#include "rholang/frontend/limits.h"
 #include "tests/casper/test_key.h"
+#include "tests/sanitizer.h"
 #include "util/bytes.h"
 
 namespace rnode::node::views {
