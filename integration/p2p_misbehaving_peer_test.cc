@@ -40,6 +40,7 @@
 #include "gtest/gtest.h"
 #include "integration/badpeer/wire.h"
 #include "integration/child_process.h"
+#include "node/p2p/identity/tls_identity.h"
 #include "routing.grpc.pb.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
@@ -305,7 +306,8 @@ class NodeProcess {
 using badpeer::Bystander;
 using badpeer::Describe;
 using badpeer::Flood;
-using badpeer::MakeHeader;
+using badpeer::MakeSender;
+using badpeer::Sender;
 using badpeer::SendTally;
 
 // The node is running and its API answers ready.
@@ -345,11 +347,81 @@ void SendOversized(const std::string& target, std::mt19937_64& rng) {
     EXPECT_EQ(b.next_send.error_code(), grpc::StatusCode::PERMISSION_DENIED)
         << "the sender of a stream with " << b.what
         << " was not banned: " << b.next_send.error_message();
+    EXPECT_NE(b.next_send.error_message().find("banned"), std::string::npos)
+        << b.next_send.error_message();
     std::printf("stream with %s: %d (%s); the sender's next Send: %d (%s)\n",
                 b.what.c_str(), b.stream.error_code(),
                 b.stream.error_message().c_str(), b.next_send.error_code(),
                 b.next_send.error_message().c_str());
   }
+}
+
+std::string ReadText(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)),
+                     std::istreambuf_iterator<char>());
+}
+
+// Phase 0: the protocol port speaks TLS only. A plaintext gRPC caller is
+// refused; `openssl s_client` (with a client certificate, ALPN h2)
+// completes a handshake and is shown the node's certificate, whose key
+// gives the node's id.
+void CheckTlsOnTheWire(const std::string& target,
+                       const std::filesystem::path& root) {
+  absl::StatusOr<Bytes> id =
+      node::p2p::NodeIdOfCertificate(ReadText(root / "data" / "node.certificate.pem"));
+  ASSERT_TRUE(id.ok()) << "the node's certificate: " << id.status();
+  const std::string id_hex = HexEncode(*id);
+
+  std::unique_ptr<::routing::TransportLayer::Stub> plain =
+      ::routing::TransportLayer::NewStub(
+          grpc::CreateChannel(target, grpc::InsecureChannelCredentials()));
+  ::routing::Protocol p;
+  *p.mutable_header() = MakeSender(kNetworkId).header;
+  p.mutable_heartbeat();
+  ::routing::TLResponse resp;
+  const grpc::Status plaintext = badpeer::SendProtocol(*plain, p, &resp);
+  EXPECT_EQ(plaintext.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << "a plaintext caller: " << plaintext.error_message();
+
+  const Sender client = MakeSender(kNetworkId);
+  const std::filesystem::path key = root / "s_client.key.pem";
+  const std::filesystem::path cert = root / "s_client.certificate.pem";
+  std::ofstream(key, std::ios::binary) << client.identity->key_pem;
+  std::ofstream(cert, std::ios::binary) << client.identity->certificate_pem;
+  const std::string command =
+      "timeout 20 openssl s_client -connect " + target +
+      " -alpn h2 -servername " + id_hex + " -cert " + cert.string() +
+      " -key " + key.string() + " </dev/null 2>&1";
+  std::string output;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buf[4096];
+    size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+    ::pclose(pipe);
+  }
+  EXPECT_NE(output.find("BEGIN CERTIFICATE"), std::string::npos) << output;
+  EXPECT_NE(output.find("CN = " + id_hex), std::string::npos)
+      << "s_client did not show the node's certificate:\n" << output;
+  EXPECT_NE(output.find("ALPN protocol: h2"), std::string::npos) << output;
+  std::printf("tls: plaintext caller refused (%d); s_client saw CN = %s\n",
+              plaintext.error_code(), id_hex.c_str());
+}
+
+// Phase 2b: a peer with a key of its own calls in another's name (a
+// heartbeat, then a Disconnect): both refused, neither taken.
+void SendImpersonations(const std::string& target) {
+  const Sender victim = MakeSender(kNetworkId);
+  const Sender attacker = MakeSender(kNetworkId);
+  const badpeer::ImpersonationResult r =
+      badpeer::Impersonate(target, attacker, victim);
+  EXPECT_EQ(r.heartbeat.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << "a heartbeat in another's name: " << r.heartbeat.error_message();
+  EXPECT_EQ(r.disconnect.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << "a Disconnect in another's name: " << r.disconnect.error_message();
+  std::printf("impersonation: heartbeat %d (%s); disconnect %d\n",
+              r.heartbeat.error_code(), r.heartbeat.error_message().c_str(),
+              r.disconnect.error_code());
 }
 
 // Phase 3: a flood of valid small packets from one made-up peer. Each is
@@ -358,8 +430,8 @@ void SendOversized(const std::string& target, std::mt19937_64& rng) {
 // peer sends heartbeats; what it meets is printed.
 void SendFlood(const std::string& target, std::mt19937_64& rng,
                SendTally* total) {
-  const ::routing::Header header = MakeHeader(rng, kNetworkId);
-  const ::routing::Header bystander = MakeHeader(rng, kNetworkId);
+  const Sender header = MakeSender(kNetworkId);
+  const Sender bystander = MakeSender(kNetworkId);
   struct Wave {
     const char* type_id;
     int count;
@@ -396,7 +468,7 @@ void SendFlood(const std::string& target, std::mt19937_64& rng,
 // asks for them, but keeps at most kMaxWantedBlocks requests.
 void SendFakeAnnouncements(const std::string& target, std::mt19937_64& rng,
                            NodeProcess& node) {
-  const SendTally t = Flood(target, MakeHeader(rng, kNetworkId),
+  const SendTally t = Flood(target, MakeSender(kNetworkId),
                             "BlockHashMessage", kFloodAnnouncements, rng(),
                             {.threads = kFloodThreads, .window = kFloodWindow});
   std::printf("announcements: %d BlockHashMessage: %s\n", kFloodAnnouncements,
@@ -437,10 +509,13 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
   ASSERT_TRUE(rss_before.has_value()) << "no process_resident_memory_bytes";
 
   const std::string target = node.protocol_target();
+  ASSERT_NO_FATAL_FAILURE(CheckTlsOnTheWire(target, root));
   SendGarbage(target, rng);
   ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "garbage frames"));
   SendOversized(target, rng);
   ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "oversized messages"));
+  SendImpersonations(target);
+  ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "impersonations"));
   SendTally flood;
   SendFlood(target, rng, &flood);
   ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "the flood"));
@@ -467,6 +542,8 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
   EXPECT_LT(*rss_after - *rss_before, kMaxRssGrowthBytes)
       << "the node's resident memory grew unboundedly";
   EXPECT_GT(malformed, 0);
+  // Both impersonations were refused as such.
+  EXPECT_GE(counter("p2p_impersonations_total"), 2);
   // Every busy answer the flood saw was counted, and every acknowledged
   // packet was queued for the node.
   EXPECT_GE(busy, static_cast<double>(flood.busy));

@@ -5,6 +5,7 @@
 // `spec FILE...` runs RhoSpec-style test files (docs/spec-runner.md).
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -330,9 +331,8 @@ int Spec(const std::vector<std::string>& files,
   return status;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The tool's commands; main adds only the last-resort catch.
+int Main(int argc, char** argv) {
   CLI::App app{
       "Rholang tool: check, format, hash, run and spec-test Rholang programs"};
   app.require_subcommand(1);
@@ -394,5 +394,18 @@ int main(int argc, char** argv) {
   if (hash->parsed()) return HashFiles(hash_files);
   if (check->parsed()) return Check(check_files);
   if (fmt->parsed()) return Format(fmt_file);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rholang: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "rholang: an unknown exception\n");
+  }
   return 2;
 }

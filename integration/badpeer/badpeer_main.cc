@@ -219,10 +219,10 @@ int Run(const Args& a) {
                {"broken_streams", broken}});
   }
   if (wanted.contains("flood")) {
-    const ::routing::Header header = MakeHeader(rng, a.network_id);
+    const Sender sender = MakeSender(a.network_id);
     const auto start = std::chrono::steady_clock::now();
     const SendTally t =
-        Flood(wire_target, header, "HasBlockRequest", a.flood_count, rng());
+        Flood(wire_target, sender, "HasBlockRequest", a.flood_count, rng());
     Print(json{{"attack", "flood"},
                {"ran", true},
                {"packets", a.flood_count},

@@ -1,7 +1,6 @@
 #include "integration/badpeer/block_peer.h"
 
 #include <map>
-#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -76,11 +75,13 @@ absl::StatusOr<std::unique_ptr<BlockPeer>> BlockPeer::Connect(
     std::chrono::milliseconds patience) {
   auto impl = std::make_unique<Impl>();
   impl->target = target;
-  std::random_device seed;
-  std::mt19937_64 rng((static_cast<uint64_t>(seed()) << 32) ^ seed());
+  // A peer of its own: a fresh TLS identity, as any node has.
+  absl::StatusOr<node::p2p::TlsIdentity> identity = node::p2p::NewTlsIdentity();
+  if (!identity.ok()) return identity.status();
   node::p2p::TransportOptions options;
-  options.self.id.resize(node::p2p::kNodeIdBytes);
-  for (uint8_t& b : options.self.id) b = static_cast<uint8_t>(rng());
+  options.tls =
+      std::make_shared<const node::p2p::TlsIdentity>(*std::move(identity));
+  options.self.id = options.tls->node_id;
   options.self.host = "127.0.0.1";
   options.self.udp_port = 1;  // no discovery: nothing listens there
   options.network_id = network_id;

@@ -1,5 +1,8 @@
 #include "integration/badpeer/wire.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <future>
 #include <string>
 #include <thread>
@@ -8,6 +11,9 @@
 
 #include "CasperMessage.pb.h"
 #include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_certificate_verifier.h"
+#include "grpcpp/security/tls_credentials_options.h"
 
 namespace rnode::badpeer {
 namespace {
@@ -15,6 +21,20 @@ namespace {
 constexpr char kSendMethod[] = "/routing.TransportLayer/Send";
 // Nothing listens on port 1 of 127.0.0.1: the node's calls back fail fast.
 constexpr uint32_t kDeadPort = 1;
+
+// Accepts any server certificate: the attacker does not pin the node.
+class AcceptAnyServer final
+    : public grpc::experimental::ExternalCertificateVerifier {
+ public:
+  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest*,
+              std::function<void(grpc::Status)>,
+              grpc::Status* sync_status) override {
+    *sync_status = grpc::Status::OK;
+    return true;
+  }
+  void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest*) override {
+  }
+};
 
 std::chrono::system_clock::time_point Deadline() {
   return std::chrono::system_clock::now() + kCallDeadline;
@@ -114,24 +134,44 @@ std::string RandomBytes(std::mt19937_64& rng, size_t n) {
   return out;
 }
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& target) {
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& target,
+                                          const Sender& sender) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                   args);
+  grpc::experimental::TlsChannelCredentialsOptions tls;
+  tls.set_certificate_provider(
+      std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
+          std::vector<grpc::experimental::IdentityKeyCertPair>{
+              {sender.identity->key_pem, sender.identity->certificate_pem}}));
+  tls.watch_identity_key_cert_pairs();
+  tls.set_verify_server_certs(false);
+  tls.set_check_call_host(false);
+  tls.set_certificate_verifier(
+      grpc::experimental::ExternalCertificateVerifier::Create<AcceptAnyServer>());
+  return grpc::CreateCustomChannel(
+      target, grpc::experimental::TlsCredentials(tls), args);
 }
 
-::routing::Header MakeHeader(std::mt19937_64& rng,
-                             std::string_view network_id) {
-  ::routing::Header h;
-  h.mutable_sender()->set_id(RandomBytes(rng, 20));
+Sender MakeSender(std::string_view network_id) {
+  absl::StatusOr<node::p2p::TlsIdentity> identity =
+      node::p2p::NewTlsIdentity();
+  if (!identity.ok()) {
+    std::fprintf(stderr, "badpeer: no TLS identity: %s\n",
+                 identity.status().ToString().c_str());
+    std::abort();
+  }
+  Sender s;
+  s.identity =
+      std::make_shared<const node::p2p::TlsIdentity>(*std::move(identity));
+  ::routing::Header& h = s.header;
+  h.mutable_sender()->set_id(std::string(AsChars(s.identity->node_id)));
   h.mutable_sender()->set_host("127.0.0.1");
   h.mutable_sender()->set_tcp_port(kDeadPort);
   h.mutable_sender()->set_udp_port(kDeadPort);
   h.set_networkid(std::string(network_id));
-  return h;
+  return s;
 }
 
 grpc::Status SendProtocol(::routing::TransportLayer::Stub& stub,
@@ -204,9 +244,10 @@ std::string Describe(const SendTally& t) {
 GarbageResult SendGarbage(const std::string& target,
                           std::string_view network_id, int frames,
                           std::mt19937_64& rng) {
-  std::shared_ptr<grpc::Channel> channel = NewChannel(target);
+  const Sender sender = MakeSender(network_id);
+  std::shared_ptr<grpc::Channel> channel = NewChannel(target, sender);
   grpc::GenericStub generic(channel);
-  const ::routing::Header header = MakeHeader(rng, network_id);
+  const ::routing::Header& header = sender.header;
   GarbageResult r;
   r.frames = frames;
   for (int i = 0; i < frames; ++i) {
@@ -226,20 +267,21 @@ GarbageResult SendGarbage(const std::string& target,
 OversizedResult SendOversized(const std::string& target,
                               std::string_view network_id, size_t unary_bytes,
                               int32_t huge_stream_bytes, std::mt19937_64& rng) {
-  std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(NewChannel(target));
   OversizedResult r;
   {
+    const Sender sender = MakeSender(network_id);
+    std::unique_ptr<::routing::TransportLayer::Stub> stub =
+        ::routing::TransportLayer::NewStub(NewChannel(target, sender));
     ::routing::Protocol p;
-    *p.mutable_header() = MakeHeader(rng, network_id);
+    *p.mutable_header() = sender.header;
     p.mutable_packet()->set_typeid_("BlockHashMessage");
     p.mutable_packet()->set_content(RandomBytes(rng, unary_bytes));
     ::routing::TLResponse resp;
     r.unary = SendProtocol(*stub, p, &resp);
+    r.huge_stream = StreamChunks(
+        *stub, {HeaderChunk(sender.header, huge_stream_bytes, false),
+                DataChunk(RandomBytes(rng, 1024))});
   }
-  r.huge_stream = StreamChunks(*stub, {HeaderChunk(MakeHeader(rng, network_id),
-                                                   huge_stream_bytes, false),
-                                       DataChunk(RandomBytes(rng, 1024))});
   struct Case {
     const char* what;
     bool compressed;
@@ -249,7 +291,11 @@ OversizedResult SendOversized(const std::string& target,
   for (const Case& c :
        {Case{"data beyond the announced length", false, 1000, 64 << 10},
         Case{"a compression that does not decode", true, 4096, 512}}) {
-    const ::routing::Header header = MakeHeader(rng, network_id);
+    // A sender of its own, so that its ban is its own.
+    const Sender sender = MakeSender(network_id);
+    const ::routing::Header& header = sender.header;
+    std::unique_ptr<::routing::TransportLayer::Stub> stub =
+        ::routing::TransportLayer::NewStub(NewChannel(target, sender));
     OversizedResult::BrokenStream b;
     b.what = c.what;
     b.stream = StreamChunks(
@@ -266,7 +312,7 @@ OversizedResult SendOversized(const std::string& target,
   return r;
 }
 
-SendTally Flood(const std::string& target, const ::routing::Header& header,
+SendTally Flood(const std::string& target, const Sender& sender,
                 const std::string& type_id, int count, uint64_t seed,
                 FloodOptions options) {
   struct Call {
@@ -284,7 +330,7 @@ SendTally Flood(const std::string& target, const ::routing::Header& header,
     threads.emplace_back([&, t, n] {
       std::mt19937_64 rng(seed + static_cast<uint64_t>(t));
       std::unique_ptr<::routing::TransportLayer::Stub> stub =
-          ::routing::TransportLayer::NewStub(NewChannel(target));
+          ::routing::TransportLayer::NewStub(NewChannel(target, sender));
       grpc::CompletionQueue cq;
       SendTally& tally = tallies[static_cast<size_t>(t)];
       int started = 0, finished = 0;
@@ -293,7 +339,7 @@ SendTally Flood(const std::string& target, const ::routing::Header& header,
           ::casper::HasBlockRequestProto hash;
           hash.set_hash(RandomBytes(rng, 32));
           ::routing::TLRequest req;
-          *req.mutable_protocol()->mutable_header() = header;
+          *req.mutable_protocol()->mutable_header() = sender.header;
           req.mutable_protocol()->mutable_packet()->set_typeid_(type_id);
           req.mutable_protocol()->mutable_packet()->set_content(
               hash.SerializeAsString());
@@ -322,12 +368,12 @@ SendTally Flood(const std::string& target, const ::routing::Header& header,
   return total;
 }
 
-SendTally Bystander(const std::string& target, const ::routing::Header& header,
+SendTally Bystander(const std::string& target, const Sender& sender,
                     const std::atomic<bool>& stop) {
   std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(NewChannel(target));
+      ::routing::TransportLayer::NewStub(NewChannel(target, sender));
   ::routing::Protocol p;
-  *p.mutable_header() = header;
+  *p.mutable_header() = sender.header;
   p.mutable_heartbeat();
   SendTally tally;
   while (!stop.load()) {
@@ -336,6 +382,21 @@ SendTally Bystander(const std::string& target, const ::routing::Header& header,
     tally.Add(s, resp);
   }
   return tally;
+}
+
+ImpersonationResult Impersonate(const std::string& target,
+                                const Sender& attacker, const Sender& victim) {
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      ::routing::TransportLayer::NewStub(NewChannel(target, attacker));
+  ImpersonationResult r;
+  ::routing::Protocol p;
+  *p.mutable_header() = victim.header;
+  p.mutable_heartbeat();
+  ::routing::TLResponse resp;
+  r.heartbeat = SendProtocol(*stub, p, &resp);
+  p.mutable_disconnect();
+  r.disconnect = SendProtocol(*stub, p, &resp);
+  return r;
 }
 
 }  // namespace rnode::badpeer

@@ -5,8 +5,11 @@
 // attack returns what the node answered; judging it is the caller's
 // (p2p_misbehaving_peer_test, rnode-badpeer under scripts/chaos).
 //
-// The made-up senders use random ids and port 1, on which nothing listens,
-// so whatever the node sends back to them fails at once.
+// Every made-up sender has a TLS identity of its own (a fresh key and
+// certificate), as the node's protocol port requires mutual TLS, and
+// advertises port 1, on which nothing listens, so whatever the node sends
+// back to it fails at once. A sender's calls present its certificate; the
+// node is not pinned (an attacker does not care whom it reaches).
 #ifndef RNODE_INTEGRATION_BADPEER_WIRE_H_
 #define RNODE_INTEGRATION_BADPEER_WIRE_H_
 
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "grpcpp/grpcpp.h"
+#include "node/p2p/identity/tls_identity.h"
 #include "routing.grpc.pb.h"
 
 namespace rnode::badpeer {
@@ -31,12 +35,21 @@ inline constexpr std::chrono::seconds kCallDeadline{30};
 
 std::string RandomBytes(std::mt19937_64& rng, size_t n);
 
-// A channel of its own (its own TCP connection), so that parallel senders
-// are parallel on the wire too. No message size limits on our side.
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& target);
+// A made-up peer: its TLS identity and a header naming it on a network.
+struct Sender {
+  std::shared_ptr<const node::p2p::TlsIdentity> identity;
+  ::routing::Header header;
+};
 
-// A made-up sender on `network_id`: a random id, 127.0.0.1, port 1.
-::routing::Header MakeHeader(std::mt19937_64& rng, std::string_view network_id);
+// A fresh made-up sender on `network_id`: a new key, 127.0.0.1, port 1.
+// Aborts if OpenSSL cannot make a key (nothing to test then).
+Sender MakeSender(std::string_view network_id);
+
+// A channel of its own (its own TCP connection), so that parallel senders
+// are parallel on the wire too, presenting `sender`'s certificate. No
+// message size limits on our side.
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& target,
+                                          const Sender& sender);
 
 // One Send of `p`, waited for up to kCallDeadline.
 grpc::Status SendProtocol(::routing::TransportLayer::Stub& stub,
@@ -96,7 +109,7 @@ OversizedResult SendOversized(const std::string& target,
                               std::string_view network_id, size_t unary_bytes,
                               int32_t huge_stream_bytes, std::mt19937_64& rng);
 
-// `count` packets of `type_id` from `header`'s sender, each a serialized
+// `count` packets of `type_id` from `sender`, each a serialized
 // {hash: random 32 bytes} (BlockRequest, HasBlockRequest and
 // BlockHashMessage share that layout), over `threads` connections with
 // `window` calls in flight each.
@@ -104,14 +117,24 @@ struct FloodOptions {
   int threads = 4;
   int window = 64;
 };
-SendTally Flood(const std::string& target, const ::routing::Header& header,
+SendTally Flood(const std::string& target, const Sender& sender,
                 const std::string& type_id, int count, uint64_t seed,
                 FloodOptions options = {});
 
-// Heartbeats from `header`'s sender, one after the other until `stop`:
-// what an honest peer meets while someone else floods the node.
-SendTally Bystander(const std::string& target, const ::routing::Header& header,
+// Heartbeats from `sender`, one after the other until `stop`: what an
+// honest peer meets while someone else floods the node.
+SendTally Bystander(const std::string& target, const Sender& sender,
                     const std::atomic<bool>& stop);
+
+// Identity attacks: `attacker` calls the node with headers naming
+// `victim` (a heartbeat, then a Disconnect). A node that checks senders
+// against their certificates refuses both (PERMISSION_DENIED).
+struct ImpersonationResult {
+  grpc::Status heartbeat;
+  grpc::Status disconnect;
+};
+ImpersonationResult Impersonate(const std::string& target,
+                                const Sender& attacker, const Sender& victim);
 
 }  // namespace rnode::badpeer
 

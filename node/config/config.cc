@@ -58,6 +58,14 @@ const Setting kSettings[] = {
      &NodeConfig::network_timeout_ms},
     {"protocol-server.max-connections", "max-peers",
      "peers kept connected at most", &NodeConfig::max_peers},
+    {"tls.key-path", "tls-key-path",
+     "the node's P-256 TLS key, PKCS#8 PEM (default <data-dir>/node.key.pem; "
+     "made when absent)",
+     &NodeConfig::tls_key_path},
+    {"tls.certificate-path", "tls-certificate-path",
+     "the node's self-signed TLS certificate (default "
+     "<data-dir>/node.certificate.pem; made when absent)",
+     &NodeConfig::tls_certificate_path},
     {"peers-discovery.lookup-interval", "lookup-interval",
      "how often peers are asked for their peers (e.g. 5s)",
      &NodeConfig::lookup_interval_ms},
@@ -458,6 +466,16 @@ std::string DataDir(const NodeConfig& config) {
   if (!config.data_dir.empty()) return config.data_dir;
   const char* home = std::getenv("HOME");
   return absl::StrCat(home != nullptr && *home != '\0' ? home : ".", "/.rnode");
+}
+
+std::string TlsKeyPath(const NodeConfig& config) {
+  if (!config.tls_key_path.empty()) return config.tls_key_path;
+  return DataDir(config) + "/node.key.pem";
+}
+
+std::string TlsCertificatePath(const NodeConfig& config) {
+  if (!config.tls_certificate_path.empty()) return config.tls_certificate_path;
+  return DataDir(config) + "/node.certificate.pem";
 }
 
 }  // namespace rnode::node

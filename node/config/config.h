@@ -57,6 +57,11 @@ struct NodeConfig {
   int64_t max_peers = 32;
   // How often a node asks its peers for the peers they know.
   int64_t lookup_interval_ms = 5000;
+  // The node's TLS identity (docs/security.md): its P-256 key and
+  // self-signed certificate, made on first start when absent. "" = in the
+  // data dir (TlsKeyPath, TlsCertificatePath).
+  std::string tls_key_path;
+  std::string tls_certificate_path;
 
   // API servers.
   std::string api_host = "127.0.0.1";
@@ -165,6 +170,9 @@ absl::Status Validate(const NodeConfig& config);
 
 // The data directory with "" resolved to $HOME/.rnode.
 std::string DataDir(const NodeConfig& config);
+// The TLS key and certificate paths with "" resolved into the data dir.
+std::string TlsKeyPath(const NodeConfig& config);
+std::string TlsCertificatePath(const NodeConfig& config);
 
 }  // namespace rnode::node
 

@@ -8,7 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/genesis/genesis.h"
+#include "node/core/clock.h"
 #include "node/core/genesis_setup.h"
+#include "node/p2p/identity/validator_statement.h"
 #include "rholang/interpreter/term_codec.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -248,8 +250,13 @@ absl::Status AssembleCasper(
       m.dag.get(), m.blocks.get(), m.validators.get(), &m.pool_threads,
       validator_options, m.pre_states.get());
   if (!c.standalone) {
-    m.network = std::make_unique<CasperNetwork>(m.dag.get(), genesis,
-                                                std::move(callbacks));
+    NetworkOptions network_options;
+    network_options.is_bonded =
+        [dag = m.dag.get()](const crypto::Secp256k1PublicKey& key) {
+          return BondedAtLastFinalized(*dag, key).value_or(false);
+        };
+    m.network = std::make_unique<CasperNetwork>(
+        m.dag.get(), genesis, std::move(callbacks), network_options);
   }
   m.listener = std::move(listener);
   casper::engine::EngineOptions engine_options;
@@ -267,13 +274,33 @@ absl::Status AssembleCasper(
 }
 
 absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
-    const NodeConfig& c, NodeParts& m, metrics::Registry* registry,
-    const NetworkGauges& gauges, std::ostream& out) {
-  bool created = false;
-  ASSIGN_OR_RETURN(Bytes id, p2p::LoadOrCreateNodeKey(
-                                 DataDir(c) + "/node.key.pem", &created));
+    const NodeConfig& c, const NodeIdentity& node, NodeParts& m,
+    metrics::Registry* registry, const NetworkGauges& gauges,
+    std::ostream& out) {
+  std::string created;
+  absl::StatusOr<p2p::TlsIdentity> identity = p2p::LoadOrCreateTlsIdentity(
+      TlsKeyPath(c), TlsCertificatePath(c), &created);
+  if (!identity.ok()) {
+    return absl::Status(identity.status().code(),
+                        absl::StrCat("tls: ", identity.status().message()));
+  }
+  if (!created.empty()) {
+    Log("p2p")->info("made the node's TLS identity: {}", created);
+  }
+  m.tls = std::make_shared<const p2p::TlsIdentity>(*std::move(identity));
+  const Bytes id = m.tls->node_id;
   p2p::TransportOptions to;
   to.self.id = id;
+  to.tls = m.tls;
+  to.shard_id = c.shard_name;
+  if (node.key.has_value()) {
+    to.validator_statement = [key = *node.key, id, network = c.network_id,
+                              shard = c.shard_name]() -> Bytes {
+      absl::StatusOr<p2p::ValidatorStatement> s =
+          p2p::SignValidatorStatement(key, id, network, shard, UnixMs());
+      return s.ok() ? p2p::EncodeValidatorStatement(*s) : Bytes{};
+    };
+  }
   to.self.host = c.host;
   to.self.tcp_port = static_cast<uint32_t>(c.port_protocol);
   to.self.udp_port = static_cast<uint32_t>(c.port_discovery);
@@ -303,6 +330,7 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
   dopt.network_id = c.network_id;
   dopt.listen_host = c.host;
   dopt.allow_private_addresses = c.allow_private_addresses;
+  dopt.tls = m.tls;
   ASSIGN_OR_RETURN(m.discovery,
                    p2p::DiscoveryServer::Start(dopt, m.peer_table.get()));
   if (m.bootstrap.has_value()) {

@@ -37,6 +37,7 @@
 #include "node/core/node_metrics.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/discovery.h"
+#include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/transport.h"
 #include "rholang/interpreter/reducer.h"
 #include "rspace/space.h"
@@ -90,6 +91,9 @@ struct NodeParts {
   // Peer-to-peer (null in standalone mode). The network is the engine's
   // transport; stopped before anything it calls into.
   std::unique_ptr<CasperNetwork> network;
+  // This node's TLS identity (protocol and discovery ports, discovery's
+  // outbound calls).
+  std::shared_ptr<const p2p::TlsIdentity> tls;
   std::unique_ptr<p2p::Transport> transport;
   std::unique_ptr<p2p::PeerTable> peer_table;
   std::unique_ptr<p2p::DiscoveryServer> discovery;
@@ -133,9 +137,12 @@ struct NetworkGauges {
 // `registry` (may be null). Returns the behind-seconds counter family
 // (null without a registry). InvalidArgument for a bad bootstrap address;
 // the transport's errors.
+// A validator (`id` with a key) proves itself to its peers with a fresh
+// validator statement in each handshake and heartbeat.
 absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
-    const NodeConfig& c, NodeParts& parts, metrics::Registry* registry,
-    const NetworkGauges& gauges, std::ostream& out);
+    const NodeConfig& c, const NodeIdentity& id, NodeParts& parts,
+    metrics::Registry* registry, const NetworkGauges& gauges,
+    std::ostream& out);
 
 }  // namespace rnode::node
 

@@ -1,6 +1,7 @@
 #include "node/core/network.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -209,11 +210,21 @@ size_t CasperNetwork::ReplicateDeploy(const std::string& encoded_deploy,
   p2p::Transport* t = CurrentTransport();
   if (t == nullptr) return 0;
   size_t held = 0;
+  std::set<crypto::Secp256k1PublicKey> holders;
   for (const p2p::PeerNode& peer : t->Connected()) {
+    std::optional<crypto::Secp256k1PublicKey> validator;
+    if (options_.is_bonded) {
+      validator = t->ValidatorOf(peer.id);
+      if (!validator.has_value() || holders.contains(*validator) ||
+          !options_.is_bonded(*validator)) {
+        continue;
+      }
+    }
     const auto timeout = held == 0 ? first_timeout : extra_timeout;
     if (t->SendNow(peer.id, packet::kDeployData, encoded_deploy, timeout)
             .ok()) {
       ++held;
+      if (validator.has_value()) holders.insert(*validator);
     }
   }
   return held;

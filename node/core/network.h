@@ -30,6 +30,7 @@
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
 #include "casper/engine/engine.h"
+#include "crypto/secp256k1.h"
 #include "node/p2p/transport.h"
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
@@ -71,6 +72,12 @@ struct NetworkOptions {
   size_t encoded_cache_blocks = 256;
   // How often the timer thread looks at the requests.
   std::chrono::milliseconds tick{250};
+  // Whether a validator key has stake at the last finalized block. Set:
+  // only peers proven to run a bonded validator (p2p::Transport::
+  // ValidatorOf) are asked to hold a replicated deploy, each validator
+  // counted once (ReplicateDeploy). Unset: every connected peer is asked
+  // and counted (tests of the packet machinery; the node always sets it).
+  std::function<bool(const crypto::Secp256k1PublicKey&)> is_bonded;
 };
 
 // What the network hands to the node.
@@ -134,14 +141,16 @@ class CasperNetwork final : public casper::engine::Transport,
   // from whoever has it, until it is stored (the blocks that wait for it
   // ask no more, as they are told it is on its way).
   void NotTaken(const Hash32& hash);
-  // Sends `deploy` (encoded DeployDataProto) to every connected peer, one
+  // Sends `deploy` (encoded DeployDataProto) to every connected peer that
+  // has proven to run a bonded validator (NetworkOptions::is_bonded), one
   // at a time on the caller's thread (p2p::Transport::SendNow), each
   // waited for up to `first_timeout` until one has taken it and up to
-  // `extra_timeout` after (a copy exists by then). Returns how many hold
-  // it (NetworkCallbacks::deploy said OK there): 0 when none is connected
-  // or none held it in time. An observer or a validator without stake
-  // declines it (it could not propose it), so it is not counted; every
-  // peer is asked, not just the first.
+  // `extra_timeout` after (a copy exists by then). Returns how many
+  // distinct validators hold it (NetworkCallbacks::deploy said OK there):
+  // 0 when none is connected or none held it in time. A peer that is not a
+  // proven bonded validator is not asked (its word that it holds a copy is
+  // worth nothing: anyone can make a node id); an honest observer or a
+  // validator without stake would decline it anyway.
   size_t ReplicateDeploy(const std::string& encoded_deploy,
                          std::chrono::milliseconds first_timeout,
                          std::chrono::milliseconds extra_timeout);

@@ -184,14 +184,15 @@ absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
       .blocks_waiting = [&m] { return m.scheduler->queued_blocks(); },
       .deploys_held = [&m] { return m.admission->held(); }};
   ASSIGN_OR_RETURN(metrics::Family<metrics::Counter> * behind_seconds,
-                   StartNetwork(config_, p, registry, gauges, out));
+                   StartNetwork(config_, identity_, p, registry, gauges, out));
   m.driver->AttachTransport(p.transport.get(), p.bootstrap.has_value());
   m.discovery_loop.Start(
       p.transport.get(), p.peer_table.get(),
       DiscoveryLoopOptions{
           .interval = std::chrono::milliseconds(config_.lookup_interval_ms),
           .timeout = std::chrono::milliseconds(config_.network_timeout_ms),
-          .network_id = config_.network_id});
+          .network_id = config_.network_id,
+          .tls = p.tls});
   m.catch_up->Start(behind_seconds);
   return absl::OkStatus();
 }

@@ -29,7 +29,8 @@ void DiscoveryLoop::Run(p2p::Transport* transport, p2p::PeerTable* peers,
     for (const p2p::PeerNode& p : transport->Known()) peers->Upsert(p);
     for (const p2p::PeerNode& peer : peers->All()) {
       absl::StatusOr<std::vector<p2p::PeerNode>> found =
-          p2p::Lookup(peer, self.id, self, options.network_id, options.timeout);
+          p2p::Lookup(peer, self.id, self, options.network_id, options.timeout,
+                      options.tls.get());
       if (!found.ok()) continue;
       for (const p2p::PeerNode& p : *found) {
         if (peers->Upsert(p)) transport->AddPeer(p);

@@ -17,6 +17,7 @@
 #include "kademlia.grpc.pb.h"
 #include "kademlia.pb.h"
 #include "node/p2p/grpc_status.h"
+#include "node/p2p/internal/tls_credentials.h"
 
 namespace rnode::node::p2p {
 namespace {
@@ -137,24 +138,24 @@ class KademliaService final : public kad::KademliaRPCService::Service {
   KademliaService(const DiscoveryOptions& options, PeerTable* table)
       : options_(options), table_(table) {}
 
-  grpc::Status SendPing(grpc::ServerContext*, const kad::Ping* request,
+  grpc::Status SendPing(grpc::ServerContext* ctx, const kad::Ping* request,
                         kad::Pong* reply) override {
     InFlightSlot slot(&in_flight_, options_.max_in_flight);
     if (!slot.taken()) return Busy();
     absl::StatusOr<PeerNode> sender =
-        CheckSender(request->networkid(), request->sender());
+        CheckSender(*ctx, request->networkid(), request->sender());
     if (!sender.ok()) return ToGrpc(sender.status());
     Learn(*sender);
     reply->set_networkid(options_.network_id);
     return grpc::Status::OK;
   }
 
-  grpc::Status SendLookup(grpc::ServerContext*, const kad::Lookup* request,
+  grpc::Status SendLookup(grpc::ServerContext* ctx, const kad::Lookup* request,
                           kad::LookupResponse* reply) override {
     InFlightSlot slot(&in_flight_, options_.max_in_flight);
     if (!slot.taken()) return Busy();
     absl::StatusOr<PeerNode> sender =
-        CheckSender(request->networkid(), request->sender());
+        CheckSender(*ctx, request->networkid(), request->sender());
     if (!sender.ok()) return ToGrpc(sender.status());
     if (request->id().size() != kNodeIdBytes) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -182,9 +183,11 @@ class KademliaService final : public kad::KademliaRPCService::Service {
                         "discovery server busy");
   }
 
-  // The sender of a request: PermissionDenied for another network,
+  // The sender of a request: PermissionDenied for another network or a
+  // sender the caller's certificate does not prove (with TLS),
   // InvalidArgument for a malformed node.
-  absl::StatusOr<PeerNode> CheckSender(const std::string& network_id,
+  absl::StatusOr<PeerNode> CheckSender(const grpc::ServerContext& ctx,
+                                       const std::string& network_id,
                                        const kad::Node& sender) const {
     if (network_id != options_.network_id) {
       return absl::PermissionDeniedError(
@@ -195,6 +198,15 @@ class KademliaService final : public kad::KademliaRPCService::Service {
     if (!peer.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("sender: ", std::string(peer.status().message())));
+    }
+    if (options_.tls != nullptr) {
+      absl::StatusOr<Bytes> proven = internal::ProvenPeerId(ctx);
+      if (!proven.ok()) return proven.status();
+      if (*proven != peer->id) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "the sender is node ", peer->IdHex(),
+            " but the TLS certificate is node ", HexEncode(*proven)));
+      }
     }
     return peer;
   }
@@ -219,12 +231,15 @@ std::string HostPort(const std::string& host, uint32_t port) {
                    : absl::StrCat(host, ":", port);
 }
 
-std::unique_ptr<kad::KademliaRPCService::Stub> NewStub(
-    const std::string& target) {
+// A stub for `to`'s discovery port; with `tls`, pinned to `to.id`.
+std::unique_ptr<kad::KademliaRPCService::Stub> NewStub(const PeerNode& to,
+                                                       const TlsIdentity* tls) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  return kad::KademliaRPCService::NewStub(grpc::CreateCustomChannel(
-      target, grpc::InsecureChannelCredentials(), args));
+  if (tls != nullptr) internal::PinChannel(&args, to.id);
+  return kad::KademliaRPCService::NewStub(
+      grpc::CreateCustomChannel(to.DiscoveryTarget(),
+                                internal::ChannelCredentialsFor(tls), args));
 }
 
 void SetDeadline(grpc::ClientContext* context,
@@ -312,6 +327,10 @@ absl::StatusOr<std::unique_ptr<DiscoveryServer>> DiscoveryServer::Start(
     return absl::InvalidArgumentError(
         "discovery: max_in_flight must be at least 1");
   }
+  if (options.tls != nullptr && options.tls->node_id != options.self.id) {
+    return absl::InvalidArgumentError(
+        "discovery: the node id is not the id of the TLS identity's key");
+  }
   if (options.self.udp_port > 65535) {
     return absl::InvalidArgumentError(absl::StrCat(
         "discovery: port ", options.self.udp_port, " is out of range"));
@@ -321,8 +340,8 @@ absl::StatusOr<std::unique_ptr<DiscoveryServer>> DiscoveryServer::Start(
       HostPort(options.listen_host, options.self.udp_port);
 
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                           &impl->port);
+  builder.AddListeningPort(
+      address, internal::ServerCredentialsFor(options.tls.get()), &impl->port);
   // Each synchronous handler takes a thread; the quota bounds them (beyond
   // it gRPC itself answers RESOURCE_EXHAUSTED).
   grpc::ResourceQuota quota(absl::StrCat("rnode-discovery-", address));
@@ -360,7 +379,7 @@ int DiscoveryServer::port() const { return impl_->port; }
 
 absl::Status Ping(const PeerNode& to, const PeerNode& self,
                   const std::string& network_id,
-                  std::chrono::milliseconds timeout) {
+                  std::chrono::milliseconds timeout, const TlsIdentity* tls) {
   const std::string target = to.DiscoveryTarget();
   kad::Ping request;
   PeerToProto(self, request.mutable_sender());
@@ -368,7 +387,7 @@ absl::Status Ping(const PeerNode& to, const PeerNode& self,
   kad::Pong reply;
   grpc::ClientContext context;
   SetDeadline(&context, timeout);
-  const grpc::Status s = NewStub(target)->SendPing(&context, request, &reply);
+  const grpc::Status s = NewStub(to, tls)->SendPing(&context, request, &reply);
   if (!s.ok()) return FromGrpc(s, absl::StrCat("discovery ping to ", target));
   if (reply.networkid() != network_id) {
     return OtherNetwork("ping", target, reply.networkid(), network_id);
@@ -378,7 +397,8 @@ absl::Status Ping(const PeerNode& to, const PeerNode& self,
 
 absl::StatusOr<std::vector<PeerNode>> Lookup(
     const PeerNode& to, ByteView id, const PeerNode& self,
-    const std::string& network_id, std::chrono::milliseconds timeout) {
+    const std::string& network_id, std::chrono::milliseconds timeout,
+    const TlsIdentity* tls) {
   const std::string target = to.DiscoveryTarget();
   kad::Lookup request;
   request.set_id(std::string(AsChars(id)));
@@ -387,7 +407,8 @@ absl::StatusOr<std::vector<PeerNode>> Lookup(
   kad::LookupResponse reply;
   grpc::ClientContext context;
   SetDeadline(&context, timeout);
-  const grpc::Status s = NewStub(target)->SendLookup(&context, request, &reply);
+  const grpc::Status s =
+      NewStub(to, tls)->SendLookup(&context, request, &reply);
   if (!s.ok()) return FromGrpc(s, absl::StrCat("discovery lookup to ", target));
   if (reply.networkid() != network_id) {
     return OtherNetwork("lookup", target, reply.networkid(), network_id);

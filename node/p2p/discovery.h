@@ -1,6 +1,7 @@
 // Peer discovery (docs/p2p.md "Discovery"): the public Kademlia service
-// (`KademliaRPCService`: SendPing, SendLookup) on the discovery port, in
-// plaintext gRPC, over a flat peer table. A shard has tens of nodes, so
+// (`KademliaRPCService`: SendPing, SendLookup) on the discovery port, over
+// mutual TLS with the node's identity (as the protocol port:
+// docs/security.md), over a flat peer table. A shard has tens of nodes, so
 // the table keeps every peer it hears of (up to a bound) and a lookup
 // answers the k closest by XOR distance; a node learns the shard by
 // looking up its own id at the bootstrap and then at what that returns.
@@ -16,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/peer.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
@@ -60,6 +62,11 @@ struct DiscoveryOptions {
   bool allow_private_addresses = true;
   // Requests handled at once; more are answered RESOURCE_EXHAUSTED.
   int max_in_flight = 16;
+  // Mutual TLS with this identity (self.id must be its node id); a request
+  // whose sender is not the node the caller's certificate proves is
+  // refused PERMISSION_DENIED and adds nothing. Null: plaintext and the
+  // sender is believed (in-process tests only; the node always sets it).
+  std::shared_ptr<const TlsIdentity> tls;
 };
 
 // The discovery server. Each handled Ping or Lookup from the right network
@@ -81,18 +88,23 @@ class DiscoveryServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Client calls to a peer's discovery port, each with `timeout`.
+// Client calls to a peer's discovery port, each with `timeout`. With
+// `tls` (this node's identity), the connection is mutual TLS pinned to
+// `to.id`: a server that is not that node fails the handshake
+// (Unavailable); null: plaintext (tests only).
 // Unavailable / DeadlineExceeded when the peer does not answer;
 // PermissionDenied when it answers for another network.
 absl::Status Ping(const PeerNode& to, const PeerNode& self,
                   const std::string& network_id,
-                  std::chrono::milliseconds timeout);
+                  std::chrono::milliseconds timeout,
+                  const TlsIdentity* tls = nullptr);
 // The peers `to` knows nearest to `id` (malformed entries are skipped; at
 // most kLookupPeers are kept).
 absl::StatusOr<std::vector<PeerNode>> Lookup(const PeerNode& to, ByteView id,
                                              const PeerNode& self,
                                              const std::string& network_id,
-                                             std::chrono::milliseconds timeout);
+                                             std::chrono::milliseconds timeout,
+                                             const TlsIdentity* tls = nullptr);
 
 }  // namespace rnode::node::p2p
 

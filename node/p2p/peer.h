@@ -4,9 +4,8 @@
 // discovery's `Node`), and the node's own P2P key.
 //
 // A node id is the public network's: the last 20 bytes of
-// keccak256(X || Y) of the node's P-256 key (crypto/node_id.h). The key is
-// kept as PKCS#8 PEM in the data dir (`node.key.pem`), made on first
-// start.
+// keccak256(X || Y) of the node's P-256 key (crypto/node_id.h); the key and
+// its certificate are node/p2p/identity/tls_identity.h.
 #ifndef RNODE_NODE_P2P_PEER_H_
 #define RNODE_NODE_P2P_PEER_H_
 
@@ -57,13 +56,6 @@ void PeerToProto(const PeerNode& peer,
 absl::StatusOr<PeerNode> PeerFromProto(const ::routing::Node& node);
 absl::StatusOr<PeerNode> PeerFromProto(
     const ::coop::rchain::comm::discovery::Node& node);
-
-// The node id of the P-256 key at `path` (PKCS#8 PEM); when no file is
-// there, makes a fresh key and writes it (mode 0600) first and sets
-// `*created`. InvalidArgument for a file that holds no P-256 key; Internal
-// when it cannot be written.
-absl::StatusOr<Bytes> LoadOrCreateNodeKey(const std::string& path,
-                                          bool* created = nullptr);
 
 }  // namespace rnode::node::p2p
 

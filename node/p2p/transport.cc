@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
+#include "node/p2p/internal/tls_credentials.h"
 #include "node/p2p/internal/transport_impl.h"
 #include "util/logging.h"
 #include "util/mutex.h"
@@ -73,6 +74,10 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
   if (options.self.id.size() != kNodeIdBytes) {
     return absl::InvalidArgumentError("the node id must have 20 bytes");
   }
+  if (options.tls != nullptr && options.tls->node_id != options.self.id) {
+    return absl::InvalidArgumentError(
+        "the node id is not the id of the TLS identity's key");
+  }
   if (options.chunk_bytes == 0 || options.max_peers == 0) {
     return absl::InvalidArgumentError("chunk size and peer bound must be > 0");
   }
@@ -82,8 +87,8 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
   grpc::ServerBuilder builder;
   const std::string address =
       absl::StrCat(options.listen_host, ":", options.self.tcp_port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(),
-                           &impl->port);
+  builder.AddListeningPort(
+      address, internal::ServerCredentialsFor(options.tls.get()), &impl->port);
   grpc::ResourceQuota quota(absl::StrCat("rnode-p2p-", address));
   quota.SetMaxThreads(options.max_server_threads + 2);
   builder.SetResourceQuota(quota);
@@ -130,6 +135,14 @@ std::vector<PeerNode> Transport::Connected() const {
     if (link->connected) out.push_back(link->node);
   }
   return out;
+}
+
+std::optional<crypto::Secp256k1PublicKey> Transport::ValidatorOf(
+    ByteView peer_id) const {
+  std::shared_ptr<Link> link = impl_->Find(peer_id);
+  if (link == nullptr) return std::nullopt;
+  MutexLock lock(&link->mu);
+  return link->validator;
 }
 
 std::vector<PeerNode> Transport::Known() const {
@@ -255,6 +268,8 @@ TransportCounters Transport::counters() const {
       .declined_in = i.declined_in.load(),
       .declined_out = i.declined_out.load(),
       .malformed = i.malformed.load(),
+      .impersonations = i.impersonations.load(),
+      .statements_refused = i.statements_refused.load(),
       .send_failures = i.send_failures.load(),
       .disconnects = i.disconnects.load(),
   };

@@ -19,6 +19,7 @@
 #define RNODE_NODE_P2P_TRANSPORT_H_
 
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,8 @@
 #include "absl/status/statusor.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/chunker.h"
+#include "crypto/secp256k1.h"
+#include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/peer.h"
 #include "util/bytes.h"
 
@@ -40,6 +43,22 @@ struct TransportOptions {
   // This node: its id, the host peers reach it at, its protocol port
   // (0: pick a free one, then port() tells which) and discovery port.
   PeerNode self;
+  // Who this node proves to be (docs/security.md): the protocol port
+  // speaks mutual TLS with it, every outbound connection is pinned to the
+  // id it dials, and an inbound header whose sender is not the node the
+  // caller's certificate proves is refused (PERMISSION_DENIED, counted in
+  // `impersonations`). self.id must be its node id. Null: plaintext and
+  // the header's sender is believed, for in-process tests of the link
+  // machinery only; the node always sets it.
+  std::shared_ptr<const TlsIdentity> tls;
+  // Validator identity (docs/security.md). When set, called (on the
+  // sender threads) for each handshake and heartbeat this node sends; a
+  // non-empty result is carried as its validator statement
+  // (node/p2p/identity/validator_statement.h). A validator sets it; other
+  // nodes leave it empty.
+  std::function<Bytes()> validator_statement;
+  // The shard a peer's statement must name (with network_id).
+  std::string shard_id;
   std::string network_id;
   std::string listen_host = "127.0.0.1";
 
@@ -117,6 +136,8 @@ struct TransportCounters {
   uint64_t declined_in = 0;   // inbound the handler declined (TakeNow)
   uint64_t declined_out = 0;  // outbound a peer's handler declined
   uint64_t malformed = 0;     // inbound refused as malformed
+  uint64_t impersonations = 0;  // inbound naming a sender its TLS key is not
+  uint64_t statements_refused = 0;  // validator statements that did not check
   uint64_t send_failures = 0;
   uint64_t disconnects = 0;
 };
@@ -173,6 +194,12 @@ class Transport {
   std::vector<PeerNode> Connected() const;
   // Every peer known (connected or not).
   std::vector<PeerNode> Known() const;
+  // The validator key `peer_id` has proven to run at it: the key of the
+  // last validator statement it sent over its proven TLS connection
+  // (checked for this network and shard, its time within
+  // kValidatorStatementMaxSkewMs); nullopt when none, or not known. Whether
+  // that key is bonded is the caller's question.
+  std::optional<crypto::Secp256k1PublicKey> ValidatorOf(ByteView peer_id) const;
 
   // Queues a small packet for a connected peer. NotFound when it is not
   // connected, ResourceExhausted when its queue is full. Never blocks.

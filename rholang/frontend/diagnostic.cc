@@ -14,7 +14,7 @@ constexpr char kPayloadUrl[] = "rnode.rholang.Diagnostic";
 }  // namespace
 
 absl::Status DiagnosticError(absl::StatusCode code, uint32_t line, uint32_t col,
-                             std::string message) {
+                             const std::string& message) {
   absl::Status status(code, absl::StrCat(line, ":", col, ": ", message));
   status.SetPayload(kPayloadUrl,
                     absl::Cord(absl::StrCat(line, ":", col, ":", message)));

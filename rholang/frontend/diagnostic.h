@@ -21,7 +21,7 @@ struct Diagnostic {
 // kResourceExhausted for limits) whose message is "LINE:COL: MESSAGE" and
 // whose payload carries the position for DiagnosticFromStatus.
 absl::Status DiagnosticError(absl::StatusCode code, uint32_t line, uint32_t col,
-                             std::string message);
+                             const std::string& message);
 
 // Recovers the diagnostic from a status built by DiagnosticError; for any
 // other non-OK status returns {0, 0, status.message()}; nullopt for OK.

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kademlia.pb.h"
+#include "node/p2p/identity/tls_identity.h"
 #include "routing.pb.h"
 #include "util/bytes.h"
 

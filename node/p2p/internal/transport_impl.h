@@ -100,6 +100,8 @@ struct Link {
   CondVar cv;
   bool stopping ABSL_GUARDED_BY(mu) = false;
   bool connected ABSL_GUARDED_BY(mu) = false;
+  // The validator key this peer has proven to run at it (ValidatorOf).
+  std::optional<crypto::Secp256k1PublicKey> validator ABSL_GUARDED_BY(mu);
   // Consecutive failed sends while connected.
   int failures ABSL_GUARDED_BY(mu) = 0;
   // Consecutive failed handshakes while disconnected.
@@ -147,7 +149,8 @@ struct Transport::Impl final {
   // Counters (also the tests' view).
   std::atomic<uint64_t> packets_in{0}, streams_in{0}, packets_out{0},
       streams_out{0}, busy_in{0}, busy_out{0}, declined_in{0}, declined_out{0},
-      malformed{0}, send_failures{0}, disconnects{0};
+      malformed{0}, impersonations{0}, statements_refused{0}, send_failures{0},
+      disconnects{0};
   // Fault injection (Transport::SetIsolated).
   std::atomic<bool> isolated{false};
 
@@ -216,6 +219,14 @@ struct Transport::Impl final {
     kFailed,    // no answer: counts towards disconnecting the peer
   };
 
+  // This node's validator statement, when it has one (options).
+  std::string Statement() const;
+  // Records the validator statement `encoded` from `link`'s peer (proven
+  // as link->node.id): its key becomes the link's validator when it
+  // checks; otherwise counted, and the link's earlier validator is kept.
+  void TakeStatement(const std::shared_ptr<Link>& link,
+                     const std::string& encoded);
+
   // Fills `h` with this node as the sender on this network.
   void Header(::routing::Header* h) const;
   // An empty message in this node's envelope.
@@ -251,12 +262,18 @@ struct Transport::Impl final {
   // One dispatcher thread: hands the events of its queue to the handler.
   void DispatchLoop(bool large_queue);
   // Checks an inbound header: the right network, a well-formed sender
-  // that is not banned.
-  grpc::Status CheckSender(const ::routing::Header& h, PeerNode* sender);
+  // that is the node the caller's certificate proves (with TLS) and is not
+  // banned.
+  grpc::Status CheckSender(const grpc::ServerContext& ctx,
+                           const ::routing::Header& h, PeerNode* sender);
+  // With TLS: PERMISSION_DENIED (counted) unless `claimed` is the node id
+  // the caller's certificate proves. Without: OK.
+  grpc::Status CheckProven(const grpc::ServerContext& ctx, ByteView claimed);
   // Answers `resp` "busy" for `what`, and counts it.
   void Busy(::routing::TLResponse* resp, std::string_view what);
   // TransportLayer.Send: a handshake, heartbeat, disconnect or small packet.
-  grpc::Status HandleSend(const ::routing::TLRequest* req,
+  grpc::Status HandleSend(const grpc::ServerContext& ctx,
+                          const ::routing::TLRequest* req,
                           ::routing::TLResponse* resp);
   // TransportLayer.Stream: one chunked packet, read under its byte budget.
   grpc::Status HandleStream(grpc::ServerContext* ctx,

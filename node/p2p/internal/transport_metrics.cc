@@ -42,6 +42,12 @@ absl::Status P2pMetrics::Register(metrics::Registry* r) {
                    "outbound packets a peer's handler declined to hold"),
            counter(&malformed, "p2p_malformed_total",
                    "inbound messages refused as malformed or invalid"),
+           counter(&impersonations, "p2p_impersonations_total",
+                   "inbound calls refused: the header named a sender other "
+                   "than the node the caller's TLS certificate proves"),
+           counter(&statements_refused, "p2p_validator_statements_refused_total",
+                   "validator statements from peers that did not check "
+                   "(malformed, another node or shard, stale, bad signature)"),
            counter(&send_failures, "p2p_send_failures_total",
                    "sends that failed or were discarded with their link"),
            counter(&disconnects, "p2p_disconnects_total",

@@ -22,6 +22,8 @@ struct P2pMetrics {
   metrics::Counter* declined_in = nullptr;
   metrics::Counter* declined_out = nullptr;
   metrics::Counter* malformed = nullptr;
+  metrics::Counter* impersonations = nullptr;
+  metrics::Counter* statements_refused = nullptr;
   metrics::Counter* send_failures = nullptr;
   metrics::Counter* disconnects = nullptr;
   metrics::Counter* bytes_in = nullptr;

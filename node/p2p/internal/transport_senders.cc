@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "node/p2p/grpc_status.h"
+#include "node/p2p/internal/tls_credentials.h"
 #include "node/p2p/internal/transport_impl.h"
 #include "routing.grpc.pb.h"
 #include "util/logging.h"
@@ -53,14 +54,22 @@ LinkClientPtr OpenClient(const PeerNode& peer,
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // Only the node `peer` names may answer at its address.
+  if (options.tls != nullptr) PinChannel(&args, peer.id);
   LinkClientPtr client(new LinkClient);
   client->channel = grpc::CreateCustomChannel(
-      peer.ProtocolTarget(), grpc::InsecureChannelCredentials(), args);
+      peer.ProtocolTarget(), ChannelCredentialsFor(options.tls.get()), args);
   client->stub = ::routing::TransportLayer::NewStub(client->channel);
   return client;
 }
 
 }  // namespace internal
+
+std::string Transport::Impl::Statement() const {
+  if (!options.validator_statement) return std::string();
+  const Bytes b = options.validator_statement();
+  return std::string(AsChars(b));
+}
 
 void Transport::Impl::Header(::routing::Header* h) const {
   PeerToProto(self, h->mutable_sender());
@@ -152,7 +161,7 @@ void Transport::Impl::ControlLoop(std::shared_ptr<Link> link) {
     }
     if (action == Action::kHandshake) {
       out = Envelope();
-      out.mutable_protocol_handshake();
+      out.mutable_protocol_handshake()->set_validator_statement(Statement());
       absl::Status s = Call(link, out);
       if (s.ok()) {
         {
@@ -181,7 +190,7 @@ void Transport::Impl::ControlLoop(std::shared_ptr<Link> link) {
     }
     if (action == Action::kHeartbeat) {
       out = Envelope();
-      out.mutable_heartbeat();
+      out.mutable_heartbeat()->set_validator_statement(Statement());
     }
     Answer answer = Answer::kFailed;
     absl::Status s = Call(link, out, &answer);

@@ -3,6 +3,7 @@
 // and bounded before it is taken, and the two dispatcher threads that hand
 // what was taken to the PacketHandler.
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -11,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "node/p2p/grpc_status.h"
+#include "node/p2p/identity/validator_statement.h"
+#include "node/p2p/internal/tls_credentials.h"
 #include "node/p2p/internal/transport_impl.h"
 #include "routing.grpc.pb.h"
 
@@ -41,9 +44,9 @@ class Transport::Impl::RoutingService final
  public:
   explicit RoutingService(Impl* impl) : impl_(impl) {}
 
-  grpc::Status Send(grpc::ServerContext*, const ::routing::TLRequest* req,
+  grpc::Status Send(grpc::ServerContext* ctx, const ::routing::TLRequest* req,
                     ::routing::TLResponse* resp) override {
-    return impl_->HandleSend(req, resp);
+    return impl_->HandleSend(*ctx, req, resp);
   }
 
   grpc::Status Stream(grpc::ServerContext* ctx,
@@ -94,7 +97,24 @@ void Transport::Impl::DispatchLoop(bool large_queue) {
   }
 }
 
-grpc::Status Transport::Impl::CheckSender(const ::routing::Header& h,
+grpc::Status Transport::Impl::CheckProven(const grpc::ServerContext& ctx,
+                                          ByteView claimed) {
+  if (options.tls == nullptr) return grpc::Status::OK;
+  absl::StatusOr<Bytes> proven = internal::ProvenPeerId(ctx);
+  if (!proven.ok()) return ToGrpc(proven.status());
+  if (*proven == Bytes(claimed.begin(), claimed.end())) {
+    return grpc::Status::OK;
+  }
+  ++impersonations;
+  P2pMetrics::Inc(m.impersonations);
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      absl::StrCat("the sender is node ", HexEncode(claimed),
+                   " but the TLS certificate is node ", HexEncode(*proven)));
+}
+
+grpc::Status Transport::Impl::CheckSender(const grpc::ServerContext& ctx,
+                                          const ::routing::Header& h,
                                           PeerNode* sender) {
   if (h.networkid() != options.network_id) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
@@ -108,6 +128,7 @@ grpc::Status Transport::Impl::CheckSender(const ::routing::Header& h,
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         std::string(p.status().message()));
   }
+  if (grpc::Status s = CheckProven(ctx, p->id); !s.ok()) return s;
   {
     MutexLock lock(&mu);
     if (IsBanned(p->id)) {
@@ -118,6 +139,33 @@ grpc::Status Transport::Impl::CheckSender(const ::routing::Header& h,
   return grpc::Status::OK;
 }
 
+void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
+                                    const std::string& encoded) {
+  absl::Status s = absl::OkStatus();
+  absl::StatusOr<ValidatorStatement> statement =
+      DecodeValidatorStatement(AsBytes(encoded));
+  if (!statement.ok()) {
+    s = statement.status();
+  } else if (options.tls == nullptr) {
+    // Without TLS the sender's id is only claimed: nothing to bind a
+    // validator to.
+    s = absl::FailedPreconditionError("no TLS: the sender is not proven");
+  } else {
+    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();
+    s = CheckValidatorStatement(*statement, link->node.id, options.network_id,
+                                options.shard_id, now_ms);
+  }
+  if (!s.ok()) {
+    ++statements_refused;
+    P2pMetrics::Inc(m.statements_refused);
+    return;
+  }
+  MutexLock lock(&link->mu);
+  link->validator = statement->validator;
+}
+
 void Transport::Impl::Busy(::routing::TLResponse* resp, std::string_view what) {
   ++busy_in;
   P2pMetrics::Inc(m.busy_in);
@@ -125,7 +173,8 @@ void Transport::Impl::Busy(::routing::TLResponse* resp, std::string_view what) {
       absl::StrCat("busy: ", std::string(what), "; retry later"));
 }
 
-grpc::Status Transport::Impl::HandleSend(const ::routing::TLRequest* req,
+grpc::Status Transport::Impl::HandleSend(const grpc::ServerContext& ctx,
+                                         const ::routing::TLRequest* req,
                                          ::routing::TLResponse* resp) {
   if (isolated.load()) return ToGrpc(internal::IsolatedError());
   // gRPC refuses a message above the server's limit, but that limit is
@@ -146,7 +195,9 @@ grpc::Status Transport::Impl::HandleSend(const ::routing::TLRequest* req,
   }
   const ::routing::Protocol& p = req->protocol();
   PeerNode sender;
-  if (grpc::Status s = CheckSender(p.header(), &sender); !s.ok()) return s;
+  if (grpc::Status s = CheckSender(ctx, p.header(), &sender); !s.ok()) {
+    return s;
+  }
   if (p.message_case() == ::routing::Protocol::MESSAGE_NOT_SET) {
     ++malformed;
     P2pMetrics::Inc(m.malformed);
@@ -183,6 +234,12 @@ grpc::Status Transport::Impl::HandleSend(const ::routing::TLRequest* req,
                         "this node takes no more peers");
   }
   MarkConnected(link);
+  if (p.has_heartbeat() && !p.heartbeat().validator_statement().empty()) {
+    TakeStatement(link, p.heartbeat().validator_statement());
+  } else if (p.has_protocol_handshake() &&
+             !p.protocol_handshake().validator_statement().empty()) {
+    TakeStatement(link, p.protocol_handshake().validator_statement());
+  }
   if (p.has_packet()) {
     std::optional<absl::Status> now =
         handler->TakeNow(sender, p.packet().typeid_(), p.packet().content());
@@ -239,6 +296,7 @@ grpc::Status Transport::Impl::HandleStream(
     return ToGrpc(s);
   }
   const PeerNode sender = *assembler.sender();
+  if (grpc::Status s = CheckProven(*ctx, sender.id); !s.ok()) return s;
   {
     MutexLock lock(&mu);
     if (IsBanned(sender.id)) {
