@@ -138,7 +138,7 @@ struct NetworkGauges {
 // (null without a registry). InvalidArgument for a bad bootstrap address;
 // the transport's errors.
 // A validator (`id` with a key) proves itself to its peers with a fresh
-// validator statement in each handshake and heartbeat.
+// validator statement on every message (re-signed each minute).
 absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
     const NodeConfig& c, const NodeIdentity& id, NodeParts& parts,
     metrics::Registry* registry, const NetworkGauges& gauges,

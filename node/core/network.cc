@@ -38,7 +38,8 @@ std::string HashBytes(const Hash32& h) {
 }  // namespace
 
 CasperNetwork::CasperNetwork(casper::dag::DagStore* dag, Block genesis,
-                             NetworkCallbacks callbacks, NetworkOptions options)
+                             NetworkCallbacks callbacks,
+                             const NetworkOptions& options)
     : dag_(dag),
       genesis_(std::move(genesis)),
       callbacks_(std::move(callbacks)),

@@ -120,7 +120,8 @@ class CasperNetwork final : public casper::engine::Transport,
   // `dag` (not owned) outlives the network; `genesis` is this node's
   // approved block. Call Attach() before packets can flow.
   CasperNetwork(casper::dag::DagStore* dag, casper::block::Block genesis,
-                NetworkCallbacks callbacks, NetworkOptions options = {});
+                NetworkCallbacks callbacks,
+                const NetworkOptions& options = {});
   ~CasperNetwork() override;  // Stop()
 
   // The transport to send on (not owned; must outlive the network until

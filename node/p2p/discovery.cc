@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/resource_quota.h"
@@ -225,7 +226,7 @@ class KademliaService final : public kad::KademliaRPCService::Service {
 };
 
 std::string HostPort(const std::string& host, uint32_t port) {
-  const bool bare_ipv6 = host.find(':') != std::string::npos &&
+  const bool bare_ipv6 = absl::StrContains(host, ':') &&
                          (host.empty() || host.front() != '[');
   return bare_ipv6 ? absl::StrCat("[", host, "]:", port)
                    : absl::StrCat(host, ":", port);

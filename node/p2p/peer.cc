@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 
@@ -72,7 +73,7 @@ absl::StatusOr<uint32_t> ParsePort(std::string_view name,
 
 // "host:port", bracketing an IPv6 literal given without brackets.
 std::string Target(const std::string& host, uint32_t port) {
-  if (host.find(':') != std::string::npos && !host.starts_with('[')) {
+  if (absl::StrContains(host, ':') && !host.starts_with('[')) {
     return absl::StrCat("[", host, "]:", port);
   }
   return absl::StrCat(host, ":", port);

@@ -52,10 +52,10 @@ struct TransportOptions {
   // machinery only; the node always sets it.
   std::shared_ptr<const TlsIdentity> tls;
   // Validator identity (docs/security.md). When set, called (on the
-  // sender threads) for each handshake and heartbeat this node sends; a
-  // non-empty result is carried as its validator statement
-  // (node/p2p/identity/validator_statement.h). A validator sets it; other
-  // nodes leave it empty.
+  // sender threads, about once a minute) for this node's validator
+  // statement (node/p2p/identity/validator_statement.h), which every
+  // message it sends carries. A validator sets it; other nodes leave it
+  // empty.
   std::function<Bytes()> validator_statement;
   // The shard a peer's statement must name (with network_id).
   std::string shard_id;
@@ -195,7 +195,8 @@ class Transport {
   // Every peer known (connected or not).
   std::vector<PeerNode> Known() const;
   // The validator key `peer_id` has proven to run at it: the key of the
-  // last validator statement it sent over its proven TLS connection
+  // last validator statement it sent (on any message) over its proven TLS
+  // connection
   // (checked for this network and shard, its time within
   // kValidatorStatementMaxSkewMs); nullopt when none, or not known. Whether
   // that key is bonded is the caller's question.

@@ -406,7 +406,8 @@ TEST(TlsValidatorTest, StatementsForAnotherShardOrNodeAreRefused) {
   std::unique_ptr<::routing::TransportLayer::Stub> stub =
       TlsStub((*b)->port(), *mallory);
   ::routing::Protocol beat = Envelope(mallory->node_id);
-  beat.mutable_heartbeat()->set_validator_statement(std::string(AsChars(copied)));
+  beat.mutable_heartbeat();
+  beat.set_validator_statement(std::string(AsChars(copied)));
   const uint64_t refused = (*b)->counters().statements_refused;
   EXPECT_TRUE(RawSend(*stub, beat).ok());  // a heartbeat is still a heartbeat
   EXPECT_EQ((*b)->counters().statements_refused, refused + 1);

@@ -6,7 +6,7 @@
 // caller's check). A node id speaks for at most one validator key: the
 // statement names exactly one.
 //
-// Wire form (our own; carried in handshakes and heartbeats), all integers
+// Wire form (our own; on every message a validator sends), all integers
 // big-endian:
 //   version      1 byte, kValidatorStatementVersion
 //   node_id      20 bytes
@@ -41,7 +41,7 @@ inline constexpr size_t kMaxStatementNameBytes = 255;
 inline constexpr size_t kMaxValidatorStatementBytes =
     1 + 20 + 8 + (1 + kMaxStatementNameBytes) * 2 + 65 + 64;
 // How far a statement's time may be from the checker's clock: a statement
-// is made fresh for each handshake and heartbeat, so a copy replayed later
+// is re-signed every minute by its sender, so a copy replayed later
 // (the statement names its node id, so only by that node) goes stale.
 inline constexpr int64_t kValidatorStatementMaxSkewMs = 10 * 60 * 1000;
 

@@ -59,6 +59,9 @@ using Budget = Transport::Permit::Budget;
 
 // Slack above the largest unary packet for the envelope (header, type).
 inline constexpr size_t kEnvelopeBytes = 4096;
+// How long this node's validator statement is reused before a fresh one
+// is signed: well inside the receivers' kValidatorStatementMaxSkewMs.
+inline constexpr std::chrono::seconds kStatementRefresh{60};
 // How a declined packet's answer starts (PacketHandler::TakeNow); the
 // peer's reason follows.
 inline constexpr char kDeclinedPrefix[] = "declined: ";
@@ -102,6 +105,8 @@ struct Link {
   bool connected ABSL_GUARDED_BY(mu) = false;
   // The validator key this peer has proven to run at it (ValidatorOf).
   std::optional<crypto::Secp256k1PublicKey> validator ABSL_GUARDED_BY(mu);
+  // The encoded statement that proved it (a repeat is not checked again).
+  std::string statement ABSL_GUARDED_BY(mu);
   // Consecutive failed sends while connected.
   int failures ABSL_GUARDED_BY(mu) = 0;
   // Consecutive failed handshakes while disconnected.
@@ -219,8 +224,13 @@ struct Transport::Impl final {
     kFailed,    // no answer: counts towards disconnecting the peer
   };
 
-  // This node's validator statement, when it has one (options).
+  // This node's validator statement, when it has one (options): made by
+  // options.validator_statement, kept for kStatementRefresh (every message
+  // carries it).
   std::string Statement() const;
+  mutable Mutex statement_mu;
+  mutable std::string statement ABSL_GUARDED_BY(statement_mu);
+  mutable Clock::time_point statement_made ABSL_GUARDED_BY(statement_mu);
   // Records the validator statement `encoded` from `link`'s peer (proven
   // as link->node.id): its key becomes the link's validator when it
   // checks; otherwise counted, and the link's earlier validator is kept.
@@ -242,7 +252,7 @@ struct Transport::Impl final {
                     std::optional<std::chrono::milliseconds> timeout = {});
   // The small-packet sender of one peer: handshake while disconnected
   // (with back-off), queued packets, and a heartbeat when idle.
-  void ControlLoop(std::shared_ptr<Link> link);
+  void ControlLoop(const std::shared_ptr<Link>& link);
   // Records the outcome `s` of one small-packet call `out` to `link`:
   // counted, and the link's failures reset, or counted towards
   // disconnecting it. A busy peer is not gone (as for streams in
@@ -251,7 +261,7 @@ struct Transport::Impl final {
   void Sent(const std::shared_ptr<Link>& link, const ::routing::Protocol& out,
             const absl::Status& s, Answer answer);
   // The stream sender of one peer: one blob at a time, chunk by chunk.
-  void BulkLoop(std::shared_ptr<Link> link);
+  void BulkLoop(const std::shared_ptr<Link>& link);
 
   // --- Receiving (transport_server.cc) ---------------------------------
 

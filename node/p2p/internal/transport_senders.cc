@@ -19,8 +19,6 @@ namespace rnode::node::p2p {
 
 using Link = internal::Link;
 using internal::kDeclinedPrefix;
-using internal::kEnvelopeBytes;
-using internal::P2pMetrics;
 
 namespace {
 
@@ -67,8 +65,14 @@ LinkClientPtr OpenClient(const PeerNode& peer,
 
 std::string Transport::Impl::Statement() const {
   if (!options.validator_statement) return std::string();
-  const Bytes b = options.validator_statement();
-  return std::string(AsChars(b));
+  MutexLock lock(&statement_mu);
+  const auto now = Clock::now();
+  if (statement.empty() || now - statement_made >= internal::kStatementRefresh) {
+    const Bytes fresh = options.validator_statement();
+    statement = std::string(AsChars(fresh));
+    statement_made = now;
+  }
+  return statement;
 }
 
 void Transport::Impl::Header(::routing::Header* h) const {
@@ -79,6 +83,7 @@ void Transport::Impl::Header(::routing::Header* h) const {
 ::routing::Protocol Transport::Impl::Envelope() const {
   ::routing::Protocol p;
   Header(p.mutable_header());
+  p.set_validator_statement(Statement());
   return p;
 }
 
@@ -123,7 +128,7 @@ absl::Status Transport::Impl::Call(
   return absl::OkStatus();
 }
 
-void Transport::Impl::ControlLoop(std::shared_ptr<Link> link) {
+void Transport::Impl::ControlLoop(const std::shared_ptr<Link>& link) {
   for (;;) {
     ::routing::Protocol out;
     enum class Action {
@@ -161,7 +166,7 @@ void Transport::Impl::ControlLoop(std::shared_ptr<Link> link) {
     }
     if (action == Action::kHandshake) {
       out = Envelope();
-      out.mutable_protocol_handshake()->set_validator_statement(Statement());
+      out.mutable_protocol_handshake();
       absl::Status s = Call(link, out);
       if (s.ok()) {
         {
@@ -190,7 +195,7 @@ void Transport::Impl::ControlLoop(std::shared_ptr<Link> link) {
     }
     if (action == Action::kHeartbeat) {
       out = Envelope();
-      out.mutable_heartbeat()->set_validator_statement(Statement());
+      out.mutable_heartbeat();
     }
     Answer answer = Answer::kFailed;
     absl::Status s = Call(link, out, &answer);
@@ -241,7 +246,7 @@ void Transport::Impl::Sent(const std::shared_ptr<Link>& link,
   if (!answered) SendFailed(link);
 }
 
-void Transport::Impl::BulkLoop(std::shared_ptr<Link> link) {
+void Transport::Impl::BulkLoop(const std::shared_ptr<Link>& link) {
   for (;;) {
     Link::Outgoing item;
     {

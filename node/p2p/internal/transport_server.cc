@@ -22,7 +22,6 @@ namespace rnode::node::p2p {
 using Link = internal::Link;
 using internal::kDeclinedPrefix;
 using internal::kEnvelopeBytes;
-using internal::P2pMetrics;
 
 namespace {
 
@@ -141,6 +140,11 @@ grpc::Status Transport::Impl::CheckSender(const grpc::ServerContext& ctx,
 
 void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
                                     const std::string& encoded) {
+  {
+    // A peer repeats its statement on every message: checked once.
+    MutexLock lock(&link->mu);
+    if (link->validator.has_value() && link->statement == encoded) return;
+  }
   absl::Status s = absl::OkStatus();
   absl::StatusOr<ValidatorStatement> statement =
       DecodeValidatorStatement(AsBytes(encoded));
@@ -164,6 +168,7 @@ void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
   }
   MutexLock lock(&link->mu);
   link->validator = statement->validator;
+  link->statement = encoded;
 }
 
 void Transport::Impl::Busy(::routing::TLResponse* resp, std::string_view what) {
@@ -234,11 +239,8 @@ grpc::Status Transport::Impl::HandleSend(const grpc::ServerContext& ctx,
                         "this node takes no more peers");
   }
   MarkConnected(link);
-  if (p.has_heartbeat() && !p.heartbeat().validator_statement().empty()) {
-    TakeStatement(link, p.heartbeat().validator_statement());
-  } else if (p.has_protocol_handshake() &&
-             !p.protocol_handshake().validator_statement().empty()) {
-    TakeStatement(link, p.protocol_handshake().validator_statement());
+  if (!p.validator_statement().empty()) {
+    TakeStatement(link, p.validator_statement());
   }
   if (p.has_packet()) {
     std::optional<absl::Status> now =
