@@ -308,6 +308,12 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
   to.listen_host = c.host;
   to.network_timeout = std::chrono::milliseconds(c.network_timeout_ms);
   to.max_peers = static_cast<size_t>(c.max_peers);
+  // Half the slots wait for bonded validators (docs/security.md).
+  to.reserved_validator_slots = to.max_peers / 2;
+  to.is_bonded_validator =
+      [dag = m.dag.get()](const crypto::Secp256k1PublicKey& key) {
+        return BondedAtLastFinalized(*dag, key).value_or(false);
+      };
   if (!c.bootstrap.empty()) {
     absl::StatusOr<p2p::PeerNode> boot = p2p::ParsePeerAddress(c.bootstrap);
     if (!boot.ok()) {

@@ -270,6 +270,8 @@ TransportCounters Transport::counters() const {
       .malformed = i.malformed.load(),
       .impersonations = i.impersonations.load(),
       .statements_refused = i.statements_refused.load(),
+      .peers_refused = i.peers_refused.load(),
+      .peers_evicted = i.peers_evicted.load(),
       .send_failures = i.send_failures.load(),
       .disconnects = i.disconnects.load(),
   };

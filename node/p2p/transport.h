@@ -59,6 +59,15 @@ struct TransportOptions {
   std::function<Bytes()> validator_statement;
   // The shard a peer's statement must name (with network_id).
   std::string shard_id;
+  // The peer table under Sybil pressure (docs/security.md): node ids cost
+  // nothing, so peers that are not proven bonded validators may hold at
+  // most max_peers - reserved_validator_slots links; a peer proven (by its
+  // statement) to run a validator for which is_bonded_validator says yes
+  // may use any slot, and at a full table takes the one of the least
+  // recently heard other peer that is not persistent. Unset predicate: no
+  // peer is a validator here (all share the unreserved slots).
+  size_t reserved_validator_slots = 16;
+  std::function<bool(const crypto::Secp256k1PublicKey&)> is_bonded_validator;
   std::string network_id;
   std::string listen_host = "127.0.0.1";
 
@@ -138,6 +147,8 @@ struct TransportCounters {
   uint64_t malformed = 0;     // inbound refused as malformed
   uint64_t impersonations = 0;  // inbound naming a sender its TLS key is not
   uint64_t statements_refused = 0;  // validator statements that did not check
+  uint64_t peers_refused = 0;   // new peers refused: their slots were full
+  uint64_t peers_evicted = 0;   // other peers dropped for a bonded validator
   uint64_t send_failures = 0;
   uint64_t disconnects = 0;
 };
@@ -188,7 +199,8 @@ class Transport {
 
   // Makes `peer` known: the transport handshakes it and keeps it
   // connected. A persistent peer (the bootstrap) is never forgotten. False
-  // for this node itself, a banned peer, or a full table.
+  // for this node itself, a banned peer, or full unreserved slots (a peer
+  // becomes a validator only by its own statement).
   bool AddPeer(const PeerNode& peer, bool persistent = false);
   // Connected peers (handshake done, not failed since).
   std::vector<PeerNode> Connected() const;

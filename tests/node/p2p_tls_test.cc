@@ -414,5 +414,93 @@ TEST(TlsValidatorTest, StatementsForAnotherShardOrNodeAreRefused) {
   EXPECT_FALSE((*b)->ValidatorOf(mallory->node_id).has_value());
 }
 
+// Sybil pressure: keys are free, so a node id proves nothing about
+// usefulness; slots for bonded validators stay free for them.
+TEST(TlsSybilTest, FreshIdentitiesCannotCrowdOutABondedValidator) {
+  const crypto::Secp256k1PublicKey bonded =
+      crypto::Secp256k1PublicKeyOf(ValidatorKey(9));
+  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
+  TransportOptions bo = Options(b_tls);
+  bo.shard_id = "root";
+  bo.max_peers = 8;
+  bo.reserved_validator_slots = 4;
+  bo.is_bonded_validator = [bonded](const crypto::Secp256k1PublicKey& k) {
+    return k == bonded;
+  };
+  Counter bh;
+  absl::StatusOr<std::unique_ptr<Transport>> b = Transport::Start(bo, &bh, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status();
+
+  constexpr int kSybils = 20;
+  int admitted = 0, refused = 0;
+  std::vector<std::unique_ptr<::routing::TransportLayer::Stub>> stubs;
+  for (int i = 0; i < kSybils; ++i) {
+    const std::shared_ptr<const TlsIdentity> sybil = Identity();
+    stubs.push_back(TlsStub((*b)->port(), *sybil));
+    ::routing::Protocol beat = Envelope(sybil->node_id);
+    beat.mutable_heartbeat();
+    const grpc::Status s = RawSend(*stubs.back(), beat);
+    if (s.ok()) {
+      ++admitted;
+    } else if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++refused;
+    }
+  }
+  EXPECT_EQ(admitted, 4) << "the unreserved slots";
+  EXPECT_EQ(refused, kSybils - 4);
+  EXPECT_EQ((*b)->counters().peers_refused, static_cast<uint64_t>(kSybils - 4));
+
+  // The bonded validator still gets in, and is known as such.
+  const std::shared_ptr<const TlsIdentity> v_tls = Identity();
+  TransportOptions vo = Options(v_tls);
+  vo.validator_statement = Statements(ValidatorKey(9), v_tls->node_id, "root");
+  Counter vh;
+  absl::StatusOr<std::unique_ptr<Transport>> v = Transport::Start(vo, &vh, nullptr);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_TRUE((*v)->AddPeer((*b)->self()));
+  ASSERT_TRUE(Eventually([&] {
+    return Contains((*b)->Connected(), v_tls->node_id) &&
+           (*b)->ValidatorOf(v_tls->node_id) == bonded;
+  })) << "the bonded validator was crowded out";
+}
+
+TEST(TlsSybilTest, AValidatorAtAFullTableTakesTheSlotOfAnotherPeer) {
+  const crypto::Secp256k1PublicKey bonded =
+      crypto::Secp256k1PublicKeyOf(ValidatorKey(9));
+  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
+  TransportOptions bo = Options(b_tls);
+  bo.shard_id = "root";
+  bo.max_peers = 2;
+  bo.reserved_validator_slots = 0;  // every slot open to anyone
+  bo.is_bonded_validator = [bonded](const crypto::Secp256k1PublicKey& k) {
+    return k == bonded;
+  };
+  Counter bh;
+  absl::StatusOr<std::unique_ptr<Transport>> b = Transport::Start(bo, &bh, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status();
+  std::vector<std::unique_ptr<::routing::TransportLayer::Stub>> stubs;
+  for (int i = 0; i < 2; ++i) {
+    const std::shared_ptr<const TlsIdentity> other = Identity();
+    stubs.push_back(TlsStub((*b)->port(), *other));
+    ::routing::Protocol beat = Envelope(other->node_id);
+    beat.mutable_heartbeat();
+    ASSERT_TRUE(RawSend(*stubs.back(), beat).ok());
+  }
+  ASSERT_EQ((*b)->Known().size(), 2u);
+
+  const std::shared_ptr<const TlsIdentity> v_tls = Identity();
+  TransportOptions vo = Options(v_tls);
+  vo.validator_statement = Statements(ValidatorKey(9), v_tls->node_id, "root");
+  Counter vh;
+  absl::StatusOr<std::unique_ptr<Transport>> v = Transport::Start(vo, &vh, nullptr);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_TRUE((*v)->AddPeer((*b)->self()));
+  ASSERT_TRUE(Eventually([&] {
+    return Contains((*b)->Connected(), v_tls->node_id);
+  })) << "the validator found no room";
+  EXPECT_EQ((*b)->counters().peers_evicted, 1u);
+  EXPECT_EQ((*b)->Known().size(), 2u);
+}
+
 }  // namespace
 }  // namespace rnode::node::p2p

@@ -107,6 +107,12 @@ struct Link {
   std::optional<crypto::Secp256k1PublicKey> validator ABSL_GUARDED_BY(mu);
   // The encoded statement that proved it (a repeat is not checked again).
   std::string statement ABSL_GUARDED_BY(mu);
+  // A proven bonded validator: holds a reserved slot (read by Ensure under
+  // the table's lock, so not under mu).
+  std::atomic<bool> reserved{false};
+  // When this peer was last heard from or answered (steady clock, ns):
+  // the least recently heard other peer makes room for a validator.
+  std::atomic<int64_t> last_heard_ns{0};
   // Consecutive failed sends while connected.
   int failures ABSL_GUARDED_BY(mu) = 0;
   // Consecutive failed handshakes while disconnected.
@@ -154,8 +160,8 @@ struct Transport::Impl final {
   // Counters (also the tests' view).
   std::atomic<uint64_t> packets_in{0}, streams_in{0}, packets_out{0},
       streams_out{0}, busy_in{0}, busy_out{0}, declined_in{0}, declined_out{0},
-      malformed{0}, impersonations{0}, statements_refused{0}, send_failures{0},
-      disconnects{0};
+      malformed{0}, impersonations{0}, statements_refused{0}, peers_refused{0},
+      peers_evicted{0}, send_failures{0}, disconnects{0};
   // Fault injection (Transport::SetIsolated).
   std::atomic<bool> isolated{false};
 
@@ -194,8 +200,16 @@ struct Transport::Impl final {
   // The link of `id`; null when it is not known.
   std::shared_ptr<Link> Find(ByteView id);
   // The link of `peer`, made (and its threads started) when new. Null for
-  // this node, a banned peer, a full table, or a stopped transport.
-  std::shared_ptr<Link> Ensure(const PeerNode& peer, bool persistent);
+  // this node, a banned peer, a stopped transport, or full slots: a peer
+  // that is not `validator` (a proven bonded validator) gets only the
+  // unreserved ones; a validator at a full table evicts the least recently
+  // heard non-validator, non-persistent link (TransportOptions).
+  std::shared_ptr<Link> Ensure(const PeerNode& peer, bool persistent,
+                               bool validator = false);
+  // The link to make room for a validator at a full table: the least
+  // recently heard one that is neither reserved nor persistent; null if
+  // none.
+  std::shared_ptr<Link> EvictionCandidate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Takes `link` out of the table (its threads end; the reaper joins
   // them).
   void Drop(const std::shared_ptr<Link>& link);
@@ -231,6 +245,13 @@ struct Transport::Impl final {
   mutable Mutex statement_mu;
   mutable std::string statement ABSL_GUARDED_BY(statement_mu);
   mutable Clock::time_point statement_made ABSL_GUARDED_BY(statement_mu);
+  // The validator key a statement proves for `proven_id` (decoded and
+  // checked for this network and shard, now); the reason when it does not.
+  absl::StatusOr<crypto::Secp256k1PublicKey> CheckStatement(
+      ByteView proven_id, const std::string& encoded) const;
+  // Whether `encoded` proves that `proven_id` runs a bonded validator
+  // (options.is_bonded_validator); false without the predicate.
+  bool IsBondedValidator(ByteView proven_id, const std::string& encoded) const;
   // Records the validator statement `encoded` from `link`'s peer (proven
   // as link->node.id): its key becomes the link's validator when it
   // checks; otherwise counted, and the link's earlier validator is kept.

@@ -42,19 +42,62 @@ std::shared_ptr<Link> Transport::Impl::Find(ByteView id) {
   return it == links.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<Link> Transport::Impl::EvictionCandidate() {
+  std::shared_ptr<Link> victim;
+  for (const auto& [id, link] : links) {
+    if (link->reserved.load() || link->persistent) continue;
+    if (victim == nullptr ||
+        link->last_heard_ns.load() < victim->last_heard_ns.load()) {
+      victim = link;
+    }
+  }
+  return victim;
+}
+
 std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
-                                              bool persistent) {
+                                              bool persistent,
+                                              bool validator) {
   if (peer.id == self.id) return nullptr;
+  std::shared_ptr<Link> evicted;
+  {
+    MutexLock lock(&mu);
+    if (stopped || IsBanned(peer.id)) return nullptr;
+    auto it = links.find(peer.id);
+    if (it != links.end()) return it->second;
+    if (validator && links.size() >= options.max_peers) {
+      evicted = EvictionCandidate();
+    }
+  }
+  if (evicted != nullptr) {
+    Log("p2p")->info("peer {} makes room for validator node {}",
+                     FormatPeerAddress(evicted->node), HexEncode(peer.id));
+    ++peers_evicted;
+    P2pMetrics::Inc(m.peers_evicted);
+    Drop(evicted);
+  }
   MutexLock lock(&mu);
   if (stopped || IsBanned(peer.id)) return nullptr;
   auto it = links.find(peer.id);
   if (it != links.end()) return it->second;
-  if (links.size() >= options.max_peers) return nullptr;
+  size_t others = 0;
+  for (const auto& [id, link] : links) others += link->reserved.load() ? 0 : 1;
+  const size_t unreserved =
+      options.max_peers > options.reserved_validator_slots
+          ? options.max_peers - options.reserved_validator_slots
+          : 0;
+  if (links.size() >= options.max_peers ||
+      (!validator && others >= unreserved)) {
+    ++peers_refused;
+    P2pMetrics::Inc(m.peers_refused);
+    return nullptr;
+  }
   auto link = std::make_shared<Link>(peer, persistent,
                                      options.outbound_stream_bytes_per_peer);
   link->in_budget =
       std::make_shared<Budget>(options.inbound_stream_bytes_per_peer);
   link->client = internal::OpenClient(peer, options);
+  link->reserved = validator;
+  link->last_heard_ns = Clock::now().time_since_epoch().count();
   links.emplace(peer.id, link);
   link->control = std::thread([this, link] { ControlLoop(link); });
   link->bulk = std::thread([this, link] { BulkLoop(link); });
@@ -86,6 +129,7 @@ void Transport::Impl::MarkConnected(const std::shared_ptr<Link>& link) {
     if (link->stopping) return;
     newly = !link->connected;
     link->connected = true;
+    link->last_heard_ns = Clock::now().time_since_epoch().count();
     link->failures = 0;
     link->reconnect_failures = 0;
     link->backoff = std::chrono::milliseconds(0);

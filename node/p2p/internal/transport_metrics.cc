@@ -48,6 +48,13 @@ absl::Status P2pMetrics::Register(metrics::Registry* r) {
            counter(&statements_refused, "p2p_validator_statements_refused_total",
                    "validator statements from peers that did not check "
                    "(malformed, another node or shard, stale, bad signature)"),
+           counter(&peers_refused, "p2p_peers_refused_total",
+                   "new peers refused because their slots were full (peers "
+                   "that are not proven bonded validators share the "
+                   "unreserved ones)"),
+           counter(&peers_evicted, "p2p_peers_evicted_total",
+                   "peers dropped to make room for a proven bonded "
+                   "validator"),
            counter(&send_failures, "p2p_send_failures_total",
                    "sends that failed or were discarded with their link"),
            counter(&disconnects, "p2p_disconnects_total",

@@ -24,6 +24,8 @@ struct P2pMetrics {
   metrics::Counter* malformed = nullptr;
   metrics::Counter* impersonations = nullptr;
   metrics::Counter* statements_refused = nullptr;
+  metrics::Counter* peers_refused = nullptr;
+  metrics::Counter* peers_evicted = nullptr;
   metrics::Counter* send_failures = nullptr;
   metrics::Counter* disconnects = nullptr;
   metrics::Counter* bytes_in = nullptr;

@@ -138,6 +138,34 @@ grpc::Status Transport::Impl::CheckSender(const grpc::ServerContext& ctx,
   return grpc::Status::OK;
 }
 
+absl::StatusOr<crypto::Secp256k1PublicKey> Transport::Impl::CheckStatement(
+    ByteView proven_id, const std::string& encoded) const {
+  // Without TLS the sender's id is only claimed: nothing to bind a
+  // validator to.
+  if (options.tls == nullptr) {
+    return absl::FailedPreconditionError("no TLS: the sender is not proven");
+  }
+  absl::StatusOr<ValidatorStatement> statement =
+      DecodeValidatorStatement(AsBytes(encoded));
+  if (!statement.ok()) return statement.status();
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  absl::Status s = CheckValidatorStatement(
+      *statement, proven_id, options.network_id, options.shard_id, now_ms);
+  if (!s.ok()) return s;
+  return statement->validator;
+}
+
+bool Transport::Impl::IsBondedValidator(ByteView proven_id,
+                                        const std::string& encoded) const {
+  if (!options.is_bonded_validator || encoded.empty()) return false;
+  absl::StatusOr<crypto::Secp256k1PublicKey> key =
+      CheckStatement(proven_id, encoded);
+  return key.ok() && options.is_bonded_validator(*key);
+}
+
 void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
                                     const std::string& encoded) {
   {
@@ -145,30 +173,19 @@ void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
     MutexLock lock(&link->mu);
     if (link->validator.has_value() && link->statement == encoded) return;
   }
-  absl::Status s = absl::OkStatus();
-  absl::StatusOr<ValidatorStatement> statement =
-      DecodeValidatorStatement(AsBytes(encoded));
-  if (!statement.ok()) {
-    s = statement.status();
-  } else if (options.tls == nullptr) {
-    // Without TLS the sender's id is only claimed: nothing to bind a
-    // validator to.
-    s = absl::FailedPreconditionError("no TLS: the sender is not proven");
-  } else {
-    const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-    s = CheckValidatorStatement(*statement, link->node.id, options.network_id,
-                                options.shard_id, now_ms);
-  }
-  if (!s.ok()) {
+  absl::StatusOr<crypto::Secp256k1PublicKey> key =
+      CheckStatement(link->node.id, encoded);
+  if (!key.ok()) {
     ++statements_refused;
     P2pMetrics::Inc(m.statements_refused);
     return;
   }
+  const bool bonded =
+      options.is_bonded_validator && options.is_bonded_validator(*key);
   MutexLock lock(&link->mu);
-  link->validator = statement->validator;
+  link->validator = *key;
   link->statement = encoded;
+  link->reserved = bonded;
 }
 
 void Transport::Impl::Busy(::routing::TLResponse* resp, std::string_view what) {
@@ -233,7 +250,11 @@ grpc::Status Transport::Impl::HandleSend(const grpc::ServerContext& ctx,
     Header(resp->mutable_ack()->mutable_header());
     return grpc::Status::OK;
   }
-  std::shared_ptr<Link> link = Ensure(sender, false);
+  // A new peer's statement is checked before it takes a slot: a proven
+  // bonded validator may use the reserved ones.
+  const bool validator = Find(sender.id) == nullptr &&
+                         IsBondedValidator(sender.id, p.validator_statement());
+  std::shared_ptr<Link> link = Ensure(sender, false, validator);
   if (link == nullptr) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "this node takes no more peers");
