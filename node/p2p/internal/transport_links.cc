@@ -11,7 +11,6 @@
 namespace rnode::node::p2p {
 
 using Link = internal::Link;
-using internal::P2pMetrics;
 
 void Transport::Impl::Announce(const std::shared_ptr<Link>& link,
                                bool connected) {
