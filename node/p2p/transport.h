@@ -65,8 +65,9 @@ struct TransportOptions {
   // statement) to run a validator for which is_bonded_validator says yes
   // may use any slot, and at a full table takes the one of the least
   // recently heard other peer that is not persistent. Unset predicate: no
-  // peer is a validator here (all share the unreserved slots).
-  size_t reserved_validator_slots = 16;
+  // peer is a validator here (all share the unreserved slots). 0 (the
+  // default): no reservation; the node reserves half of max_peers.
+  size_t reserved_validator_slots = 0;
   std::function<bool(const crypto::Secp256k1PublicKey&)> is_bonded_validator;
   std::string network_id;
   std::string listen_host = "127.0.0.1";
