@@ -12,38 +12,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/hash.h"
+#include "crypto/openssl_ptr.h"
 
 namespace rnode::crypto {
 namespace {
 
-struct BioFree {
-  void operator()(BIO* p) const { BIO_free(p); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct X509Free {
-  void operator()(X509* p) const { X509_free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
-
-BioPtr Reader(std::string_view pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
 // Tries certificate, public key, then private key.
 PkeyPtr ReadKey(std::string_view pem) {
-  if (BioPtr bio = Reader(pem)) {
-    std::unique_ptr<X509, X509Free> cert(
-        PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  if (BioPtr bio = PemReader(pem)) {
+    X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
     if (cert) return PkeyPtr(X509_get_pubkey(cert.get()));
   }
-  if (BioPtr bio = Reader(pem)) {
+  if (BioPtr bio = PemReader(pem)) {
     if (EVP_PKEY* k = PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr))
       return PkeyPtr(k);
   }
-  if (BioPtr bio = Reader(pem)) {
+  if (BioPtr bio = PemReader(pem)) {
     if (EVP_PKEY* k =
             PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr))
       return PkeyPtr(k);

@@ -15,10 +15,20 @@
 // has); equivocation re-signs --equivocate (a block of the validator whose
 // key is in --equivocator-key-file, hex) with other extra bytes.
 //
+// Two attacks hold the node for --hold-seconds (or until SIGTERM/SIGINT)
+// and run only when named, without the others:
+//   sybil        --sybil-count fresh identities join, and the admitted ones
+//                stay live peers; a line when they joined, one at the end.
+//   fake-holder  a peer proving an unbonded validator key (--shard-id)
+//                that answers every DeployData as held; a line when it is
+//                connected, a line per deploy offered, one at the end.
+//
 // Exit status: 0 when every attack ran, 1 when one could not (no
 // connection, a block the target did not serve), 2 on a usage error.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -70,6 +80,12 @@ constexpr auto kSendSettle = 500ms;
 const std::vector<std::string> kAttacks = {"garbage",  "oversized",
                                            "flood",    "bad-signature",
                                            "unbonded", "equivocation"};
+// Named only, alone: they hold the node until --hold-seconds or a signal.
+const std::vector<std::string> kHoldingAttacks = {"sybil", "fake-holder"};
+
+// Set by SIGTERM and SIGINT (a lock-free atomic: safe in a handler).
+std::atomic<bool> g_stop{false};
+void OnStopSignal(int) { g_stop.store(true); }
 
 json StatusJson(const grpc::Status& s) {
   return json{{"code", static_cast<int>(s.error_code())},
@@ -131,7 +147,82 @@ struct Args {
   std::string key_file;
   uint64_t seed = 0;
   int flood_count = 5000;
+  int sybil_count = 200;
+  int hold_seconds = 60;
+  std::string shard_id = "root";
 };
+
+// The holding attacks (kHoldingAttacks) in `wanted`, together, until
+// --hold-seconds pass or a signal comes.
+int RunHolding(const Args& a, const node::p2p::PeerNode& target,
+               const std::set<std::string>& wanted, std::mt19937_64& rng) {
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::seconds(a.hold_seconds);
+  std::unique_ptr<BlockPeer> holder;
+  if (wanted.contains("fake-holder")) {
+    PeerPose pose;
+    pose.statement_key = FreshKey(rng);
+    pose.shard_id = a.shard_id;
+    pose.hold_deploys = true;
+    absl::StatusOr<std::unique_ptr<BlockPeer>> peer =
+        BlockPeer::Connect(target, a.network_id, kConnectPatience, pose);
+    if (!peer.ok()) {
+      Print(json{{"attack", "fake-holder"},
+                 {"ran", false},
+                 {"error", peer.status().ToString()}});
+      return kExitFailed;
+    }
+    holder = *std::move(peer);
+    Print(json{{"attack", "fake-holder"},
+               {"connected", true},
+               {"validator",
+                HexEncode(crypto::Secp256k1PublicKeyOf(*pose.statement_key))}});
+  }
+  std::atomic<bool> stop_sybils{false};
+  SybilResult sybils;
+  std::thread sybil_thread;
+  if (wanted.contains("sybil")) {
+    sybil_thread = std::thread([&] {
+      sybils = Sybils(target.ProtocolTarget(), a.network_id, a.sybil_count,
+                      std::chrono::seconds(1), stop_sybils,
+                      [](const SybilResult& r) {
+                        Print(json{{"attack", "sybil"},
+                                   {"joined", true},
+                                   {"identities", r.identities},
+                                   {"admitted", r.admitted},
+                                   {"refused", r.refused},
+                                   {"codes", CodesJson(r.codes)}});
+                      });
+    });
+  }
+  uint64_t offered = 0;
+  while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(100ms);
+    if (holder != nullptr && holder->DeploysOffered() > offered) {
+      offered = holder->DeploysOffered();
+      Print(json{{"attack", "fake-holder"}, {"deploys_offered", offered}});
+    }
+  }
+  stop_sybils = true;
+  if (sybil_thread.joinable()) sybil_thread.join();
+  if (holder != nullptr) {
+    Print(json{{"attack", "fake-holder"},
+               {"ran", true},
+               {"deploys_offered", holder->DeploysOffered()},
+               {"connected_at_end", holder->Connected()}});
+  }
+  if (wanted.contains("sybil")) {
+    Print(json{{"attack", "sybil"},
+               {"ran", true},
+               {"identities", sybils.identities},
+               {"admitted", sybils.admitted},
+               {"refused", sybils.refused},
+               {"keepalive_failures", sybils.keepalive_failures}});
+  }
+  return kExitRan;
+}
 
 // One block attack: forge, send, report. False when it could not run.
 bool RunBlockAttack(BlockPeer& peer, const std::string& name,
@@ -170,14 +261,24 @@ int Run(const Args& a) {
     return kExitUsage;
   }
   std::set<std::string> wanted;
+  int holding = 0;
   const std::vector<std::string> names =
       absl::StrSplit(a.attacks, ',', absl::SkipEmpty());
   for (const std::string& w : names) {
-    if (std::find(kAttacks.begin(), kAttacks.end(), w) == kAttacks.end()) {
+    const bool holds = std::find(kHoldingAttacks.begin(), kHoldingAttacks.end(),
+                                 w) != kHoldingAttacks.end();
+    if (!holds &&
+        std::find(kAttacks.begin(), kAttacks.end(), w) == kAttacks.end()) {
       std::cerr << "rnode-badpeer: unknown attack '" << w << "'\n";
       return kExitUsage;
     }
+    holding += holds ? 1 : 0;
     wanted.emplace(w);
+  }
+  if (holding > 0 && holding != static_cast<int>(wanted.size())) {
+    std::cerr << "rnode-badpeer: sybil and fake-holder run without the "
+                 "other attacks\n";
+    return kExitUsage;
   }
   if ((wanted.contains("bad-signature") || wanted.contains("unbonded")) &&
       a.block.empty()) {
@@ -191,6 +292,7 @@ int Run(const Args& a) {
     return kExitUsage;
   }
   std::mt19937_64 rng(a.seed);
+  if (holding > 0) return RunHolding(a, *target, wanted, rng);
   const std::string wire_target = target->ProtocolTarget();
   bool all_ran = true;
 
@@ -288,7 +390,10 @@ int main(int argc, char** argv) {
     all += (all.empty() ? "" : ",") + name;
   }
   a.attacks = all;
-  app.add_option("--attacks", a.attacks, "comma-separated: " + all);
+  app.add_option("--attacks", a.attacks,
+                 "comma-separated: " + all +
+                     " (the default); or sybil and/or "
+                     "fake-holder alone");
   app.add_option("--block", a.block,
                  "hex hash of a block the target has (bad-signature, "
                  "unbonded)");
@@ -300,6 +405,14 @@ int main(int argc, char** argv) {
   app.add_option("--flood-count", a.flood_count,
                  "HasBlockRequest packets in the flood")
       ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--sybil-count", a.sybil_count,
+                 "fresh identities that join (sybil)")
+      ->check(CLI::Range(1, 10'000));
+  app.add_option("--hold-seconds", a.hold_seconds,
+                 "how long sybil and fake-holder hold the node")
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--shard-id", a.shard_id,
+                 "the shard the fake holder's statement names");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,5 +1,6 @@
 #include "integration/badpeer/block_peer.h"
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
 #include "node/p2p/chunker.h"
+#include "node/p2p/identity/validator_statement.h"
 #include "node/p2p/transport.h"
 #include "util/mutex.h"
 
@@ -21,6 +23,7 @@ using Clock = std::chrono::steady_clock;
 // The protocol's packet names (docs/p2p.md "Packets").
 constexpr char kBlockRequest[] = "BlockRequest";
 constexpr char kBlockMessage[] = "BlockMessage";
+constexpr char kDeployData[] = "DeployData";
 
 Bytes ExtraOf(std::string_view tag) { return Bytes(tag.begin(), tag.end()); }
 
@@ -39,8 +42,20 @@ absl::StatusOr<Block> SignedBy(Block block, std::string_view tag,
   return block;
 }
 
-// Receives the blocks the target streams back; everything else is dropped.
+// Receives the blocks the target streams back and, posing as a holder, the
+// deploys it offers; everything else is dropped.
 struct BlockPeer::Impl final : public node::p2p::PacketHandler {
+  std::optional<absl::Status> TakeNow(const node::p2p::PeerNode&,
+                                      const std::string& type_id,
+                                      const std::string&) override {
+    if (type_id != kDeployData) return std::nullopt;
+    if (!hold_deploys) {
+      return absl::FailedPreconditionError("this peer holds no deploys");
+    }
+    ++deploys_offered;
+    return absl::OkStatus();
+  }
+
   void OnPacket(const node::p2p::PeerNode& from, const std::string& type_id,
                 std::string content, bool streamed) override {
     if (type_id != kBlockMessage || !streamed) return;
@@ -56,6 +71,8 @@ struct BlockPeer::Impl final : public node::p2p::PacketHandler {
   }
 
   node::p2p::PeerNode target;
+  bool hold_deploys = false;
+  std::atomic<uint64_t> deploys_offered{0};
   Mutex mu;
   CondVar cv;
   std::map<Hash32, bool> asked ABSL_GUARDED_BY(mu);
@@ -72,9 +89,10 @@ BlockPeer::~BlockPeer() {
 
 absl::StatusOr<std::unique_ptr<BlockPeer>> BlockPeer::Connect(
     const node::p2p::PeerNode& target, const std::string& network_id,
-    std::chrono::milliseconds patience) {
+    std::chrono::milliseconds patience, const PeerPose& pose) {
   auto impl = std::make_unique<Impl>();
   impl->target = target;
+  impl->hold_deploys = pose.hold_deploys;
   // A peer of its own: a fresh TLS identity, as any node has.
   absl::StatusOr<node::p2p::TlsIdentity> identity = node::p2p::NewTlsIdentity();
   if (!identity.ok()) return identity.status();
@@ -85,6 +103,20 @@ absl::StatusOr<std::unique_ptr<BlockPeer>> BlockPeer::Connect(
   options.self.host = "127.0.0.1";
   options.self.udp_port = 1;  // no discovery: nothing listens there
   options.network_id = network_id;
+  options.shard_id = pose.shard_id;
+  if (pose.statement_key.has_value()) {
+    options.validator_statement = [key = *pose.statement_key,
+                                   id = options.self.id, network_id,
+                                   shard = pose.shard_id]() -> Bytes {
+      const int64_t now_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count();
+      absl::StatusOr<node::p2p::ValidatorStatement> s =
+          node::p2p::SignValidatorStatement(key, id, network_id, shard, now_ms);
+      return s.ok() ? node::p2p::EncodeValidatorStatement(*s) : Bytes{};
+    };
+  }
   absl::StatusOr<std::unique_ptr<node::p2p::Transport>> t =
       node::p2p::Transport::Start(options, impl.get(), nullptr);
   if (!t.ok()) return t.status();
@@ -145,6 +177,10 @@ absl::Status BlockPeer::Send(const Block& block) {
       m.transport->ReserveStream(m.target.id, blob->wire->size());
   if (!permit.ok()) return permit.status();
   return m.transport->Stream(m.target.id, *std::move(permit), *blob);
+}
+
+uint64_t BlockPeer::DeploysOffered() const {
+  return impl_->deploys_offered.load();
 }
 
 bool BlockPeer::Connected() const {

@@ -13,7 +13,9 @@
 #define RNODE_INTEGRATION_BADPEER_BLOCK_PEER_H_
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -37,6 +39,19 @@ absl::StatusOr<casper::block::Block> SignedBy(
     casper::block::Block block, std::string_view tag,
     const crypto::Secp256k1PrivateKey& key);
 
+// How a BlockPeer presents itself beyond a fresh node id.
+struct PeerPose {
+  // Set: every message carries a validator statement by this key (for
+  // the peer's node id, on `shard_id`), as a validator's do. A key
+  // without stake makes a peer that proves a validator key that is not
+  // bonded.
+  std::optional<crypto::Secp256k1PrivateKey> statement_key;
+  std::string shard_id = "root";
+  // Takes every DeployData it is offered, answering that it holds it (a
+  // fake second holder of the deploys; it keeps nothing).
+  bool hold_deploys = false;
+};
+
 class BlockPeer {
  public:
   // Starts a transport on 127.0.0.1 (an ephemeral port) on `network_id`
@@ -44,7 +59,7 @@ class BlockPeer {
   // within `patience`.
   static absl::StatusOr<std::unique_ptr<BlockPeer>> Connect(
       const node::p2p::PeerNode& target, const std::string& network_id,
-      std::chrono::milliseconds patience);
+      std::chrono::milliseconds patience, const PeerPose& pose = {});
   ~BlockPeer();
 
   // Asks the target for the block `hash` (BlockRequest) and waits for it.
@@ -58,6 +73,9 @@ class BlockPeer {
   // Whether the target still counts this peer as connected (a node that
   // punishes a peer drops it).
   bool Connected() const;
+  // DeployData packets the target offered this peer (PeerPose::
+  // hold_deploys; otherwise they are declined and not counted).
+  uint64_t DeploysOffered() const;
 
   struct Impl;
 

@@ -134,8 +134,8 @@ std::string RandomBytes(std::mt19937_64& rng, size_t n) {
   return out;
 }
 
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& target,
-                                          const Sender& sender) {
+std::shared_ptr<grpc::Channel> NewChannel(
+    const std::string& target, const node::p2p::TlsIdentity& identity) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxReceiveMessageSize(-1);
@@ -144,19 +144,19 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& target,
   tls.set_certificate_provider(
       std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
           std::vector<grpc::experimental::IdentityKeyCertPair>{
-              {sender.identity->key_pem, sender.identity->certificate_pem}}));
+              {identity.key_pem, identity.certificate_pem}}));
   tls.watch_identity_key_cert_pairs();
   tls.set_verify_server_certs(false);
   tls.set_check_call_host(false);
   tls.set_certificate_verifier(
-      grpc::experimental::ExternalCertificateVerifier::Create<AcceptAnyServer>());
+      grpc::experimental::ExternalCertificateVerifier::Create<
+          AcceptAnyServer>());
   return grpc::CreateCustomChannel(
       target, grpc::experimental::TlsCredentials(tls), args);
 }
 
 Sender MakeSender(std::string_view network_id) {
-  absl::StatusOr<node::p2p::TlsIdentity> identity =
-      node::p2p::NewTlsIdentity();
+  absl::StatusOr<node::p2p::TlsIdentity> identity = node::p2p::NewTlsIdentity();
   if (!identity.ok()) {
     std::fprintf(stderr, "badpeer: no TLS identity: %s\n",
                  identity.status().ToString().c_str());
@@ -245,7 +245,7 @@ GarbageResult SendGarbage(const std::string& target,
                           std::string_view network_id, int frames,
                           std::mt19937_64& rng) {
   const Sender sender = MakeSender(network_id);
-  std::shared_ptr<grpc::Channel> channel = NewChannel(target, sender);
+  std::shared_ptr<grpc::Channel> channel = NewChannel(target, *sender.identity);
   grpc::GenericStub generic(channel);
   const ::routing::Header& header = sender.header;
   GarbageResult r;
@@ -271,7 +271,8 @@ OversizedResult SendOversized(const std::string& target,
   {
     const Sender sender = MakeSender(network_id);
     std::unique_ptr<::routing::TransportLayer::Stub> stub =
-        ::routing::TransportLayer::NewStub(NewChannel(target, sender));
+        ::routing::TransportLayer::NewStub(
+            NewChannel(target, *sender.identity));
     ::routing::Protocol p;
     *p.mutable_header() = sender.header;
     p.mutable_packet()->set_typeid_("BlockHashMessage");
@@ -295,7 +296,8 @@ OversizedResult SendOversized(const std::string& target,
     const Sender sender = MakeSender(network_id);
     const ::routing::Header& header = sender.header;
     std::unique_ptr<::routing::TransportLayer::Stub> stub =
-        ::routing::TransportLayer::NewStub(NewChannel(target, sender));
+        ::routing::TransportLayer::NewStub(
+            NewChannel(target, *sender.identity));
     OversizedResult::BrokenStream b;
     b.what = c.what;
     b.stream = StreamChunks(
@@ -330,7 +332,8 @@ SendTally Flood(const std::string& target, const Sender& sender,
     threads.emplace_back([&, t, n] {
       std::mt19937_64 rng(seed + static_cast<uint64_t>(t));
       std::unique_ptr<::routing::TransportLayer::Stub> stub =
-          ::routing::TransportLayer::NewStub(NewChannel(target, sender));
+          ::routing::TransportLayer::NewStub(
+              NewChannel(target, *sender.identity));
       grpc::CompletionQueue cq;
       SendTally& tally = tallies[static_cast<size_t>(t)];
       int started = 0, finished = 0;
@@ -371,7 +374,7 @@ SendTally Flood(const std::string& target, const Sender& sender,
 SendTally Bystander(const std::string& target, const Sender& sender,
                     const std::atomic<bool>& stop) {
   std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(NewChannel(target, sender));
+      ::routing::TransportLayer::NewStub(NewChannel(target, *sender.identity));
   ::routing::Protocol p;
   *p.mutable_header() = sender.header;
   p.mutable_heartbeat();
@@ -384,10 +387,55 @@ SendTally Bystander(const std::string& target, const Sender& sender,
   return tally;
 }
 
+SybilResult Sybils(const std::string& target, std::string_view network_id,
+                   int identities, std::chrono::milliseconds interval,
+                   const std::atomic<bool>& stop,
+                   const std::function<void(const SybilResult&)>& joined) {
+  struct Member {
+    Sender sender;
+    std::unique_ptr<::routing::TransportLayer::Stub> stub;
+  };
+  SybilResult r;
+  r.identities = identities;
+  std::vector<Member> admitted;
+  ::routing::Protocol p;
+  p.mutable_heartbeat();
+  for (int i = 0; i < identities && !stop.load(); ++i) {
+    Member m{MakeSender(network_id), nullptr};
+    m.stub = ::routing::TransportLayer::NewStub(
+        NewChannel(target, *m.sender.identity));
+    *p.mutable_header() = m.sender.header;
+    ::routing::TLResponse resp;
+    const grpc::Status s = SendProtocol(*m.stub, p, &resp);
+    if (s.ok()) {
+      ++r.admitted;
+      admitted.push_back(std::move(m));
+    } else if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++r.refused;
+    } else {
+      ++r.codes[static_cast<int>(s.error_code())];
+    }
+  }
+  joined(r);
+  while (!stop.load()) {
+    const auto next = std::chrono::steady_clock::now() + interval;
+    for (Member& m : admitted) {
+      *p.mutable_header() = m.sender.header;
+      ::routing::TLResponse resp;
+      if (!SendProtocol(*m.stub, p, &resp).ok()) ++r.keepalive_failures;
+    }
+    while (!stop.load() && std::chrono::steady_clock::now() < next) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return r;
+}
+
 ImpersonationResult Impersonate(const std::string& target,
                                 const Sender& attacker, const Sender& victim) {
   std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(NewChannel(target, attacker));
+      ::routing::TransportLayer::NewStub(
+          NewChannel(target, *attacker.identity));
   ImpersonationResult r;
   ::routing::Protocol p;
   *p.mutable_header() = victim.header;

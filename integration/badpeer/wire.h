@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -46,10 +47,11 @@ struct Sender {
 Sender MakeSender(std::string_view network_id);
 
 // A channel of its own (its own TCP connection), so that parallel senders
-// are parallel on the wire too, presenting `sender`'s certificate. No
-// message size limits on our side.
-std::shared_ptr<grpc::Channel> NewChannel(const std::string& target,
-                                          const Sender& sender);
+// are parallel on the wire too, presenting `identity`'s certificate and
+// accepting any server's (an attacker pins nobody). No message size limits
+// on our side.
+std::shared_ptr<grpc::Channel> NewChannel(
+    const std::string& target, const node::p2p::TlsIdentity& identity);
 
 // One Send of `p`, waited for up to kCallDeadline.
 grpc::Status SendProtocol(::routing::TransportLayer::Stub& stub,
@@ -135,6 +137,22 @@ struct ImpersonationResult {
 };
 ImpersonationResult Impersonate(const std::string& target,
                                 const Sender& attacker, const Sender& victim);
+
+// Sybil pressure: `identities` fresh senders (a key and a connection each)
+// send the node a heartbeat; `joined` is told how many it admitted (OK)
+// and refused for full slots (RESOURCE_EXHAUSTED), then the admitted ones
+// heartbeat again every `interval` until `stop`, to stay live peers.
+struct SybilResult {
+  int identities = 0;
+  int admitted = 0;
+  int refused = 0;                // RESOURCE_EXHAUSTED
+  std::map<int, uint64_t> codes;  // any other gRPC status code -> calls
+  uint64_t keepalive_failures = 0;
+};
+SybilResult Sybils(const std::string& target, std::string_view network_id,
+                   int identities, std::chrono::milliseconds interval,
+                   const std::atomic<bool>& stop,
+                   const std::function<void(const SybilResult&)>& joined);
 
 }  // namespace rnode::badpeer
 

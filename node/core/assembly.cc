@@ -251,10 +251,7 @@ absl::Status AssembleCasper(
       validator_options, m.pre_states.get());
   if (!c.standalone) {
     NetworkOptions network_options;
-    network_options.is_bonded =
-        [dag = m.dag.get()](const crypto::Secp256k1PublicKey& key) {
-          return BondedAtLastFinalized(*dag, key).value_or(false);
-        };
+    network_options.only_bonded_holders = true;
     m.network = std::make_unique<CasperNetwork>(
         m.dag.get(), genesis, std::move(callbacks), network_options);
   }

@@ -7,6 +7,7 @@
 
 #include "CasperMessage.pb.h"
 #include "casper/block/block_codec.h"
+#include "crypto/secp256k1.h"
 #include "util/logging.h"
 
 namespace rnode::node {
@@ -214,12 +215,9 @@ size_t CasperNetwork::ReplicateDeploy(const std::string& encoded_deploy,
   std::set<crypto::Secp256k1PublicKey> holders;
   for (const p2p::PeerNode& peer : t->Connected()) {
     std::optional<crypto::Secp256k1PublicKey> validator;
-    if (options_.is_bonded) {
-      validator = t->ValidatorOf(peer.id);
-      if (!validator.has_value() || holders.contains(*validator) ||
-          !options_.is_bonded(*validator)) {
-        continue;
-      }
+    if (options_.only_bonded_holders) {
+      validator = t->BondedValidatorOf(peer.id);
+      if (!validator.has_value() || holders.contains(*validator)) continue;
     }
     const auto timeout = held == 0 ? first_timeout : extra_timeout;
     if (t->SendNow(peer.id, packet::kDeployData, encoded_deploy, timeout)

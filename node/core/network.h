@@ -30,7 +30,6 @@
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
 #include "casper/engine/engine.h"
-#include "crypto/secp256k1.h"
 #include "node/p2p/transport.h"
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
@@ -72,12 +71,12 @@ struct NetworkOptions {
   size_t encoded_cache_blocks = 256;
   // How often the timer thread looks at the requests.
   std::chrono::milliseconds tick{250};
-  // Whether a validator key has stake at the last finalized block. Set:
-  // only peers proven to run a bonded validator (p2p::Transport::
-  // ValidatorOf) are asked to hold a replicated deploy, each validator
-  // counted once (ReplicateDeploy). Unset: every connected peer is asked
-  // and counted (tests of the packet machinery; the node always sets it).
-  std::function<bool(const crypto::Secp256k1PublicKey&)> is_bonded;
+  // True: only peers the transport proves to run a bonded validator
+  // (p2p::Transport::BondedValidatorOf) are asked to hold a replicated
+  // deploy, each validator counted once (ReplicateDeploy). False: every
+  // connected peer is asked and counted (tests of the packet machinery;
+  // the node always sets it).
+  bool only_bonded_holders = false;
 };
 
 // What the network hands to the node.
@@ -120,8 +119,7 @@ class CasperNetwork final : public casper::engine::Transport,
   // `dag` (not owned) outlives the network; `genesis` is this node's
   // approved block. Call Attach() before packets can flow.
   CasperNetwork(casper::dag::DagStore* dag, casper::block::Block genesis,
-                NetworkCallbacks callbacks,
-                const NetworkOptions& options = {});
+                NetworkCallbacks callbacks, const NetworkOptions& options = {});
   ~CasperNetwork() override;  // Stop()
 
   // The transport to send on (not owned; must outlive the network until
@@ -143,10 +141,11 @@ class CasperNetwork final : public casper::engine::Transport,
   // ask no more, as they are told it is on its way).
   void NotTaken(const Hash32& hash);
   // Sends `deploy` (encoded DeployDataProto) to every connected peer that
-  // has proven to run a bonded validator (NetworkOptions::is_bonded), one
-  // at a time on the caller's thread (p2p::Transport::SendNow), each
-  // waited for up to `first_timeout` until one has taken it and up to
-  // `extra_timeout` after (a copy exists by then). Returns how many
+  // has proven to run a bonded validator (NetworkOptions::
+  // only_bonded_holders), one at a time on the caller's thread
+  // (p2p::Transport::SendNow), each waited for up to `first_timeout` until
+  // one has taken it and up to `extra_timeout` after (a copy exists by
+  // then). Returns how many
   // distinct validators hold it (NetworkCallbacks::deploy said OK there):
   // 0 when none is connected or none held it in time. A peer that is not a
   // proven bonded validator is not asked (its word that it holds a copy is

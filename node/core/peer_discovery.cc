@@ -31,7 +31,16 @@ void DiscoveryLoop::Run(p2p::Transport* transport, p2p::PeerTable* peers,
       absl::StatusOr<std::vector<p2p::PeerNode>> found =
           p2p::Lookup(peer, self.id, self, options.network_id, options.timeout,
                       options.tls.get());
-      if (!found.ok()) continue;
+      if (!found.ok()) {
+        peers->Failed(peer.id);
+        continue;
+      }
+      // It answered at that address over a handshake pinned to its id
+      // (with TLS: the node always has it): proven, so this node may pass
+      // it on in its own lookup answers.
+      if (options.tls != nullptr) {
+        peers->Upsert(peer, p2p::PeerGrade::kProven);
+      }
       for (const p2p::PeerNode& p : *found) {
         if (peers->Upsert(p)) transport->AddPeer(p);
       }

@@ -11,7 +11,6 @@
 #include <string_view>
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/resource_quota.h"
@@ -225,22 +224,14 @@ class KademliaService final : public kad::KademliaRPCService::Service {
   std::atomic<int> in_flight_{0};
 };
 
-std::string HostPort(const std::string& host, uint32_t port) {
-  const bool bare_ipv6 = absl::StrContains(host, ':') &&
-                         (host.empty() || host.front() != '[');
-  return bare_ipv6 ? absl::StrCat("[", host, "]:", port)
-                   : absl::StrCat(host, ":", port);
-}
-
 // A stub for `to`'s discovery port; with `tls`, pinned to `to.id`.
 std::unique_ptr<kad::KademliaRPCService::Stub> NewStub(const PeerNode& to,
                                                        const TlsIdentity* tls) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   if (tls != nullptr) internal::PinChannel(&args, to.id);
-  return kad::KademliaRPCService::NewStub(
-      grpc::CreateCustomChannel(to.DiscoveryTarget(),
-                                internal::ChannelCredentialsFor(tls), args));
+  return kad::KademliaRPCService::NewStub(grpc::CreateCustomChannel(
+      to.DiscoveryTarget(), internal::ChannelCredentialsFor(tls), args));
 }
 
 void SetDeadline(grpc::ClientContext* context,
@@ -254,41 +245,100 @@ void SetDeadline(grpc::ClientContext* context,
 // PeerTable.
 
 PeerTable::PeerTable(Bytes self_id, size_t max_peers)
-    : self_id_(std::move(self_id)), max_peers_(max_peers) {}
+    : self_id_(std::move(self_id)),
+      max_peers_(std::max<size_t>(1, max_peers)),
+      max_heard_(std::max<size_t>(1, max_peers / 2)) {}
 
-bool PeerTable::Upsert(const PeerNode& peer) {
-  if (SameId(peer.id, self_id_)) return false;
-  MutexLock lock(&mu_);
-  for (PeerNode& known : peers_) {
-    if (SameId(known.id, peer.id)) {
-      known = peer;
-      return true;
+size_t PeerTable::OldestHeardLocked() const {
+  size_t oldest = entries_.size();
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (entries_[i].grade != PeerGrade::kHeard) continue;
+    if (oldest == entries_.size() ||
+        entries_[i].heard_at < entries_[oldest].heard_at) {
+      oldest = i;
     }
   }
-  if (peers_.size() >= max_peers_) return false;
-  peers_.push_back(peer);
+  return oldest;
+}
+
+bool PeerTable::Upsert(const PeerNode& peer, PeerGrade grade) {
+  if (SameId(peer.id, self_id_)) return false;
+  MutexLock lock(&mu_);
+  for (Entry& known : entries_) {
+    if (!SameId(known.peer.id, peer.id)) continue;
+    if (grade == PeerGrade::kProven) {
+      known.peer = peer;
+      known.grade = PeerGrade::kProven;
+      known.failures = 0;
+    } else if (known.grade == PeerGrade::kHeard) {
+      known.peer = peer;
+    }
+    return true;
+  }
+  Entry entry{peer, grade, 0, next_heard_at_++};
+  const size_t heard = static_cast<size_t>(std::count_if(
+      entries_.begin(), entries_.end(),
+      [](const Entry& e) { return e.grade == PeerGrade::kHeard; }));
+  const bool full = entries_.size() >= max_peers_;
+  if (grade == PeerGrade::kHeard ? heard >= max_heard_ : full) {
+    const size_t oldest = OldestHeardLocked();
+    if (oldest == entries_.size()) return false;
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(oldest));
+  } else if (full) {
+    return false;
+  }
+  entries_.push_back(std::move(entry));
   return true;
+}
+
+void PeerTable::Failed(ByteView id) {
+  MutexLock lock(&mu_);
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (!SameId(it->peer.id, id)) continue;
+    if (it->grade == PeerGrade::kHeard) {
+      entries_.erase(it);
+    } else if (++it->failures >= kProvenPeerFailures) {
+      it->grade = PeerGrade::kHeard;
+      it->heard_at = next_heard_at_++;
+    }
+    return;
+  }
 }
 
 void PeerTable::Remove(ByteView id) {
   MutexLock lock(&mu_);
-  std::erase_if(peers_,
-                [id](const PeerNode& peer) { return SameId(peer.id, id); });
+  std::erase_if(entries_,
+                [id](const Entry& e) { return SameId(e.peer.id, id); });
 }
 
 std::optional<PeerNode> PeerTable::Find(ByteView id) const {
   MutexLock lock(&mu_);
-  for (const PeerNode& peer : peers_) {
-    if (SameId(peer.id, id)) return peer;
+  for (const Entry& e : entries_) {
+    if (SameId(e.peer.id, id)) return e.peer;
+  }
+  return std::nullopt;
+}
+
+std::optional<PeerGrade> PeerTable::GradeOf(ByteView id) const {
+  MutexLock lock(&mu_);
+  for (const Entry& e : entries_) {
+    if (SameId(e.peer.id, id)) return e.grade;
   }
   return std::nullopt;
 }
 
 std::vector<PeerNode> PeerTable::Closest(ByteView id, size_t k) const {
-  std::vector<PeerNode> peers = All();
+  std::vector<PeerNode> peers;
+  {
+    MutexLock lock(&mu_);
+    for (const Entry& e : entries_) {
+      if (e.grade == PeerGrade::kProven) peers.push_back(e.peer);
+    }
+  }
   const size_t n = std::min(k, peers.size());
   std::partial_sort(
-      peers.begin(), peers.begin() + n, peers.end(),
+      peers.begin(), peers.begin() + static_cast<std::ptrdiff_t>(n),
+      peers.end(),
       [id](const PeerNode& a, const PeerNode& b) { return Nearer(id, a, b); });
   peers.resize(n);
   return peers;
@@ -296,12 +346,22 @@ std::vector<PeerNode> PeerTable::Closest(ByteView id, size_t k) const {
 
 std::vector<PeerNode> PeerTable::All() const {
   MutexLock lock(&mu_);
-  return peers_;
+  std::vector<PeerNode> out;
+  out.reserve(entries_.size());
+  for (const Entry& e : entries_) out.push_back(e.peer);
+  return out;
 }
 
 size_t PeerTable::size() const {
   MutexLock lock(&mu_);
-  return peers_.size();
+  return entries_.size();
+}
+
+size_t PeerTable::heard() const {
+  MutexLock lock(&mu_);
+  return static_cast<size_t>(std::count_if(
+      entries_.begin(), entries_.end(),
+      [](const Entry& e) { return e.grade == PeerGrade::kHeard; }));
 }
 
 // ---------------------------------------------------------------------------
@@ -396,10 +456,11 @@ absl::Status Ping(const PeerNode& to, const PeerNode& self,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<PeerNode>> Lookup(
-    const PeerNode& to, ByteView id, const PeerNode& self,
-    const std::string& network_id, std::chrono::milliseconds timeout,
-    const TlsIdentity* tls) {
+absl::StatusOr<std::vector<PeerNode>> Lookup(const PeerNode& to, ByteView id,
+                                             const PeerNode& self,
+                                             const std::string& network_id,
+                                             std::chrono::milliseconds timeout,
+                                             const TlsIdentity* tls) {
   const std::string target = to.DiscoveryTarget();
   kad::Lookup request;
   request.set_id(std::string(AsChars(id)));

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,29 +28,71 @@ namespace rnode::node::p2p {
 // Peers a lookup answers at most (Kademlia's k).
 inline constexpr size_t kLookupPeers = 20;
 
+// How much a table entry's address is worth (docs/security.md).
+enum class PeerGrade : uint8_t {
+  // Heard of: from a lookup answer, a request's sender, a transport link.
+  // Anyone can name any id at any address; nothing was checked.
+  kHeard,
+  // Reached: this node called that id at that address, the TLS handshake
+  // pinned to the id succeeded and the peer answered.
+  kProven,
+};
+
+// How many calls in a row a proven peer may fail before it is only heard
+// of again (one more failure then forgets it).
+inline constexpr int kProvenPeerFailures = 3;
+
 // Thread-safe table of known peers, keyed by node id; never holds `self`.
+// Under Sybil pressure (ids cost nothing; an attacker can announce any
+// number) heard-of peers hold at most half the table, the oldest heard of
+// giving way to a newer one, while a proven peer may take a heard-of one's
+// place in a full table; and lookups are answered from proven peers only,
+// so a node passes on no address it has not reached itself.
 class PeerTable {
  public:
-  // `max_peers`: beyond it new peers are ignored (Upsert returns false)
-  // until some are removed.
+  // `max_peers` >= 1: entries at most; at most max(1, max_peers / 2) of
+  // them heard of.
   PeerTable(Bytes self_id, size_t max_peers);
 
-  // Adds the peer or refreshes its address. False when it is `self`, or
-  // new and the table is full.
-  bool Upsert(const PeerNode& peer);
+  // Adds `peer` with `grade`, or refreshes a known id: a proven address
+  // replaces any; a heard-of address replaces only a heard-of one (a
+  // proven peer's address is not moved by hearsay). A new heard-of peer
+  // replaces the oldest heard-of one when those fill their half; a new
+  // proven one replaces the oldest heard-of one in a full table. False
+  // when it is `self`, or new with no room.
+  bool Upsert(const PeerNode& peer, PeerGrade grade = PeerGrade::kHeard);
+  // A call to `id` failed: a heard-of peer is forgotten; a proven one
+  // after kProvenPeerFailures in a row is heard-of again.
+  void Failed(ByteView id);
   void Remove(ByteView id);
   std::optional<PeerNode> Find(ByteView id) const;
-  // Up to `k` peers ordered by XOR distance of their id to `id`, nearest
-  // first (ties by id).
+  // The grade of `id`; nullopt when unknown.
+  std::optional<PeerGrade> GradeOf(ByteView id) const;
+  // Up to `k` proven peers ordered by XOR distance of their id to `id`,
+  // nearest first (ties by id).
   std::vector<PeerNode> Closest(ByteView id, size_t k) const;
+  // Every peer, heard of or proven, in the order they were added.
   std::vector<PeerNode> All() const;
   size_t size() const;
+  // Heard-of entries.
+  size_t heard() const;
 
  private:
+  struct Entry {
+    PeerNode peer;
+    PeerGrade grade = PeerGrade::kHeard;
+    int failures = 0;
+    uint64_t heard_at = 0;  // Upsert order: the oldest heard-of goes first
+  };
+  // The index of the oldest heard-of entry; entries_.size() if none.
+  size_t OldestHeardLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const Bytes self_id_;
   const size_t max_peers_;
+  const size_t max_heard_;
   mutable Mutex mu_;
-  std::vector<PeerNode> peers_ ABSL_GUARDED_BY(mu_);
+  std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_heard_at_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 struct DiscoveryOptions {

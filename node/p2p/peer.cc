@@ -1,7 +1,12 @@
 // Peers: rnode:// addresses and the wire form of a node.
 #include "node/p2p/peer.h"
 
+#include <arpa/inet.h>
+
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
@@ -71,14 +76,6 @@ absl::StatusOr<uint32_t> ParsePort(std::string_view name,
   return port;
 }
 
-// "host:port", bracketing an IPv6 literal given without brackets.
-std::string Target(const std::string& host, uint32_t port) {
-  if (absl::StrContains(host, ':') && !host.starts_with('[')) {
-    return absl::StrCat("[", host, "]:", port);
-  }
-  return absl::StrCat(host, ":", port);
-}
-
 template <typename NodeProto>
 void ToProto(const PeerNode& peer, NodeProto* out) {
   out->set_id(std::string(AsChars(peer.id)));
@@ -108,9 +105,50 @@ absl::StatusOr<PeerNode> FromProto(const NodeProto& node) {
 
 std::string PeerNode::IdHex() const { return HexEncode(id); }
 
-std::string PeerNode::ProtocolTarget() const { return Target(host, tcp_port); }
+std::string HostPort(const std::string& host, uint32_t port) {
+  if (absl::StrContains(host, ":") && !host.starts_with('[')) {
+    return absl::StrCat("[", host, "]:", port);
+  }
+  return absl::StrCat(host, ":", port);
+}
 
-std::string PeerNode::DiscoveryTarget() const { return Target(host, udp_port); }
+std::string HostOfGrpcPeer(std::string_view peer) {
+  std::string_view rest;
+  if (peer.starts_with("ipv4:")) {
+    rest = peer.substr(5);
+    const size_t colon = rest.rfind(':');
+    return colon == std::string_view::npos ? std::string()
+                                           : std::string(rest.substr(0, colon));
+  }
+  if (peer.starts_with("ipv6:[")) {
+    rest = peer.substr(6);
+    const size_t close = rest.find(']');
+    return close == std::string_view::npos ? std::string()
+                                           : std::string(rest.substr(0, close));
+  }
+  return std::string();
+}
+
+bool IsLoopbackAddress(const std::string& host) {
+  uint8_t v4[4];
+  if (inet_pton(AF_INET, host.c_str(), v4) == 1) return v4[0] == 127;
+  uint8_t v6[16];
+  if (inet_pton(AF_INET6, host.c_str(), v6) != 1) return false;
+  static constexpr uint8_t kLoopback6[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                             0, 0, 0, 0, 0, 0, 0, 1};
+  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0,    0,
+                                          0, 0, 0, 0, 0xff, 0xff};
+  return std::memcmp(v6, kLoopback6, sizeof(kLoopback6)) == 0 ||
+         (std::memcmp(v6, kMapped, sizeof(kMapped)) == 0 && v6[12] == 127);
+}
+
+std::string PeerNode::ProtocolTarget() const {
+  return HostPort(host, tcp_port);
+}
+
+std::string PeerNode::DiscoveryTarget() const {
+  return HostPort(host, udp_port);
+}
 
 std::string FormatPeerAddress(const PeerNode& peer) {
   return absl::StrCat(std::string(kScheme), peer.IdHex(), "@", peer.host, "?",
@@ -212,6 +250,5 @@ absl::StatusOr<PeerNode> PeerFromProto(
     const ::coop::rchain::comm::discovery::Node& node) {
   return FromProto(node);
 }
-
 
 }  // namespace rnode::node::p2p

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
+#include "node/p2p/identity/validator_statement.h"
 #include "node/p2p/internal/tls_credentials.h"
 #include "node/p2p/internal/transport_impl.h"
 #include "util/logging.h"
@@ -86,7 +87,7 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
   impl->self = options.self;
   grpc::ServerBuilder builder;
   const std::string address =
-      absl::StrCat(options.listen_host, ":", options.self.tcp_port);
+      HostPort(options.listen_host, options.self.tcp_port);
   builder.AddListeningPort(
       address, internal::ServerCredentialsFor(options.tls.get()), &impl->port);
   grpc::ResourceQuota quota(absl::StrCat("rnode-p2p-", address));
@@ -142,7 +143,23 @@ std::optional<crypto::Secp256k1PublicKey> Transport::ValidatorOf(
   std::shared_ptr<Link> link = impl_->Find(peer_id);
   if (link == nullptr) return std::nullopt;
   MutexLock lock(&link->mu);
+  if (!link->validator.has_value() ||
+      !CheckValidatorStatementTime(link->statement_time_ms,
+                                   internal::UnixNowMs())
+           .ok()) {
+    return std::nullopt;
+  }
   return link->validator;
+}
+
+std::optional<crypto::Secp256k1PublicKey> Transport::BondedValidatorOf(
+    ByteView peer_id) {
+  std::shared_ptr<Link> link = impl_->Find(peer_id);
+  if (link == nullptr) return std::nullopt;
+  std::optional<crypto::Secp256k1PublicKey> key = ValidatorOf(peer_id);
+  const bool bonded = key.has_value() && impl_->IsBonded(*key);
+  link->reserved = bonded;
+  return bonded ? key : std::nullopt;
 }
 
 std::vector<PeerNode> Transport::Known() const {
@@ -269,6 +286,8 @@ TransportCounters Transport::counters() const {
       .declined_out = i.declined_out.load(),
       .malformed = i.malformed.load(),
       .impersonations = i.impersonations.load(),
+      .hosts_banned = i.hosts_banned.load(),
+      .statements_checked = i.statements_checked.load(),
       .statements_refused = i.statements_refused.load(),
       .peers_refused = i.peers_refused.load(),
       .peers_evicted = i.peers_evicted.load(),

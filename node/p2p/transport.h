@@ -19,9 +19,9 @@
 #define RNODE_NODE_P2P_TRANSPORT_H_
 
 #include <chrono>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,9 +30,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "crypto/secp256k1.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/chunker.h"
-#include "crypto/secp256k1.h"
 #include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/peer.h"
 #include "util/bytes.h"
@@ -69,6 +69,10 @@ struct TransportOptions {
   // default): no reservation; the node reserves half of max_peers.
   size_t reserved_validator_slots = 0;
   std::function<bool(const crypto::Secp256k1PublicKey&)> is_bonded_validator;
+  // How many statements of peers without a slot (at full unreserved slots)
+  // are verified a second at most, overall (as many at once): each is a
+  // signature check a fresh identity could otherwise cause at will.
+  double slotless_statement_checks_per_second = 20;
   std::string network_id;
   std::string listen_host = "127.0.0.1";
 
@@ -102,8 +106,14 @@ struct TransportOptions {
   // A disconnected peer that is not persistent is forgotten after this
   // many failed reconnections.
   int forget_after_failures = 20;
-  // How long a peer that sent malformed or invalid data is refused.
+  // How long a peer that sent malformed or invalid data is refused. The
+  // ban holds its proven id and the host its calls came from (the
+  // connection's IP address, not the one it advertises): a fresh id from
+  // that host is refused too, and no link is made to it. Loopback hosts
+  // are exempt unless ban_loopback_hosts (a local shard's nodes share
+  // 127.0.0.1; the ban's tests set it).
   std::chrono::milliseconds ban{60000};
+  bool ban_loopback_hosts = false;
   // gRPC server threads (streams being read hold one each).
   int max_server_threads = 32;
 };
@@ -141,15 +151,17 @@ struct TransportCounters {
   uint64_t streams_in = 0;
   uint64_t packets_out = 0;
   uint64_t streams_out = 0;
-  uint64_t busy_in = 0;       // inbound refused for a spent budget
-  uint64_t busy_out = 0;      // outbound refused for a spent budget
-  uint64_t declined_in = 0;   // inbound the handler declined (TakeNow)
-  uint64_t declined_out = 0;  // outbound a peer's handler declined
-  uint64_t malformed = 0;     // inbound refused as malformed
+  uint64_t busy_in = 0;         // inbound refused for a spent budget
+  uint64_t busy_out = 0;        // outbound refused for a spent budget
+  uint64_t declined_in = 0;     // inbound the handler declined (TakeNow)
+  uint64_t declined_out = 0;    // outbound a peer's handler declined
+  uint64_t malformed = 0;       // inbound refused as malformed
   uint64_t impersonations = 0;  // inbound naming a sender its TLS key is not
+  uint64_t hosts_banned = 0;    // hosts banned with a punished id
+  uint64_t statements_checked = 0;  // validator statements verified
   uint64_t statements_refused = 0;  // validator statements that did not check
-  uint64_t peers_refused = 0;   // new peers refused: their slots were full
-  uint64_t peers_evicted = 0;   // other peers dropped for a bonded validator
+  uint64_t peers_refused = 0;       // new peers refused: their slots were full
+  uint64_t peers_evicted = 0;  // other peers dropped for a bonded validator
   uint64_t send_failures = 0;
   uint64_t disconnects = 0;
 };
@@ -209,11 +221,15 @@ class Transport {
   std::vector<PeerNode> Known() const;
   // The validator key `peer_id` has proven to run at it: the key of the
   // last validator statement it sent (on any message) over its proven TLS
-  // connection
-  // (checked for this network and shard, its time within
-  // kValidatorStatementMaxSkewMs); nullopt when none, or not known. Whether
-  // that key is bonded is the caller's question.
+  // connection that checked for this network and shard, while that
+  // statement's time is within kValidatorStatementMaxSkewMs of now;
+  // nullopt when none, or not known.
   std::optional<crypto::Secp256k1PublicKey> ValidatorOf(ByteView peer_id) const;
+  // ValidatorOf(peer_id) when TransportOptions::is_bonded_validator says
+  // that key is bonded now; nullopt otherwise (always, without the
+  // predicate). The answer also decides whether the peer keeps a reserved
+  // slot, so the table and the caller judge a peer alike.
+  std::optional<crypto::Secp256k1PublicKey> BondedValidatorOf(ByteView peer_id);
 
   // Queues a small packet for a connected peer. NotFound when it is not
   // connected, ResourceExhausted when its queue is full. Never blocks.

@@ -9,5 +9,5 @@ rnode_test(node_p2p_tests
 # node/p2p/identity and the ports over mutual TLS.
 rnode_test(node_p2p_tls_tests
   SOURCES p2p_identity_test.cc p2p_tls_test.cc validator_statement_test.cc
-  DEPS rnode_node_p2p rnode_proto rnode_proto_grpc rnode_util
+  DEPS rnode_node_p2p rnode_proto rnode_proto_grpc rnode_util rnode_badpeer
        OpenSSL::Crypto absl::strings)

@@ -85,19 +85,88 @@ TEST(PeerTableTest, UpsertOfSelfIsIgnored) {
 
 TEST(PeerTableTest, FullTableRefusesNewPeersButRefreshesKnownOnes) {
   PeerTable table(NodeIdOf(0xff), 2);
-  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1))));
-  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2))));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1)), PeerGrade::kProven));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2)), PeerGrade::kProven));
   EXPECT_FALSE(table.Upsert(Peer(NodeIdOf(3))));
+  EXPECT_FALSE(table.Upsert(Peer(NodeIdOf(3)), PeerGrade::kProven));
   EXPECT_EQ(table.Find(NodeIdOf(3)), std::nullopt);
 
   const PeerNode moved = Peer(NodeIdOf(2), "10.9.9.9");
-  EXPECT_TRUE(table.Upsert(moved));
+  EXPECT_TRUE(table.Upsert(moved, PeerGrade::kProven));
   EXPECT_EQ(table.Find(moved.id), moved);
   EXPECT_EQ(table.size(), 2u);
 
   table.Remove(NodeIdOf(1));
   EXPECT_TRUE(table.Upsert(Peer(NodeIdOf(3))));
   EXPECT_EQ(table.size(), 2u);
+}
+
+// Sybil pressure: heard-of peers (anyone can announce any number) hold at
+// most half the table and give way to newer ones; proven peers stay.
+TEST(PeerTableTest, HeardOfPeersHoldAtMostHalfAndProvenOnesStay) {
+  PeerTable table(NodeIdOf(0xff), 6);
+  for (uint8_t i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(i)), PeerGrade::kProven));
+  }
+  for (uint8_t i = 0; i < 100; ++i) {
+    EXPECT_TRUE(table.Upsert(Peer(NodeIdOf(0x40, i))));
+    EXPECT_LE(table.heard(), 3u);
+  }
+  EXPECT_EQ(table.size(), 6u);
+  for (uint8_t i = 1; i <= 3; ++i) {
+    EXPECT_EQ(table.GradeOf(NodeIdOf(i)), PeerGrade::kProven);
+  }
+  // The newest three heard of are kept, the oldest went first.
+  EXPECT_EQ(table.GradeOf(NodeIdOf(0x40, 99)), PeerGrade::kHeard);
+  EXPECT_EQ(table.GradeOf(NodeIdOf(0x40, 97)), PeerGrade::kHeard);
+  EXPECT_EQ(table.GradeOf(NodeIdOf(0x40, 96)), std::nullopt);
+  // A proven peer takes the oldest heard-of one's place in a full table.
+  EXPECT_TRUE(table.Upsert(Peer(NodeIdOf(4)), PeerGrade::kProven));
+  EXPECT_EQ(table.GradeOf(NodeIdOf(0x40, 97)), std::nullopt);
+  EXPECT_EQ(table.size(), 6u);
+  EXPECT_EQ(table.heard(), 2u);
+}
+
+TEST(PeerTableTest, HearsayDoesNotMoveAProvenPeer) {
+  PeerTable table(NodeIdOf(0xff), 10);
+  const PeerNode reached = Peer(NodeIdOf(1), "10.0.0.1", 1000, 1001);
+  ASSERT_TRUE(table.Upsert(reached, PeerGrade::kProven));
+  EXPECT_TRUE(table.Upsert(Peer(NodeIdOf(1), "10.6.6.6", 6666, 6667)));
+  EXPECT_EQ(table.Find(reached.id), reached);
+  EXPECT_EQ(table.GradeOf(reached.id), PeerGrade::kProven);
+  // Reached at a new address: it moves.
+  const PeerNode moved = Peer(NodeIdOf(1), "10.0.0.2", 2000, 2001);
+  EXPECT_TRUE(table.Upsert(moved, PeerGrade::kProven));
+  EXPECT_EQ(table.Find(reached.id), moved);
+}
+
+TEST(PeerTableTest, LookupsAnswerProvenPeersOnly) {
+  PeerTable table(NodeIdOf(0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1))));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2)), PeerGrade::kProven));
+  EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0), 10)),
+            (std::vector<Bytes>{NodeIdOf(2)}));
+  EXPECT_EQ(table.All().size(), 2u) << "both are asked in the next round";
+}
+
+TEST(PeerTableTest, FailuresForgetHeardOfPeersAndDemoteProvenOnes) {
+  PeerTable table(NodeIdOf(0xff), 10);
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(1))));
+  table.Failed(NodeIdOf(1));
+  EXPECT_EQ(table.Find(NodeIdOf(1)), std::nullopt);
+
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2)), PeerGrade::kProven));
+  for (int i = 1; i < kProvenPeerFailures; ++i) table.Failed(NodeIdOf(2));
+  EXPECT_EQ(table.GradeOf(NodeIdOf(2)), PeerGrade::kProven);
+  // Answering again clears the count.
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(2)), PeerGrade::kProven));
+  for (int i = 1; i < kProvenPeerFailures; ++i) table.Failed(NodeIdOf(2));
+  EXPECT_EQ(table.GradeOf(NodeIdOf(2)), PeerGrade::kProven);
+  table.Failed(NodeIdOf(2));
+  EXPECT_EQ(table.GradeOf(NodeIdOf(2)), PeerGrade::kHeard);
+  table.Failed(NodeIdOf(2));
+  EXPECT_EQ(table.Find(NodeIdOf(2)), std::nullopt);
+  table.Failed(NodeIdOf(9));  // unknown: nothing happens
 }
 
 TEST(PeerTableTest, RemoveDropsOnlyThatPeer) {
@@ -116,27 +185,32 @@ TEST(PeerTableTest, ClosestOrdersByXorDistanceNotNumericDistance) {
   // Target 0x80...: 0x7f is numerically next to it but at XOR distance
   // 0xff; 0x90 is at 0x10, 0x81 at 0x01, 0x00 at 0x80.
   for (int first : {0x7f, 0x00, 0x90, 0x81}) {
-    ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(static_cast<uint8_t>(first)))));
+    ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(static_cast<uint8_t>(first))),
+                             PeerGrade::kProven));
   }
   EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0x80), 10)),
-            (std::vector<Bytes>{NodeIdOf(0x81), NodeIdOf(0x90), NodeIdOf(0x00), NodeIdOf(0x7f)}));
+            (std::vector<Bytes>{NodeIdOf(0x81), NodeIdOf(0x90), NodeIdOf(0x00),
+                                NodeIdOf(0x7f)}));
 }
 
 TEST(PeerTableTest, ClosestComparesEarlierBytesFirst) {
   PeerTable table(NodeIdOf(0xff, 0xff), 10);
-  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x01, 0x00))));
-  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x00, 0xff))));
-  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x00, 0x01))));
-  EXPECT_EQ(
-      IdsOf(table.Closest(NodeIdOf(0x00), 10)),
-      (std::vector<Bytes>{NodeIdOf(0x00, 0x01), NodeIdOf(0x00, 0xff), NodeIdOf(0x01, 0x00)}));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x01, 0x00)), PeerGrade::kProven));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x00, 0xff)), PeerGrade::kProven));
+  ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(0x00, 0x01)), PeerGrade::kProven));
+  EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0x00), 10)),
+            (std::vector<Bytes>{NodeIdOf(0x00, 0x01), NodeIdOf(0x00, 0xff),
+                                NodeIdOf(0x01, 0x00)}));
 }
 
 TEST(PeerTableTest, ClosestReturnsAtMostK) {
   PeerTable table(NodeIdOf(0xff), 10);
-  for (uint8_t i = 1; i <= 5; ++i) ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(i))));
+  for (uint8_t i = 1; i <= 5; ++i) {
+    ASSERT_TRUE(table.Upsert(Peer(NodeIdOf(i)), PeerGrade::kProven));
+  }
   EXPECT_TRUE(table.Closest(NodeIdOf(0), 0).empty());
-  EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0), 2)), (std::vector<Bytes>{NodeIdOf(1), NodeIdOf(2)}));
+  EXPECT_EQ(IdsOf(table.Closest(NodeIdOf(0), 2)),
+            (std::vector<Bytes>{NodeIdOf(1), NodeIdOf(2)}));
   EXPECT_EQ(table.Closest(NodeIdOf(0), 100).size(), 5u);
 }
 
@@ -152,7 +226,9 @@ TEST(PeerTableTest, ClosestMatchesSortingByXorDistance) {
     return id;
   };
   PeerTable table(random_id(), 1000);
-  for (int i = 0; i < 200; ++i) (void)table.Upsert(Peer(random_id()));
+  for (int i = 0; i < 200; ++i) {
+    (void)table.Upsert(Peer(random_id()), PeerGrade::kProven);
+  }
   for (int round = 0; round < 20; ++round) {
     const Bytes target = random_id();
     std::vector<std::pair<Bytes, Bytes>> by_distance;  // (distance, id)
@@ -174,13 +250,24 @@ TEST(PeerTableTest, ConcurrentUpsertsKeepTheBound) {
   constexpr size_t kMax = 100;
   PeerTable table(NodeIdOf(0xff, 0xff), kMax);
   std::vector<std::thread> threads;
+  // Threads 0 and 1 add 100 proven peers in all, 2 and 3 100 heard-of ones.
   for (uint8_t t = 0; t < 4; ++t) {
     threads.emplace_back([&table, t] {
-      for (uint8_t i = 0; i < 50; ++i) (void)table.Upsert(Peer(NodeIdOf(t, i)));
+      const PeerGrade grade = t < 2 ? PeerGrade::kProven : PeerGrade::kHeard;
+      for (uint8_t i = 0; i < 50; ++i) {
+        (void)table.Upsert(Peer(NodeIdOf(t, i)), grade);
+      }
     });
   }
   for (std::thread& t : threads) t.join();
+  // Every proven peer fits (each takes a free or a heard-of slot).
   EXPECT_EQ(table.size(), kMax);
+  EXPECT_EQ(table.heard(), 0u);
+  for (uint8_t t = 0; t < 2; ++t) {
+    for (uint8_t i = 0; i < 50; ++i) {
+      EXPECT_EQ(table.GradeOf(NodeIdOf(t, i)), PeerGrade::kProven);
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -276,7 +363,8 @@ class FakeKademlia final : public kad::KademliaRPCService::Service {
   }
 
   PeerNode peer() const {
-    return Peer(NodeIdOf(0xfa), "127.0.0.1", 40400, static_cast<uint32_t>(port_));
+    return Peer(NodeIdOf(0xfa), "127.0.0.1", 40400,
+                static_cast<uint32_t>(port_));
   }
 
  private:
@@ -305,16 +393,16 @@ TEST(DiscoveryTest, LookupReturnsTheNearestPeersWithoutTheRequester) {
   auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
   for (uint8_t i = 0; i < 40; ++i) {
-    ASSERT_TRUE(s->table.Upsert(Peer(NodeIdOf(0x40 + i))));
+    ASSERT_TRUE(s->table.Upsert(Peer(NodeIdOf(0x40 + i)), PeerGrade::kProven));
   }
-  // The requester is the nearest peer to the id it looks up.
+  // The requester is the nearest peer to the id it looks up, and proven.
   const PeerNode a = Peer(NodeIdOf(0x50, 0x01));
+  ASSERT_TRUE(s->table.Upsert(a, PeerGrade::kProven));
   const Bytes target = a.id;
 
   absl::StatusOr<std::vector<PeerNode>> found =
       Lookup(s->self, target, a, kNetwork, kTimeout);
   ASSERT_TRUE(found.ok()) << found.status();
-  EXPECT_EQ(s->table.Find(a.id), a);  // learned from the lookup
 
   std::vector<PeerNode> expected = s->table.Closest(target, kLookupPeers + 1);
   ASSERT_EQ(expected.front().id, a.id);
@@ -338,7 +426,7 @@ TEST(DiscoveryTest, MalformedSendersAreRefusedAndAddNothing) {
   auto s = StartNode(NodeIdOf(0x10));
   ASSERT_NE(s, nullptr);
   const std::vector<PeerNode> senders = {
-      Peer(Bytes(5, 0x20)),                           // short id
+      Peer(Bytes(5, 0x20)),                                 // short id
       Peer(NodeIdOf(0x21), ""),                             // no host
       Peer(NodeIdOf(0x22), "10.0.0.1", 0, 40404),           // no protocol port
       Peer(NodeIdOf(0x23), "10.0.0.1", 40400, 70000),       // port out of range
@@ -349,9 +437,10 @@ TEST(DiscoveryTest, MalformedSendersAreRefusedAndAddNothing) {
     SCOPED_TRACE(absl::StrCat("sender ", sender.IdHex(), "@", sender.host));
     EXPECT_EQ(Ping(s->self, sender, kNetwork, kTimeout).code(),
               absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(
-        Lookup(s->self, NodeIdOf(0x30), sender, kNetwork, kTimeout).status().code(),
-        absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(Lookup(s->self, NodeIdOf(0x30), sender, kNetwork, kTimeout)
+                  .status()
+                  .code(),
+              absl::StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(s->table.size(), 0u);
 }
@@ -417,8 +506,16 @@ TEST(DiscoveryTest, ANodeLearnsAThirdNodeThroughTheBootstrap) {
 
   ASSERT_TRUE(Ping(s->self, a->self, kNetwork, kTimeout).ok());
   ASSERT_TRUE(Ping(s->self, b->self, kNetwork, kTimeout).ok());
+  // S has only heard of A and B (their pings): it passes neither on.
   absl::StatusOr<std::vector<PeerNode>> found =
       Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_TRUE(found->empty());
+  // S reaches B at its address (what the node's discovery loop does with
+  // every peer it knows): now it passes B on.
+  ASSERT_TRUE(Ping(b->self, s->self, kNetwork, kTimeout).ok());
+  ASSERT_TRUE(s->table.Upsert(b->self, PeerGrade::kProven));
+  found = Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout);
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(*found, std::vector<PeerNode>{b->self});
 
@@ -435,8 +532,9 @@ TEST(DiscoveryTest, PingToAClosedPortIsUnavailable) {
   ASSERT_NE(closed.port(), 0u);
   constexpr std::chrono::milliseconds kCallTimeout{2000};
   const Clock::time_point start = Clock::now();
-  const absl::Status s = Ping(Peer(NodeIdOf(0x10), "127.0.0.1", 40400, closed.port()),
-                              Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
+  const absl::Status s =
+      Ping(Peer(NodeIdOf(0x10), "127.0.0.1", 40400, closed.port()),
+           Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
   EXPECT_TRUE(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) << s;
   EXPECT_LT(Clock::now() - start, kCallTimeout + kDeadlineSlack);
 }
@@ -447,11 +545,13 @@ TEST(DiscoveryTest, CallsToASilentPeerEndAtTheirDeadline) {
   const PeerNode to = Peer(NodeIdOf(0x10), "127.0.0.1", 40400, silent.port());
   constexpr std::chrono::milliseconds kCallTimeout{300};
   const Clock::time_point start = Clock::now();
-  const absl::Status ping = Ping(to, Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
+  const absl::Status ping =
+      Ping(to, Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
   EXPECT_TRUE(absl::IsDeadlineExceeded(ping) || absl::IsUnavailable(ping))
       << ping;
   const absl::Status lookup =
-      Lookup(to, NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout).status();
+      Lookup(to, NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout)
+          .status();
   EXPECT_TRUE(absl::IsDeadlineExceeded(lookup) || absl::IsUnavailable(lookup))
       << lookup;
   EXPECT_LT(Clock::now() - start, 2 * kCallTimeout + kDeadlineSlack);
@@ -461,7 +561,8 @@ TEST(DiscoveryTest, ClientRefusesAReplyFromAnotherNetwork) {
   FakeKademlia fake("othernet", {NodeProto(Peer(NodeIdOf(0x30)))});
   EXPECT_EQ(Ping(fake.peer(), Peer(NodeIdOf(0x20)), kNetwork, kTimeout).code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Lookup(fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kTimeout)
+  EXPECT_EQ(Lookup(fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork,
+                   kTimeout)
                 .status()
                 .code(),
             absl::StatusCode::kPermissionDenied);
@@ -483,8 +584,8 @@ TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
     if (i == 3) nodes.push_back(short_id);  // also between good ones
   }
   FakeKademlia fake(kNetwork, nodes);
-  absl::StatusOr<std::vector<PeerNode>> found =
-      Lookup(fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kTimeout);
+  absl::StatusOr<std::vector<PeerNode>> found = Lookup(
+      fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kTimeout);
   ASSERT_TRUE(found.ok()) << found.status();
   good.resize(kLookupPeers);
   EXPECT_EQ(*found, good);
@@ -505,8 +606,8 @@ TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kCallsPerThread; ++i) {
-        const PeerNode sender =
-            Peer(NodeIdOf(static_cast<uint8_t>(0x40 + t), static_cast<uint8_t>(i)));
+        const PeerNode sender = Peer(
+            NodeIdOf(static_cast<uint8_t>(0x40 + t), static_cast<uint8_t>(i)));
         results[t].push_back(Ping(s->self, sender, kNetwork, kTimeout));
       }
     });

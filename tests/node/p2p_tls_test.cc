@@ -3,6 +3,7 @@
 // Real transports and gRPC clients on 127.0.0.1.
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,10 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "crypto/secp256k1.h"
 #include "grpcpp/grpcpp.h"
-#include "grpcpp/security/tls_certificate_provider.h"
-#include "grpcpp/security/tls_certificate_verifier.h"
-#include "grpcpp/security/tls_credentials_options.h"
 #include "gtest/gtest.h"
+#include "integration/badpeer/wire.h"
 #include "node/p2p/discovery.h"
 #include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/identity/validator_statement.h"
@@ -23,6 +22,7 @@
 #include "routing.grpc.pb.h"
 #include "routing.pb.h"
 #include "tests/eventually.h"
+#include "tests/node/node_ids.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
@@ -30,7 +30,7 @@ namespace rnode::node::p2p {
 namespace {
 
 using ::rnode::testing::Eventually;
-using std::chrono::milliseconds;
+using ::rnode::testing::FastTransportOptions;
 
 constexpr char kNetwork[] = "testnet";
 constexpr std::chrono::seconds kCallTimeout{10};
@@ -45,14 +45,9 @@ std::shared_ptr<const TlsIdentity> Identity() {
 }
 
 TransportOptions Options(std::shared_ptr<const TlsIdentity> tls) {
-  TransportOptions o;
-  o.self = PeerNode{tls->node_id, "127.0.0.1", 0, 40404};
+  TransportOptions o = FastTransportOptions(
+      PeerNode{tls->node_id, "127.0.0.1", 0, 40404}, kNetwork);
   o.tls = std::move(tls);
-  o.network_id = kNetwork;
-  o.heartbeat_interval = milliseconds(150);
-  o.reconnect_min = milliseconds(50);
-  o.reconnect_max = milliseconds(200);
-  o.network_timeout = milliseconds(2000);
   return o;
 }
 
@@ -83,37 +78,10 @@ bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {
 
 // A raw caller presenting `identity`'s certificate and accepting whatever
 // server answers (as an attacker would).
-class AcceptAnyServer final
-    : public grpc::experimental::ExternalCertificateVerifier {
- public:
-  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest*,
-              std::function<void(grpc::Status)>,
-              grpc::Status* sync_status) override {
-    *sync_status = grpc::Status::OK;
-    return true;
-  }
-  void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest*) override {
-  }
-};
-
 std::unique_ptr<::routing::TransportLayer::Stub> TlsStub(
     int port, const TlsIdentity& identity) {
-  grpc::experimental::TlsChannelCredentialsOptions o;
-  o.set_certificate_provider(
-      std::make_shared<grpc::experimental::StaticDataCertificateProvider>(
-          std::vector<grpc::experimental::IdentityKeyCertPair>{
-              {identity.key_pem, identity.certificate_pem}}));
-  o.watch_identity_key_cert_pairs();
-  o.set_verify_server_certs(false);
-  o.set_check_call_host(false);
-  o.set_certificate_verifier(
-      grpc::experimental::ExternalCertificateVerifier::Create<
-          AcceptAnyServer>());
-  grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return ::routing::TransportLayer::NewStub(grpc::CreateCustomChannel(
-      absl::StrCat("127.0.0.1:", port),
-      grpc::experimental::TlsCredentials(o), args));
+  return ::routing::TransportLayer::NewStub(
+      badpeer::NewChannel(absl::StrCat("127.0.0.1:", port), identity));
 }
 
 ::routing::Protocol Envelope(const Bytes& sender) {
@@ -253,11 +221,77 @@ TEST_F(TlsTransportTest, InvalidDataBansOnlyItsRealSender) {
   EXPECT_TRUE(Eventually([&] { return !b_handler_.senders().empty(); }));
 }
 
+// Keys are free, so a ban on the id alone is no ban: the host the
+// punished calls came from is banned too (regression: a fresh id from the
+// same host was taken at once).
+TEST(TlsBanTest, APunishedPeersHostIsBannedForFreshIds) {
+  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
+  TransportOptions bo = Options(b_tls);
+  bo.ban_loopback_hosts = true;  // every test peer is on 127.0.0.1
+  Counter bh;
+  absl::StatusOr<std::unique_ptr<Transport>> b =
+      Transport::Start(bo, &bh, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status();
+
+  const std::shared_ptr<const TlsIdentity> x = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> x_stub =
+      TlsStub((*b)->port(), *x);
+  EXPECT_EQ(BrokenStream(*x_stub, x->node_id).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ((*b)->counters().hosts_banned, 1u);
+
+  const std::shared_ptr<const TlsIdentity> y = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> y_stub =
+      TlsStub((*b)->port(), *y);
+  ::routing::Protocol beat = Envelope(y->node_id);
+  beat.mutable_heartbeat();
+  EXPECT_EQ(RawSend(*y_stub, beat).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_FALSE(Contains((*b)->Known(), y->node_id));
+  // Nor does the node dial that host.
+  EXPECT_FALSE(
+      (*b)->AddPeer(PeerNode{Identity()->node_id, "127.0.0.1", 40400, 40404}));
+}
+
+TEST(TlsBanTest, LoopbackHostsAreExemptByDefault) {
+  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
+  Counter bh;
+  absl::StatusOr<std::unique_ptr<Transport>> b =
+      Transport::Start(Options(b_tls), &bh, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status();
+  const std::shared_ptr<const TlsIdentity> x = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> x_stub =
+      TlsStub((*b)->port(), *x);
+  EXPECT_EQ(BrokenStream(*x_stub, x->node_id).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ((*b)->counters().hosts_banned, 0u);
+  const std::shared_ptr<const TlsIdentity> y = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> y_stub =
+      TlsStub((*b)->port(), *y);
+  ::routing::Protocol beat = Envelope(y->node_id);
+  beat.mutable_heartbeat();
+  EXPECT_TRUE(RawSend(*y_stub, beat).ok());
+}
+
+TEST(TlsBanTest, HostsOfGrpcPeers) {
+  EXPECT_EQ(HostOfGrpcPeer("ipv4:10.1.2.3:40400"), "10.1.2.3");
+  EXPECT_EQ(HostOfGrpcPeer("ipv6:[2001:db8::1]:40400"), "2001:db8::1");
+  EXPECT_EQ(HostOfGrpcPeer("unix:/tmp/s"), "");
+  EXPECT_EQ(HostOfGrpcPeer("ipv6:[::1"), "");
+  EXPECT_TRUE(IsLoopbackAddress("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackAddress("127.9.9.9"));
+  EXPECT_TRUE(IsLoopbackAddress("::1"));
+  EXPECT_TRUE(IsLoopbackAddress("::ffff:127.0.0.1"));
+  EXPECT_FALSE(IsLoopbackAddress("10.0.0.1"));
+  EXPECT_FALSE(IsLoopbackAddress("::2"));
+  EXPECT_FALSE(IsLoopbackAddress("localhost"));
+}
+
 TEST_F(TlsTransportTest, APlaintextCallerIsRefused) {
   std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      ::routing::TransportLayer::NewStub(grpc::CreateChannel(
-          absl::StrCat("127.0.0.1:", b_->port()),
-          grpc::InsecureChannelCredentials()));
+      ::routing::TransportLayer::NewStub(
+          grpc::CreateChannel(absl::StrCat("127.0.0.1:", b_->port()),
+                              grpc::InsecureChannelCredentials()));
   ::routing::Protocol p = Envelope(a_tls_->node_id);
   p.mutable_heartbeat();
   EXPECT_EQ(RawSend(*stub, p).error_code(), grpc::StatusCode::UNAVAILABLE);
@@ -313,25 +347,66 @@ TEST(TlsDiscoveryTest, PingsArePinnedAndSendersProven) {
 
   const std::shared_ptr<const TlsIdentity> me_tls = Identity();
   const PeerNode me{me_tls->node_id, "127.0.0.1", 41000, 41004};
-  EXPECT_TRUE(Ping(to, me, kNetwork, std::chrono::seconds(5), me_tls.get()).ok());
+  EXPECT_TRUE(
+      Ping(to, me, kNetwork, std::chrono::seconds(5), me_tls.get()).ok());
   EXPECT_TRUE(table.Find(me.id).has_value());
 
   // A caller naming another node than its certificate's is refused.
   const std::shared_ptr<const TlsIdentity> other = Identity();
   const PeerNode claimed{other->node_id, "127.0.0.1", 42000, 42004};
-  EXPECT_EQ(Ping(to, claimed, kNetwork, std::chrono::seconds(5), me_tls.get())
-                .code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      Ping(to, claimed, kNetwork, std::chrono::seconds(5), me_tls.get()).code(),
+      absl::StatusCode::kPermissionDenied);
   EXPECT_FALSE(table.Find(claimed.id).has_value());
 
   // Dialled as another node: the handshake fails on our side.
   PeerNode wrong = to;
   wrong.id = other->node_id;
-  EXPECT_EQ(Ping(wrong, me, kNetwork, std::chrono::seconds(5), me_tls.get())
-                .code(),
-            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(
+      Ping(wrong, me, kNetwork, std::chrono::seconds(5), me_tls.get()).code(),
+      absl::StatusCode::kUnavailable);
   // And without a certificate, nothing is answered.
   EXPECT_FALSE(Ping(to, me, kNetwork, std::chrono::seconds(5)).ok());
+}
+
+// Sybil pressure on discovery: fresh identities that ping a node are only
+// heard of (at most half its table) and never passed on; a lookup answers
+// the peers the node reached itself (regression: every sender was passed
+// on, so a flood of made-up ids filled other nodes' answers).
+TEST(TlsDiscoveryTest, SybilsAreOnlyHeardOfAndNotPassedOn) {
+  const std::shared_ptr<const TlsIdentity> server_tls = Identity();
+  constexpr size_t kTable = 16;
+  PeerTable table(server_tls->node_id, kTable);
+  DiscoveryOptions o;
+  o.self = PeerNode{server_tls->node_id, "127.0.0.1", 40400, 0};
+  o.network_id = kNetwork;
+  o.tls = server_tls;
+  absl::StatusOr<std::unique_ptr<DiscoveryServer>> server =
+      DiscoveryServer::Start(o, &table);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const PeerNode to{server_tls->node_id, "127.0.0.1", 40400,
+                    static_cast<uint32_t>((*server)->port())};
+  // A peer the node reached (its discovery loop marks it so).
+  const PeerNode honest{Identity()->node_id, "127.0.0.1", 43000, 43004};
+  ASSERT_TRUE(table.Upsert(honest, PeerGrade::kProven));
+
+  constexpr int kSybils = 40;
+  for (int i = 0; i < kSybils; ++i) {
+    const std::shared_ptr<const TlsIdentity> sybil = Identity();
+    const PeerNode claimed{sybil->node_id, "127.0.0.1",
+                           static_cast<uint32_t>(44000 + i), 1};
+    ASSERT_TRUE(
+        Ping(to, claimed, kNetwork, std::chrono::seconds(5), sybil.get()).ok());
+  }
+  EXPECT_LE(table.heard(), kTable / 2);
+  EXPECT_EQ(table.GradeOf(honest.id), PeerGrade::kProven);
+
+  const std::shared_ptr<const TlsIdentity> asker_tls = Identity();
+  const PeerNode asker{asker_tls->node_id, "127.0.0.1", 45000, 45004};
+  absl::StatusOr<std::vector<PeerNode>> found = Lookup(
+      to, asker.id, asker, kNetwork, std::chrono::seconds(5), asker_tls.get());
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, std::vector<PeerNode>{honest});
 }
 
 int64_t NowMs() {
@@ -365,8 +440,10 @@ TEST(TlsValidatorTest, AValidatorProvesItsKeyToItsPeers) {
   TransportOptions oo = Options(o_tls);
   oo.shard_id = "root";
   Counter vh, oh;
-  absl::StatusOr<std::unique_ptr<Transport>> v = Transport::Start(vo, &vh, nullptr);
-  absl::StatusOr<std::unique_ptr<Transport>> o = Transport::Start(oo, &oh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> v =
+      Transport::Start(vo, &vh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> o =
+      Transport::Start(oo, &oh, nullptr);
   ASSERT_TRUE(v.ok() && o.ok());
   ASSERT_TRUE((*v)->AddPeer((*o)->self()));
   ASSERT_TRUE(Eventually([&] {
@@ -384,7 +461,8 @@ TEST(TlsValidatorTest, StatementsForAnotherShardOrNodeAreRefused) {
   TransportOptions bo = Options(b_tls);
   bo.shard_id = "root";
   Counter bh;
-  absl::StatusOr<std::unique_ptr<Transport>> b = Transport::Start(bo, &bh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> b =
+      Transport::Start(bo, &bh, nullptr);
   ASSERT_TRUE(b.ok());
 
   // Another shard's statement, from its own node.
@@ -392,10 +470,12 @@ TEST(TlsValidatorTest, StatementsForAnotherShardOrNodeAreRefused) {
   TransportOptions xo = Options(x_tls);
   xo.validator_statement = Statements(ValidatorKey(9), x_tls->node_id, "other");
   Counter xh;
-  absl::StatusOr<std::unique_ptr<Transport>> x = Transport::Start(xo, &xh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> x =
+      Transport::Start(xo, &xh, nullptr);
   ASSERT_TRUE(x.ok());
   ASSERT_TRUE((*x)->AddPeer((*b)->self()));
-  ASSERT_TRUE(Eventually([&] { return (*b)->counters().statements_refused >= 1; }));
+  ASSERT_TRUE(
+      Eventually([&] { return (*b)->counters().statements_refused >= 1; }));
   EXPECT_FALSE((*b)->ValidatorOf(x_tls->node_id).has_value());
 
   // A real validator's statement replayed by Mallory over her own
@@ -414,6 +494,185 @@ TEST(TlsValidatorTest, StatementsForAnotherShardOrNodeAreRefused) {
   EXPECT_FALSE((*b)->ValidatorOf(mallory->node_id).has_value());
 }
 
+// A statement by `key` for `node_id` on shard "root", made at `time_ms`.
+std::string StatementAt(const crypto::Secp256k1PrivateKey& key,
+                        const Bytes& node_id, int64_t time_ms) {
+  absl::StatusOr<ValidatorStatement> s =
+      SignValidatorStatement(key, node_id, kNetwork, "root", time_ms);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::string(AsChars(EncodeValidatorStatement(*s)))
+                : std::string();
+}
+
+// `statement` with its signature broken: it decodes and names the right
+// node, network, shard and time, so only verifying the signature refuses
+// it (the costly check a peer could make us repeat).
+std::string BadlySigned(std::string statement) {
+  statement.back() = static_cast<char>(statement.back() ^ 0x01);
+  return statement;
+}
+
+::routing::Protocol Heartbeat(const Bytes& sender,
+                              const std::string& statement) {
+  ::routing::Protocol beat = Envelope(sender);
+  beat.mutable_heartbeat();
+  beat.set_validator_statement(statement);
+  return beat;
+}
+
+// A transport on shard "root" that knows one bonded key (while `bonded`).
+struct Judge {
+  explicit Judge(size_t max_peers = 16, size_t reserved = 0,
+                 double slotless_checks_per_second = 20) {
+    TransportOptions o = Options(tls);
+    o.shard_id = "root";
+    o.max_peers = max_peers;
+    o.reserved_validator_slots = reserved;
+    o.slotless_statement_checks_per_second = slotless_checks_per_second;
+    o.is_bonded_validator = [this](const crypto::Secp256k1PublicKey& k) {
+      return bonded.load() &&
+             k == crypto::Secp256k1PublicKeyOf(ValidatorKey(9));
+    };
+    absl::StatusOr<std::unique_ptr<Transport>> started =
+        Transport::Start(o, &handler, nullptr);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (started.ok()) t = *std::move(started);
+  }
+  const std::shared_ptr<const TlsIdentity> tls = Identity();
+  std::atomic<bool> bonded{true};
+  Counter handler;
+  std::unique_ptr<Transport> t;
+};
+
+// A peer repeats its statement on every message: a refused one must not be
+// verified again each time (regression: it was, one signature check per
+// message of the peer's choosing).
+TEST(TlsValidatorTest, ARepeatedStatementIsVerifiedOnce) {
+  Judge b;
+  ASSERT_NE(b.t, nullptr);
+  const std::shared_ptr<const TlsIdentity> m = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      TlsStub(b.t->port(), *m);
+  const std::string bad =
+      BadlySigned(StatementAt(ValidatorKey(9), m->node_id, NowMs()));
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(RawSend(*stub, Heartbeat(m->node_id, bad)).ok());
+  }
+  EXPECT_EQ(b.t->counters().statements_checked, 1u);
+  EXPECT_EQ(b.t->counters().statements_refused, 1u);
+  EXPECT_FALSE(b.t->ValidatorOf(m->node_id).has_value());
+
+  // A good statement repeated: verified once too, and taken.
+  const std::shared_ptr<const TlsIdentity> v = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> v_stub =
+      TlsStub(b.t->port(), *v);
+  const std::string good = StatementAt(ValidatorKey(9), v->node_id, NowMs());
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(RawSend(*v_stub, Heartbeat(v->node_id, good)).ok());
+  }
+  EXPECT_EQ(b.t->counters().statements_checked, 2u);
+  EXPECT_EQ(b.t->ValidatorOf(v->node_id),
+            crypto::Secp256k1PublicKeyOf(ValidatorKey(9)));
+}
+
+TEST(TlsValidatorTest, ChangedStatementsAreVerifiedAtMostOnceASecond) {
+  Judge b;
+  ASSERT_NE(b.t, nullptr);
+  const std::shared_ptr<const TlsIdentity> m = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      TlsStub(b.t->port(), *m);
+  const auto start = std::chrono::steady_clock::now();
+  constexpr int kStatements = 40;
+  for (int i = 0; i < kStatements; ++i) {
+    // Each a different statement (another time), each badly signed.
+    ASSERT_TRUE(
+        RawSend(*stub, Heartbeat(m->node_id, BadlySigned(StatementAt(
+                                                 ValidatorKey(9), m->node_id,
+                                                 NowMs() - i))))
+            .ok());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const uint64_t checked = b.t->counters().statements_checked;
+  std::printf("%d changed statements in %.2f s: %llu verified\n", kStatements,
+              seconds, static_cast<unsigned long long>(checked));
+  EXPECT_GE(checked, 1u);
+  EXPECT_LE(checked, static_cast<uint64_t>(seconds) + 1);
+  EXPECT_LT(checked, static_cast<uint64_t>(kStatements));
+}
+
+TEST(TlsValidatorTest, ANewPeersStatementIsVerifiedOnce) {
+  Judge b;
+  ASSERT_NE(b.t, nullptr);
+  const std::shared_ptr<const TlsIdentity> v = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      TlsStub(b.t->port(), *v);
+  ASSERT_TRUE(
+      RawSend(*stub, Heartbeat(v->node_id, StatementAt(ValidatorKey(9),
+                                                       v->node_id, NowMs())))
+          .ok());
+  EXPECT_EQ(b.t->counters().statements_checked, 1u);
+  EXPECT_EQ(b.t->BondedValidatorOf(v->node_id),
+            crypto::Secp256k1PublicKeyOf(ValidatorKey(9)));
+}
+
+// A statement proves a key only while its time is near: a peer that stops
+// sending fresh ones stops being a validator (regression: the key stayed
+// with the link for good).
+TEST(TlsValidatorTest, AStatementGoesStaleWithoutAFreshOne) {
+  Judge b;
+  ASSERT_NE(b.t, nullptr);
+  // A connected peer whose every message carries one statement, signed
+  // long ago: stale in about 1.5 s.
+  const std::shared_ptr<const TlsIdentity> v_tls = Identity();
+  const int64_t signed_at = NowMs() - kValidatorStatementMaxSkewMs + 1500;
+  TransportOptions vo = Options(v_tls);
+  vo.shard_id = "root";
+  vo.validator_statement = [id = v_tls->node_id, signed_at] {
+    const std::string s = StatementAt(ValidatorKey(9), id, signed_at);
+    return Bytes(s.begin(), s.end());
+  };
+  Counter vh;
+  absl::StatusOr<std::unique_ptr<Transport>> v =
+      Transport::Start(vo, &vh, nullptr);
+  ASSERT_TRUE(v.ok()) << v.status();
+  ASSERT_TRUE((*v)->AddPeer(b.t->self()));
+  ASSERT_TRUE(Eventually([&] {
+    return b.t->ValidatorOf(v_tls->node_id).has_value();
+  })) << "the statement was not taken while fresh";
+  EXPECT_TRUE(
+      Eventually([&] { return !b.t->ValidatorOf(v_tls->node_id).has_value(); },
+                 std::chrono::seconds(10)))
+      << "a stale statement still proves the key";
+  EXPECT_FALSE(b.t->BondedValidatorOf(v_tls->node_id).has_value());
+  EXPECT_TRUE(Contains(b.t->Connected(), v_tls->node_id))
+      << "the peer is still there, only no validator";
+  EXPECT_TRUE(Eventually([&] {
+    return b.t->counters().statements_refused >= 1;
+  })) << "its repeats are refused once stale";
+}
+
+TEST(TlsValidatorTest, BondednessIsJudgedAgainWhenAsked) {
+  Judge b;
+  ASSERT_NE(b.t, nullptr);
+  const std::shared_ptr<const TlsIdentity> v = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      TlsStub(b.t->port(), *v);
+  ASSERT_TRUE(
+      RawSend(*stub, Heartbeat(v->node_id, StatementAt(ValidatorKey(9),
+                                                       v->node_id, NowMs())))
+          .ok());
+  const crypto::Secp256k1PublicKey key =
+      crypto::Secp256k1PublicKeyOf(ValidatorKey(9));
+  EXPECT_EQ(b.t->BondedValidatorOf(v->node_id), key);
+  b.bonded = false;  // e.g. unbonded at a newer finalized block
+  EXPECT_FALSE(b.t->BondedValidatorOf(v->node_id).has_value());
+  EXPECT_EQ(b.t->ValidatorOf(v->node_id), key) << "still that validator";
+  b.bonded = true;
+  EXPECT_EQ(b.t->BondedValidatorOf(v->node_id), key);
+}
+
 // Sybil pressure: keys are free, so a node id proves nothing about
 // usefulness; slots for bonded validators stay free for them.
 TEST(TlsSybilTest, FreshIdentitiesCannotCrowdOutABondedValidator) {
@@ -428,7 +687,8 @@ TEST(TlsSybilTest, FreshIdentitiesCannotCrowdOutABondedValidator) {
     return k == bonded;
   };
   Counter bh;
-  absl::StatusOr<std::unique_ptr<Transport>> b = Transport::Start(bo, &bh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> b =
+      Transport::Start(bo, &bh, nullptr);
   ASSERT_TRUE(b.ok()) << b.status();
 
   constexpr int kSybils = 20;
@@ -455,7 +715,8 @@ TEST(TlsSybilTest, FreshIdentitiesCannotCrowdOutABondedValidator) {
   TransportOptions vo = Options(v_tls);
   vo.validator_statement = Statements(ValidatorKey(9), v_tls->node_id, "root");
   Counter vh;
-  absl::StatusOr<std::unique_ptr<Transport>> v = Transport::Start(vo, &vh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> v =
+      Transport::Start(vo, &vh, nullptr);
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_TRUE((*v)->AddPeer((*b)->self()));
   ASSERT_TRUE(Eventually([&] {
@@ -476,7 +737,8 @@ TEST(TlsSybilTest, AValidatorAtAFullTableTakesTheSlotOfAnotherPeer) {
     return k == bonded;
   };
   Counter bh;
-  absl::StatusOr<std::unique_ptr<Transport>> b = Transport::Start(bo, &bh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> b =
+      Transport::Start(bo, &bh, nullptr);
   ASSERT_TRUE(b.ok()) << b.status();
   std::vector<std::unique_ptr<::routing::TransportLayer::Stub>> stubs;
   for (int i = 0; i < 2; ++i) {
@@ -492,7 +754,8 @@ TEST(TlsSybilTest, AValidatorAtAFullTableTakesTheSlotOfAnotherPeer) {
   TransportOptions vo = Options(v_tls);
   vo.validator_statement = Statements(ValidatorKey(9), v_tls->node_id, "root");
   Counter vh;
-  absl::StatusOr<std::unique_ptr<Transport>> v = Transport::Start(vo, &vh, nullptr);
+  absl::StatusOr<std::unique_ptr<Transport>> v =
+      Transport::Start(vo, &vh, nullptr);
   ASSERT_TRUE(v.ok()) << v.status();
   ASSERT_TRUE((*v)->AddPeer((*b)->self()));
   ASSERT_TRUE(Eventually([&] {
@@ -500,6 +763,44 @@ TEST(TlsSybilTest, AValidatorAtAFullTableTakesTheSlotOfAnotherPeer) {
   })) << "the validator found no room";
   EXPECT_EQ((*b)->counters().peers_evicted, 1u);
   EXPECT_EQ((*b)->Known().size(), 2u);
+}
+
+// Peers without a slot at a full table may each present a statement to
+// claim a reserved one: verifying those is rate-limited overall, so fresh
+// identities cannot make the node verify signatures without bound.
+TEST(TlsSybilTest, StatementChecksOfPeersWithoutASlotAreRateLimited) {
+  Judge b(/*max_peers=*/2, /*reserved=*/1, /*slotless_checks_per_second=*/2);
+  ASSERT_NE(b.t, nullptr);
+  const std::shared_ptr<const TlsIdentity> filler = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> filler_stub =
+      TlsStub(b.t->port(), *filler);
+  ASSERT_TRUE(RawSend(*filler_stub, Heartbeat(filler->node_id, "")).ok());
+
+  constexpr int kSybils = 60;
+  const auto start = std::chrono::steady_clock::now();
+  int refused = 0;
+  for (int i = 0; i < kSybils; ++i) {
+    const std::shared_ptr<const TlsIdentity> sybil = Identity();
+    std::unique_ptr<::routing::TransportLayer::Stub> stub =
+        TlsStub(b.t->port(), *sybil);
+    const std::string bad =
+        BadlySigned(StatementAt(ValidatorKey(9), sybil->node_id, NowMs()));
+    if (RawSend(*stub, Heartbeat(sybil->node_id, bad)).error_code() ==
+        grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++refused;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  const uint64_t checked = b.t->counters().statements_checked;
+  std::printf("%d sybils in %.2f s: %llu statements verified\n", kSybils,
+              seconds, static_cast<unsigned long long>(checked));
+  EXPECT_EQ(refused, kSybils);
+  // The bucket: 2 at once, then 2 a second.
+  EXPECT_GE(checked, 2u);
+  EXPECT_LE(checked, static_cast<uint64_t>(2 + 2 * seconds + 1));
+  EXPECT_EQ(b.t->Known().size(), 1u);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@ constexpr std::chrono::seconds kCallTimeout{10};
 // heartbeats from the transport under test simply fail.
 constexpr uint32_t kDeadPort = 1;
 
+using rnode::testing::FastTransportOptions;
 // A 20-byte id: `first`, zeros, `last`.
 using rnode::testing::NodeIdOf;
 
@@ -59,14 +60,8 @@ bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {
 // Options for a test transport: fast heartbeats and reconnections, short
 // timeouts (a peer that is gone is noticed within a second).
 TransportOptions Options(uint8_t id) {
-  TransportOptions o;
-  o.self = PeerNode{NodeIdOf(id), "127.0.0.1", 0, 40404};
-  o.network_id = kNetwork;
-  o.heartbeat_interval = milliseconds(150);
-  o.reconnect_min = milliseconds(50);
-  o.reconnect_max = milliseconds(200);
-  o.network_timeout = milliseconds(2000);
-  return o;
+  return FastTransportOptions(PeerNode{NodeIdOf(id), "127.0.0.1", 0, 40404},
+                              kNetwork);
 }
 
 // Records what a transport hands to its handler; can hold back small or
@@ -469,10 +464,11 @@ TEST(TransportPacketTest, SendNowReturnsOnceThePeerHoldsThePacket) {
   EXPECT_EQ(b->t().counters().packets_in, 1u);
   ASSERT_TRUE(b->handler.AwaitPackets(1));
   EXPECT_EQ(b->handler.packets()[0].content, "held");
-  EXPECT_EQ(a->t()
-                .SendNow(NodeIdOf(9), "Deploy", "x", std::chrono::milliseconds(100))
-                .code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      a->t()
+          .SendNow(NodeIdOf(9), "Deploy", "x", std::chrono::milliseconds(100))
+          .code(),
+      absl::StatusCode::kNotFound);
 }
 
 TEST(TransportPacketTest, HandlerDeclinesOrTakesAPacketBeforeTheAnswer) {
@@ -1017,17 +1013,18 @@ TEST_F(TransportMalformedTest, PacketWithABadTypeIdIsInvalidArgument) {
 
 TEST_F(TransportMalformedTest, UnaryAboveTheLimitIsResourceExhausted) {
   // At the limit: taken.
-  EXPECT_TRUE(RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(64 << 10, 5))).ok());
+  EXPECT_TRUE(
+      RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(64 << 10, 5))).ok());
   ASSERT_TRUE(b_->handler.AwaitPackets(1));
   // Above it, though below the chunk size the server also reads: refused
   // (regression: the limit was max(max_unary_bytes, chunk_bytes)).
-  EXPECT_EQ(
-      RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(80 << 10, 6))).error_code(),
-      grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(80 << 10, 6)))
+                .error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
   // Far above anything the server reads.
-  EXPECT_EQ(
-      RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(2 << 20, 7))).error_code(),
-      grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(2 << 20, 7)))
+                .error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(b_->t().counters().packets_in, 1u);
   EXPECT_EQ(b_->handler.packets().size(), 1u);
 }
@@ -1042,10 +1039,10 @@ TEST_F(TransportMalformedTest, StreamStartingWithDataIsInvalidArgument) {
 }
 
 TEST_F(TransportMalformedTest, StreamAnnouncingMoreThanTheLimitIsRefused) {
-  EXPECT_EQ(
-      RawStream(*stub_, {HeaderChunk(NodeIdOf(7), (64 << 10) + 1), DataChunk("abc")})
-          .error_code(),
-      grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(NodeIdOf(7), (64 << 10) + 1),
+                               DataChunk("abc")})
+                .error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(RawStream(*stub_, {HeaderChunk(NodeIdOf(7), -1)}).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(malformed(), 2u);
@@ -1062,11 +1059,11 @@ TEST_F(TransportMalformedTest, StreamForAnotherNetworkIsPermissionDenied) {
 
 TEST_F(TransportMalformedTest, WellFormedRawStreamIsDelivered) {
   ::routing::TLResponse resp;
-  ASSERT_TRUE(
-      RawStream(*stub_,
-                {HeaderChunk(NodeIdOf(7), 6), DataChunk("abc"), DataChunk("def")},
-                &resp)
-          .ok());
+  ASSERT_TRUE(RawStream(*stub_,
+                        {HeaderChunk(NodeIdOf(7), 6), DataChunk("abc"),
+                         DataChunk("def")},
+                        &resp)
+                  .ok());
   EXPECT_TRUE(resp.has_ack());
   ASSERT_TRUE(b_->handler.AwaitPackets(1));
   EXPECT_EQ(b_->handler.packets()[0].content, "abcdef");
@@ -1173,9 +1170,9 @@ TEST(TransportLimitsTest, FullPeerTableRefusesAnotherSender) {
   auto stub = RawStub(b->t().port());
   EXPECT_EQ(RawSend(*stub, Heartbeat(NodeIdOf(7))).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(
-      RawStream(*stub, {HeaderChunk(NodeIdOf(7), 3), DataChunk("abc")}).error_code(),
-      grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(RawStream(*stub, {HeaderChunk(NodeIdOf(7), 3), DataChunk("abc")})
+                .error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_FALSE(b->t().AddPeer(RawPeer(NodeIdOf(8))));
   EXPECT_EQ(b->t().Known(), std::vector<PeerNode>{a->t().self()});
   // The known peer still gets through.

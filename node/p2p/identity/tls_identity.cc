@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "crypto/node_id.h"
+#include "crypto/openssl_ptr.h"
 #include "node/p2p/identity/key_file.h"
 #include "node/p2p/peer.h"
 #include "util/status_macros.h"
@@ -24,24 +25,10 @@
 namespace rnode::node::p2p {
 namespace {
 
-struct BioFree {
-  void operator()(BIO* p) const { BIO_free(p); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct X509Free {
-  void operator()(X509* p) const { X509_free(p); }
-};
-struct ExtensionFree {
-  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
-};
-struct BignumFree {
-  void operator()(BIGNUM* p) const { BN_free(p); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, PkeyFree>;
-using X509Ptr = std::unique_ptr<X509, X509Free>;
+using crypto::BioPtr;
+using crypto::PemReader;
+using crypto::PkeyPtr;
+using crypto::X509Ptr;
 
 // Validity of a new certificate. Peers do not check dates (there is no
 // CA; the key is the identity), but tools that print the certificate do.
@@ -58,28 +45,25 @@ struct ClearOpenSslErrors {
 // prompt on the terminal.
 int NoPassword(char*, int, int, void*) { return 0; }
 
-BioPtr Reader(std::string_view pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
 absl::StatusOr<std::string> BioText(BIO* bio, std::string_view what) {
   char* data = nullptr;
   const long len = BIO_get_mem_data(bio, &data);
   if (len <= 0 || data == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot encode ", std::string(what), " as PEM"));
+    return absl::InternalError(
+        absl::StrCat("cannot encode ", std::string(what), " as PEM"));
   }
   return std::string(data, static_cast<size_t>(len));
 }
 
 PkeyPtr ReadPrivateKey(std::string_view pem) {
-  BioPtr bio = Reader(pem);
+  BioPtr bio = PemReader(pem);
   if (bio == nullptr) return nullptr;
-  return PkeyPtr(PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword,
-                                         nullptr));
+  return PkeyPtr(
+      PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassword, nullptr));
 }
 
 X509Ptr ReadCertificate(std::string_view pem) {
-  BioPtr bio = Reader(pem);
+  BioPtr bio = PemReader(pem);
   if (bio == nullptr) return nullptr;
   return X509Ptr(PEM_read_bio_X509(bio.get(), nullptr, NoPassword, nullptr));
 }
@@ -129,7 +113,7 @@ absl::Status NameCertificate(X509* cert, const std::string& name) {
   X509V3_CTX ctx;
   X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
   const std::string san = absl::StrCat("DNS:", name);
-  std::unique_ptr<X509_EXTENSION, ExtensionFree> ext(
+  crypto::X509ExtensionPtr ext(
       X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, san.c_str()));
   if (ext == nullptr || X509_add_ext(cert, ext.get(), -1) != 1) {
     return absl::InternalError("cannot add the certificate's subjectAltName");
@@ -140,7 +124,7 @@ absl::Status NameCertificate(X509* cert, const std::string& name) {
 // A random positive 63-bit serial: certificates of one key made twice
 // differ, as tools expect.
 absl::Status SetSerial(X509* cert) {
-  std::unique_ptr<BIGNUM, BignumFree> serial(BN_new());
+  crypto::BignumPtr serial(BN_new());
   if (serial == nullptr ||
       BN_rand(serial.get(), 63, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY) != 1 ||
       BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert)) ==
@@ -204,9 +188,9 @@ absl::StatusOr<TlsIdentity> TlsIdentityFromPem(std::string key_pem,
         absl::StrCat("certificate: ", cert_id.status().message()));
   }
   if (*cert_id != *key_id) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the certificate is for node ", HexEncode(*cert_id),
-        ", not for the key's node ", HexEncode(*key_id)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the certificate is for node ", HexEncode(*cert_id),
+                     ", not for the key's node ", HexEncode(*key_id)));
   }
   TlsIdentity identity;
   identity.key_pem = std::move(key_pem);

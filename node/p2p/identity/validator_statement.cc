@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "crypto/hash.h"
+#include "util/status_macros.h"
 
 namespace rnode::node::p2p {
 namespace {
@@ -44,9 +45,9 @@ Hash32 Digest(const ValidatorStatement& s) {
 
 absl::Status CheckName(std::string_view what, std::string_view name) {
   if (name.empty() || name.size() > kMaxStatementNameBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        std::string(what), " of ", name.size(), " bytes; 1 to ",
-        kMaxStatementNameBytes, " allowed"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(what), " of ", name.size(), " bytes; 1 to ",
+                     kMaxStatementNameBytes, " allowed"));
   }
   return absl::OkStatus();
 }
@@ -116,9 +117,9 @@ absl::StatusOr<ValidatorStatement> DecodeValidatorStatement(ByteView bytes) {
     return absl::InvalidArgumentError("an empty validator statement");
   }
   if (version[0] != kValidatorStatementVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "validator statement version ", version[0], " is not ",
-        kValidatorStatementVersion));
+    return absl::InvalidArgumentError(
+        absl::StrCat("validator statement version ", version[0], " is not ",
+                     kValidatorStatementVersion));
   }
   if (!r.Take(kNodeIdLength, &id) || !r.Take(8, &time) ||
       !r.Name(&s.network_id) || !r.Name(&s.shard_id) ||
@@ -153,34 +154,39 @@ absl::Status CheckValidatorStatement(const ValidatorStatement& statement,
                                      int64_t max_skew_ms) {
   if (!std::equal(statement.node_id.begin(), statement.node_id.end(),
                   proven_node_id.begin(), proven_node_id.end())) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "the statement is for node ", HexEncode(statement.node_id),
-        ", not for the proven node ", HexEncode(proven_node_id)));
+    return absl::PermissionDeniedError(
+        absl::StrCat("the statement is for node ", HexEncode(statement.node_id),
+                     ", not for the proven node ", HexEncode(proven_node_id)));
   }
   if (statement.network_id != network_id || statement.shard_id != shard_id) {
     return absl::PermissionDeniedError(
         absl::StrCat("the statement is for network '", statement.network_id,
                      "' shard '", statement.shard_id, "'"));
   }
-  // Differences computed without overflow for any two int64 times.
-  const bool too_far =
-      statement.time_ms > now_ms
-          ? static_cast<uint64_t>(statement.time_ms) -
-                    static_cast<uint64_t>(now_ms) >
-                static_cast<uint64_t>(max_skew_ms)
-          : static_cast<uint64_t>(now_ms) -
-                    static_cast<uint64_t>(statement.time_ms) >
-                static_cast<uint64_t>(max_skew_ms);
-  if (too_far) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "the statement's time ", statement.time_ms, " is more than ",
-        max_skew_ms, " ms from ", now_ms));
-  }
+  RETURN_IF_ERROR(
+      CheckValidatorStatementTime(statement.time_ms, now_ms, max_skew_ms));
   absl::StatusOr<bool> ok = crypto::Secp256k1VerifyCompact(
       Digest(statement), statement.signature, statement.validator);
   if (!ok.ok() || !*ok) {
     return absl::PermissionDeniedError(
         "the statement's signature does not verify");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckValidatorStatementTime(int64_t time_ms, int64_t now_ms,
+                                         int64_t max_skew_ms) {
+  // Differences computed without overflow for any two int64 times.
+  const bool too_far =
+      time_ms > now_ms
+          ? static_cast<uint64_t>(time_ms) - static_cast<uint64_t>(now_ms) >
+                static_cast<uint64_t>(max_skew_ms)
+          : static_cast<uint64_t>(now_ms) - static_cast<uint64_t>(time_ms) >
+                static_cast<uint64_t>(max_skew_ms);
+  if (too_far) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("the statement's time ", time_ms, " is more than ",
+                     max_skew_ms, " ms from ", now_ms));
   }
   return absl::OkStatus();
 }

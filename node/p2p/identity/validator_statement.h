@@ -76,12 +76,17 @@ absl::StatusOr<ValidatorStatement> DecodeValidatorStatement(ByteView bytes);
 // signature does not verify, the node id is not the proven one, the network
 // or shard differs, or its time is more than max_skew_ms from now_ms. The
 // validator's bond is the caller's check.
-absl::Status CheckValidatorStatement(const ValidatorStatement& statement,
-                                     ByteView proven_node_id,
-                                     std::string_view network_id,
-                                     std::string_view shard_id, int64_t now_ms,
-                                     int64_t max_skew_ms =
-                                         kValidatorStatementMaxSkewMs);
+absl::Status CheckValidatorStatement(
+    const ValidatorStatement& statement, ByteView proven_node_id,
+    std::string_view network_id, std::string_view shard_id, int64_t now_ms,
+    int64_t max_skew_ms = kValidatorStatementMaxSkewMs);
+
+// The time part of CheckValidatorStatement: PermissionDenied when time_ms
+// is more than max_skew_ms from now_ms (computed without overflow for any
+// two times). For a statement already checked whose time is asked again.
+absl::Status CheckValidatorStatementTime(
+    int64_t time_ms, int64_t now_ms,
+    int64_t max_skew_ms = kValidatorStatementMaxSkewMs);
 
 }  // namespace rnode::node::p2p
 

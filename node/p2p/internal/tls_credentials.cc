@@ -83,7 +83,8 @@ class PinnedIdVerifier final : public ExternalCertificateVerifier {
 std::shared_ptr<grpc::ServerCredentials> ServerCredentialsFor(
     const TlsIdentity* identity) {
   if (identity == nullptr) return grpc::InsecureServerCredentials();
-  grpc::experimental::TlsServerCredentialsOptions options(ProviderOf(*identity));
+  grpc::experimental::TlsServerCredentialsOptions options(
+      ProviderOf(*identity));
   options.watch_identity_key_cert_pairs();
   // No CA: the client's certificate is not checked against a root, but TLS
   // still requires it and proves the client holds its key. The id is read
@@ -121,8 +122,8 @@ absl::StatusOr<Bytes> ProvenPeerId(const grpc::ServerContext& ctx) {
   if (certs.empty()) {
     return absl::UnauthenticatedError("the call carries no peer certificate");
   }
-  absl::StatusOr<Bytes> id =
-      IdOfPeerCertificate(std::string(certs.front().data(), certs.front().size()));
+  absl::StatusOr<Bytes> id = IdOfPeerCertificate(
+      std::string(certs.front().data(), certs.front().size()));
   if (!id.ok()) {
     return absl::UnauthenticatedError(
         absl::StrCat("peer certificate: ", id.status().message()));

@@ -25,12 +25,14 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/impl/service_type.h"
 #include "node/p2p/chunker.h"
+#include "node/p2p/identity/validator_statement.h"
 #include "node/p2p/internal/transport_metrics.h"
 #include "node/p2p/peer.h"
 #include "node/p2p/transport.h"
 #include "routing.pb.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
+#include "util/token_bucket.h"
 
 namespace rnode::node::p2p {
 
@@ -62,9 +64,25 @@ inline constexpr size_t kEnvelopeBytes = 4096;
 // How long this node's validator statement is reused before a fresh one
 // is signed: well inside the receivers' kValidatorStatementMaxSkewMs.
 inline constexpr std::chrono::seconds kStatementRefresh{60};
+// A peer's statement that differs from the last one verified for it is
+// verified at most this often (an honest one changes every
+// kStatementRefresh); until then it is ignored and the earlier verdict
+// stands. Bounds the signature checks one peer can cause.
+inline constexpr std::chrono::seconds kStatementCheckInterval{1};
 // How a declined packet's answer starts (PacketHandler::TakeNow); the
 // peer's reason follows.
 inline constexpr char kDeclinedPrefix[] = "declined: ";
+// Bans kept at most, per kind (ids, hosts): fresh ids cost an attacker
+// nothing, so the lists are bounded, not only timed.
+inline constexpr size_t kMaxBans = 4096;
+
+
+// The wall clock in Unix milliseconds (validator statements' times).
+inline int64_t UnixNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // What an isolated transport (Transport::SetIsolated) answers and fails with.
 inline absl::Status IsolatedError() {
@@ -105,14 +123,24 @@ struct Link {
   bool connected ABSL_GUARDED_BY(mu) = false;
   // The validator key this peer has proven to run at it (ValidatorOf).
   std::optional<crypto::Secp256k1PublicKey> validator ABSL_GUARDED_BY(mu);
-  // The encoded statement that proved it (a repeat is not checked again).
+  // The last statement verified for this peer, accepted (statement_ok,
+  // with its time) or refused, and when: the same bytes again are not
+  // verified again (an accepted one's time is checked again), different
+  // ones at most once per kStatementCheckInterval.
   std::string statement ABSL_GUARDED_BY(mu);
+  bool statement_ok ABSL_GUARDED_BY(mu) = false;
+  int64_t statement_time_ms ABSL_GUARDED_BY(mu) = 0;
+  Clock::time_point statement_checked ABSL_GUARDED_BY(mu){};
   // A proven bonded validator: holds a reserved slot (read by Ensure under
-  // the table's lock, so not under mu).
+  // the table's lock, so not under mu). Judged when its statement is, and
+  // again by BondedValidatorOf.
   std::atomic<bool> reserved{false};
   // When this peer was last heard from or answered (steady clock, ns):
   // the least recently heard other peer makes room for a validator.
   std::atomic<int64_t> last_heard_ns{0};
+  // The IP address this peer's last inbound call came from (empty before
+  // one): banned with its id when it is punished.
+  std::string last_host ABSL_GUARDED_BY(mu);
   // Consecutive failed sends while connected.
   int failures ABSL_GUARDED_BY(mu) = 0;
   // Consecutive failed handshakes while disconnected.
@@ -142,7 +170,9 @@ struct Transport::Impl final {
       : options(o),
         handler(h),
         out_global(std::make_shared<Budget>(o.outbound_stream_bytes)),
-        in_global(std::make_shared<Budget>(o.inbound_stream_bytes)) {}
+        in_global(std::make_shared<Budget>(o.inbound_stream_bytes)),
+        slotless_checks(o.slotless_statement_checks_per_second,
+                        o.slotless_statement_checks_per_second) {}
 
   const TransportOptions options;
   PacketHandler* const handler;
@@ -150,6 +180,8 @@ struct Transport::Impl final {
   P2pMetrics m;
   const std::shared_ptr<Budget> out_global;
   const std::shared_ptr<Budget> in_global;
+  // Statement checks for peers without a slot (HandleSend; options).
+  TokenBucket slotless_checks;
   // The routing service (transport_server.cc) and the server serving it;
   // the service outlives the server.
   class RoutingService;
@@ -160,15 +192,19 @@ struct Transport::Impl final {
   // Counters (also the tests' view).
   std::atomic<uint64_t> packets_in{0}, streams_in{0}, packets_out{0},
       streams_out{0}, busy_in{0}, busy_out{0}, declined_in{0}, declined_out{0},
-      malformed{0}, impersonations{0}, statements_refused{0}, peers_refused{0},
-      peers_evicted{0}, send_failures{0}, disconnects{0};
+      malformed{0}, impersonations{0}, hosts_banned{0}, statements_checked{0},
+      statements_refused{0}, peers_refused{0}, peers_evicted{0},
+      send_failures{0}, disconnects{0};
   // Fault injection (Transport::SetIsolated).
   std::atomic<bool> isolated{false};
 
   Mutex mu;
   bool stopped ABSL_GUARDED_BY(mu) = false;
   std::map<Bytes, std::shared_ptr<Link>> links ABSL_GUARDED_BY(mu);
+  // Banned ids and hosts (IP addresses), each until its expiry; each map
+  // holds at most kMaxBans (the soonest to expire go first).
   std::map<Bytes, Clock::time_point> banned ABSL_GUARDED_BY(mu);
+  std::map<std::string, Clock::time_point> banned_hosts ABSL_GUARDED_BY(mu);
   // Links taken out of the table whose threads the reaper joins.
   std::vector<std::shared_ptr<Link>> dead ABSL_GUARDED_BY(mu);
 
@@ -197,6 +233,8 @@ struct Transport::Impl final {
   // Queues a connect or disconnect for the small dispatcher, and counts it.
   void Announce(const std::shared_ptr<Link>& link, bool connected);
   bool IsBanned(ByteView id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Whether `host` (an IP address; empty: unknown) is banned.
+  bool IsHostBanned(const std::string& host) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // The link of `id`; null when it is not known.
   std::shared_ptr<Link> Find(ByteView id);
   // The link of `peer`, made (and its threads started) when new. Null for
@@ -221,8 +259,11 @@ struct Transport::Impl final {
   void SendFailed(const std::shared_ptr<Link>& link);
   // Joins the threads of the links Drop() took out, until stopped.
   void ReaperLoop();
-  // Transport::Punish: disconnects, forgets and bans `id` for options.ban.
-  void Punish(ByteView id, std::string_view reason);
+  // Transport::Punish: disconnects, forgets and bans `id` for options.ban,
+  // and the host its calls come from: `host` when given (the call being
+  // answered), else the link's last_host (options.ban_loopback_hosts).
+  void Punish(ByteView id, std::string_view reason,
+              const std::string& host = {});
   // Transport::Stop: the server, every link's threads, the reaper and the
   // dispatchers, in that order; queued events are discarded. Idempotent.
   void StopAll();
@@ -246,15 +287,24 @@ struct Transport::Impl final {
   mutable std::string statement ABSL_GUARDED_BY(statement_mu);
   mutable Clock::time_point statement_made ABSL_GUARDED_BY(statement_mu);
   // The validator key a statement proves for `proven_id` (decoded and
-  // checked for this network and shard, now); the reason when it does not.
-  absl::StatusOr<crypto::Secp256k1PublicKey> CheckStatement(
-      ByteView proven_id, const std::string& encoded) const;
-  // Whether `encoded` proves that `proven_id` runs a bonded validator
-  // (options.is_bonded_validator); false without the predicate.
-  bool IsBondedValidator(ByteView proven_id, const std::string& encoded) const;
-  // Records the validator statement `encoded` from `link`'s peer (proven
-  // as link->node.id): its key becomes the link's validator when it
-  // checks; otherwise counted, and the link's earlier validator is kept.
+  // checked for this network and shard, now, its signature verified:
+  // counted in statements_checked); the reason when it does not (counted
+  // in statements_refused).
+  absl::StatusOr<ValidatorStatement> CheckStatement(ByteView proven_id,
+                                                    const std::string& encoded);
+  // Whether `key` is bonded (options.is_bonded_validator; false without).
+  bool IsBonded(const crypto::Secp256k1PublicKey& key) const;
+  // Records the verdict `checked` on the statement `encoded` of `link`'s
+  // peer: an accepted statement's key becomes the link's validator
+  // (reserved when bonded); after a refusal the link's earlier validator
+  // stands.
+  void RecordStatement(const std::shared_ptr<Link>& link,
+                       const std::string& encoded,
+                       const absl::StatusOr<ValidatorStatement>& checked);
+  // Takes the validator statement `encoded` from `link`'s peer (proven as
+  // link->node.id): verified and recorded unless it repeats the last one
+  // verified for the link (then only an accepted one's time is checked) or
+  // differs from it within kStatementCheckInterval (then ignored).
   void TakeStatement(const std::shared_ptr<Link>& link,
                      const std::string& encoded);
 

@@ -1,10 +1,14 @@
 // The transport's link table and each link's life cycle: made on first
 // contact, connected and disconnected, banned, dropped and reaped, and all
 // stopped at the end.
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "node/p2p/internal/transport_impl.h"
 #include "util/logging.h"
 
@@ -35,6 +39,17 @@ bool Transport::Impl::IsBanned(ByteView id) {
   return true;
 }
 
+bool Transport::Impl::IsHostBanned(const std::string& host) {
+  if (host.empty()) return false;
+  auto it = banned_hosts.find(host);
+  if (it == banned_hosts.end()) return false;
+  if (Clock::now() >= it->second) {
+    banned_hosts.erase(it);
+    return false;
+  }
+  return true;
+}
+
 std::shared_ptr<Link> Transport::Impl::Find(ByteView id) {
   MutexLock lock(&mu);
   auto it = links.find(Bytes(id.begin(), id.end()));
@@ -54,13 +69,14 @@ std::shared_ptr<Link> Transport::Impl::EvictionCandidate() {
 }
 
 std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
-                                              bool persistent,
-                                              bool validator) {
+                                              bool persistent, bool validator) {
   if (peer.id == self.id) return nullptr;
   std::shared_ptr<Link> evicted;
   {
     MutexLock lock(&mu);
-    if (stopped || IsBanned(peer.id)) return nullptr;
+    if (stopped || IsBanned(peer.id) || IsHostBanned(peer.host)) {
+      return nullptr;
+    }
     auto it = links.find(peer.id);
     if (it != links.end()) return it->second;
     if (validator && links.size() >= options.max_peers) {
@@ -75,7 +91,7 @@ std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
     Drop(evicted);
   }
   MutexLock lock(&mu);
-  if (stopped || IsBanned(peer.id)) return nullptr;
+  if (stopped || IsBanned(peer.id) || IsHostBanned(peer.host)) return nullptr;
   auto it = links.find(peer.id);
   if (it != links.end()) return it->second;
   size_t others = 0;
@@ -180,23 +196,52 @@ void Transport::Impl::ReaperLoop() {
   }
 }
 
-void Transport::Impl::Punish(ByteView id, std::string_view reason) {
+namespace {
+
+// Adds `key` to `bans` until `until`, keeping at most internal::kMaxBans:
+// expired ones go first, then the soonest to expire.
+template <typename Key>
+void AddBan(std::map<Key, Clock::time_point>& bans, Key key,
+            Clock::time_point until) {
+  bans[std::move(key)] = until;
+  if (bans.size() <= internal::kMaxBans) return;
+  const auto now = Clock::now();
+  std::erase_if(bans, [now](const auto& b) { return b.second <= now; });
+  while (bans.size() > internal::kMaxBans) {
+    bans.erase(std::min_element(
+        bans.begin(), bans.end(),
+        [](const auto& a, const auto& b) { return a.second < b.second; }));
+  }
+}
+
+}  // namespace
+
+void Transport::Impl::Punish(ByteView id, std::string_view reason,
+                             const std::string& host) {
   ++malformed;
   P2pMetrics::Inc(m.malformed);
-  Log("p2p")->warn("peer {} refused for {} ms: {}", HexEncode(id),
+  std::shared_ptr<Link> link = Find(id);
+  std::string from = host;
+  if (from.empty() && link != nullptr) {
+    MutexLock lock(&link->mu);
+    from = link->last_host;
+  }
+  const bool ban_host = !from.empty() && (options.ban_loopback_hosts ||
+                                          !IsLoopbackAddress(from));
+  Log("p2p")->warn("peer {}{} refused for {} ms: {}", HexEncode(id),
+                   ban_host ? absl::StrCat(" and host ", from) : std::string(),
                    options.ban.count(), reason);
   {
     MutexLock lock(&mu);
-    banned[Bytes(id.begin(), id.end())] = Clock::now() + options.ban;
-    // The ban list is bounded like the table.
-    if (banned.size() > 4 * options.max_peers) {
-      const auto now = Clock::now();
-      for (auto it = banned.begin(); it != banned.end();) {
-        it = it->second <= now ? banned.erase(it) : std::next(it);
-      }
-    }
+    const auto until = Clock::now() + options.ban;
+    AddBan(banned, Bytes(id.begin(), id.end()), until);
+    if (ban_host) AddBan(banned_hosts, from, until);
   }
-  if (std::shared_ptr<Link> link = Find(id)) Drop(link);
+  if (ban_host) {
+    ++hosts_banned;
+    P2pMetrics::Inc(m.hosts_banned);
+  }
+  if (link != nullptr) Drop(link);
 }
 
 void Transport::Impl::StopAll() {

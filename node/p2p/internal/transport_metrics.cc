@@ -45,7 +45,15 @@ absl::Status P2pMetrics::Register(metrics::Registry* r) {
            counter(&impersonations, "p2p_impersonations_total",
                    "inbound calls refused: the header named a sender other "
                    "than the node the caller's TLS certificate proves"),
-           counter(&statements_refused, "p2p_validator_statements_refused_total",
+           counter(&hosts_banned, "p2p_hosts_banned_total",
+                   "hosts (the IP address of a punished peer's calls) "
+                   "banned with its id; loopback hosts are exempt"),
+           counter(&statements_checked,
+                   "p2p_validator_statements_checked_total",
+                   "validator statements from peers whose signature was "
+                   "verified (a repeat of a peer's last one is not)"),
+           counter(&statements_refused,
+                   "p2p_validator_statements_refused_total",
                    "validator statements from peers that did not check "
                    "(malformed, another node or shard, stale, bad signature)"),
            counter(&peers_refused, "p2p_peers_refused_total",

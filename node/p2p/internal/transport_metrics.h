@@ -23,6 +23,8 @@ struct P2pMetrics {
   metrics::Counter* declined_out = nullptr;
   metrics::Counter* malformed = nullptr;
   metrics::Counter* impersonations = nullptr;
+  metrics::Counter* hosts_banned = nullptr;
+  metrics::Counter* statements_checked = nullptr;
   metrics::Counter* statements_refused = nullptr;
   metrics::Counter* peers_refused = nullptr;
   metrics::Counter* peers_evicted = nullptr;

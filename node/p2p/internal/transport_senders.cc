@@ -67,7 +67,8 @@ std::string Transport::Impl::Statement() const {
   if (!options.validator_statement) return std::string();
   MutexLock lock(&statement_mu);
   const auto now = Clock::now();
-  if (statement.empty() || now - statement_made >= internal::kStatementRefresh) {
+  if (statement.empty() ||
+      now - statement_made >= internal::kStatementRefresh) {
     const Bytes fresh = options.validator_statement();
     statement = std::string(AsChars(fresh));
     statement_made = now;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@
 #include "node/p2p/internal/tls_credentials.h"
 #include "node/p2p/internal/transport_impl.h"
 #include "routing.grpc.pb.h"
+#include "util/status_macros.h"
 
 namespace rnode::node::p2p {
 
@@ -130,7 +132,7 @@ grpc::Status Transport::Impl::CheckSender(const grpc::ServerContext& ctx,
   if (grpc::Status s = CheckProven(ctx, p->id); !s.ok()) return s;
   {
     MutexLock lock(&mu);
-    if (IsBanned(p->id)) {
+    if (IsBanned(p->id) || IsHostBanned(HostOfGrpcPeer(ctx.peer()))) {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "banned");
     }
   }
@@ -138,54 +140,75 @@ grpc::Status Transport::Impl::CheckSender(const grpc::ServerContext& ctx,
   return grpc::Status::OK;
 }
 
-absl::StatusOr<crypto::Secp256k1PublicKey> Transport::Impl::CheckStatement(
-    ByteView proven_id, const std::string& encoded) const {
-  // Without TLS the sender's id is only claimed: nothing to bind a
-  // validator to.
-  if (options.tls == nullptr) {
-    return absl::FailedPreconditionError("no TLS: the sender is not proven");
+absl::StatusOr<ValidatorStatement> Transport::Impl::CheckStatement(
+    ByteView proven_id, const std::string& encoded) {
+  ++statements_checked;
+  P2pMetrics::Inc(m.statements_checked);
+  absl::StatusOr<ValidatorStatement> checked =
+      [&]() -> absl::StatusOr<ValidatorStatement> {
+    // Without TLS the sender's id is only claimed: nothing to bind a
+    // validator to.
+    if (options.tls == nullptr) {
+      return absl::FailedPreconditionError("no TLS: the sender is not proven");
+    }
+    ASSIGN_OR_RETURN(ValidatorStatement statement,
+                     DecodeValidatorStatement(AsBytes(encoded)));
+    RETURN_IF_ERROR(
+        CheckValidatorStatement(statement, proven_id, options.network_id,
+                                options.shard_id, internal::UnixNowMs()));
+    return statement;
+  }();
+  if (!checked.ok()) {
+    ++statements_refused;
+    P2pMetrics::Inc(m.statements_refused);
   }
-  absl::StatusOr<ValidatorStatement> statement =
-      DecodeValidatorStatement(AsBytes(encoded));
-  if (!statement.ok()) return statement.status();
-  const int64_t now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  absl::Status s = CheckValidatorStatement(
-      *statement, proven_id, options.network_id, options.shard_id, now_ms);
-  if (!s.ok()) return s;
-  return statement->validator;
+  return checked;
 }
 
-bool Transport::Impl::IsBondedValidator(ByteView proven_id,
-                                        const std::string& encoded) const {
-  if (!options.is_bonded_validator || encoded.empty()) return false;
-  absl::StatusOr<crypto::Secp256k1PublicKey> key =
-      CheckStatement(proven_id, encoded);
-  return key.ok() && options.is_bonded_validator(*key);
+bool Transport::Impl::IsBonded(const crypto::Secp256k1PublicKey& key) const {
+  return options.is_bonded_validator && options.is_bonded_validator(key);
+}
+
+void Transport::Impl::RecordStatement(
+    const std::shared_ptr<Link>& link, const std::string& encoded,
+    const absl::StatusOr<ValidatorStatement>& checked) {
+  const bool bonded = checked.ok() && IsBonded(checked->validator);
+  MutexLock lock(&link->mu);
+  link->statement = encoded;
+  link->statement_ok = checked.ok();
+  link->statement_checked = Clock::now();
+  if (!checked.ok()) return;
+  link->statement_time_ms = checked->time_ms;
+  link->validator = checked->validator;
+  link->reserved = bonded;
 }
 
 void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
                                     const std::string& encoded) {
   {
-    // A peer repeats its statement on every message: checked once.
     MutexLock lock(&link->mu);
-    if (link->validator.has_value() && link->statement == encoded) return;
+    if (link->statement == encoded) {
+      // A peer repeats its statement on every message: verified once; an
+      // accepted one is kept while its time is near enough.
+      if (link->statement_ok &&
+          !CheckValidatorStatementTime(link->statement_time_ms,
+                                       internal::UnixNowMs())
+               .ok()) {
+        link->statement_ok = false;
+        link->validator.reset();
+        link->reserved = false;
+        ++statements_refused;
+        P2pMetrics::Inc(m.statements_refused);
+      }
+      return;
+    }
+    if (link->statement_checked != Clock::time_point{} &&
+        Clock::now() - link->statement_checked <
+            internal::kStatementCheckInterval) {
+      return;
+    }
   }
-  absl::StatusOr<crypto::Secp256k1PublicKey> key =
-      CheckStatement(link->node.id, encoded);
-  if (!key.ok()) {
-    ++statements_refused;
-    P2pMetrics::Inc(m.statements_refused);
-    return;
-  }
-  const bool bonded =
-      options.is_bonded_validator && options.is_bonded_validator(*key);
-  MutexLock lock(&link->mu);
-  link->validator = *key;
-  link->statement = encoded;
-  link->reserved = bonded;
+  RecordStatement(link, encoded, CheckStatement(link->node.id, encoded));
 }
 
 void Transport::Impl::Busy(::routing::TLResponse* resp, std::string_view what) {
@@ -250,19 +273,29 @@ grpc::Status Transport::Impl::HandleSend(const grpc::ServerContext& ctx,
     Header(resp->mutable_ack()->mutable_header());
     return grpc::Status::OK;
   }
-  // A new peer's statement is checked before it takes a slot: a proven
-  // bonded validator may use the reserved ones.
-  const bool validator = Find(sender.id) == nullptr &&
-                         IsBondedValidator(sender.id, p.validator_statement());
-  std::shared_ptr<Link> link = Ensure(sender, false, validator);
+  const std::string& statement = p.validator_statement();
+  std::shared_ptr<Link> link = Ensure(sender, false);
+  if (link == nullptr && !statement.empty() && options.is_bonded_validator &&
+      slotless_checks.TryTake()) {
+    // The unreserved slots are full: a proven bonded validator may take a
+    // reserved one (its verdict is kept on the link it gets).
+    absl::StatusOr<ValidatorStatement> checked =
+        CheckStatement(sender.id, statement);
+    if (checked.ok() && IsBonded(checked->validator)) {
+      link = Ensure(sender, false, /*validator=*/true);
+      if (link != nullptr) RecordStatement(link, statement, checked);
+    }
+  }
   if (link == nullptr) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "this node takes no more peers");
   }
   MarkConnected(link);
-  if (!p.validator_statement().empty()) {
-    TakeStatement(link, p.validator_statement());
+  {
+    MutexLock lock(&link->mu);
+    link->last_host = HostOfGrpcPeer(ctx.peer());
   }
+  if (!statement.empty()) TakeStatement(link, statement);
   if (p.has_packet()) {
     std::optional<absl::Status> now =
         handler->TakeNow(sender, p.packet().typeid_(), p.packet().content());
@@ -320,9 +353,10 @@ grpc::Status Transport::Impl::HandleStream(
   }
   const PeerNode sender = *assembler.sender();
   if (grpc::Status s = CheckProven(*ctx, sender.id); !s.ok()) return s;
+  const std::string host = HostOfGrpcPeer(ctx->peer());
   {
     MutexLock lock(&mu);
-    if (IsBanned(sender.id)) {
+    if (IsBanned(sender.id) || IsHostBanned(host)) {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "banned");
     }
   }
@@ -332,6 +366,10 @@ grpc::Status Transport::Impl::HandleStream(
                         "this node takes no more peers");
   }
   MarkConnected(link);
+  {
+    MutexLock lock(&link->mu);
+    link->last_host = host;
+  }
   // The budget for the whole stream before any data is read: the wire
   // bytes and the content they become.
   const size_t content = assembler.content_length();
@@ -349,7 +387,7 @@ grpc::Status Transport::Impl::HandleStream(
   Permit held(link->in_budget, in_global, reserve);
   while (reader->Read(&chunk)) {
     if (absl::Status s = assembler.Add(chunk); !s.ok()) {
-      Punish(sender.id, std::string(s.message()));
+      Punish(sender.id, std::string(s.message()), host);
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                           std::string(s.message()));
     }
@@ -362,7 +400,7 @@ grpc::Status Transport::Impl::HandleStream(
   const std::string type_id = assembler.type_id();
   absl::StatusOr<std::string> body = std::move(assembler).Finish();
   if (!body.ok()) {
-    Punish(sender.id, std::string(body.status().message()));
+    Punish(sender.id, std::string(body.status().message()), host);
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         std::string(body.status().message()));
   }
