@@ -80,7 +80,6 @@ constexpr int kFloodWindow = 64;
 constexpr double kMaxRssGrowthBytes =
     (testing::kUnderSanitizer ? 600.0 : 200.0) * (1 << 20);
 
-
 // --- HTTP ---------------------------------------------------------------
 
 struct HttpResponse {
@@ -368,8 +367,8 @@ std::string ReadText(const std::filesystem::path& path) {
 // gives the node's id.
 void CheckTlsOnTheWire(const std::string& target,
                        const std::filesystem::path& root) {
-  absl::StatusOr<Bytes> id =
-      node::p2p::NodeIdOfCertificate(ReadText(root / "data" / "node.certificate.pem"));
+  absl::StatusOr<Bytes> id = node::p2p::NodeIdOfCertificate(
+      ReadText(root / "data" / "node.certificate.pem"));
   ASSERT_TRUE(id.ok()) << "the node's certificate: " << id.status();
   const std::string id_hex = HexEncode(*id);
 
@@ -389,30 +388,37 @@ void CheckTlsOnTheWire(const std::string& target,
   const std::filesystem::path cert = root / "s_client.certificate.pem";
   std::ofstream(key, std::ios::binary) << client.identity->key_pem;
   std::ofstream(cert, std::ios::binary) << client.identity->certificate_pem;
-  const std::string command =
-      "timeout 20 openssl s_client -connect " + target +
-      " -alpn h2 -servername " + id_hex + " -cert " + cert.string() +
-      " -key " + key.string() + " </dev/null 2>&1";
+  const std::string command = "timeout 20 openssl s_client -connect " + target +
+                              " -alpn h2 -servername " + id_hex + " -cert " +
+                              cert.string() + " -key " + key.string() +
+                              " </dev/null 2>&1";
   std::string output;
   if (FILE* pipe = ::popen(command.c_str(), "r")) {
     char buf[4096];
     size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output.append(buf, n);
+    while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0)
+      output.append(buf, n);
     ::pclose(pipe);
   }
   EXPECT_NE(output.find("BEGIN CERTIFICATE"), std::string::npos) << output;
   EXPECT_NE(output.find("CN = " + id_hex), std::string::npos)
-      << "s_client did not show the node's certificate:\n" << output;
+      << "s_client did not show the node's certificate:\n"
+      << output;
   EXPECT_NE(output.find("ALPN protocol: h2"), std::string::npos) << output;
   std::printf("tls: plaintext caller refused (%d); s_client saw CN = %s\n",
               plaintext.error_code(), id_hex.c_str());
 }
 
 // Phase 2b: a peer with a key of its own calls in another's name (a
-// heartbeat, then a Disconnect): both refused, neither taken.
+// heartbeat, then a Disconnect): both refused, neither taken. Then it sends
+// invalid data (a stream longer than it announces) in the victim's name:
+// refused as impersonation, and the victim, an honest peer, is not banned;
+// the same stream in its own name gets only the attacker banned.
 void SendImpersonations(const std::string& target) {
   const Sender victim = MakeSender(kNetworkId);
   const Sender attacker = MakeSender(kNetworkId);
+  ASSERT_TRUE(badpeer::Heartbeat(target, victim).ok())
+      << "the victim is not taken as a peer";
   const badpeer::ImpersonationResult r =
       badpeer::Impersonate(target, attacker, victim);
   EXPECT_EQ(r.heartbeat.error_code(), grpc::StatusCode::PERMISSION_DENIED)
@@ -422,6 +428,27 @@ void SendImpersonations(const std::string& target) {
   std::printf("impersonation: heartbeat %d (%s); disconnect %d\n",
               r.heartbeat.error_code(), r.heartbeat.error_message().c_str(),
               r.disconnect.error_code());
+
+  const grpc::Status framed = badpeer::OverrunStream(target, attacker, victim);
+  EXPECT_EQ(framed.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << "invalid data in another's name: " << framed.error_message();
+  const grpc::Status victim_after = badpeer::Heartbeat(target, victim);
+  EXPECT_TRUE(victim_after.ok())
+      << "the victim was banned for the attacker's data: "
+      << victim_after.error_message();
+  const grpc::Status own = badpeer::OverrunStream(target, attacker, attacker);
+  EXPECT_EQ(own.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << own.error_message();
+  const grpc::Status attacker_after = badpeer::Heartbeat(target, attacker);
+  EXPECT_EQ(attacker_after.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << "the attacker was not banned: " << attacker_after.error_message();
+  EXPECT_TRUE(badpeer::Heartbeat(target, victim).ok())
+      << "the victim was banned with the attacker";
+  std::printf(
+      "framing: stream in the victim's name %d; victim after %d; attacker's "
+      "own stream %d, attacker after %d\n",
+      framed.error_code(), victim_after.error_code(), own.error_code(),
+      attacker_after.error_code());
 }
 
 // Phase 3: a flood of valid small packets from one made-up peer. Each is
@@ -468,8 +495,8 @@ void SendFlood(const std::string& target, std::mt19937_64& rng,
 // asks for them, but keeps at most kMaxWantedBlocks requests.
 void SendFakeAnnouncements(const std::string& target, std::mt19937_64& rng,
                            NodeProcess& node) {
-  const SendTally t = Flood(target, MakeSender(kNetworkId),
-                            "BlockHashMessage", kFloodAnnouncements, rng(),
+  const SendTally t = Flood(target, MakeSender(kNetworkId), "BlockHashMessage",
+                            kFloodAnnouncements, rng(),
                             {.threads = kFloodThreads, .window = kFloodWindow});
   std::printf("announcements: %d BlockHashMessage: %s\n", kFloodAnnouncements,
               Describe(t).c_str());

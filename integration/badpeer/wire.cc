@@ -387,6 +387,25 @@ SendTally Bystander(const std::string& target, const Sender& sender,
   return tally;
 }
 
+grpc::Status Heartbeat(const std::string& target, const Sender& sender) {
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      ::routing::TransportLayer::NewStub(NewChannel(target, *sender.identity));
+  ::routing::Protocol p;
+  *p.mutable_header() = sender.header;
+  p.mutable_heartbeat();
+  ::routing::TLResponse resp;
+  return SendProtocol(*stub, p, &resp);
+}
+
+grpc::Status OverrunStream(const std::string& target, const Sender& connection,
+                           const Sender& named) {
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      ::routing::TransportLayer::NewStub(
+          NewChannel(target, *connection.identity));
+  return StreamChunks(*stub, {HeaderChunk(named.header, 10, false),
+                              DataChunk(std::string(4096, 'x'))});
+}
+
 SybilResult Sybils(const std::string& target, std::string_view network_id,
                    int identities, std::chrono::milliseconds interval,
                    const std::atomic<bool>& stop,

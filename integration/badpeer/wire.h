@@ -138,6 +138,16 @@ struct ImpersonationResult {
 ImpersonationResult Impersonate(const std::string& target,
                                 const Sender& attacker, const Sender& victim);
 
+// A heartbeat from `sender` over a channel of its own.
+grpc::Status Heartbeat(const std::string& target, const Sender& sender);
+
+// A stream over `connection`'s channel (its certificate) whose header names
+// `named` and whose data overruns the length it announces: invalid data,
+// for which a node bans the stream's proven sender. With `named` another
+// node than `connection`, the header impersonates it.
+grpc::Status OverrunStream(const std::string& target, const Sender& connection,
+                           const Sender& named);
+
 // Sybil pressure: `identities` fresh senders (a key and a connection each)
 // send the node a heartbeat; `joined` is told how many it admitted (OK)
 // and refused for full slots (RESOURCE_EXHAUSTED), then the admitted ones

@@ -6,6 +6,7 @@
 
 #include "crypto/secp256k1.h"
 #include "gtest/gtest.h"
+#include "tests/bytes_util.h"
 #include "util/bytes.h"
 
 namespace rnode::node::p2p {
@@ -47,6 +48,33 @@ TEST(ValidatorStatementTest, SignedStatementRoundTripsAndChecks) {
                   .ok());
 }
 
+// A statement made outside this code base, from the wire form in the
+// header alone (Node.js: elliptic for secp256k1, blakejs for Blake2b-256;
+// key 0x09 x 32, node id 0011..2233, time 1764892800000, "local-shard",
+// "root"). Also the fuzz seed fuzz/corpus/validator_statement/
+// signed_local_shard.bin.
+TEST(ValidatorStatementTest, AStatementMadeElsewhereFromTheSpecChecks) {
+  const Bytes wire = ::rnode::testing::Unhex(
+      "0100112233445566778899aabbccddeeff001122330000019aebcef4000b6c6f"
+      "63616c2d736861726404726f6f740456b328b30c8bf5839e24058747879408bd"
+      "b36241dc9c2e7c619faa12b2920967ab7cd9ff8ea7fd4f421b1e19f52e955d49"
+      "7a2c83285a6a8ff72c577d6c2fd49047bca2eb596daf26df193c2d4501a9726f"
+      "b08ea278d36b9e0b87955e999f43b737c29966ed05a73a00d9ae016fb4bd8b1c"
+      "f65e6173d0940749bc5382a62be7be");
+  absl::StatusOr<ValidatorStatement> s = DecodeValidatorStatement(wire);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->node_id, ::rnode::testing::Unhex(
+                            "00112233445566778899aabbccddeeff00112233"));
+  EXPECT_EQ(s->time_ms, 1764892800000);
+  EXPECT_EQ(s->network_id, "local-shard");
+  EXPECT_EQ(s->shard_id, "root");
+  EXPECT_EQ(s->validator, crypto::Secp256k1PublicKeyOf(Key(9)));
+  EXPECT_TRUE(CheckValidatorStatement(*s, s->node_id, "local-shard", "root",
+                                      1764892800000)
+                  .ok());
+  EXPECT_EQ(EncodeValidatorStatement(*s), wire);
+}
+
 TEST(ValidatorStatementTest, EachMismatchIsRefusedWithItsReason) {
   const ValidatorStatement s = Signed();
   struct Case {
@@ -66,9 +94,9 @@ TEST(ValidatorStatementTest, EachMismatchIsRefusedWithItsReason) {
        kNow - kValidatorStatementMaxSkewMs - 1},
   };
   for (const Case& c : cases) {
-    EXPECT_EQ(CheckValidatorStatement(s, c.node, c.network, c.shard, c.now)
-                  .code(),
-              absl::StatusCode::kPermissionDenied)
+    EXPECT_EQ(
+        CheckValidatorStatement(s, c.node, c.network, c.shard, c.now).code(),
+        absl::StatusCode::kPermissionDenied)
         << c.what;
   }
 }
@@ -92,9 +120,9 @@ TEST(ValidatorStatementTest, AnyChangedSignedByteBreaksTheSignature) {
 TEST(ValidatorStatementTest, AnotherKeysSignatureIsRefused) {
   ValidatorStatement s = Signed();
   s.validator = crypto::Secp256k1PublicKeyOf(Key(8));
-  EXPECT_EQ(CheckValidatorStatement(s, NodeId(1), "testnet", "root", kNow)
-                .code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      CheckValidatorStatement(s, NodeId(1), "testnet", "root", kNow).code(),
+      absl::StatusCode::kPermissionDenied);
 }
 
 TEST(ValidatorStatementTest, MalformedWireFormsAreInvalidArgument) {
@@ -108,10 +136,9 @@ TEST(ValidatorStatementTest, MalformedWireFormsAreInvalidArgument) {
   Bytes not_a_point = wire;
   // The validator key's prefix (after version, id, time, two names).
   not_a_point[1 + 20 + 8 + 1 + 7 + 1 + 4] = 0x05;
-  for (const Bytes& bad :
-       {Bytes{}, Bytes(wire.begin(), wire.end() - 1), longer, version,
-        empty_network, not_a_point,
-        Bytes(kMaxValidatorStatementBytes + 1, 0x01)}) {
+  for (const Bytes& bad : {Bytes{}, Bytes(wire.begin(), wire.end() - 1), longer,
+                           version, empty_network, not_a_point,
+                           Bytes(kMaxValidatorStatementBytes + 1, 0x01)}) {
     EXPECT_EQ(DecodeValidatorStatement(bad).status().code(),
               absl::StatusCode::kInvalidArgument)
         << HexEncode(bad).substr(0, 80);
