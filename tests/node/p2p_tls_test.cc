@@ -31,6 +31,7 @@ namespace {
 
 using ::rnode::testing::Eventually;
 using ::rnode::testing::FastTransportOptions;
+using std::chrono::milliseconds;
 
 constexpr char kNetwork[] = "testnet";
 constexpr std::chrono::seconds kCallTimeout{10};
@@ -322,6 +323,25 @@ TEST_F(TlsTransportTest, ALinkIsPinnedToTheNodeItDials) {
   EXPECT_TRUE((*c)->Connected().empty());
   EXPECT_EQ((*mallory)->counters().packets_in, 0u);
   EXPECT_TRUE((*mallory)->Known().empty());
+}
+
+// An address heard for a peer (a lookup answer can name any id at an
+// impostor's address) does not stick once the peer itself calls: pinning
+// keeps the impostor out, and the peer's own handshake brings the link to
+// its real address (regression: the link kept dialling the heard address,
+// so this node could not send to an honest peer that reached it).
+TEST_F(TlsTransportTest, AHeardAddressGivesWayToThePeersOwnHandshake) {
+  PeerNode heard = b_->self();
+  heard.tcp_port = kDeadPort;
+  ASSERT_TRUE(a_->AddPeer(heard));
+  ASSERT_TRUE(b_->AddPeer(a_->self()));
+  EXPECT_TRUE(Eventually([&] {
+    return a_->SendNow(b_tls_->node_id, "Ping", "from a", milliseconds(2000))
+        .ok();
+  })) << "A still dials the heard address";
+  std::vector<PeerNode> known = a_->Known();
+  ASSERT_EQ(known.size(), 1u);
+  EXPECT_EQ(known[0], b_->self());
 }
 
 TEST_F(TlsTransportTest, StartRefusesAnIdThatIsNotTheKeys) {

@@ -76,7 +76,6 @@ inline constexpr char kDeclinedPrefix[] = "declined: ";
 // nothing, so the lists are bounded, not only timed.
 inline constexpr size_t kMaxBans = 4096;
 
-
 // The wall clock in Unix milliseconds (validator statements' times).
 inline int64_t UnixNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -244,6 +243,13 @@ struct Transport::Impl final {
   // heard non-validator, non-persistent link (TransportOptions).
   std::shared_ptr<Link> Ensure(const PeerNode& peer, bool persistent,
                                bool validator = false);
+  // `link`, or a new link in its place at `sender`'s own address when the
+  // peer (proven as sender.id) advertises another one than the link dials
+  // and the link is neither connected nor persistent: an address heard of
+  // (a lookup answer, anyone's word) gives way to the peer's own. Null when
+  // the new link cannot be made.
+  std::shared_ptr<Link> Readdress(const std::shared_ptr<Link>& link,
+                                  const PeerNode& sender);
   // The link to make room for a validator at a full table: the least
   // recently heard one that is neither reserved nor persistent; null if
   // none.

@@ -119,6 +119,20 @@ std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
   return link;
 }
 
+std::shared_ptr<Link> Transport::Impl::Readdress(
+    const std::shared_ptr<Link>& link, const PeerNode& sender) {
+  if (link->persistent || link->node == sender) return link;
+  {
+    MutexLock lock(&link->mu);
+    if (link->connected) return link;
+  }
+  Log("p2p")->info("peer {} is at {}, not at {} as heard", HexEncode(sender.id),
+                   FormatPeerAddress(sender), FormatPeerAddress(link->node));
+  const bool validator = link->reserved.load();
+  Drop(link);
+  return Ensure(sender, false, validator);
+}
+
 void Transport::Impl::Drop(const std::shared_ptr<Link>& link) {
   bool was_connected = false;
   {
@@ -226,8 +240,8 @@ void Transport::Impl::Punish(ByteView id, std::string_view reason,
     MutexLock lock(&link->mu);
     from = link->last_host;
   }
-  const bool ban_host = !from.empty() && (options.ban_loopback_hosts ||
-                                          !IsLoopbackAddress(from));
+  const bool ban_host =
+      !from.empty() && (options.ban_loopback_hosts || !IsLoopbackAddress(from));
   Log("p2p")->warn("peer {}{} refused for {} ms: {}", HexEncode(id),
                    ban_host ? absl::StrCat(" and host ", from) : std::string(),
                    options.ban.count(), reason);

@@ -286,6 +286,7 @@ grpc::Status Transport::Impl::HandleSend(const grpc::ServerContext& ctx,
       if (link != nullptr) RecordStatement(link, statement, checked);
     }
   }
+  if (link != nullptr) link = Readdress(link, sender);
   if (link == nullptr) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "this node takes no more peers");
@@ -361,6 +362,7 @@ grpc::Status Transport::Impl::HandleStream(
     }
   }
   std::shared_ptr<Link> link = Ensure(sender, false);
+  if (link != nullptr) link = Readdress(link, sender);
   if (link == nullptr) {
     return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "this node takes no more peers");
