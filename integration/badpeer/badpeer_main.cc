@@ -22,6 +22,10 @@
 //   fake-holder  a peer proving an unbonded validator key (--shard-id)
 //                that answers every DeployData as held; a line when it is
 //                connected, a line per deploy offered, one at the end.
+//   impostor     a discovery server naming --victim-id at its own ports,
+//                and a transport of its own key there; a line when it is
+//                up, one when the target looked it up, one whenever the
+//                handshakes and packets it got change, one at the end.
 //
 // Exit status: 0 when every attack ran, 1 when one could not (no
 // connection, a block the target did not serve), 2 on a usage error.
@@ -51,6 +55,7 @@
 #include "casper/block/block.h"
 #include "crypto/secp256k1.h"
 #include "integration/badpeer/block_peer.h"
+#include "integration/badpeer/impostor.h"
 #include "integration/badpeer/wire.h"
 #include "nlohmann/json.hpp"
 #include "node/p2p/peer.h"
@@ -81,7 +86,8 @@ const std::vector<std::string> kAttacks = {"garbage",  "oversized",
                                            "flood",    "bad-signature",
                                            "unbonded", "equivocation"};
 // Named only, alone: they hold the node until --hold-seconds or a signal.
-const std::vector<std::string> kHoldingAttacks = {"sybil", "fake-holder"};
+const std::vector<std::string> kHoldingAttacks = {"sybil", "fake-holder",
+                                                  "impostor"};
 
 // Set by SIGTERM and SIGINT (a lock-free atomic: safe in a handler).
 std::atomic<bool> g_stop{false};
@@ -150,6 +156,7 @@ struct Args {
   int sybil_count = 200;
   int hold_seconds = 60;
   std::string shard_id = "root";
+  std::string victim_id;
 };
 
 // The holding attacks (kHoldingAttacks) in `wanted`, together, until
@@ -180,6 +187,28 @@ int RunHolding(const Args& a, const node::p2p::PeerNode& target,
                {"validator",
                 HexEncode(crypto::Secp256k1PublicKeyOf(*pose.statement_key))}});
   }
+  std::unique_ptr<Impostor> impostor;
+  bool looked_up = false;
+  uint64_t handshakes = 0, packets = 0;
+  if (wanted.contains("impostor")) {
+    absl::StatusOr<Bytes> victim = HexDecode(a.victim_id);
+    if (!victim.ok() || victim->size() != 20) {
+      std::cerr << "rnode-badpeer: impostor needs --victim-id (40 hex)\n";
+      return kExitUsage;
+    }
+    absl::StatusOr<std::unique_ptr<Impostor>> started =
+        Impostor::Start(target, a.network_id, *victim);
+    if (!started.ok()) {
+      Print(json{{"attack", "impostor"},
+                 {"ran", false},
+                 {"error", started.status().ToString()}});
+      return kExitFailed;
+    }
+    impostor = *std::move(started);
+    Print(json{{"attack", "impostor"},
+               {"ready", true},
+               {"address", impostor->Address()}});
+  }
   std::atomic<bool> stop_sybils{false};
   SybilResult sybils;
   std::thread sybil_thread;
@@ -200,6 +229,18 @@ int RunHolding(const Args& a, const node::p2p::PeerNode& target,
   uint64_t offered = 0;
   while (!g_stop.load() && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(100ms);
+    if (impostor != nullptr && !looked_up && impostor->LookedUpBy(target.id)) {
+      looked_up = true;
+      Print(json{{"attack", "impostor"}, {"looked_up", true}});
+    }
+    if (impostor != nullptr && (impostor->Handshakes() != handshakes ||
+                                impostor->PacketsIn() != packets)) {
+      handshakes = impostor->Handshakes();
+      packets = impostor->PacketsIn();
+      Print(json{{"attack", "impostor"},
+                 {"handshakes", handshakes},
+                 {"packets", packets}});
+    }
     if (holder != nullptr && holder->DeploysOffered() > offered) {
       offered = holder->DeploysOffered();
       Print(json{{"attack", "fake-holder"}, {"deploys_offered", offered}});
@@ -212,6 +253,13 @@ int RunHolding(const Args& a, const node::p2p::PeerNode& target,
                {"ran", true},
                {"deploys_offered", holder->DeploysOffered()},
                {"connected_at_end", holder->Connected()}});
+  }
+  if (impostor != nullptr) {
+    Print(json{{"attack", "impostor"},
+               {"ran", true},
+               {"looked_up", looked_up},
+               {"handshakes", impostor->Handshakes()},
+               {"packets", impostor->PacketsIn()}});
   }
   if (wanted.contains("sybil")) {
     Print(json{{"attack", "sybil"},
@@ -276,8 +324,9 @@ int Run(const Args& a) {
     wanted.emplace(w);
   }
   if (holding > 0 && holding != static_cast<int>(wanted.size())) {
-    std::cerr << "rnode-badpeer: sybil and fake-holder run without the "
-                 "other attacks\n";
+    std::cerr
+        << "rnode-badpeer: sybil, fake-holder and impostor run without the "
+           "other attacks\n";
     return kExitUsage;
   }
   if ((wanted.contains("bad-signature") || wanted.contains("unbonded")) &&
@@ -392,8 +441,8 @@ int main(int argc, char** argv) {
   a.attacks = all;
   app.add_option("--attacks", a.attacks,
                  "comma-separated: " + all +
-                     " (the default); or sybil and/or "
-                     "fake-holder alone");
+                     " (the default); or any of sybil, fake-holder and "
+                     "impostor without those");
   app.add_option("--block", a.block,
                  "hex hash of a block the target has (bad-signature, "
                  "unbonded)");
@@ -411,6 +460,8 @@ int main(int argc, char** argv) {
   app.add_option("--hold-seconds", a.hold_seconds,
                  "how long sybil and fake-holder hold the node")
       ->check(CLI::Range(1, 3600));
+  app.add_option("--victim-id", a.victim_id,
+                 "hex node id the impostor poses as (impostor)");
   app.add_option("--shard-id", a.shard_id,
                  "the shard the fake holder's statement names");
   try {
