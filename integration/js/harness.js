@@ -147,6 +147,58 @@ function makeTempDir(label) {
   return fs.mkdtempSync(path.join(os.tmpdir(), `rnode-js-${label}-`));
 }
 
+// A shard's bonds and wallets files in `dir` for `keys` (hex private
+// keys): the first `bonded` keys bonded with 1000 each (all by default),
+// every key with a wallet. Returns the files' paths and the keys'
+// addresses ({pubKey, revAddr, ...}).
+function writeShardFiles(dir, keys, bonded = keys.length) {
+  const addr = keys.map((k) => deps.rnodeJs.getAddrFromPrivateKey(k));
+  const bonds = path.join(dir, 'bonds.txt');
+  const wallets = path.join(dir, 'wallets.txt');
+  fs.writeFileSync(bonds, addr.slice(0, bonded).map((a) => `${a.pubKey} 1000\n`).join(''));
+  fs.writeFileSync(wallets, addr.map((a) => `${a.revAddr},5000000000000000\n`).join(''));
+  return { bonds, wallets, addr };
+}
+
+// The rnode-badpeer binary: $RNODE_BADPEER, else beside the rnode binary.
+const RNODE_BADPEER = process.env.RNODE_BADPEER ||
+  path.join(path.dirname(RNODE_BIN), 'rnode-badpeer');
+
+// rnode-badpeer with `args`: its JSON lines as they come (`lines`), its
+// exit code (`exited`, a promise) and its stderr so far (`stderr()`).
+// `stop()` kills it (SIGKILL) if it still runs and waits for the exit.
+function startBadpeer(args) {
+  assert.ok(fs.existsSync(RNODE_BADPEER), `rnode-badpeer not found at ${RNODE_BADPEER}`);
+  const child = spawn(RNODE_BADPEER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  liveChildren.add(child);
+  const lines = [];
+  let stderr = '';
+  let pending = '';
+  child.stdout.on('data', (chunk) => {
+    pending += chunk.toString();
+    let nl;
+    while ((nl = pending.indexOf('\n')) >= 0) {
+      const text = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (text.trim() !== '') lines.push(JSON.parse(text));
+    }
+  });
+  child.stderr.on('data', (chunk) => { stderr += chunk.toString(); });
+  const exited = new Promise((resolve) => child.once('exit', (code) => {
+    liveChildren.delete(child);
+    resolve(code);
+  }));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    child, lines, exited, running,
+    stderr: () => stderr,
+    stop: async () => {
+      if (running()) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
 // One `rnode run` process (standalone by default, or a shard node) and
 // clients of its APIs.
 class RnodeProcess {
@@ -505,6 +557,7 @@ function liveCase(node) {
 }
 
 module.exports = {
+  RNODE_BADPEER,
   RNODE_BIN,
   rnodeJs: deps.rnodeJs,
   RnodeProcess,
@@ -519,5 +572,7 @@ module.exports = {
   makeTempDir,
   newPrivateKey,
   signDeploy,
+  startBadpeer,
   waitFor,
+  writeShardFiles,
 };

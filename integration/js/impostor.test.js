@@ -10,17 +10,14 @@
 
 const { after, test } = require('node:test');
 const assert = require('node:assert/strict');
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const {
-  RNODE_BIN, deployIdOfSuccess, makeTempDir, newPrivateKey, rnodeJs,
-  RnodeProcess, signDeploy, waitFor,
+  deployIdOfSuccess, makeTempDir, newPrivateKey, RnodeProcess, signDeploy,
+  startBadpeer, waitFor, writeShardFiles,
 } = require('./harness');
 
-const RNODE_BADPEER = process.env.RNODE_BADPEER ||
-  path.join(path.dirname(RNODE_BIN), 'rnode-badpeer');
 const kNetwork = 'js-impostor';
 // Bounds of the waits (generous for a loaded 2-core machine).
 const kLookupMs = 60000;
@@ -34,11 +31,7 @@ const nodes = [];
 let attacker = null;
 
 after(async () => {
-  if (attacker !== null && attacker.child.exitCode === null &&
-      attacker.child.signalCode === null) {
-    attacker.child.kill('SIGKILL');
-    await attacker.exited;
-  }
+  if (attacker !== null) await attacker.stop();
   for (const n of nodes) await n.stop();
   // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
   if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
@@ -46,35 +39,10 @@ after(async () => {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// rnode-badpeer with `args`: its JSON lines as they come, and its exit.
-function startBadpeer(args) {
-  const child = spawn(RNODE_BADPEER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const lines = [];
-  let stderr = '';
-  let pending = '';
-  child.stdout.on('data', (chunk) => {
-    pending += chunk.toString();
-    let nl;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const text = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (text.trim() !== '') lines.push(JSON.parse(text));
-    }
-  });
-  child.stderr.on('data', (chunk) => { stderr += chunk.toString(); });
-  const exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, lines, exited, stderr: () => stderr };
-}
-
 test('an impostor naming a validator at its own address never gets that validator\'s link',
   async () => {
-    assert.ok(fs.existsSync(RNODE_BADPEER), `rnode-badpeer not found at ${RNODE_BADPEER}`);
     const keys = [newPrivateKey(), newPrivateKey()];
-    const addr = keys.map((k) => rnodeJs.getAddrFromPrivateKey(k));
-    const bonds = path.join(dir, 'bonds.txt');
-    const wallets = path.join(dir, 'wallets.txt');
-    fs.writeFileSync(bonds, addr.map((a) => `${a.pubKey} 1000\n`).join(''));
-    fs.writeFileSync(wallets, addr.map((a) => `${a.revAddr},5000000000000000\n`).join(''));
+    const { bonds, wallets } = writeShardFiles(dir, keys);
     const common = [
       '--bonds-file', bonds, '--wallets-file', wallets,
       '--deploy-timestamp', String(Date.now()),

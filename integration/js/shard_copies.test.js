@@ -17,8 +17,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const {
-  deployIdOfSuccess, errorMessages, makeTempDir, newPrivateKey, rnodeJs,
-  RnodeProcess, signDeploy, waitFor,
+  deployIdOfSuccess, errorMessages, makeTempDir, newPrivateKey, RnodeProcess,
+  signDeploy, waitFor, writeShardFiles,
 } = require('./harness');
 
 // Bounds of the waits (generous for a loaded 2-core machine).
@@ -50,11 +50,7 @@ async function metric(n, name) {
 
 test('a deploy is acknowledged only when another validator holds a copy', async () => {
   const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
-  const addr = keys.map((k) => rnodeJs.getAddrFromPrivateKey(k));
-  const bonds = path.join(dir, 'bonds.txt');
-  const wallets = path.join(dir, 'wallets.txt');
-  fs.writeFileSync(bonds, addr.map((a) => `${a.pubKey} 1000\n`).join(''));
-  fs.writeFileSync(wallets, addr.map((a) => `${a.revAddr},5000000000000000\n`).join(''));
+  const { bonds, wallets } = writeShardFiles(dir, keys);
   const common = [
     '--bonds-file', bonds, '--wallets-file', wallets,
     '--deploy-timestamp', String(Date.now()),

@@ -222,56 +222,49 @@ TEST_F(TlsTransportTest, InvalidDataBansOnlyItsRealSender) {
   EXPECT_TRUE(Eventually([&] { return !b_handler_.senders().empty(); }));
 }
 
+// A fresh peer sends `b` a stream that overruns its header (invalid data:
+// it is punished), then another fresh peer from the same host heartbeats:
+// what that heartbeat is answered.
+grpc::Status HeartbeatAfterAPunishment(Transport& b) {
+  const std::shared_ptr<const TlsIdentity> x = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> x_stub =
+      TlsStub(b.port(), *x);
+  EXPECT_EQ(BrokenStream(*x_stub, x->node_id).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  const std::shared_ptr<const TlsIdentity> y = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> y_stub =
+      TlsStub(b.port(), *y);
+  ::routing::Protocol beat = Envelope(y->node_id);
+  beat.mutable_heartbeat();
+  return RawSend(*y_stub, beat);
+}
+
 // Keys are free, so a ban on the id alone is no ban: the host the
 // punished calls came from is banned too (regression: a fresh id from the
 // same host was taken at once).
 TEST(TlsBanTest, APunishedPeersHostIsBannedForFreshIds) {
-  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
-  TransportOptions bo = Options(b_tls);
+  TransportOptions bo = Options(Identity());
   bo.ban_loopback_hosts = true;  // every test peer is on 127.0.0.1
   Counter bh;
   absl::StatusOr<std::unique_ptr<Transport>> b =
       Transport::Start(bo, &bh, nullptr);
   ASSERT_TRUE(b.ok()) << b.status();
-
-  const std::shared_ptr<const TlsIdentity> x = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> x_stub =
-      TlsStub((*b)->port(), *x);
-  EXPECT_EQ(BrokenStream(*x_stub, x->node_id).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ((*b)->counters().hosts_banned, 1u);
-
-  const std::shared_ptr<const TlsIdentity> y = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> y_stub =
-      TlsStub((*b)->port(), *y);
-  ::routing::Protocol beat = Envelope(y->node_id);
-  beat.mutable_heartbeat();
-  EXPECT_EQ(RawSend(*y_stub, beat).error_code(),
+  EXPECT_EQ(HeartbeatAfterAPunishment(**b).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_FALSE(Contains((*b)->Known(), y->node_id));
+  EXPECT_EQ((*b)->counters().hosts_banned, 1u);
+  EXPECT_TRUE((*b)->Known().empty());
   // Nor does the node dial that host.
   EXPECT_FALSE(
       (*b)->AddPeer(PeerNode{Identity()->node_id, "127.0.0.1", 40400, 40404}));
 }
 
 TEST(TlsBanTest, LoopbackHostsAreExemptByDefault) {
-  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
   Counter bh;
   absl::StatusOr<std::unique_ptr<Transport>> b =
-      Transport::Start(Options(b_tls), &bh, nullptr);
+      Transport::Start(Options(Identity()), &bh, nullptr);
   ASSERT_TRUE(b.ok()) << b.status();
-  const std::shared_ptr<const TlsIdentity> x = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> x_stub =
-      TlsStub((*b)->port(), *x);
-  EXPECT_EQ(BrokenStream(*x_stub, x->node_id).error_code(),
-            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(HeartbeatAfterAPunishment(**b).ok());
   EXPECT_EQ((*b)->counters().hosts_banned, 0u);
-  const std::shared_ptr<const TlsIdentity> y = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> y_stub =
-      TlsStub((*b)->port(), *y);
-  ::routing::Protocol beat = Envelope(y->node_id);
-  beat.mutable_heartbeat();
-  EXPECT_TRUE(RawSend(*y_stub, beat).ok());
 }
 
 TEST(TlsBanTest, HostsOfGrpcPeers) {
@@ -564,6 +557,18 @@ struct Judge {
   std::unique_ptr<Transport> t;
 };
 
+// A fresh peer that heartbeats `t` once with a fresh statement by
+// ValidatorKey(9); null if the heartbeat was refused.
+std::shared_ptr<const TlsIdentity> JoinAsValidator(Transport& t) {
+  const std::shared_ptr<const TlsIdentity> v = Identity();
+  std::unique_ptr<::routing::TransportLayer::Stub> stub = TlsStub(t.port(), *v);
+  const grpc::Status s = RawSend(
+      *stub,
+      Heartbeat(v->node_id, StatementAt(ValidatorKey(9), v->node_id, NowMs())));
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  return s.ok() ? v : nullptr;
+}
+
 // A peer repeats its statement on every message: a refused one must not be
 // verified again each time (regression: it was, one signature check per
 // message of the peer's choosing).
@@ -625,13 +630,8 @@ TEST(TlsValidatorTest, ChangedStatementsAreVerifiedAtMostOnceASecond) {
 TEST(TlsValidatorTest, ANewPeersStatementIsVerifiedOnce) {
   Judge b;
   ASSERT_NE(b.t, nullptr);
-  const std::shared_ptr<const TlsIdentity> v = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      TlsStub(b.t->port(), *v);
-  ASSERT_TRUE(
-      RawSend(*stub, Heartbeat(v->node_id, StatementAt(ValidatorKey(9),
-                                                       v->node_id, NowMs())))
-          .ok());
+  const std::shared_ptr<const TlsIdentity> v = JoinAsValidator(*b.t);
+  ASSERT_NE(v, nullptr);
   EXPECT_EQ(b.t->counters().statements_checked, 1u);
   EXPECT_EQ(b.t->BondedValidatorOf(v->node_id),
             crypto::Secp256k1PublicKeyOf(ValidatorKey(9)));
@@ -676,13 +676,8 @@ TEST(TlsValidatorTest, AStatementGoesStaleWithoutAFreshOne) {
 TEST(TlsValidatorTest, BondednessIsJudgedAgainWhenAsked) {
   Judge b;
   ASSERT_NE(b.t, nullptr);
-  const std::shared_ptr<const TlsIdentity> v = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> stub =
-      TlsStub(b.t->port(), *v);
-  ASSERT_TRUE(
-      RawSend(*stub, Heartbeat(v->node_id, StatementAt(ValidatorKey(9),
-                                                       v->node_id, NowMs())))
-          .ok());
+  const std::shared_ptr<const TlsIdentity> v = JoinAsValidator(*b.t);
+  ASSERT_NE(v, nullptr);
   const crypto::Secp256k1PublicKey key =
       crypto::Secp256k1PublicKeyOf(ValidatorKey(9));
   EXPECT_EQ(b.t->BondedValidatorOf(v->node_id), key);
