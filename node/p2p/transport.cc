@@ -287,6 +287,7 @@ TransportCounters Transport::counters() const {
       .malformed = i.malformed.load(),
       .impersonations = i.impersonations.load(),
       .hosts_banned = i.hosts_banned.load(),
+      .readdressed = i.readdressed.load(),
       .statements_checked = i.statements_checked.load(),
       .statements_refused = i.statements_refused.load(),
       .peers_refused = i.peers_refused.load(),

@@ -158,6 +158,7 @@ struct TransportCounters {
   uint64_t malformed = 0;       // inbound refused as malformed
   uint64_t impersonations = 0;  // inbound naming a sender its TLS key is not
   uint64_t hosts_banned = 0;    // hosts banned with a punished id
+  uint64_t readdressed = 0;     // links moved to a peer's own address
   uint64_t statements_checked = 0;  // validator statements verified
   uint64_t statements_refused = 0;  // validator statements that did not check
   uint64_t peers_refused = 0;       // new peers refused: their slots were full

@@ -337,6 +337,32 @@ TEST_F(TlsTransportTest, AHeardAddressGivesWayToThePeersOwnHandshake) {
   EXPECT_EQ(known[0], b_->self());
 }
 
+// A peer that advertises another address on every call must not make
+// this node tear down and start a link per call (regression: Readdress
+// replaced the link, two threads and all, whenever the link had dropped
+// since the last call). Each call here comes once the link to the dead
+// address it advertised has been found disconnected.
+TEST_F(TlsTransportTest, AnAddressChangingOnEveryCallMovesTheLinkOnce) {
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      TlsStub(b_->port(), *a_tls_);
+  constexpr uint32_t kCalls = 6;
+  for (uint32_t i = 0; i < kCalls; ++i) {
+    ::routing::Protocol beat;
+    PeerToProto(
+        PeerNode{a_tls_->node_id, "127.0.0.1", kDeadPort + i, kDeadPort},
+        beat.mutable_header()->mutable_sender());
+    beat.mutable_header()->set_networkid(kNetwork);
+    beat.mutable_heartbeat();
+    ASSERT_TRUE(RawSend(*stub, beat).ok());
+    ASSERT_TRUE(
+        Eventually([&] { return !Contains(b_->Connected(), a_tls_->node_id); },
+                   std::chrono::seconds(10)))
+        << "B never found the dead address disconnected";
+  }
+  EXPECT_LE(b_->counters().readdressed, 1u);
+  EXPECT_EQ(b_->Known().size(), 1u);
+}
+
 TEST_F(TlsTransportTest, StartRefusesAnIdThatIsNotTheKeys) {
   TransportOptions o = Options(a_tls_);
   o.self.id = b_tls_->node_id;

@@ -72,6 +72,8 @@ inline constexpr std::chrono::seconds kStatementCheckInterval{1};
 // How a declined packet's answer starts (PacketHandler::TakeNow); the
 // peer's reason follows.
 inline constexpr char kDeclinedPrefix[] = "declined: ";
+// How soon a link Readdress made may be readdressed again.
+inline constexpr std::chrono::seconds kReaddressInterval{10};
 // Bans kept at most, per kind (ids, hosts): fresh ids cost an attacker
 // nothing, so the lists are bounded, not only timed.
 inline constexpr size_t kMaxBans = 4096;
@@ -137,6 +139,12 @@ struct Link {
   // When this peer was last heard from or answered (steady clock, ns):
   // the least recently heard other peer makes room for a validator.
   std::atomic<int64_t> last_heard_ns{0};
+  // When the link was made, and whether Readdress made it (to replace a
+  // link at another address): such a link is not replaced again within
+  // kReaddressInterval, so a peer changing its advertised address on every
+  // call cannot make this node tear down and start link threads per call.
+  const Clock::time_point created = Clock::now();
+  std::atomic<bool> readdressed{false};
   // The IP address this peer's last inbound call came from (empty before
   // one): banned with its id when it is punished.
   std::string last_host ABSL_GUARDED_BY(mu);
@@ -191,9 +199,9 @@ struct Transport::Impl final {
   // Counters (also the tests' view).
   std::atomic<uint64_t> packets_in{0}, streams_in{0}, packets_out{0},
       streams_out{0}, busy_in{0}, busy_out{0}, declined_in{0}, declined_out{0},
-      malformed{0}, impersonations{0}, hosts_banned{0}, statements_checked{0},
-      statements_refused{0}, peers_refused{0}, peers_evicted{0},
-      send_failures{0}, disconnects{0};
+      malformed{0}, impersonations{0}, hosts_banned{0}, readdressed{0},
+      statements_checked{0}, statements_refused{0}, peers_refused{0},
+      peers_evicted{0}, send_failures{0}, disconnects{0};
   // Fault injection (Transport::SetIsolated).
   std::atomic<bool> isolated{false};
 
@@ -245,9 +253,10 @@ struct Transport::Impl final {
                                bool validator = false);
   // `link`, or a new link in its place at `sender`'s own address when the
   // peer (proven as sender.id) advertises another one than the link dials
-  // and the link is neither connected nor persistent: an address heard of
-  // (a lookup answer, anyone's word) gives way to the peer's own. Null when
-  // the new link cannot be made.
+  // and the link is neither connected nor persistent, nor itself made by
+  // Readdress within kReaddressInterval: an address heard of (a lookup
+  // answer, anyone's word) gives way to the peer's own. Null when the new
+  // link cannot be made.
   std::shared_ptr<Link> Readdress(const std::shared_ptr<Link>& link,
                                   const PeerNode& sender);
   // The link to make room for a validator at a full table: the least

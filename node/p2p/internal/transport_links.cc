@@ -122,6 +122,10 @@ std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
 std::shared_ptr<Link> Transport::Impl::Readdress(
     const std::shared_ptr<Link>& link, const PeerNode& sender) {
   if (link->persistent || link->node == sender) return link;
+  if (link->readdressed.load() &&
+      Clock::now() - link->created < internal::kReaddressInterval) {
+    return link;
+  }
   {
     MutexLock lock(&link->mu);
     if (link->connected) return link;
@@ -130,7 +134,11 @@ std::shared_ptr<Link> Transport::Impl::Readdress(
                    FormatPeerAddress(sender), FormatPeerAddress(link->node));
   const bool validator = link->reserved.load();
   Drop(link);
-  return Ensure(sender, false, validator);
+  ++readdressed;
+  P2pMetrics::Inc(m.readdressed);
+  std::shared_ptr<Link> moved = Ensure(sender, false, validator);
+  if (moved != nullptr) moved->readdressed = true;
+  return moved;
 }
 
 void Transport::Impl::Drop(const std::shared_ptr<Link>& link) {

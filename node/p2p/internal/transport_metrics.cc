@@ -48,6 +48,9 @@ absl::Status P2pMetrics::Register(metrics::Registry* r) {
            counter(&hosts_banned, "p2p_hosts_banned_total",
                    "hosts (the IP address of a punished peer's calls) "
                    "banned with its id; loopback hosts are exempt"),
+           counter(&readdressed, "p2p_links_readdressed_total",
+                   "links moved from an address heard of to the one their "
+                   "peer advertises on an authenticated call"),
            counter(&statements_checked,
                    "p2p_validator_statements_checked_total",
                    "validator statements from peers whose signature was "

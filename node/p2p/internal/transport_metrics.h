@@ -24,6 +24,7 @@ struct P2pMetrics {
   metrics::Counter* malformed = nullptr;
   metrics::Counter* impersonations = nullptr;
   metrics::Counter* hosts_banned = nullptr;
+  metrics::Counter* readdressed = nullptr;
   metrics::Counter* statements_checked = nullptr;
   metrics::Counter* statements_refused = nullptr;
   metrics::Counter* peers_refused = nullptr;
