@@ -13,6 +13,7 @@
 #include "node/p2p/identity/validator_statement.h"
 #include "node/p2p/transport.h"
 #include "util/mutex.h"
+#include "util/unix_time.h"
 
 namespace rnode::badpeer {
 namespace {
@@ -108,12 +109,9 @@ absl::StatusOr<std::unique_ptr<BlockPeer>> BlockPeer::Connect(
     options.validator_statement = [key = *pose.statement_key,
                                    id = options.self.id, network_id,
                                    shard = pose.shard_id]() -> Bytes {
-      const int64_t now_ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::system_clock::now().time_since_epoch())
-              .count();
       absl::StatusOr<node::p2p::ValidatorStatement> s =
-          node::p2p::SignValidatorStatement(key, id, network_id, shard, now_ms);
+          node::p2p::SignValidatorStatement(key, id, network_id, shard,
+                                            UnixMs());
       return s.ok() ? node::p2p::EncodeValidatorStatement(*s) : Bytes{};
     };
   }

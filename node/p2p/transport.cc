@@ -17,6 +17,7 @@
 #include "util/logging.h"
 #include "util/mutex.h"
 #include "util/status_macros.h"
+#include "util/unix_time.h"
 
 namespace rnode::node::p2p {
 
@@ -138,25 +139,32 @@ std::vector<PeerNode> Transport::Connected() const {
   return out;
 }
 
+namespace {
+
+// The key `link`'s peer has proven, while its statement is fresh.
+std::optional<crypto::Secp256k1PublicKey> ProvenValidator(Link& link) {
+  MutexLock lock(&link.mu);
+  if (!link.validator.has_value() ||
+      !CheckValidatorStatementTime(link.statement_time_ms, UnixMs()).ok()) {
+    return std::nullopt;
+  }
+  return link.validator;
+}
+
+}  // namespace
+
 std::optional<crypto::Secp256k1PublicKey> Transport::ValidatorOf(
     ByteView peer_id) const {
   std::shared_ptr<Link> link = impl_->Find(peer_id);
   if (link == nullptr) return std::nullopt;
-  MutexLock lock(&link->mu);
-  if (!link->validator.has_value() ||
-      !CheckValidatorStatementTime(link->statement_time_ms,
-                                   internal::UnixNowMs())
-           .ok()) {
-    return std::nullopt;
-  }
-  return link->validator;
+  return ProvenValidator(*link);
 }
 
 std::optional<crypto::Secp256k1PublicKey> Transport::BondedValidatorOf(
     ByteView peer_id) {
   std::shared_ptr<Link> link = impl_->Find(peer_id);
   if (link == nullptr) return std::nullopt;
-  std::optional<crypto::Secp256k1PublicKey> key = ValidatorOf(peer_id);
+  std::optional<crypto::Secp256k1PublicKey> key = ProvenValidator(*link);
   const bool bonded = key.has_value() && impl_->IsBonded(*key);
   link->reserved = bonded;
   return bonded ? key : std::nullopt;

@@ -33,6 +33,7 @@
 #include "util/bytes.h"
 #include "util/mutex.h"
 #include "util/token_bucket.h"
+#include "util/unix_time.h"
 
 namespace rnode::node::p2p {
 
@@ -77,13 +78,6 @@ inline constexpr std::chrono::seconds kReaddressInterval{10};
 // Bans kept at most, per kind (ids, hosts): fresh ids cost an attacker
 // nothing, so the lists are bounded, not only timed.
 inline constexpr size_t kMaxBans = 4096;
-
-// The wall clock in Unix milliseconds (validator statements' times).
-inline int64_t UnixNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // What an isolated transport (Transport::SetIsolated) answers and fails with.
 inline absl::Status IsolatedError() {

@@ -18,6 +18,7 @@
 #include "node/p2p/internal/transport_impl.h"
 #include "routing.grpc.pb.h"
 #include "util/status_macros.h"
+#include "util/unix_time.h"
 
 namespace rnode::node::p2p {
 
@@ -153,9 +154,8 @@ absl::StatusOr<ValidatorStatement> Transport::Impl::CheckStatement(
     }
     ASSIGN_OR_RETURN(ValidatorStatement statement,
                      DecodeValidatorStatement(AsBytes(encoded)));
-    RETURN_IF_ERROR(
-        CheckValidatorStatement(statement, proven_id, options.network_id,
-                                options.shard_id, internal::UnixNowMs()));
+    RETURN_IF_ERROR(CheckValidatorStatement(
+        statement, proven_id, options.network_id, options.shard_id, UnixMs()));
     return statement;
   }();
   if (!checked.ok()) {
@@ -191,8 +191,7 @@ void Transport::Impl::TakeStatement(const std::shared_ptr<Link>& link,
       // A peer repeats its statement on every message: verified once; an
       // accepted one is kept while its time is near enough.
       if (link->statement_ok &&
-          !CheckValidatorStatementTime(link->statement_time_ms,
-                                       internal::UnixNowMs())
+          !CheckValidatorStatementTime(link->statement_time_ms, UnixMs())
                .ok()) {
         link->statement_ok = false;
         link->validator.reset();
