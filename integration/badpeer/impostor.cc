@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Impostor>> Impostor::Start(
   const node::p2p::PeerNode self{self_id, "127.0.0.1", protocol_port,
                                  discovery_port};
   if (absl::Status s = node::p2p::Ping(
-          target, self, network_id, std::chrono::seconds(10), impl->tls.get());
+          target, self, network_id, std::chrono::seconds(10), *impl->tls);
       !s.ok()) {
     return absl::UnavailableError("the target did not answer the ping: " +
                                   s.ToString());

@@ -1,5 +1,6 @@
 #include "node/core/peer_discovery.h"
 
+#include <optional>
 #include <vector>
 
 namespace rnode::node {
@@ -30,19 +31,21 @@ void DiscoveryLoop::Run(p2p::Transport* transport, p2p::PeerTable* peers,
     for (const p2p::PeerNode& peer : peers->All()) {
       absl::StatusOr<std::vector<p2p::PeerNode>> found =
           p2p::Lookup(peer, self.id, self, options.network_id, options.timeout,
-                      options.tls.get());
+                      *options.tls);
       if (!found.ok()) {
         peers->Failed(peer.id);
         continue;
       }
-      // It answered at that address over a handshake pinned to its id
-      // (with TLS: the node always has it): proven, so this node may pass
-      // it on in its own lookup answers.
-      if (options.tls != nullptr) {
-        peers->Upsert(peer, p2p::PeerGrade::kProven);
-      }
+      // It answered at that address over a handshake pinned to its id:
+      // proven, so this node may pass it on in its own lookup answers.
+      peers->Upsert(peer, p2p::PeerGrade::kProven);
       for (const p2p::PeerNode& p : *found) {
-        if (peers->Upsert(p)) transport->AddPeer(p);
+        if (!peers->Upsert(p)) continue;
+        // The table's address, not the answer's: hearsay does not move a
+        // proven peer's address, so neither may it send the link there.
+        if (std::optional<p2p::PeerNode> known = peers->Find(p.id)) {
+          transport->AddPeer(*known);
+        }
       }
       if (stop_.stopped()) return;
     }

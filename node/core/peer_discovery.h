@@ -20,7 +20,8 @@ struct DiscoveryLoopOptions {
   std::chrono::milliseconds interval{0};  // between rounds
   std::chrono::milliseconds timeout{0};   // per lookup
   std::string network_id;
-  // This node's identity: lookups are mutual TLS pinned to the peer asked.
+  // This node's identity (required): lookups are mutual TLS pinned to
+  // the peer asked.
   std::shared_ptr<const p2p::TlsIdentity> tls;
 };
 

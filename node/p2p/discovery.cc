@@ -199,14 +199,12 @@ class KademliaService final : public kad::KademliaRPCService::Service {
       return absl::InvalidArgumentError(
           absl::StrCat("sender: ", std::string(peer.status().message())));
     }
-    if (options_.tls != nullptr) {
-      absl::StatusOr<Bytes> proven = internal::ProvenPeerId(ctx);
-      if (!proven.ok()) return proven.status();
-      if (*proven != peer->id) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "the sender is node ", peer->IdHex(),
-            " but the TLS certificate is node ", HexEncode(*proven)));
-      }
+    absl::StatusOr<Bytes> proven = internal::ProvenPeerId(ctx);
+    if (!proven.ok()) return proven.status();
+    if (*proven != peer->id) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "the sender is node ", peer->IdHex(),
+          " but the TLS certificate is node ", HexEncode(*proven)));
     }
     return peer;
   }
@@ -224,12 +222,12 @@ class KademliaService final : public kad::KademliaRPCService::Service {
   std::atomic<int> in_flight_{0};
 };
 
-// A stub for `to`'s discovery port; with `tls`, pinned to `to.id`.
+// A stub for `to`'s discovery port as `tls`, pinned to `to.id`.
 std::unique_ptr<kad::KademliaRPCService::Stub> NewStub(const PeerNode& to,
-                                                       const TlsIdentity* tls) {
+                                                       const TlsIdentity& tls) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  if (tls != nullptr) internal::PinChannel(&args, to.id);
+  internal::PinChannel(&args, to.id);
   return kad::KademliaRPCService::NewStub(grpc::CreateCustomChannel(
       to.DiscoveryTarget(), internal::ChannelCredentialsFor(tls), args));
 }
@@ -388,7 +386,10 @@ absl::StatusOr<std::unique_ptr<DiscoveryServer>> DiscoveryServer::Start(
     return absl::InvalidArgumentError(
         "discovery: max_in_flight must be at least 1");
   }
-  if (options.tls != nullptr && options.tls->node_id != options.self.id) {
+  if (options.tls == nullptr) {
+    return absl::InvalidArgumentError("discovery: needs a TLS identity");
+  }
+  if (options.tls->node_id != options.self.id) {
     return absl::InvalidArgumentError(
         "discovery: the node id is not the id of the TLS identity's key");
   }
@@ -402,7 +403,7 @@ absl::StatusOr<std::unique_ptr<DiscoveryServer>> DiscoveryServer::Start(
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(
-      address, internal::ServerCredentialsFor(options.tls.get()), &impl->port);
+      address, internal::ServerCredentialsFor(*options.tls), &impl->port);
   // Each synchronous handler takes a thread; the quota bounds them (beyond
   // it gRPC itself answers RESOURCE_EXHAUSTED).
   grpc::ResourceQuota quota(absl::StrCat("rnode-discovery-", address));
@@ -440,7 +441,7 @@ int DiscoveryServer::port() const { return impl_->port; }
 
 absl::Status Ping(const PeerNode& to, const PeerNode& self,
                   const std::string& network_id,
-                  std::chrono::milliseconds timeout, const TlsIdentity* tls) {
+                  std::chrono::milliseconds timeout, const TlsIdentity& tls) {
   const std::string target = to.DiscoveryTarget();
   kad::Ping request;
   PeerToProto(self, request.mutable_sender());
@@ -460,7 +461,7 @@ absl::StatusOr<std::vector<PeerNode>> Lookup(const PeerNode& to, ByteView id,
                                              const PeerNode& self,
                                              const std::string& network_id,
                                              std::chrono::milliseconds timeout,
-                                             const TlsIdentity* tls) {
+                                             const TlsIdentity& tls) {
   const std::string target = to.DiscoveryTarget();
   kad::Lookup request;
   request.set_id(std::string(AsChars(id)));

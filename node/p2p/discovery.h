@@ -107,8 +107,8 @@ struct DiscoveryOptions {
   int max_in_flight = 16;
   // Mutual TLS with this identity (self.id must be its node id); a request
   // whose sender is not the node the caller's certificate proves is
-  // refused PERMISSION_DENIED and adds nothing. Null: plaintext and the
-  // sender is believed (in-process tests only; the node always sets it).
+  // refused PERMISSION_DENIED and adds nothing. Required (Start refuses
+  // null: there is no plaintext mode).
   std::shared_ptr<const TlsIdentity> tls;
 };
 
@@ -131,23 +131,22 @@ class DiscoveryServer {
   std::unique_ptr<Impl> impl_;
 };
 
-// Client calls to a peer's discovery port, each with `timeout`. With
-// `tls` (this node's identity), the connection is mutual TLS pinned to
-// `to.id`: a server that is not that node fails the handshake
-// (Unavailable); null: plaintext (tests only).
+// Client calls to a peer's discovery port, each with `timeout`, over
+// mutual TLS as `tls` (this node's identity) pinned to `to.id`: a server
+// that is not that node fails the handshake (Unavailable).
 // Unavailable / DeadlineExceeded when the peer does not answer;
 // PermissionDenied when it answers for another network.
 absl::Status Ping(const PeerNode& to, const PeerNode& self,
                   const std::string& network_id,
                   std::chrono::milliseconds timeout,
-                  const TlsIdentity* tls = nullptr);
+                  const TlsIdentity& tls);
 // The peers `to` knows nearest to `id` (malformed entries are skipped; at
 // most kLookupPeers are kept).
 absl::StatusOr<std::vector<PeerNode>> Lookup(const PeerNode& to, ByteView id,
                                              const PeerNode& self,
                                              const std::string& network_id,
                                              std::chrono::milliseconds timeout,
-                                             const TlsIdentity* tls = nullptr);
+                                             const TlsIdentity& tls);
 
 }  // namespace rnode::node::p2p
 

@@ -76,7 +76,10 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
   if (options.self.id.size() != kNodeIdBytes) {
     return absl::InvalidArgumentError("the node id must have 20 bytes");
   }
-  if (options.tls != nullptr && options.tls->node_id != options.self.id) {
+  if (options.tls == nullptr) {
+    return absl::InvalidArgumentError("the transport needs a TLS identity");
+  }
+  if (options.tls->node_id != options.self.id) {
     return absl::InvalidArgumentError(
         "the node id is not the id of the TLS identity's key");
   }
@@ -90,7 +93,7 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
   const std::string address =
       HostPort(options.listen_host, options.self.tcp_port);
   builder.AddListeningPort(
-      address, internal::ServerCredentialsFor(options.tls.get()), &impl->port);
+      address, internal::ServerCredentialsFor(*options.tls), &impl->port);
   grpc::ResourceQuota quota(absl::StrCat("rnode-p2p-", address));
   quota.SetMaxThreads(options.max_server_threads + 2);
   builder.SetResourceQuota(quota);

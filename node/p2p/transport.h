@@ -47,9 +47,8 @@ struct TransportOptions {
   // speaks mutual TLS with it, every outbound connection is pinned to the
   // id it dials, and an inbound header whose sender is not the node the
   // caller's certificate proves is refused (PERMISSION_DENIED, counted in
-  // `impersonations`). self.id must be its node id. Null: plaintext and
-  // the header's sender is believed, for in-process tests of the link
-  // machinery only; the node always sets it.
+  // `impersonations`). Required (Start refuses null: there is no
+  // plaintext mode); self.id must be its node id.
   std::shared_ptr<const TlsIdentity> tls;
   // Validator identity (docs/security.md). When set, called (on the
   // sender threads, about once a minute) for this node's validator

@@ -39,17 +39,9 @@ using Clock = std::chrono::steady_clock;
 using casper::block::Block;
 using std::chrono::milliseconds;
 
-using rnode::testing::NodeIdOf;
-
-p2p::TransportOptions Options(uint8_t id) {
-  p2p::TransportOptions o;
-  o.self = p2p::PeerNode{NodeIdOf(id), "127.0.0.1", 0, 40404};
-  o.network_id = "testnet";
-  o.heartbeat_interval = milliseconds(150);
-  o.reconnect_min = milliseconds(50);
-  o.reconnect_max = milliseconds(200);
-  o.network_timeout = milliseconds(2000);
-  return o;
+p2p::TransportOptions Options(uint8_t n) {
+  return rnode::testing::FastTransportOptions(rnode::testing::TestIdentity(n),
+                                              "testnet");
 }
 
 // A block of validator `seed` with `extra` bytes (distinct hashes).

@@ -81,10 +81,9 @@ class PinnedIdVerifier final : public ExternalCertificateVerifier {
 }  // namespace
 
 std::shared_ptr<grpc::ServerCredentials> ServerCredentialsFor(
-    const TlsIdentity* identity) {
-  if (identity == nullptr) return grpc::InsecureServerCredentials();
+    const TlsIdentity& identity) {
   grpc::experimental::TlsServerCredentialsOptions options(
-      ProviderOf(*identity));
+      ProviderOf(identity));
   options.watch_identity_key_cert_pairs();
   // No CA: the client's certificate is not checked against a root, but TLS
   // still requires it and proves the client holds its key. The id is read
@@ -95,10 +94,9 @@ std::shared_ptr<grpc::ServerCredentials> ServerCredentialsFor(
 }
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(
-    const TlsIdentity* identity) {
-  if (identity == nullptr) return grpc::InsecureChannelCredentials();
+    const TlsIdentity& identity) {
   grpc::experimental::TlsChannelCredentialsOptions options;
-  options.set_certificate_provider(ProviderOf(*identity));
+  options.set_certificate_provider(ProviderOf(identity));
   options.watch_identity_key_cert_pairs();
   // No roots: PinnedIdVerifier is the whole check of the server.
   options.set_verify_server_certs(false);

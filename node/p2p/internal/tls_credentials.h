@@ -22,16 +22,14 @@
 namespace rnode::node::p2p::internal {
 
 // Server credentials presenting `identity` and requiring a client
-// certificate. Null `identity`: plaintext (in-process tests of the link
-// machinery only; the node always has an identity).
+// certificate.
 std::shared_ptr<grpc::ServerCredentials> ServerCredentialsFor(
-    const TlsIdentity* identity);
+    const TlsIdentity& identity);
 
 // Channel credentials presenting `identity` whose server check accepts
-// only a certificate for the node id set by PinnedChannelArguments. Null
-// `identity`: plaintext, as above.
+// only a certificate for the node id set by PinChannel.
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(
-    const TlsIdentity* identity);
+    const TlsIdentity& identity);
 
 // Pins a channel (made with ChannelCredentialsFor) to `expected_id`: its
 // TLS handshake fails unless the server's certificate holds that node's

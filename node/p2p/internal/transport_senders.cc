@@ -53,10 +53,10 @@ LinkClientPtr OpenClient(const PeerNode& peer,
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   // Only the node `peer` names may answer at its address.
-  if (options.tls != nullptr) PinChannel(&args, peer.id);
+  PinChannel(&args, peer.id);
   LinkClientPtr client(new LinkClient);
   client->channel = grpc::CreateCustomChannel(
-      peer.ProtocolTarget(), ChannelCredentialsFor(options.tls.get()), args);
+      peer.ProtocolTarget(), ChannelCredentialsFor(*options.tls), args);
   client->stub = ::routing::TransportLayer::NewStub(client->channel);
   return client;
 }

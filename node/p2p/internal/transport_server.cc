@@ -101,7 +101,6 @@ void Transport::Impl::DispatchLoop(bool large_queue) {
 
 grpc::Status Transport::Impl::CheckProven(const grpc::ServerContext& ctx,
                                           ByteView claimed) {
-  if (options.tls == nullptr) return grpc::Status::OK;
   absl::StatusOr<Bytes> proven = internal::ProvenPeerId(ctx);
   if (!proven.ok()) return ToGrpc(proven.status());
   if (*proven == Bytes(claimed.begin(), claimed.end())) {
@@ -147,11 +146,6 @@ absl::StatusOr<ValidatorStatement> Transport::Impl::CheckStatement(
   P2pMetrics::Inc(m.statements_checked);
   absl::StatusOr<ValidatorStatement> checked =
       [&]() -> absl::StatusOr<ValidatorStatement> {
-    // Without TLS the sender's id is only claimed: nothing to bind a
-    // validator to.
-    if (options.tls == nullptr) {
-      return absl::FailedPreconditionError("no TLS: the sender is not proven");
-    }
     ASSIGN_OR_RETURN(ValidatorStatement statement,
                      DecodeValidatorStatement(AsBytes(encoded)));
     RETURN_IF_ERROR(CheckValidatorStatement(

@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "kademlia.grpc.pb.h"
 #include "kademlia.pb.h"
+#include "node/p2p/internal/tls_credentials.h"
 #include "node/p2p/peer.h"
 #include "tests/node/node_ids.h"
 #include "util/bytes.h"
@@ -273,6 +274,11 @@ TEST(PeerTableTest, ConcurrentUpsertsKeepTheBound) {
 // ---------------------------------------------------------------------------
 // Servers and clients.
 
+// Test identity `n` (tests/node/node_ids.h): Tls(n) is the caller's side of
+// a call in the name of IdOf(n).
+Bytes IdOf(uint8_t n) { return rnode::testing::TestNodeId(n); }
+const TlsIdentity& Tls(uint8_t n) { return *rnode::testing::TestIdentity(n); }
+
 // A discovery node: its table and its server on 127.0.0.1.
 struct TestNode {
   TestNode(Bytes id, size_t max_peers) : table(std::move(id), max_peers) {}
@@ -281,12 +287,13 @@ struct TestNode {
   PeerNode self;  // with the port the server got
 };
 
-// Starts a node with id `id` on an ephemeral port; null (and a test
-// failure) if it cannot start. `options.self` and `network_id` are filled
-// in when left empty.
-std::unique_ptr<TestNode> StartNode(Bytes id, DiscoveryOptions options = {}) {
-  auto node = std::make_unique<TestNode>(id, 1000);
-  options.self = Peer(std::move(id), "127.0.0.1", 40400, 0);
+// Starts the node of test identity `n` on an ephemeral port; null (and a
+// test failure) if it cannot start. `options.self`, `tls` and `network_id`
+// are filled in when left empty.
+std::unique_ptr<TestNode> StartNode(uint8_t n, DiscoveryOptions options = {}) {
+  auto node = std::make_unique<TestNode>(IdOf(n), 1000);
+  options.self = Peer(IdOf(n), "127.0.0.1", 40400, 0);
+  options.tls = rnode::testing::TestIdentity(n);
   if (options.network_id.empty()) options.network_id = kNetwork;
   absl::StatusOr<std::unique_ptr<DiscoveryServer>> server =
       DiscoveryServer::Start(options, &node->table);
@@ -333,14 +340,17 @@ class RawPort {
 };
 
 // A hand-written discovery service that answers every call with a fixed
-// network id and node list, for what a real server never sends.
+// network id and node list, for what a real server never sends. It is the
+// node of test identity 0xfa.
 class FakeKademlia final : public kad::KademliaRPCService::Service {
  public:
   FakeKademlia(std::string network_id, std::vector<kad::Node> nodes)
       : network_id_(std::move(network_id)), nodes_(std::move(nodes)) {
     grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                             &port_);
+    builder.AddListeningPort(
+        "127.0.0.1:0",
+        internal::ServerCredentialsFor(*rnode::testing::TestIdentity(0xfa)),
+        &port_);
     builder.RegisterService(this);
     server_ = builder.BuildAndStart();
     EXPECT_NE(server_, nullptr);
@@ -363,7 +373,7 @@ class FakeKademlia final : public kad::KademliaRPCService::Service {
   }
 
   PeerNode peer() const {
-    return Peer(NodeIdOf(0xfa), "127.0.0.1", 40400,
+    return Peer(IdOf(0xfa), "127.0.0.1", 40400,
                 static_cast<uint32_t>(port_));
   }
 
@@ -381,27 +391,27 @@ kad::Node NodeProto(const PeerNode& peer) {
 }
 
 TEST(DiscoveryTest, PingAddsTheSenderToTheTable) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
-  const PeerNode a = Peer(NodeIdOf(0x20), "10.1.1.1", 40400, 40404);
-  ASSERT_TRUE(Ping(s->self, a, kNetwork, kTimeout).ok());
+  const PeerNode a = Peer(IdOf(0x20), "10.1.1.1", 40400, 40404);
+  ASSERT_TRUE(Ping(s->self, a, kNetwork, kTimeout, Tls(0x20)).ok());
   EXPECT_EQ(s->table.Find(a.id), a);
   EXPECT_EQ(s->table.size(), 1u);
 }
 
 TEST(DiscoveryTest, LookupReturnsTheNearestPeersWithoutTheRequester) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
   for (uint8_t i = 0; i < 40; ++i) {
     ASSERT_TRUE(s->table.Upsert(Peer(NodeIdOf(0x40 + i)), PeerGrade::kProven));
   }
   // The requester is the nearest peer to the id it looks up, and proven.
-  const PeerNode a = Peer(NodeIdOf(0x50, 0x01));
+  const PeerNode a = Peer(IdOf(0x20));
   ASSERT_TRUE(s->table.Upsert(a, PeerGrade::kProven));
   const Bytes target = a.id;
 
   absl::StatusOr<std::vector<PeerNode>> found =
-      Lookup(s->self, target, a, kNetwork, kTimeout);
+      Lookup(s->self, target, a, kNetwork, kTimeout, Tls(0x20));
   ASSERT_TRUE(found.ok()) << found.status();
 
   std::vector<PeerNode> expected = s->table.Closest(target, kLookupPeers + 1);
@@ -412,18 +422,20 @@ TEST(DiscoveryTest, LookupReturnsTheNearestPeersWithoutTheRequester) {
 }
 
 TEST(DiscoveryTest, RequestsFromAnotherNetworkAreRefusedAndAddNothing) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
-  const PeerNode a = Peer(NodeIdOf(0x20));
-  EXPECT_EQ(Ping(s->self, a, "othernet", kTimeout).code(),
+  const PeerNode a = Peer(IdOf(0x20));
+  EXPECT_EQ(Ping(s->self, a, "othernet", kTimeout, Tls(0x20)).code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Lookup(s->self, a.id, a, "othernet", kTimeout).status().code(),
+  EXPECT_EQ(Lookup(s->self, a.id, a, "othernet", kTimeout, Tls(0x20))
+                .status()
+                .code(),
             absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(s->table.size(), 0u);
 }
 
 TEST(DiscoveryTest, MalformedSendersAreRefusedAndAddNothing) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
   const std::vector<PeerNode> senders = {
       Peer(Bytes(5, 0x20)),                                 // short id
@@ -435,23 +447,26 @@ TEST(DiscoveryTest, MalformedSendersAreRefusedAndAddNothing) {
   };
   for (const PeerNode& sender : senders) {
     SCOPED_TRACE(absl::StrCat("sender ", sender.IdHex(), "@", sender.host));
-    EXPECT_EQ(Ping(s->self, sender, kNetwork, kTimeout).code(),
+    // (Refused before the caller's certificate is looked at.)
+    EXPECT_EQ(Ping(s->self, sender, kNetwork, kTimeout, Tls(0x20)).code(),
               absl::StatusCode::kInvalidArgument);
-    EXPECT_EQ(Lookup(s->self, NodeIdOf(0x30), sender, kNetwork, kTimeout)
-                  .status()
-                  .code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        Lookup(s->self, NodeIdOf(0x30), sender, kNetwork, kTimeout, Tls(0x20))
+            .status()
+            .code(),
+        absl::StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(s->table.size(), 0u);
 }
 
 TEST(DiscoveryTest, LookupOfAnIdOfTheWrongLengthIsRefused) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
-  const PeerNode a = Peer(NodeIdOf(0x20));
+  const PeerNode a = Peer(IdOf(0x20));
   for (const Bytes& id : {Bytes{}, Bytes(3, 1), Bytes(kNodeIdBytes + 1, 1)}) {
-    EXPECT_EQ(Lookup(s->self, id, a, kNetwork, kTimeout).status().code(),
-              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(
+        Lookup(s->self, id, a, kNetwork, kTimeout, Tls(0x20)).status().code(),
+        absl::StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(s->table.size(), 0u);
 }
@@ -459,7 +474,7 @@ TEST(DiscoveryTest, LookupOfAnIdOfTheWrongLengthIsRefused) {
 TEST(DiscoveryTest, PrivateSendersAreAnsweredButNotAddedWhenDisallowed) {
   DiscoveryOptions options;
   options.allow_private_addresses = false;
-  auto s = StartNode(NodeIdOf(0x10), options);
+  auto s = StartNode(0x10, options);
   ASSERT_NE(s, nullptr);
   struct Case {
     std::string host;
@@ -491,39 +506,42 @@ TEST(DiscoveryTest, PrivateSendersAreAnsweredButNotAddedWhenDisallowed) {
   uint8_t next = 0x40;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.host);
-    const PeerNode sender = Peer(NodeIdOf(next++), c.host);
-    EXPECT_TRUE(Ping(s->self, sender, kNetwork, kTimeout).ok());
-    EXPECT_TRUE(Lookup(s->self, sender.id, sender, kNetwork, kTimeout).ok());
+    const uint8_t n = next++;
+    const PeerNode sender = Peer(IdOf(n), c.host);
+    EXPECT_TRUE(Ping(s->self, sender, kNetwork, kTimeout, Tls(n)).ok());
+    EXPECT_TRUE(
+        Lookup(s->self, sender.id, sender, kNetwork, kTimeout, Tls(n)).ok());
     EXPECT_EQ(s->table.Find(sender.id).has_value(), c.added);
   }
 }
 
 TEST(DiscoveryTest, ANodeLearnsAThirdNodeThroughTheBootstrap) {
-  auto s = StartNode(NodeIdOf(0x10));
-  auto a = StartNode(NodeIdOf(0x20));
-  auto b = StartNode(NodeIdOf(0x30));
+  auto s = StartNode(0x10);
+  auto a = StartNode(0x20);
+  auto b = StartNode(0x30);
   ASSERT_TRUE(s != nullptr && a != nullptr && b != nullptr);
 
-  ASSERT_TRUE(Ping(s->self, a->self, kNetwork, kTimeout).ok());
-  ASSERT_TRUE(Ping(s->self, b->self, kNetwork, kTimeout).ok());
+  ASSERT_TRUE(Ping(s->self, a->self, kNetwork, kTimeout, Tls(0x20)).ok());
+  ASSERT_TRUE(Ping(s->self, b->self, kNetwork, kTimeout, Tls(0x30)).ok());
   // S has only heard of A and B (their pings): it passes neither on.
   absl::StatusOr<std::vector<PeerNode>> found =
-      Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout);
+      Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout, Tls(0x20));
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_TRUE(found->empty());
   // S reaches B at its address (what the node's discovery loop does with
   // every peer it knows): now it passes B on.
-  ASSERT_TRUE(Ping(b->self, s->self, kNetwork, kTimeout).ok());
+  ASSERT_TRUE(Ping(b->self, s->self, kNetwork, kTimeout, Tls(0x10)).ok());
   ASSERT_TRUE(s->table.Upsert(b->self, PeerGrade::kProven));
-  found = Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout);
+  found = Lookup(s->self, a->self.id, a->self, kNetwork, kTimeout, Tls(0x20));
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(*found, std::vector<PeerNode>{b->self});
 
   // A reaches B at the address it learned; B learns A in turn.
   for (const PeerNode& p : *found) (void)a->table.Upsert(p);
   ASSERT_EQ(a->table.Find(b->self.id), b->self);
-  EXPECT_TRUE(
-      Ping(*a->table.Find(b->self.id), a->self, kNetwork, kTimeout).ok());
+  EXPECT_TRUE(Ping(*a->table.Find(b->self.id), a->self, kNetwork, kTimeout,
+                   Tls(0x20))
+                  .ok());
   EXPECT_EQ(b->table.Find(a->self.id), a->self);
 }
 
@@ -533,8 +551,8 @@ TEST(DiscoveryTest, PingToAClosedPortIsUnavailable) {
   constexpr std::chrono::milliseconds kCallTimeout{2000};
   const Clock::time_point start = Clock::now();
   const absl::Status s =
-      Ping(Peer(NodeIdOf(0x10), "127.0.0.1", 40400, closed.port()),
-           Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
+      Ping(Peer(IdOf(0x10), "127.0.0.1", 40400, closed.port()),
+           Peer(IdOf(0x20)), kNetwork, kCallTimeout, Tls(0x20));
   EXPECT_TRUE(absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) << s;
   EXPECT_LT(Clock::now() - start, kCallTimeout + kDeadlineSlack);
 }
@@ -542,15 +560,16 @@ TEST(DiscoveryTest, PingToAClosedPortIsUnavailable) {
 TEST(DiscoveryTest, CallsToASilentPeerEndAtTheirDeadline) {
   RawPort silent(/*listening=*/true);
   ASSERT_NE(silent.port(), 0u);
-  const PeerNode to = Peer(NodeIdOf(0x10), "127.0.0.1", 40400, silent.port());
+  const PeerNode to = Peer(IdOf(0x10), "127.0.0.1", 40400, silent.port());
   constexpr std::chrono::milliseconds kCallTimeout{300};
   const Clock::time_point start = Clock::now();
   const absl::Status ping =
-      Ping(to, Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout);
+      Ping(to, Peer(IdOf(0x20)), kNetwork, kCallTimeout, Tls(0x20));
   EXPECT_TRUE(absl::IsDeadlineExceeded(ping) || absl::IsUnavailable(ping))
       << ping;
   const absl::Status lookup =
-      Lookup(to, NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kCallTimeout)
+      Lookup(to, IdOf(0x20), Peer(IdOf(0x20)), kNetwork, kCallTimeout,
+             Tls(0x20))
           .status();
   EXPECT_TRUE(absl::IsDeadlineExceeded(lookup) || absl::IsUnavailable(lookup))
       << lookup;
@@ -559,10 +578,11 @@ TEST(DiscoveryTest, CallsToASilentPeerEndAtTheirDeadline) {
 
 TEST(DiscoveryTest, ClientRefusesAReplyFromAnotherNetwork) {
   FakeKademlia fake("othernet", {NodeProto(Peer(NodeIdOf(0x30)))});
-  EXPECT_EQ(Ping(fake.peer(), Peer(NodeIdOf(0x20)), kNetwork, kTimeout).code(),
-            absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Lookup(fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork,
-                   kTimeout)
+  EXPECT_EQ(
+      Ping(fake.peer(), Peer(IdOf(0x20)), kNetwork, kTimeout, Tls(0x20)).code(),
+      absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(Lookup(fake.peer(), IdOf(0x20), Peer(IdOf(0x20)), kNetwork,
+                   kTimeout, Tls(0x20))
                 .status()
                 .code(),
             absl::StatusCode::kPermissionDenied);
@@ -584,8 +604,9 @@ TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
     if (i == 3) nodes.push_back(short_id);  // also between good ones
   }
   FakeKademlia fake(kNetwork, nodes);
-  absl::StatusOr<std::vector<PeerNode>> found = Lookup(
-      fake.peer(), NodeIdOf(0x20), Peer(NodeIdOf(0x20)), kNetwork, kTimeout);
+  absl::StatusOr<std::vector<PeerNode>> found =
+      Lookup(fake.peer(), IdOf(0x20), Peer(IdOf(0x20)), kNetwork, kTimeout,
+             Tls(0x20));
   ASSERT_TRUE(found.ok()) << found.status();
   good.resize(kLookupPeers);
   EXPECT_EQ(*found, good);
@@ -597,7 +618,7 @@ TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
 TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
   DiscoveryOptions options;
   options.max_in_flight = 1;
-  auto s = StartNode(NodeIdOf(0x10), options);
+  auto s = StartNode(0x10, options);
   ASSERT_NE(s, nullptr);
   constexpr int kThreads = 6;
   constexpr int kCallsPerThread = 5;
@@ -605,10 +626,10 @@ TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
+      const auto n = static_cast<uint8_t>(0x40 + t);
       for (int i = 0; i < kCallsPerThread; ++i) {
-        const PeerNode sender = Peer(
-            NodeIdOf(static_cast<uint8_t>(0x40 + t), static_cast<uint8_t>(i)));
-        results[t].push_back(Ping(s->self, sender, kNetwork, kTimeout));
+        results[t].push_back(
+            Ping(s->self, Peer(IdOf(n)), kNetwork, kTimeout, Tls(n)));
       }
     });
   }
@@ -618,39 +639,52 @@ TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
       EXPECT_TRUE(st.ok() || absl::IsResourceExhausted(st)) << st;
     }
   }
-  EXPECT_TRUE(Ping(s->self, Peer(NodeIdOf(0x20)), kNetwork, kTimeout).ok());
+  EXPECT_TRUE(
+      Ping(s->self, Peer(IdOf(0x20)), kNetwork, kTimeout, Tls(0x20)).ok());
 }
 
 TEST(DiscoveryTest, StopIsIdempotentAndClosesThePort) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
-  ASSERT_TRUE(Ping(s->self, Peer(NodeIdOf(0x20)), kNetwork, kTimeout).ok());
+  ASSERT_TRUE(
+      Ping(s->self, Peer(IdOf(0x20)), kNetwork, kTimeout, Tls(0x20)).ok());
   s->server->Stop();
   s->server->Stop();
-  const absl::Status after =
-      Ping(s->self, Peer(NodeIdOf(0x21)), kNetwork, std::chrono::seconds(2));
+  const absl::Status after = Ping(s->self, Peer(IdOf(0x21)), kNetwork,
+                                  std::chrono::seconds(2), Tls(0x21));
   EXPECT_TRUE(absl::IsUnavailable(after) || absl::IsDeadlineExceeded(after))
       << after;
-  EXPECT_EQ(s->table.Find(NodeIdOf(0x21)), std::nullopt);
+  EXPECT_EQ(s->table.Find(IdOf(0x21)), std::nullopt);
 }
 
 TEST(DiscoveryTest, StartRefusesABusyPort) {
-  auto s = StartNode(NodeIdOf(0x10));
+  auto s = StartNode(0x10);
   ASSERT_NE(s, nullptr);
-  PeerTable table(NodeIdOf(0x11), 10);
+  PeerTable table(IdOf(0x11), 10);
   DiscoveryOptions options;
-  options.self = Peer(NodeIdOf(0x11), "127.0.0.1", 40400, s->self.udp_port);
+  options.self = Peer(IdOf(0x11), "127.0.0.1", 40400, s->self.udp_port);
+  options.tls = rnode::testing::TestIdentity(0x11);
   options.network_id = kNetwork;
   EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),
             absl::StatusCode::kUnavailable);
 }
 
 TEST(DiscoveryTest, StartRefusesAZeroInFlightBound) {
-  PeerTable table(NodeIdOf(0x11), 10);
+  PeerTable table(IdOf(0x11), 10);
   DiscoveryOptions options;
-  options.self = Peer(NodeIdOf(0x11), "127.0.0.1", 40400, 0);
+  options.self = Peer(IdOf(0x11), "127.0.0.1", 40400, 0);
+  options.tls = rnode::testing::TestIdentity(0x11);
   options.network_id = kNetwork;
   options.max_in_flight = 0;
+  EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DiscoveryTest, StartRefusesAServerWithoutTls) {
+  PeerTable table(IdOf(0x11), 10);
+  DiscoveryOptions options;
+  options.self = Peer(IdOf(0x11), "127.0.0.1", 40400, 0);
+  options.network_id = kNetwork;
   EXPECT_EQ(DiscoveryServer::Start(options, &table).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -14,6 +14,8 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "integration/badpeer/wire.h"
+#include "kademlia.grpc.pb.h"
+#include "kademlia.pb.h"
 #include "node/p2p/discovery.h"
 #include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/identity/validator_statement.h"
@@ -46,10 +48,7 @@ std::shared_ptr<const TlsIdentity> Identity() {
 }
 
 TransportOptions Options(std::shared_ptr<const TlsIdentity> tls) {
-  TransportOptions o = FastTransportOptions(
-      PeerNode{tls->node_id, "127.0.0.1", 0, 40404}, kNetwork);
-  o.tls = std::move(tls);
-  return o;
+  return FastTransportOptions(std::move(tls), kNetwork);
 }
 
 // Counts what the transport hands over. Thread-safe.
@@ -387,14 +386,14 @@ TEST(TlsDiscoveryTest, PingsArePinnedAndSendersProven) {
   const std::shared_ptr<const TlsIdentity> me_tls = Identity();
   const PeerNode me{me_tls->node_id, "127.0.0.1", 41000, 41004};
   EXPECT_TRUE(
-      Ping(to, me, kNetwork, std::chrono::seconds(5), me_tls.get()).ok());
+      Ping(to, me, kNetwork, std::chrono::seconds(5), *me_tls).ok());
   EXPECT_TRUE(table.Find(me.id).has_value());
 
   // A caller naming another node than its certificate's is refused.
   const std::shared_ptr<const TlsIdentity> other = Identity();
   const PeerNode claimed{other->node_id, "127.0.0.1", 42000, 42004};
   EXPECT_EQ(
-      Ping(to, claimed, kNetwork, std::chrono::seconds(5), me_tls.get()).code(),
+      Ping(to, claimed, kNetwork, std::chrono::seconds(5), *me_tls).code(),
       absl::StatusCode::kPermissionDenied);
   EXPECT_FALSE(table.Find(claimed.id).has_value());
 
@@ -402,10 +401,20 @@ TEST(TlsDiscoveryTest, PingsArePinnedAndSendersProven) {
   PeerNode wrong = to;
   wrong.id = other->node_id;
   EXPECT_EQ(
-      Ping(wrong, me, kNetwork, std::chrono::seconds(5), me_tls.get()).code(),
+      Ping(wrong, me, kNetwork, std::chrono::seconds(5), *me_tls).code(),
       absl::StatusCode::kUnavailable);
-  // And without a certificate, nothing is answered.
-  EXPECT_FALSE(Ping(to, me, kNetwork, std::chrono::seconds(5)).ok());
+  // And a plaintext caller is answered nothing.
+  auto plain = ::coop::rchain::comm::discovery::KademliaRPCService::NewStub(
+      grpc::CreateChannel(to.DiscoveryTarget(),
+                          grpc::InsecureChannelCredentials()));
+  ::coop::rchain::comm::discovery::Ping ping;
+  PeerToProto(me, ping.mutable_sender());
+  ping.set_networkid(kNetwork);
+  ::coop::rchain::comm::discovery::Pong pong;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  EXPECT_FALSE(plain->SendPing(&context, ping, &pong).ok());
 }
 
 // Sybil pressure on discovery: fresh identities that ping a node are only
@@ -435,7 +444,7 @@ TEST(TlsDiscoveryTest, SybilsAreOnlyHeardOfAndNotPassedOn) {
     const PeerNode claimed{sybil->node_id, "127.0.0.1",
                            static_cast<uint32_t>(44000 + i), 1};
     ASSERT_TRUE(
-        Ping(to, claimed, kNetwork, std::chrono::seconds(5), sybil.get()).ok());
+        Ping(to, claimed, kNetwork, std::chrono::seconds(5), *sybil).ok());
   }
   EXPECT_LE(table.heard(), kTable / 2);
   EXPECT_EQ(table.GradeOf(honest.id), PeerGrade::kProven);
@@ -443,7 +452,7 @@ TEST(TlsDiscoveryTest, SybilsAreOnlyHeardOfAndNotPassedOn) {
   const std::shared_ptr<const TlsIdentity> asker_tls = Identity();
   const PeerNode asker{asker_tls->node_id, "127.0.0.1", 45000, 45004};
   absl::StatusOr<std::vector<PeerNode>> found = Lookup(
-      to, asker.id, asker, kNetwork, std::chrono::seconds(5), asker_tls.get());
+      to, asker.id, asker, kNetwork, std::chrono::seconds(5), *asker_tls);
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(*found, std::vector<PeerNode>{honest});
 }

@@ -28,7 +28,7 @@ using ::testing::HasSubstr;
 
 // A P-256 key made with `openssl genpkey` and the node id of its public
 // point computed outside this code base with keccak-256, the public
-// network's rule (the same vector as p2p_peer_test's).
+// network's rule (the same vector as peer_test.cc's).
 constexpr char kKnownKeyPem[] =
     "-----BEGIN PRIVATE KEY-----\n"
     "MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg2ngCs3NKnnmLzawC\n"

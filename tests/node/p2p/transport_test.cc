@@ -1,6 +1,6 @@
 // Tests for the peer-to-peer transport: real transports on 127.0.0.1
-// (ephemeral ports) exchanging packets and streams, and malformed requests
-// sent through a raw `routing` stub.
+// (ephemeral ports, mutual TLS) exchanging packets and streams, and
+// malformed requests sent through a raw `routing` stub.
 #include "node/p2p/transport.h"
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include "node/p2p/peer.h"
 #include "routing.grpc.pb.h"
 #include "routing.pb.h"
+#include "integration/badpeer/wire.h"
 #include "tests/eventually.h"
 #include "tests/node/node_ids.h"
 #include "util/bytes.h"
@@ -49,8 +50,10 @@ constexpr std::chrono::seconds kCallTimeout{10};
 constexpr uint32_t kDeadPort = 1;
 
 using rnode::testing::FastTransportOptions;
-// A 20-byte id: `first`, zeros, `last`.
-using rnode::testing::NodeIdOf;
+using rnode::testing::TestIdentity;
+
+// The node id of test identity `n` (tests/node/node_ids.h).
+Bytes IdOf(uint8_t n) { return rnode::testing::TestNodeId(n); }
 
 bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {
   return std::any_of(peers.begin(), peers.end(),
@@ -59,9 +62,8 @@ bool Contains(const std::vector<PeerNode>& peers, const Bytes& id) {
 
 // Options for a test transport: fast heartbeats and reconnections, short
 // timeouts (a peer that is gone is noticed within a second).
-TransportOptions Options(uint8_t id) {
-  return FastTransportOptions(PeerNode{NodeIdOf(id), "127.0.0.1", 0, 40404},
-                              kNetwork);
+TransportOptions Options(uint8_t n) {
+  return FastTransportOptions(TestIdentity(n), kNetwork);
 }
 
 // Records what a transport hands to its handler; can hold back small or
@@ -281,9 +283,11 @@ std::string Content(size_t n, uint32_t seed) {
 
 using Stub = ::routing::TransportLayer::Stub;
 
-std::unique_ptr<Stub> RawStub(int port) {
-  return ::routing::TransportLayer::NewStub(grpc::CreateChannel(
-      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+// A stub for the transport at `port` over mutual TLS as test identity
+// `as`: what it sends is believed only in IdOf(as)'s name.
+std::unique_ptr<Stub> RawStub(int port, uint8_t as) {
+  return ::routing::TransportLayer::NewStub(badpeer::NewChannel(
+      absl::StrCat("127.0.0.1:", port), *TestIdentity(as)));
 }
 
 // A peer that exists only as raw requests, advertising `port`.
@@ -374,7 +378,7 @@ TEST(TransportHandshakeTest, AddPeerConnectsBothSidesAndFiresOnConnected) {
   ASSERT_NE(b, nullptr);
   EXPECT_NE(a->t().port(), 0);
   EXPECT_EQ(a->t().self().tcp_port, static_cast<uint32_t>(a->t().port()));
-  EXPECT_EQ(a->t().self().id, NodeIdOf(1));
+  EXPECT_EQ(a->t().self().id, IdOf(1));
 
   ASSERT_TRUE(Connect(*a, *b));
   EXPECT_TRUE(a->handler.AwaitConnects(b->id(), 1));
@@ -397,6 +401,22 @@ TEST(TransportHandshakeTest, StartRejectsAnIdOfTheWrongLength) {
   Recorder handler;
   TransportOptions o = Options(1);
   o.self.id.pop_back();
+  EXPECT_EQ(Transport::Start(o, &handler, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TransportHandshakeTest, StartRejectsATransportWithoutTls) {
+  Recorder handler;
+  TransportOptions o = Options(1);
+  o.tls = nullptr;
+  EXPECT_EQ(Transport::Start(o, &handler, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TransportHandshakeTest, StartRejectsAnIdThatIsNotTheTlsKeys) {
+  Recorder handler;
+  TransportOptions o = Options(1);
+  o.self.id = IdOf(2);
   EXPECT_EQ(Transport::Start(o, &handler, nullptr).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -466,7 +486,7 @@ TEST(TransportPacketTest, SendNowReturnsOnceThePeerHoldsThePacket) {
   EXPECT_EQ(b->handler.packets()[0].content, "held");
   EXPECT_EQ(
       a->t()
-          .SendNow(NodeIdOf(9), "Deploy", "x", std::chrono::milliseconds(100))
+          .SendNow(IdOf(9), "Deploy", "x", std::chrono::milliseconds(100))
           .code(),
       absl::StatusCode::kNotFound);
 }
@@ -519,10 +539,10 @@ TEST(TransportPacketTest, HandlerDeclinesOrTakesAPacketBeforeTheAnswer) {
 TEST(TransportPacketTest, SendToAnUnknownPeerIsNotFound) {
   auto a = StartNode(Options(1));
   ASSERT_NE(a, nullptr);
-  EXPECT_EQ(a->t().Send(NodeIdOf(9), "Hello", "x").code(),
+  EXPECT_EQ(a->t().Send(IdOf(9), "Hello", "x").code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(a->t().SendToAll("Hello", "x"), 0u);
-  EXPECT_EQ(a->t().ReserveStream(NodeIdOf(9), 10).status().code(),
+  EXPECT_EQ(a->t().ReserveStream(IdOf(9), 10).status().code(),
             absl::StatusCode::kNotFound);
 }
 
@@ -887,8 +907,8 @@ TEST(TransportIsolationTest, IsolatedNodeLosesItsPeersAndRegainsThemHealed) {
   a->t().SetIsolated(true);
   EXPECT_TRUE(a->t().isolated());
   // Refused inbound, failed outbound: both sides drop the link.
-  auto stub = RawStub(a->t().port());
-  EXPECT_EQ(RawSend(*stub, Heartbeat(NodeIdOf(7))).error_code(),
+  auto stub = RawStub(a->t().port(), 7);
+  EXPECT_EQ(RawSend(*stub, Heartbeat(IdOf(7))).error_code(),
             grpc::StatusCode::UNAVAILABLE);
   EXPECT_EQ(a->t()
                 .SendNow(b->id(), "Deploy", "x", std::chrono::milliseconds(500))
@@ -922,8 +942,8 @@ TEST(TransportHeartbeatTest, DisconnectFromThePeerMarksItDisconnected) {
   oa.reconnect_max = std::chrono::minutes(10);
   auto a = StartNode(oa);
   ASSERT_NE(a, nullptr);
-  auto stub = RawStub(a->t().port());
-  const Bytes x = NodeIdOf(7);
+  auto stub = RawStub(a->t().port(), 7);
+  const Bytes x = IdOf(7);
   ASSERT_TRUE(RawSend(*stub, Heartbeat(x)).ok());
   ASSERT_TRUE(a->handler.AwaitConnects(x, 1));
   EXPECT_TRUE(Contains(a->t().Connected(), x));
@@ -951,7 +971,7 @@ class TransportMalformedTest : public ::testing::Test {
     // chunk_bytes stays at its default (1 MiB, above max_unary_bytes).
     b_ = StartNode(o);
     ASSERT_NE(b_, nullptr);
-    stub_ = RawStub(b_->t().port());
+    stub_ = RawStub(b_->t().port(), 7);
   }
   uint64_t malformed() const { return b_->t().counters().malformed; }
 
@@ -971,11 +991,11 @@ TEST_F(TransportMalformedTest, SendWithoutHeaderIsInvalidArgument) {
 }
 
 TEST_F(TransportMalformedTest, SendWithABadSenderIsInvalidArgument) {
-  ::routing::Protocol p = Heartbeat(NodeIdOf(7));
+  ::routing::Protocol p = Heartbeat(IdOf(7));
   p.mutable_header()->mutable_sender()->set_id("short");
   EXPECT_EQ(RawSend(*stub_, p).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  p = Heartbeat(NodeIdOf(7));
+  p = Heartbeat(IdOf(7));
   p.mutable_header()->mutable_sender()->set_tcp_port(0);
   EXPECT_EQ(RawSend(*stub_, p).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
@@ -984,7 +1004,7 @@ TEST_F(TransportMalformedTest, SendWithABadSenderIsInvalidArgument) {
 }
 
 TEST_F(TransportMalformedTest, SendForAnotherNetworkIsPermissionDenied) {
-  ::routing::Protocol p = Envelope(NodeIdOf(7), "othernet");
+  ::routing::Protocol p = Envelope(IdOf(7), "othernet");
   p.mutable_heartbeat();
   EXPECT_EQ(RawSend(*stub_, p).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
@@ -992,7 +1012,7 @@ TEST_F(TransportMalformedTest, SendForAnotherNetworkIsPermissionDenied) {
 }
 
 TEST_F(TransportMalformedTest, SendWithoutAMessageIsInvalidArgument) {
-  EXPECT_EQ(RawSend(*stub_, Envelope(NodeIdOf(7))).error_code(),
+  EXPECT_EQ(RawSend(*stub_, Envelope(IdOf(7))).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(malformed(), 1u);
   EXPECT_TRUE(b_->t().Known().empty());
@@ -1002,7 +1022,7 @@ TEST_F(TransportMalformedTest, PacketWithABadTypeIdIsInvalidArgument) {
   for (const std::string& type :
        {std::string(), std::string("with space"), std::string(65, 'T')}) {
     SCOPED_TRACE(type);
-    EXPECT_EQ(RawSend(*stub_, Packet(NodeIdOf(7), type, "x")).error_code(),
+    EXPECT_EQ(RawSend(*stub_, Packet(IdOf(7), type, "x")).error_code(),
               grpc::StatusCode::INVALID_ARGUMENT);
   }
   EXPECT_EQ(malformed(), 3u);
@@ -1014,15 +1034,15 @@ TEST_F(TransportMalformedTest, PacketWithABadTypeIdIsInvalidArgument) {
 TEST_F(TransportMalformedTest, UnaryAboveTheLimitIsResourceExhausted) {
   // At the limit: taken.
   EXPECT_TRUE(
-      RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(64 << 10, 5))).ok());
+      RawSend(*stub_, Packet(IdOf(7), "Big", Content(64 << 10, 5))).ok());
   ASSERT_TRUE(b_->handler.AwaitPackets(1));
   // Above it, though below the chunk size the server also reads: refused
   // (regression: the limit was max(max_unary_bytes, chunk_bytes)).
-  EXPECT_EQ(RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(80 << 10, 6)))
+  EXPECT_EQ(RawSend(*stub_, Packet(IdOf(7), "Big", Content(80 << 10, 6)))
                 .error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   // Far above anything the server reads.
-  EXPECT_EQ(RawSend(*stub_, Packet(NodeIdOf(7), "Big", Content(2 << 20, 7)))
+  EXPECT_EQ(RawSend(*stub_, Packet(IdOf(7), "Big", Content(2 << 20, 7)))
                 .error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_EQ(b_->t().counters().packets_in, 1u);
@@ -1039,18 +1059,18 @@ TEST_F(TransportMalformedTest, StreamStartingWithDataIsInvalidArgument) {
 }
 
 TEST_F(TransportMalformedTest, StreamAnnouncingMoreThanTheLimitIsRefused) {
-  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(NodeIdOf(7), (64 << 10) + 1),
+  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(IdOf(7), (64 << 10) + 1),
                                DataChunk("abc")})
                 .error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(NodeIdOf(7), -1)}).error_code(),
+  EXPECT_EQ(RawStream(*stub_, {HeaderChunk(IdOf(7), -1)}).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(malformed(), 2u);
   EXPECT_TRUE(b_->handler.packets().empty());
 }
 
 TEST_F(TransportMalformedTest, StreamForAnotherNetworkIsPermissionDenied) {
-  ::routing::Chunk header = HeaderChunk(NodeIdOf(7), 3);
+  ::routing::Chunk header = HeaderChunk(IdOf(7), 3);
   header.mutable_header()->set_networkid("othernet");
   EXPECT_EQ(RawStream(*stub_, {header, DataChunk("abc")}).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
@@ -1060,7 +1080,7 @@ TEST_F(TransportMalformedTest, StreamForAnotherNetworkIsPermissionDenied) {
 TEST_F(TransportMalformedTest, WellFormedRawStreamIsDelivered) {
   ::routing::TLResponse resp;
   ASSERT_TRUE(RawStream(*stub_,
-                        {HeaderChunk(NodeIdOf(7), 6), DataChunk("abc"),
+                        {HeaderChunk(IdOf(7), 6), DataChunk("abc"),
                          DataChunk("def")},
                         &resp)
                   .ok());
@@ -1071,7 +1091,7 @@ TEST_F(TransportMalformedTest, WellFormedRawStreamIsDelivered) {
 }
 
 TEST_F(TransportMalformedTest, StreamWithMoreDataThanAnnouncedBansTheSender) {
-  const Bytes x = NodeIdOf(7);
+  const Bytes x = IdOf(7);
   EXPECT_EQ(
       RawStream(*stub_, {HeaderChunk(x, 4), DataChunk("abc"), DataChunk("de")})
           .error_code(),
@@ -1089,11 +1109,11 @@ TEST_F(TransportMalformedTest, StreamWithMoreDataThanAnnouncedBansTheSender) {
   EXPECT_FALSE(b_->t().AddPeer(RawPeer(x)));
   EXPECT_TRUE(b_->handler.packets().empty());
   // Others are not.
-  EXPECT_TRUE(RawSend(*stub_, Heartbeat(NodeIdOf(8))).ok());
+  EXPECT_TRUE(RawSend(*RawStub(b_->t().port(), 8), Heartbeat(IdOf(8))).ok());
 }
 
 TEST_F(TransportMalformedTest, CorruptCompressedStreamBansTheSender) {
-  const Bytes x = NodeIdOf(7);
+  const Bytes x = IdOf(7);
   EXPECT_EQ(RawStream(*stub_, {HeaderChunk(x, 100, /*compressed=*/true),
                                DataChunk(std::string(20, '\x7f'))})
                 .error_code(),
@@ -1105,7 +1125,7 @@ TEST_F(TransportMalformedTest, CorruptCompressedStreamBansTheSender) {
 // A stream its sender cancels (a broken link, a deadline, a restart) is
 // not the sender's fault: it is dropped, and the sender is not banned.
 TEST_F(TransportMalformedTest, CancelledStreamDoesNotBanTheSender) {
-  const Bytes x = NodeIdOf(7);
+  const Bytes x = IdOf(7);
   {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
@@ -1151,7 +1171,8 @@ TEST(TransportPunishTest, PunishedPeerIsDroppedAndRefused) {
   EXPECT_EQ(a->t().Send(b->id(), "Hello", "x").code(),
             absl::StatusCode::kNotFound);
 
-  auto stub = RawStub(a->t().port());
+  // b itself, on a connection of its own.
+  auto stub = RawStub(a->t().port(), 2);
   EXPECT_EQ(RawSend(*stub, Packet(b->id(), "Hello", "x")).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   // b's own heartbeats are refused, so b gives a up too.
@@ -1167,16 +1188,17 @@ TEST(TransportLimitsTest, FullPeerTableRefusesAnotherSender) {
   TestNode* a = nodes[0].get();
   TestNode* b = nodes[1].get();
 
-  auto stub = RawStub(b->t().port());
-  EXPECT_EQ(RawSend(*stub, Heartbeat(NodeIdOf(7))).error_code(),
+  auto stub = RawStub(b->t().port(), 7);
+  EXPECT_EQ(RawSend(*stub, Heartbeat(IdOf(7))).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_EQ(RawStream(*stub, {HeaderChunk(NodeIdOf(7), 3), DataChunk("abc")})
+  EXPECT_EQ(RawStream(*stub, {HeaderChunk(IdOf(7), 3), DataChunk("abc")})
                 .error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_FALSE(b->t().AddPeer(RawPeer(NodeIdOf(8))));
+  EXPECT_FALSE(b->t().AddPeer(RawPeer(IdOf(8))));
   EXPECT_EQ(b->t().Known(), std::vector<PeerNode>{a->t().self()});
   // The known peer still gets through.
-  EXPECT_TRUE(RawSend(*stub, Packet(a->id(), "Hello", "x")).ok());
+  EXPECT_TRUE(
+      RawSend(*RawStub(b->t().port(), 1), Packet(a->id(), "Hello", "x")).ok());
 }
 
 // ---------------------------------------------------------------------------
