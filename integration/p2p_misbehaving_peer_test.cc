@@ -1,8 +1,9 @@
 // A misbehaving peer against one real shard validator (`rnode run`, not
 // standalone): garbage frames, oversized messages and streams, a stream
 // that sends more than it announced, a bad compression, a flood of small
-// packets (while a bystander peer sends heartbeats), and announcements of
-// blocks that do not exist, on the protocol port. After each phase the
+// packets (while a bystander peer sends heartbeats), invalid data from
+// hundreds of fresh identities (the log stays rate-limited), and
+// announcements of blocks that do not exist, on the protocol port. After each phase the
 // node is alive and answers /api/status; over the whole run its resident
 // memory stays bounded and it counts what it refused (p2p_* in /metrics).
 // SIGTERM then shuts it down cleanly.
@@ -451,6 +452,40 @@ void SendImpersonations(const std::string& target) {
       attacker_after.error_code());
 }
 
+// Phase 2c: fresh identities (keys are free) each send invalid data in
+// their own name. Each is banned; the node's log, which an attacker must
+// not be able to fill, gets at most the rate-limited lines peers may cause
+// (util/logging.h kPeerLogLinesPerSecond, 5 a second) and not one per ban
+// (regression: every ban wrote its line).
+void SendBanFlood(const std::string& target, const std::string& log_path) {
+  const int kIdentities = testing::kUnderSanitizer ? 100 : 300;
+  constexpr double kLinesPerSecond = 5;
+  const auto log_start = std::filesystem::file_size(log_path);
+  const auto start = Clock::now();
+  int refused = 0;
+  for (int i = 0; i < kIdentities; ++i) {
+    const Sender s = MakeSender(kNetworkId);
+    refused += badpeer::OverrunStream(target, s, s).error_code() ==
+               grpc::StatusCode::INVALID_ARGUMENT;
+  }
+  const double seconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  const std::string log = ReadText(log_path).substr(log_start);
+  size_t ban_lines = 0;
+  for (size_t at = log.find(" refused for "); at != std::string::npos;
+       at = log.find(" refused for ", at + 1)) {
+    ++ban_lines;
+  }
+  const double allowed = kLinesPerSecond * (seconds + 1);
+  std::printf("ban flood: %d identities in %.1f s, %d refused; %zu ban lines "
+              "logged (at most %.0f)\n",
+              kIdentities, seconds, refused, ban_lines, allowed);
+  EXPECT_EQ(refused, kIdentities);
+  EXPECT_GE(ban_lines, 1u);
+  EXPECT_LE(static_cast<double>(ban_lines), allowed)
+      << "every ban a peer causes is logged: an attacker fills the log";
+}
+
 // Phase 3: a flood of valid small packets from one made-up peer. Each is
 // acknowledged, refused "busy" by the transport, or shed by gRPC when all
 // server threads are taken; no call fails otherwise. Meanwhile a bystander
@@ -543,6 +578,8 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
   ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "oversized messages"));
   SendImpersonations(target);
   ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "impersonations"));
+  SendBanFlood(target, node.log());
+  ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "the ban flood"));
   SendTally flood;
   SendFlood(target, rng, &flood);
   ASSERT_NO_FATAL_FAILURE(ExpectHealthy(node, "the flood"));

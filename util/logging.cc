@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
+#include "util/mutex.h"
 
 namespace rnode {
 namespace {
@@ -58,25 +59,37 @@ std::shared_ptr<spdlog::logger> Log(std::string_view category) {
 }
 
 LogRateLimiter::LogRateLimiter(double per_second)
-    : per_second_(std::max(per_second, 1e-9)),
-      tokens_(std::max(per_second, 1.0)),
-      last_(Clock::now()) {}
+    : bucket_(per_second, per_second) {}
 
 bool LogRateLimiter::Allow(uint64_t* suppressed) {
-  MutexLock lock(&mu_);
-  Clock::time_point now = Clock::now();
-  double elapsed = std::chrono::duration<double>(now - last_).count();
-  last_ = now;
-  tokens_ =
-      std::min(std::max(per_second_, 1.0), tokens_ + elapsed * per_second_);
-  if (tokens_ < 1.0) {
-    ++suppressed_;
+  if (!bucket_.TryTake()) {
+    suppressed_.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
-  tokens_ -= 1.0;
-  if (suppressed != nullptr) *suppressed = suppressed_;
-  suppressed_ = 0;
+  const uint64_t dropped = suppressed_.exchange(0, std::memory_order_relaxed);
+  if (suppressed != nullptr) *suppressed = dropped;
   return true;
+}
+
+std::string LogText(std::string_view text, size_t max_bytes) {
+  const std::string_view shown = text.substr(0, max_bytes);
+  std::string out;
+  out.reserve(shown.size() + 16);
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const char c : shown) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7f && b != '\\') {
+      out.push_back(c);
+    } else {
+      out += "\\x";
+      out.push_back(kHex[b >> 4]);
+      out.push_back(kHex[b & 0xf]);
+    }
+  }
+  if (shown.size() < text.size()) {
+    absl::StrAppend(&out, "...(", text.size(), " bytes)");
+  }
+  return out;
 }
 
 }  // namespace rnode

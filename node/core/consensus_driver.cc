@@ -39,8 +39,8 @@ void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
     if (rspace::IsNoSpace(r.status())) {
       d_.disk->Full(r.status());
     } else {
-      Log("casper")->warn("block {} from a peer not taken: {}",
-                          HexEncode(block.hash), r.status().ToString());
+      peer_log_.Warn("block {} from a peer not taken: {}",
+                     HexEncode(block.hash), LogText(r.status().ToString()));
     }
     return;
   }
@@ -48,8 +48,8 @@ void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
   using Kind = casper::engine::Received::Kind;
   if (r->kind == Kind::kAdded) d_.disk->Ok();
   if (r->kind == Kind::kInvalid) {
-    Log("casper")->warn("block {} by {} is invalid: {}", HexEncode(block.hash),
-                        HexEncode(block.sender), r->verdict.detail);
+    peer_log_.Warn("block {} by {} is invalid: {}", HexEncode(block.hash),
+                   HexEncode(block.sender), LogText(r->verdict.detail));
     // Its sender is slashed in this validator's next block, made now: with
     // no deploys coming there would be no next block (found by chaos
     // bad-peer under TSan: an equivocation that came after the stream's

@@ -27,6 +27,7 @@
 #include "node/p2p/transport.h"
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
+#include "util/logging.h"
 
 namespace rnode::node {
 
@@ -118,6 +119,8 @@ class ConsensusDriver final : public ConsensusWork {
   // The last finalized block as housekeeping last saw it, and since when.
   std::optional<Hash32> last_lfb_;
   Clock::time_point lfb_moved_ = Clock::now();
+  // Lines about peers' blocks (a peer can send any number).
+  RateLimitedLog peer_log_{"casper", kPeerLogLinesPerSecond};
 };
 
 }  // namespace rnode::node

@@ -208,10 +208,10 @@ void DeployAdmission::TakeOverDue(Clock::time_point now) {
     } else if (rspace::IsNoSpace(added)) {
       d_.disk->Full(added);
     } else {
-      Log("casper")->warn(
+      peer_log_.Warn(
           "deploy {} gossiped by a peer, in no block, not "
           "taken over: {}",
-          HexEncode(d.sig()), added.ToString());
+          HexEncode(d.sig()), LogText(added.ToString()));
     }
   }
   if (taken > 0) {

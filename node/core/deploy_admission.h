@@ -25,6 +25,7 @@
 #include "node/core/scheduler.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
+#include "util/logging.h"
 
 namespace rnode::node {
 
@@ -85,6 +86,8 @@ class DeployAdmission {
   const AdmissionDeps d_;
   mutable Mutex mu_;
   GossipBackup backup_ ABSL_GUARDED_BY(mu_);
+  // Lines about deploys peers gossiped (any number).
+  RateLimitedLog peer_log_{"casper", kPeerLogLinesPerSecond};
 };
 
 }  // namespace rnode::node

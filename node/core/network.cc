@@ -416,10 +416,10 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
         MutexLock lock(&mu_);
         ++counters_.genesis_mismatch;
       }
-      Log("p2p")->error(
+      peer_log_.Error(
           "peer {} is on another shard: its genesis is {}, ours {}; "
           "disconnecting it",
-          p2p::FormatPeerAddress(from),
+          LogText(p2p::FormatPeerAddress(from)),
           HexEncode(ByteView(reinterpret_cast<const uint8_t*>(theirs.data()),
                              theirs.size())),
           HexEncode(genesis_.hash));

@@ -34,6 +34,7 @@
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
+#include "util/logging.h"
 
 namespace casper {
 class DeployDataProto;
@@ -236,6 +237,8 @@ class CasperNetwork final : public casper::engine::Transport,
   std::map<Bytes, size_t> outstanding_ ABSL_GUARDED_BY(mu_);
   NetworkCounters counters_ ABSL_GUARDED_BY(mu_);
   std::thread timer_;
+  // Lines a peer's messages cause.
+  RateLimitedLog peer_log_{"p2p", kPeerLogLinesPerSecond};
 };
 
 }  // namespace rnode::node

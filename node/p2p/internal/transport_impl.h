@@ -31,6 +31,7 @@
 #include "node/p2p/transport.h"
 #include "routing.pb.h"
 #include "util/bytes.h"
+#include "util/logging.h"
 #include "util/mutex.h"
 #include "util/token_bucket.h"
 #include "util/unix_time.h"
@@ -183,6 +184,8 @@ struct Transport::Impl final {
   const std::shared_ptr<Budget> in_global;
   // Statement checks for peers without a slot (HandleSend; options).
   TokenBucket slotless_checks;
+  // Lines a peer's doing causes (a ban, an eviction, a move, a lost link).
+  RateLimitedLog peer_log{"p2p", kPeerLogLinesPerSecond};
   // The routing service (transport_server.cc) and the server serving it;
   // the service outlives the server.
   class RoutingService;

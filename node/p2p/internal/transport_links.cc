@@ -84,8 +84,9 @@ std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
     }
   }
   if (evicted != nullptr) {
-    Log("p2p")->info("peer {} makes room for validator node {}",
-                     FormatPeerAddress(evicted->node), HexEncode(peer.id));
+    peer_log.Info("peer {} makes room for validator node {}",
+                  LogText(FormatPeerAddress(evicted->node)),
+                  HexEncode(peer.id));
     ++peers_evicted;
     P2pMetrics::Inc(m.peers_evicted);
     Drop(evicted);
@@ -130,8 +131,9 @@ std::shared_ptr<Link> Transport::Impl::Readdress(
     MutexLock lock(&link->mu);
     if (link->connected) return link;
   }
-  Log("p2p")->info("peer {} is at {}, not at {} as heard", HexEncode(sender.id),
-                   FormatPeerAddress(sender), FormatPeerAddress(link->node));
+  peer_log.Info("peer {} is at {}, not at {} as heard", HexEncode(sender.id),
+                LogText(FormatPeerAddress(sender)),
+                LogText(FormatPeerAddress(link->node)));
   const bool validator = link->reserved.load();
   Drop(link);
   ++readdressed;
@@ -195,8 +197,8 @@ void Transport::Impl::SendFailed(const std::shared_ptr<Link>& link) {
     P2pMetrics::Inc(m.send_failures, lost);
   }
   if (disconnected) {
-    Log("p2p")->info("peer {} disconnected after failed sends",
-                     FormatPeerAddress(link->node));
+    peer_log.Info("peer {} disconnected after failed sends",
+                  LogText(FormatPeerAddress(link->node)));
     Announce(link, false);
   }
 }
@@ -250,9 +252,10 @@ void Transport::Impl::Punish(ByteView id, std::string_view reason,
   }
   const bool ban_host =
       !from.empty() && (options.ban_loopback_hosts || !IsLoopbackAddress(from));
-  Log("p2p")->warn("peer {}{} refused for {} ms: {}", HexEncode(id),
-                   ban_host ? absl::StrCat(" and host ", from) : std::string(),
-                   options.ban.count(), reason);
+  peer_log.Warn(
+      "peer {}{} refused for {} ms: {}", HexEncode(id),
+      ban_host ? absl::StrCat(" and host ", LogText(from)) : std::string(),
+      options.ban.count(), LogText(reason));
   {
     MutexLock lock(&mu);
     const auto until = Clock::now() + options.ban;

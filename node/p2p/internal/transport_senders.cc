@@ -223,12 +223,12 @@ void Transport::Impl::Sent(const std::shared_ptr<Link>& link,
     ++busy_out;
     P2pMetrics::Inc(m.busy_out);
     Log("p2p")->debug("packet to {} refused: {}", link->node.IdHex(),
-                      s.ToString());
+                      LogText(s.ToString()));
   } else if (answer == Answer::kDeclined) {
     ++declined_out;
     P2pMetrics::Inc(m.declined_out);
     Log("p2p")->debug("packet to {} declined: {}", link->node.IdHex(),
-                      s.ToString());
+                      LogText(s.ToString()));
   } else if (s.ok()) {
     ++packets_out;
     P2pMetrics::Inc(m.packets_out);
@@ -237,7 +237,7 @@ void Transport::Impl::Sent(const std::shared_ptr<Link>& link,
     }
   } else if (out.has_packet()) {
     Log("p2p")->debug("send of {} to {} failed: {}", out.packet().typeid_(),
-                      link->node.IdHex(), s.ToString());
+                      link->node.IdHex(), LogText(s.ToString()));
   }
   {
     MutexLock lock(&link->mu);
@@ -300,11 +300,12 @@ void Transport::Impl::BulkLoop(const std::shared_ptr<Link>& link) {
       ++busy_out;
       P2pMetrics::Inc(m.busy_out);
       Log("p2p")->debug("stream {} to {} refused: {}", item.blob.type_id,
-                        link->node.IdHex(), resp.internalservererror().error());
+                        link->node.IdHex(),
+                        LogText(resp.internalservererror().error()));
       continue;
     }
     Log("p2p")->debug("stream {} to {} failed: {}", item.blob.type_id,
-                      link->node.IdHex(), s.error_message());
+                      link->node.IdHex(), LogText(s.error_message()));
     SendFailed(link);
   }
 }
