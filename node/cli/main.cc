@@ -105,7 +105,7 @@ struct Args {
   std::string log_level = "info";
   std::string public_key, private_key;
   rnode::casper::DeployData data;
-  std::string sign_key, sig_algorithm = "secp256k1";
+  std::string sign_key, sign_key_file, sig_algorithm = "secp256k1";
   rnode::node::GenesisToolOptions genesis;
   std::string deploy_path;
   RunFlags run;
@@ -145,8 +145,11 @@ void AddGenesisOptions(CLI::App* cmd, rnode::node::GenesisToolOptions& g) {
 void AddSignDeploy(CLI::App& app, Args& a, std::vector<Command>& out) {
   CLI::App* sign =
       app.add_subcommand("sign-deploy", "Sign a deploy and print it as JSON");
-  sign->add_option("--private-key", a.sign_key, "32-byte private key (hex)")
-      ->required();
+  CLI::Option* hex = sign->add_option("--private-key", a.sign_key,
+                                      "32-byte private key (hex)");
+  sign->add_option("--private-key-file", a.sign_key_file,
+                   "file holding the private key (hex)")
+      ->excludes(hex);
   sign->add_option("--term", a.data.term, "Rholang source")->required();
   sign->add_option("--timestamp", a.data.timestamp, "milliseconds since epoch")
       ->required();
@@ -162,6 +165,7 @@ void AddSignDeploy(CLI::App& app, Args& a, std::vector<Command>& out) {
                    "secp256k1 or secp256k1:eth");
   out.push_back({sign, [&a] {
                    return rnode::node::RunSignDeploy(a.data, a.sign_key,
+                                                     a.sign_key_file,
                                                      a.sig_algorithm, std::cout,
                                                      std::cerr);
                  }});

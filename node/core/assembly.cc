@@ -12,6 +12,7 @@
 #include "node/core/genesis_setup.h"
 #include "node/p2p/identity/validator_statement.h"
 #include "rholang/interpreter/term_codec.h"
+#include "util/file_io.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
 

@@ -2,14 +2,13 @@
 
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -20,6 +19,7 @@
 #include "crypto/rev_address.h"
 #include "node/core/clock.h"
 #include "util/bytes.h"
+#include "util/file_io.h"
 #include "util/status_macros.h"
 
 namespace rnode::node {
@@ -30,16 +30,11 @@ namespace {
 constexpr int64_t kStandaloneStake = 1000;
 constexpr int64_t kStandaloneBalance = 50'000'000'000'000'000;
 
-absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  if (text.size() > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": too large"));
-  }
-  return text;
-}
+// Largest validator key file read: 64 hex digits and some room.
+constexpr uintmax_t kMaxValidatorKeyFileBytes = 4096;
+// Mode of the generated standalone validator key: its owner's only.
+constexpr mode_t kValidatorKeyFileMode = 0600;
+constexpr char kValidatorKeyVariable[] = "RNODE_VALIDATOR_PRIVATE_KEY";
 
 absl::StatusOr<crypto::Secp256k1PrivateKey> ParseKeyHex(std::string_view hex,
                                                         std::string_view from) {
@@ -116,25 +111,6 @@ absl::Status StandaloneGenesisFiles(
 
 }  // namespace
 
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::string& text, mode_t mode) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return absl::InternalError(absl::StrCat(tmp, ": cannot write"));
-    out << text;
-    out.flush();
-    if (!out) return absl::InternalError(absl::StrCat(tmp, ": write failed"));
-  }
-  ::chmod(tmp.c_str(), mode);
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    return absl::InternalError(absl::StrCat(path, ": ", ec.message()));
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::optional<crypto::Secp256k1PrivateKey>> ResolveKey(
     const NodeConfig& c, const std::string& data_dir, std::ostream& out) {
   if (!c.validator_private_key.empty()) {
@@ -142,21 +118,26 @@ absl::StatusOr<std::optional<crypto::Secp256k1PrivateKey>> ResolveKey(
   }
   if (!c.validator_private_key_path.empty()) {
     ASSIGN_OR_RETURN(std::string text,
-                     ReadSmallFile(c.validator_private_key_path));
+                     ReadSmallFile(c.validator_private_key_path,
+                                   kMaxValidatorKeyFileBytes));
     return ParseKeyHex(text, c.validator_private_key_path);
   }
-  if (const char* env = std::getenv("RNODE_VALIDATOR_PRIVATE_KEY");
+  if (const char* env = std::getenv(kValidatorKeyVariable);
       env != nullptr && *env != '\0') {
-    return ParseKeyHex(env, "RNODE_VALIDATOR_PRIVATE_KEY");
+    const std::string hex = env;
+    ::unsetenv(kValidatorKeyVariable);
+    return ParseKeyHex(hex, kValidatorKeyVariable);
   }
   if (!c.standalone) return std::nullopt;
   const std::string path = data_dir + "/validator.key";
   if (std::filesystem::exists(path)) {
-    ASSIGN_OR_RETURN(std::string text, ReadSmallFile(path));
+    ASSIGN_OR_RETURN(std::string text,
+                     ReadSmallFile(path, kMaxValidatorKeyFileBytes));
     return ParseKeyHex(text, path);
   }
   ASSIGN_OR_RETURN(crypto::Secp256k1PrivateKey key, GenerateKey());
-  RETURN_IF_ERROR(WriteFileAtomically(path, HexEncode(key) + "\n", 0600));
+  RETURN_IF_ERROR(WriteFileAtomically(path, HexEncode(key) + "\n",
+                                      kValidatorKeyFileMode));
   out << "rnode: generated a standalone validator key (kept in " << path
       << ")\n";
   return key;

@@ -5,8 +5,6 @@
 #ifndef RNODE_NODE_CORE_GENESIS_SETUP_H_
 #define RNODE_NODE_CORE_GENESIS_SETUP_H_
 
-#include <sys/types.h>
-
 #include <optional>
 #include <ostream>
 #include <string>
@@ -23,15 +21,13 @@ namespace rnode::node {
 // The genesis parameters file, under the data dir.
 inline constexpr const char* kGenesisParamsFile = "/genesis/params.toml";
 
-// Writes `text` to `path` through a temporary file and a rename, with
-// `mode`. InternalError naming the file on failure.
-absl::Status WriteFileAtomically(const std::string& path,
-                                 const std::string& text, mode_t mode);
-
-// The validator key: the setting, the key file, the environment, or (a
-// standalone node with none) the dev key generated once into the data dir
-// (announced on `out`). nullopt: a read-only node. InvalidArgument for a
-// key that does not parse, NotFound for a key file that cannot be read.
+// The validator key: the setting, the key file, the environment
+// (RNODE_VALIDATOR_PRIVATE_KEY, removed from the environment once read, so
+// that no child process or crash report inherits it), or (a standalone
+// node with none) the dev key generated once into the data dir with mode
+// 0600 (announced on `out`). nullopt: a read-only node. InvalidArgument
+// for a key that does not parse or a key file that is not a small regular
+// file, NotFound for a key file that is not there.
 absl::StatusOr<std::optional<crypto::Secp256k1PrivateKey>> ResolveKey(
     const NodeConfig& c, const std::string& data_dir, std::ostream& out);
 

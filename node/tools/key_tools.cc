@@ -7,10 +7,12 @@
 #include <istream>
 #include <iterator>
 #include <ostream>
+#include <utility>
 
 #include "crypto/rev_address.h"
 #include "crypto/secp256k1.h"
 #include "node/tools/deploy_json.h"
+#include "util/file_io.h"
 
 namespace rnode::node {
 namespace {
@@ -72,9 +74,25 @@ int RunRevAddress(const std::string& public_key_hex,
 
 int RunSignDeploy(const casper::DeployData& data,
                   const std::string& private_key_hex,
+                  const std::string& private_key_file,
                   const std::string& sig_algorithm, std::ostream& out,
                   std::ostream& err) {
-  absl::StatusOr<crypto::Secp256k1PrivateKey> key = KeyFromHex(private_key_hex);
+  if (private_key_hex.empty() == private_key_file.empty()) {
+    err << "error: give exactly one of --private-key and "
+           "--private-key-file\n";
+    return 1;
+  }
+  std::string hex = private_key_hex;
+  if (!private_key_file.empty()) {
+    absl::StatusOr<std::string> text =
+        ReadSmallFile(private_key_file, kMaxSigningKeyFileBytes);
+    if (!text.ok()) {
+      err << "error: private key file: " << text.status().message() << "\n";
+      return 1;
+    }
+    hex = *std::move(text);
+  }
+  absl::StatusOr<crypto::Secp256k1PrivateKey> key = KeyFromHex(hex);
   if (!key.ok()) {
     err << "error: private key: " << key.status().message() << "\n";
     return 1;

@@ -4,6 +4,7 @@
 #ifndef RNODE_NODE_TOOLS_KEY_TOOLS_H_
 #define RNODE_NODE_TOOLS_KEY_TOOLS_H_
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -22,9 +23,14 @@ int RunRevAddress(const std::string& public_key_hex,
                   const std::string& private_key_hex, std::ostream& out,
                   std::ostream& err);
 
-// Signs `data` with the hex private key and prints the deploy as JSON.
+// Signs `data` and prints the deploy as JSON. The key is either given in
+// hex or read from the file at `private_key_file` (hex, at most
+// kMaxSigningKeyFileBytes; a key on the command line is visible to every
+// user of the machine), exactly one of them.
+inline constexpr uintmax_t kMaxSigningKeyFileBytes = 4096;
 int RunSignDeploy(const casper::DeployData& data,
                   const std::string& private_key_hex,
+                  const std::string& private_key_file,
                   const std::string& sig_algorithm, std::ostream& out,
                   std::ostream& err);
 

@@ -11,3 +11,7 @@ rnode_test(node_network_tests SOURCES network_test.cc peer_discovery_test.cc
 # The consensus thread's schedule over a scripted ConsensusWork.
 rnode_test(node_scheduler_tests SOURCES scheduler_test.cc
   DEPS rnode_node_core rnode_node_metrics)
+# The validator key: its sources, and no leak through the environment or
+# the file system.
+rnode_test(node_genesis_setup_tests SOURCES genesis_setup_test.cc
+  DEPS rnode_node_core rnode_node_config rnode_crypto rnode_util)

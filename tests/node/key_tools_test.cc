@@ -1,7 +1,12 @@
 // Tests for the offline key and deploy tools of the rnode binary.
 #include "node/tools/key_tools.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <string>
 
 #include "crypto/rev_address.h"
 #include "gmock/gmock.h"
@@ -60,7 +65,7 @@ TEST(KeyToolsTest, SignThenVerify) {
   d.phlo_limit = 1000;
   d.shard_id = "root";
   std::ostringstream signed_json, err;
-  ASSERT_EQ(RunSignDeploy(d, kPriv, "secp256k1", signed_json, err), 0)
+  ASSERT_EQ(RunSignDeploy(d, kPriv, "", "secp256k1", signed_json, err), 0)
       << err.str();
   std::istringstream in(signed_json.str());
   std::ostringstream out;
@@ -88,10 +93,39 @@ TEST(KeyToolsTest, SignRejectsBadKeyAndAlgorithm) {
   d.term = "Nil";
   d.shard_id = "root";
   std::ostringstream out, err;
-  EXPECT_EQ(RunSignDeploy(d, "abcd", "secp256k1", out, err), 1);
-  EXPECT_EQ(RunSignDeploy(d, kPriv, "rsa", out, err), 1);
+  EXPECT_EQ(RunSignDeploy(d, "abcd", "", "secp256k1", out, err), 1);
+  EXPECT_EQ(RunSignDeploy(d, kPriv, "", "rsa", out, err), 1);
   EXPECT_THAT(err.str(), HasSubstr("unsupported signature algorithm"));
   EXPECT_TRUE(out.str().empty());
+}
+
+TEST(KeyToolsTest, SignReadsTheKeyFromAFile) {
+  casper::DeployData d;
+  d.term = "@0!(0)";
+  d.timestamp = 1;
+  d.phlo_price = 1;
+  d.phlo_limit = 1000;
+  d.shard_id = "root";
+  const std::string path = ::testing::TempDir() + "/key_tools_test_" +
+                           std::to_string(::getpid()) + ".key";
+  std::ofstream(path) << kPriv << "\n";
+  std::ostringstream from_file, from_hex, err;
+  ASSERT_EQ(RunSignDeploy(d, "", path, "secp256k1", from_file, err), 0)
+      << err.str();
+  ASSERT_EQ(RunSignDeploy(d, kPriv, "", "secp256k1", from_hex, err), 0);
+  EXPECT_EQ(from_file.str(), from_hex.str());
+
+  // Exactly one source.
+  std::ostringstream out, err2;
+  EXPECT_EQ(RunSignDeploy(d, kPriv, path, "secp256k1", out, err2), 1);
+  EXPECT_EQ(RunSignDeploy(d, "", "", "secp256k1", out, err2), 1);
+  EXPECT_THAT(err2.str(), HasSubstr("exactly one"));
+  // A file that is not a small key file.
+  EXPECT_EQ(RunSignDeploy(d, "", ::testing::TempDir(), "secp256k1", out, err2),
+            1);
+  EXPECT_THAT(err2.str(), HasSubstr("not a regular file"));
+  EXPECT_TRUE(out.str().empty());
+  std::remove(path.c_str());
 }
 
 }  // namespace
