@@ -11,6 +11,7 @@
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_certificate_verifier.h"
 #include "grpcpp/security/tls_credentials_options.h"
+#include "openssl/crypto.h"
 #include "util/bounded_cache.h"
 
 namespace rnode::node::p2p::internal {
@@ -20,6 +21,16 @@ using grpc::experimental::ExternalCertificateVerifier;
 using grpc::experimental::IdentityKeyCertPair;
 using grpc::experimental::StaticDataCertificateProvider;
 using grpc::experimental::TlsCustomVerificationCheckRequest;
+
+// OpenSSL is kept until the process is gone, not cleaned up by its own
+// atexit handler: gRPC's threads may still be completing a TLS handshake
+// while the process exits (a subchannel's connection attempt outlives the
+// channel that started it), and the handler frees the locks they take
+// (found by TSan: a SEGV in RAND_priv_bytes_ex after a test's last line).
+// It must be OpenSSL's first initialisation, hence at static
+// initialisation; exit frees the memory anyway.
+[[maybe_unused]] const bool kOpenSslKeptUntilExit =
+    OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr) == 1;
 
 // Distinct peer certificates whose ids are remembered. A peer presents
 // one certificate for all its calls, so this covers a full peer table and
