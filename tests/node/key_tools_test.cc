@@ -21,6 +21,17 @@ constexpr char kPriv[] =
     "5f668a7ee96d944a4494cc947e4005e172d7ab3461ee5538f1f2a45a835e9657";
 constexpr char kAddress[] = "1111AtahZeefej4tvVR6ti9TJtv8yxLebT31SCEVDCKMNikBk5r3g";
 
+// A deploy for the signing tests.
+casper::DeployData SmallDeploy() {
+  casper::DeployData d;
+  d.term = "@0!(0)";
+  d.timestamp = 1;
+  d.phlo_price = 1;
+  d.phlo_limit = 1000;
+  d.shard_id = "root";
+  return d;
+}
+
 TEST(KeyToolsTest, RevAddressFromPrivateAndPublicKey) {
   std::ostringstream out, err;
   EXPECT_EQ(RunRevAddress("", kPriv, out, err), 0);
@@ -58,12 +69,7 @@ TEST(KeyToolsTest, KeygenPrintsConsistentTriple) {
 }
 
 TEST(KeyToolsTest, SignThenVerify) {
-  casper::DeployData d;
-  d.term = "@0!(0)";
-  d.timestamp = 1;
-  d.phlo_price = 1;
-  d.phlo_limit = 1000;
-  d.shard_id = "root";
+  const casper::DeployData d = SmallDeploy();
   std::ostringstream signed_json, err;
   ASSERT_EQ(RunSignDeploy(d, kPriv, "", "secp256k1", signed_json, err), 0)
       << err.str();
@@ -100,12 +106,7 @@ TEST(KeyToolsTest, SignRejectsBadKeyAndAlgorithm) {
 }
 
 TEST(KeyToolsTest, SignReadsTheKeyFromAFile) {
-  casper::DeployData d;
-  d.term = "@0!(0)";
-  d.timestamp = 1;
-  d.phlo_price = 1;
-  d.phlo_limit = 1000;
-  d.shard_id = "root";
+  const casper::DeployData d = SmallDeploy();
   const std::string path = ::testing::TempDir() + "/key_tools_test_" +
                            std::to_string(::getpid()) + ".key";
   std::ofstream(path) << kPriv << "\n";

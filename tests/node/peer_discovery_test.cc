@@ -67,18 +67,46 @@ struct DiscoveryPeer {
   p2p::PeerNode self;
 };
 
+// An honest node of test identity `n`: its transport, and its discovery
+// server advertising the transport's port.
+struct HonestNode {
+  explicit HonestNode(uint8_t n, p2p::PacketHandler* handler) {
+    absl::StatusOr<std::unique_ptr<p2p::Transport>> started =
+        p2p::Transport::Start(FastTransportOptions(TestIdentity(n), kNetwork),
+                              handler, nullptr);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (!started.ok()) return;
+    transport = *std::move(started);
+    discovery = std::make_unique<DiscoveryPeer>(
+        n, static_cast<uint32_t>(transport->port()));
+  }
+  bool ok() const {
+    return transport != nullptr && discovery != nullptr &&
+           discovery->server != nullptr;
+  }
+
+  std::unique_ptr<p2p::Transport> transport;
+  std::unique_ptr<DiscoveryPeer> discovery;
+};
+
+// A loop of test identity 1: a round every 50 ms.
+DiscoveryLoopOptions LoopOptions() {
+  DiscoveryLoopOptions options;
+  options.interval = std::chrono::milliseconds(50);
+  options.timeout = std::chrono::seconds(5);
+  options.network_id = kNetwork;
+  options.tls = TestIdentity(1);
+  return options;
+}
+
 // A lookup answer is hearsay: when it names a peer the table holds as
 // proven at another address, the loop links to the proven address
 // (regression: it linked to the answer's, so any peer it asked could send
 // the link for an honest validator to a port of the asker's choosing).
 TEST(DiscoveryLoopTest, AnAnswerDoesNotSteerTheLinkOfAProvenPeer) {
   Ignore handler;
-  // B: an honest node, its transport and discovery server.
-  absl::StatusOr<std::unique_ptr<p2p::Transport>> b = p2p::Transport::Start(
-      FastTransportOptions(TestIdentity(2), kNetwork), &handler, nullptr);
-  ASSERT_TRUE(b.ok()) << b.status();
-  DiscoveryPeer b_discovery(2, static_cast<uint32_t>((*b)->port()));
-  ASSERT_NE(b_discovery.server, nullptr);
+  HonestNode b(2, &handler);
+  ASSERT_TRUE(b.ok());
   // L: a liar whose answers name B at a dead port.
   DiscoveryPeer liar(3, kDeadPort);
   ASSERT_NE(liar.server, nullptr);
@@ -90,16 +118,11 @@ TEST(DiscoveryLoopTest, AnAnswerDoesNotSteerTheLinkOfAProvenPeer) {
       FastTransportOptions(TestIdentity(1), kNetwork), &handler, nullptr);
   ASSERT_TRUE(x.ok()) << x.status();
   p2p::PeerTable table(TestNodeId(1), 64);
-  ASSERT_TRUE(table.Upsert(b_discovery.self, p2p::PeerGrade::kProven));
+  ASSERT_TRUE(table.Upsert(b.discovery->self, p2p::PeerGrade::kProven));
   ASSERT_TRUE(table.Upsert(liar.self, p2p::PeerGrade::kProven));
 
   DiscoveryLoop loop;
-  DiscoveryLoopOptions options;
-  options.interval = std::chrono::milliseconds(50);
-  options.timeout = std::chrono::seconds(5);
-  options.network_id = kNetwork;
-  options.tls = TestIdentity(1);
-  loop.Start(x->get(), &table, options);
+  loop.Start(x->get(), &table, LoopOptions());
   // The liar's answer makes X link to B, at B's own address.
   EXPECT_TRUE(Eventually(
       [&] { return FindIn((*x)->Connected(), TestNodeId(2)).has_value(); }));
@@ -108,21 +131,18 @@ TEST(DiscoveryLoopTest, AnAnswerDoesNotSteerTheLinkOfAProvenPeer) {
   const std::optional<p2p::PeerNode> linked =
       FindIn((*x)->Known(), TestNodeId(2));
   ASSERT_TRUE(linked.has_value());
-  EXPECT_EQ(linked->tcp_port, (*b)->port());
-  EXPECT_EQ(table.Find(TestNodeId(2)), b_discovery.self);
+  EXPECT_EQ(linked->tcp_port, b.transport->port());
+  EXPECT_EQ(table.Find(TestNodeId(2)), b.discovery->self);
 }
 
 TEST(DiscoveryLoopTest, ANodeIsLinkedToThePeersItsBootstrapProved) {
   Ignore handler;
-  absl::StatusOr<std::unique_ptr<p2p::Transport>> b = p2p::Transport::Start(
-      FastTransportOptions(TestIdentity(2), kNetwork), &handler, nullptr);
-  ASSERT_TRUE(b.ok()) << b.status();
-  DiscoveryPeer b_discovery(2, static_cast<uint32_t>((*b)->port()));
-  ASSERT_NE(b_discovery.server, nullptr);
+  HonestNode b(2, &handler);
+  ASSERT_TRUE(b.ok());
   // S, the bootstrap, has reached B.
   DiscoveryPeer s(3, kDeadPort);
   ASSERT_NE(s.server, nullptr);
-  ASSERT_TRUE(s.table.Upsert(b_discovery.self, p2p::PeerGrade::kProven));
+  ASSERT_TRUE(s.table.Upsert(b.discovery->self, p2p::PeerGrade::kProven));
 
   absl::StatusOr<std::unique_ptr<p2p::Transport>> x = p2p::Transport::Start(
       FastTransportOptions(TestIdentity(1), kNetwork), &handler, nullptr);
@@ -131,12 +151,7 @@ TEST(DiscoveryLoopTest, ANodeIsLinkedToThePeersItsBootstrapProved) {
   ASSERT_TRUE(table.Upsert(s.self));  // from the configuration: heard of
 
   DiscoveryLoop loop;
-  DiscoveryLoopOptions options;
-  options.interval = std::chrono::milliseconds(50);
-  options.timeout = std::chrono::seconds(5);
-  options.network_id = kNetwork;
-  options.tls = TestIdentity(1);
-  loop.Start(x->get(), &table, options);
+  loop.Start(x->get(), &table, LoopOptions());
   EXPECT_TRUE(Eventually(
       [&] { return FindIn((*x)->Connected(), TestNodeId(2)).has_value(); }));
   // S answered over a handshake pinned to its id: proven now.
