@@ -205,12 +205,16 @@ class RnodeProcess {
   // `extraArgs` are appended to the `rnode run` command line. Options:
   // standalone (default true); privateKey (hex; a shard validator's key,
   // written to <dataDir>/validator.key; none: a read-only node); keepPorts
-  // (a restart keeps the ports, so peers find the node again).
+  // (a restart keeps the ports, so peers find the node again); apiHost (the
+  // public APIs' address, default 127.0.0.1).
   constructor(label, dataDir, extraArgs = [], options = {}) {
     this.label = label;
     this.dataDir = dataDir;
     this.extraArgs = extraArgs;
-    this.options = { standalone: true, privateKey: null, keepPorts: false, ...options };
+    this.options = {
+      standalone: true, privateKey: null, keepPorts: false, apiHost: '127.0.0.1',
+      ...options,
+    };
     this.ports = null;
     this.child = null;
     this.log = [];
@@ -233,9 +237,9 @@ class RnodeProcess {
       fs.mkdirSync(this.dataDir, { recursive: true });
       fs.writeFileSync(keyFile, `${this.options.privateKey}\n`, { mode: 0o600 });
     }
-    this.httpUrl = `http://127.0.0.1:${http}`;
+    this.httpUrl = `http://${this.options.apiHost}:${http}`;
     this.adminUrl = `http://127.0.0.1:${adminHttp}`;
-    this.wsUrl = `ws://127.0.0.1:${http}/ws/events`;
+    this.wsUrl = `ws://${this.options.apiHost}:${http}/ws/events`;
     const args = [
       'run', ...(this.options.standalone ? ['--standalone'] : []),
       ...(!this.options.standalone && this.options.privateKey
@@ -244,7 +248,7 @@ class RnodeProcess {
       '--host', '127.0.0.1',
       '--protocol-port', String(protocol),
       '--discovery-port', String(discovery),
-      '--api-host', '127.0.0.1',
+      '--api-host', this.options.apiHost,
       '--api-port-grpc-external', String(grpcExternal),
       '--api-port-grpc-internal', String(grpcInternal),
       '--api-port-http', String(http),
@@ -294,7 +298,8 @@ class RnodeProcess {
     }
     const creds = grpc.credentials.createInsecure();
     const v1 = protos.casper.v1;
-    this.deployClient = new v1.DeployService(`127.0.0.1:${grpcExternal}`, creds);
+    this.deployClient =
+      new v1.DeployService(`${this.options.apiHost}:${grpcExternal}`, creds);
     this.internalDeployClient =
       new v1.DeployService(`127.0.0.1:${grpcInternal}`, creds);
     this.proposeClient = new v1.ProposeService(`127.0.0.1:${grpcInternal}`, creds);

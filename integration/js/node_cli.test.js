@@ -93,6 +93,68 @@ test('a second node on a data dir in use is refused', async () => {
   }
 });
 
+// The TCP ports listening on the IPv4 address `hexIp` (/proc/net/tcp's
+// form: 127.0.0.1 is 0100007F), on IPv4 sockets or as an IPv4-mapped
+// address on IPv6 ones (gRPC's way).
+function listeningOn(hexIp) {
+  const ports = new Set();
+  for (const [file, want] of [['/proc/net/tcp', hexIp],
+    ['/proc/net/tcp6', `0000000000000000FFFF0000${hexIp}`]]) {
+    for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 4 || f[3] !== '0A') continue;  // LISTEN
+      const [ip, port] = f[1].split(':');
+      if (ip === want) ports.add(parseInt(port, 16));
+    }
+  }
+  return ports;
+}
+
+test('the admin APIs listen on loopback whatever --api-host says', async () => {
+  // The public APIs on 127.0.0.2 (loopback too: tests stay on this machine);
+  // the admin ones stay on 127.0.0.1 (regression: they followed --api-host,
+  // so a node serving its API to the internet served propose and fault
+  // injection with it).
+  const dir = makeTempDir('cli-admin');
+  const node = new RnodeProcess('cli-admin', dir, [], { apiHost: '127.0.0.2' });
+  await node.start();
+  try {
+    const publicHost = listeningOn('0200007F');
+    const adminHost = listeningOn('0100007F');
+    assert.ok(publicHost.has(node.ports.http), 'public HTTP not on --api-host');
+    assert.ok(publicHost.has(node.ports.grpcExternal));
+    for (const port of [node.ports.adminHttp, node.ports.grpcInternal]) {
+      assert.ok(adminHost.has(port), `admin port ${port} not on 127.0.0.1`);
+      assert.ok(!publicHost.has(port), `admin port ${port} on --api-host`);
+    }
+    // No web page elsewhere may call the admin API: no CORS header, and a
+    // preflight is not granted.
+    const status = await fetch(`${node.adminUrl}/api/no-such-route`);
+    assert.equal(status.headers.get('access-control-allow-origin'), null);
+    const preflight = await fetch(`${node.adminUrl}/api/propose`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
+    assert.notEqual(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+    // The public API still answers browsers.
+    const pub = await fetch(`${node.httpUrl}/api/status`);
+    assert.equal(pub.headers.get('access-control-allow-origin'), '*');
+  } finally {
+    await node.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an admin API on an address others can reach needs an explicit setting', async () => {
+  const dir = makeTempDir('cli-admin-public');
+  refused(await run(['--standalone', '--data-dir', dir, '--api-admin-host', '0.0.0.0']),
+    /api-server\.admin-host: '0\.0\.0\.0' is not a loopback address/);
+  refused(await run(['--standalone', '--data-dir', dir, '--api-admin-host', '10.1.2.3']),
+    /allow-public-admin/);
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
 test('the client verbs talk to a running node', async () => {
   const dir = makeTempDir('cli-verbs');
   const node = new RnodeProcess('cli-verbs', dir);

@@ -350,7 +350,7 @@ absl::StatusOr<std::unique_ptr<GrpcApi>> GrpcApi::Start(
         absl::StrCat("cannot listen on ", external, " (external gRPC API)"));
   }
   const std::string internal =
-      absl::StrCat(config.api_host, ":", config.port_grpc_internal);
+      absl::StrCat(config.api_admin_host, ":", config.port_grpc_internal);
   impl->internal = Build(internal, &impl->internal_port, config,
                          {&impl->internal_deploys, &impl->proposes});
   if (impl->internal == nullptr || impl->internal_port == 0) {

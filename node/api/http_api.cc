@@ -521,7 +521,9 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
                               events);
   if (!pub.ok()) return pub.status();
   api->public_ = *std::move(pub);
+  options.host = config.api_admin_host;
   options.port = static_cast<uint16_t>(config.port_admin_http);
+  options.cross_origin = false;
   absl::StatusOr<std::unique_ptr<http::HttpServer>> admin =
       http::HttpServer::Start(options, AdminHttpHandler(node), nullptr);
   if (!admin.ok()) {

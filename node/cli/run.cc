@@ -144,7 +144,7 @@ int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
         << crypto::RevAddressFromPublicKey((*node)->public_key()) << "\n";
   }
   out << "rnode: gRPC " << c.api_host << ":" << (*grpc)->external_port()
-      << " (deploys), " << c.api_host << ":" << (*grpc)->internal_port()
+      << " (deploys), " << c.api_admin_host << ":" << (*grpc)->internal_port()
       << " (propose); HTTP http://" << c.api_host << ":"
       << (*http_api)->public_port() << "/api/status, /metrics, /ws/events\n"
       << std::flush;

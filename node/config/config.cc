@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "toml++/toml.h"
+#include "util/host_address.h"
 
 namespace rnode::node {
 namespace {
@@ -71,6 +72,13 @@ const Setting kSettings[] = {
      &NodeConfig::lookup_interval_ms},
     {"api-server.host", "api-host", "address the API servers listen on",
      &NodeConfig::api_host},
+    {"api-server.admin-host", "api-admin-host",
+     "address the admin APIs (propose, fault injection) listen on; "
+     "loopback unless allow-public-admin",
+     &NodeConfig::api_admin_host},
+    {"api-server.allow-public-admin", "allow-public-admin",
+     "let api-server.admin-host be an address others can reach",
+     &NodeConfig::allow_public_admin},
     {"api-server.port-grpc-external", "api-port-grpc-external",
      "external gRPC API port", &NodeConfig::port_grpc_external},
     {"api-server.port-grpc-internal", "api-port-grpc-internal",
@@ -382,6 +390,13 @@ absl::Status Validate(const NodeConfig& c) {
       return absl::InvalidArgumentError(
           absl::StrCat(name, ": port ", port, " is used twice"));
     }
+  }
+  if (!c.allow_public_admin && !IsLoopbackHost(c.api_admin_host)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "api-server.admin-host: '", c.api_admin_host,
+        "' is not a loopback address, so the admin APIs (propose, fault "
+        "injection) would face the network; set "
+        "api-server.allow-public-admin = true if that is meant"));
   }
   if (!(c.fault_tolerance_threshold >= 0 && c.fault_tolerance_threshold < 1)) {
     return absl::InvalidArgumentError(

@@ -65,6 +65,11 @@ struct NodeConfig {
 
   // API servers.
   std::string api_host = "127.0.0.1";
+  // The admin APIs (internal gRPC and admin HTTP: propose, fault
+  // injection) listen here, loopback by default; an address others can
+  // reach needs allow_public_admin as well (docs/security.md).
+  std::string api_admin_host = "127.0.0.1";
+  bool allow_public_admin = false;
   int64_t port_grpc_external = 40401;
   int64_t port_grpc_internal = 40402;
   int64_t port_http = 40403;

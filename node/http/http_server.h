@@ -94,6 +94,11 @@ struct HttpServerOptions {
   std::chrono::seconds write_timeout = kDefaultWriteTimeout;
   // WebSocket upgrades of this path subscribe to the server's EventHub.
   std::string events_path = kDefaultEventsPath;
+  // Answers browsers of any origin: every response carries
+  // Access-Control-Allow-Origin: * and OPTIONS preflights are answered.
+  // Off (the admin API): no CORS header, and OPTIONS goes to the handler
+  // like any method, so a web page elsewhere cannot call the server.
+  bool cross_origin = true;
 };
 
 struct Request {
@@ -116,7 +121,7 @@ struct Response {
   std::string body;
   // Extra headers. Content-Length, Transfer-Encoding and Connection are the
   // server's (given here they are ignored); it adds
-  // Access-Control-Allow-Origin: * too. A status outside 100..599 or a
+  // Access-Control-Allow-Origin: * too (HttpServerOptions::cross_origin). A status outside 100..599 or a
   // header with CR or LF makes the answer a 500.
   std::vector<std::pair<std::string, std::string>> headers;
 };
@@ -162,8 +167,9 @@ struct HttpServerStats {
 // write_timeout. Connections beyond max_connections get a 503 and are
 // closed.
 //
-// Every response carries Access-Control-Allow-Origin: *; OPTIONS is answered
-// 204 with the methods and headers asked for (any origin, method, header).
+// With options.cross_origin (the default), every response carries
+// Access-Control-Allow-Origin: * and OPTIONS is answered 204 with the
+// methods and headers asked for (any origin, method, header).
 //
 // WebSocket: an upgrade of options.events_path subscribes to `events` (404
 // when it is null, 503 when the hub is at its subscriber bound) and streams

@@ -2,12 +2,9 @@
 // KademliaRPCService server and the Ping / Lookup client calls.
 #include "node/p2p/discovery.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -18,6 +15,7 @@
 #include "kademlia.pb.h"
 #include "node/p2p/grpc_status.h"
 #include "node/p2p/internal/tls_credentials.h"
+#include "util/host_address.h"
 
 namespace rnode::node::p2p {
 namespace {
@@ -53,53 +51,6 @@ bool Nearer(ByteView target, const PeerNode& a, const PeerNode& b) {
 
 bool SameId(ByteView a, ByteView b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
-}
-
-bool IsPrivateIpv4(const uint8_t a[4]) {
-  return a[0] == 0 ||                             // 0.0.0.0/8
-         a[0] == 10 ||                            // 10/8
-         a[0] == 127 ||                           // loopback
-         (a[0] == 172 && (a[1] & 0xf0) == 16) ||  // 172.16/12
-         (a[0] == 192 && a[1] == 168) ||          // 192.168/16
-         (a[0] == 169 && a[1] == 254);            // link-local
-}
-
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
-// Loopback, unspecified, private (RFC 1918, unique-local) and link-local
-// addresses, and "localhost". Other host names are not resolved: they count
-// as public.
-bool IsPrivateHost(std::string_view host) {
-  std::string h(host);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') {
-    h = h.substr(1, h.size() - 2);
-  }
-  const std::string lower = AsciiLower(h);
-  if (lower == "localhost" ||
-      (lower.size() > 10 &&
-       lower.compare(lower.size() - 10, 10, ".localhost") == 0)) {
-    return true;
-  }
-  uint8_t v4[4];
-  if (inet_pton(AF_INET, h.c_str(), v4) == 1) return IsPrivateIpv4(v4);
-  uint8_t v6[16];
-  if (inet_pton(AF_INET6, h.c_str(), v6) != 1) return false;
-  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0,    0,
-                                                0, 0, 0, 0, 0xff, 0xff};
-  if (std::memcmp(v6, kMappedPrefix, sizeof(kMappedPrefix)) == 0) {
-    return IsPrivateIpv4(v6 + 12);
-  }
-  bool zero_head = true;  // first 15 bytes: "::" and "::1"
-  for (int i = 0; i < 15; ++i) zero_head = zero_head && v6[i] == 0;
-  if (zero_head && v6[15] <= 1) return true;
-  return (v6[0] & 0xfe) == 0xfc ||                   // fc00::/7
-         (v6[0] == 0xfe && (v6[1] & 0xc0) == 0x80);  // fe80::/10
 }
 
 absl::Status OtherNetwork(std::string_view call, const std::string& target,

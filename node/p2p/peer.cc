@@ -1,10 +1,7 @@
 // Peers: rnode:// addresses and the wire form of a node.
 #include "node/p2p/peer.h"
 
-#include <arpa/inet.h>
-
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -127,19 +124,6 @@ std::string HostOfGrpcPeer(std::string_view peer) {
                                            : std::string(rest.substr(0, close));
   }
   return std::string();
-}
-
-bool IsLoopbackAddress(const std::string& host) {
-  uint8_t v4[4];
-  if (inet_pton(AF_INET, host.c_str(), v4) == 1) return v4[0] == 127;
-  uint8_t v6[16];
-  if (inet_pton(AF_INET6, host.c_str(), v6) != 1) return false;
-  static constexpr uint8_t kLoopback6[16] = {0, 0, 0, 0, 0, 0, 0, 0,
-                                             0, 0, 0, 0, 0, 0, 0, 1};
-  static constexpr uint8_t kMapped[12] = {0, 0, 0, 0, 0,    0,
-                                          0, 0, 0, 0, 0xff, 0xff};
-  return std::memcmp(v6, kLoopback6, sizeof(kLoopback6)) == 0 ||
-         (std::memcmp(v6, kMapped, sizeof(kMapped)) == 0 && v6[12] == 127);
 }
 
 std::string PeerNode::ProtocolTarget() const {

@@ -47,9 +47,6 @@ std::string HostPort(const std::string& host, uint32_t port);
 // The IP address in a gRPC peer string ("ipv4:1.2.3.4:5" -> "1.2.3.4",
 // "ipv6:[::1]:5" -> "::1"); empty for any other form.
 std::string HostOfGrpcPeer(std::string_view peer);
-// Whether `host`, an IP address, is a loopback one (127/8, ::1, or
-// IPv4-mapped 127/8). Names are not resolved: false.
-bool IsLoopbackAddress(const std::string& host);
 
 // "rnode://<40 hex>@<host>?protocol=<port>&discovery=<port>".
 std::string FormatPeerAddress(const PeerNode& peer);

@@ -140,6 +140,32 @@ TEST(ConfigTest, ValidateRefusesBadCombinations) {
   EXPECT_EQ(Validate(interval).code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ConfigTest, TheAdminApisStayOnLoopbackUnlessAllowed) {
+  for (const std::string host : {"127.0.0.1", "127.0.0.7", "::1", "[::1]",
+                                  "localhost"}) {
+    NodeConfig c;
+    c.api_admin_host = host;
+    EXPECT_TRUE(Validate(c).ok()) << host;
+  }
+  for (const std::string host : {"0.0.0.0", "::", "10.1.2.3", "8.8.8.8",
+                                 "node.example.org"}) {
+    NodeConfig c;
+    c.api_admin_host = host;
+    const absl::Status s = Validate(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << host;
+    EXPECT_NE(s.message().find("api-server.allow-public-admin"),
+              std::string::npos)
+        << s;
+    c.allow_public_admin = true;
+    EXPECT_TRUE(Validate(c).ok()) << host;
+  }
+  // The public APIs' address does not move the admin ones.
+  NodeConfig c;
+  ASSERT_TRUE(ApplySetting(c, "api-server.host", "0.0.0.0").ok());
+  EXPECT_EQ(c.api_admin_host, "127.0.0.1");
+  EXPECT_TRUE(Validate(c).ok());
+}
+
 TEST(ConfigTest, EveryFlagNamesAKnownSettingOnce) {
   std::set<std::string_view> keys, flags;
   for (const Setting& s : Settings()) {

@@ -176,7 +176,8 @@ class HttpSession final : public Session {
     keep_alive_ = request.keep_alive();
     head_ = request.method() == bhttp::verb::head;
     const After after = keep_alive_ ? After::kKeepAlive : After::kClose;
-    if (request.method() == bhttp::verb::options) {
+    if (request.method() == bhttp::verb::options &&
+        server_->options().cross_origin) {
       Send(PreflightResponse(request), after);
       return;
     }
@@ -243,7 +244,9 @@ class HttpSession final : public Session {
   }
 
   void Send(BeastResponse response, After after) {
-    response.set(bhttp::field::access_control_allow_origin, "*");
+    if (server_->options().cross_origin) {
+      response.set(bhttp::field::access_control_allow_origin, "*");
+    }
     response.keep_alive(after == After::kKeepAlive);
     response.prepare_payload();
     // A HEAD answer has the headers of the GET answer and no body.

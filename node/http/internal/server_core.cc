@@ -47,7 +47,7 @@ ServerCore::ServerCore(HttpServerOptions options, Handler handler,
     : options_(std::move(options)),
       handler_(std::move(handler)),
       events_(events),
-      connection_refusal_(ConnectionRefusal()),
+      connection_refusal_(ConnectionRefusal(options_.cross_origin)),
       state_(std::make_unique<State>()) {}
 
 ServerCore::~ServerCore() { Stop(); }

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "node/p2p/internal/transport_impl.h"
+#include "util/host_address.h"
 #include "util/logging.h"
 
 namespace rnode::node::p2p {
@@ -251,7 +252,7 @@ void Transport::Impl::Punish(ByteView id, std::string_view reason,
     from = link->last_host;
   }
   const bool ban_host =
-      !from.empty() && (options.ban_loopback_hosts || !IsLoopbackAddress(from));
+      !from.empty() && (options.ban_loopback_hosts || !IsLoopbackHost(from));
   peer_log.Warn(
       "peer {}{} refused for {} ms: {}", HexEncode(id),
       ban_host ? absl::StrCat(" and host ", LogText(from)) : std::string(),
