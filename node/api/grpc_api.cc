@@ -303,7 +303,7 @@ class ProposeServiceImpl final : public ::casper::v1::ProposeService::Service {
 
 std::unique_ptr<grpc::Server> Build(const std::string& address, int* port,
                                     const NodeConfig& config,
-                                    std::vector<grpc::Service*> services) {
+                                    const std::vector<grpc::Service*>& services) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
   grpc::ResourceQuota quota(absl::StrCat("rnode-api-", address));
