@@ -60,8 +60,8 @@ absl::Status WriteFileAtomically(const std::string& path, std::string_view text,
                                  mode_t mode) {
   const std::string tmp = path + ".tmp";
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return ErrnoError(tmp);
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-               mode));
+  Fd fd(::open(tmp.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
   if (fd.get() < 0) return ErrnoError(tmp);
   absl::Status s = absl::OkStatus();
   // The umask may have narrowed the mode; make it exact.
@@ -92,7 +92,8 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path,
   }
   if (ec) return absl::InternalError(absl::StrCat(path, ": ", ec.message()));
   if (status.type() != std::filesystem::file_type::regular) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a regular file"));
   }
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return absl::InternalError(absl::StrCat(path, ": ", ec.message()));
@@ -109,8 +110,8 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path,
   if (in.bad()) return absl::InternalError(absl::StrCat(path, ": read error"));
   // The file may have grown since its size was read.
   if (text.size() > max_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": more than the ", max_bytes, " bytes expected"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": more than the ", max_bytes, " bytes expected"));
   }
   return text;
 }

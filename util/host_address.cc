@@ -71,7 +71,7 @@ bool IsPrivateHost(std::string_view host) {
   bool zero_head = true;  // the first 15 bytes: "::" and "::1"
   for (int i = 0; i < 15; ++i) zero_head = zero_head && (*ip)[i] == 0;
   if (zero_head && (*ip)[15] <= 1) return true;
-  return ((*ip)[0] & 0xfe) == 0xfc ||                     // fc00::/7
+  return ((*ip)[0] & 0xfe) == 0xfc ||                      // fc00::/7
          ((*ip)[0] == 0xfe && ((*ip)[1] & 0xc0) == 0x80);  // fe80::/10
 }
 

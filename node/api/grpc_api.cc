@@ -301,9 +301,9 @@ class ProposeServiceImpl final : public ::casper::v1::ProposeService::Service {
   std::string last_ ABSL_GUARDED_BY(mu_);
 };
 
-std::unique_ptr<grpc::Server> Build(const std::string& address, int* port,
-                                    const NodeConfig& config,
-                                    const std::vector<grpc::Service*>& services) {
+std::unique_ptr<grpc::Server> Build(
+    const std::string& address, int* port, const NodeConfig& config,
+    const std::vector<grpc::Service*>& services) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
   grpc::ResourceQuota quota(absl::StrCat("rnode-api-", address));

@@ -155,9 +155,8 @@ TEST(DiscoveryLoopTest, ANodeIsLinkedToThePeersItsBootstrapProved) {
   EXPECT_TRUE(Eventually(
       [&] { return FindIn((*x)->Connected(), TestNodeId(2)).has_value(); }));
   // S answered over a handshake pinned to its id: proven now.
-  EXPECT_TRUE(Eventually([&] {
-    return table.GradeOf(TestNodeId(3)) == p2p::PeerGrade::kProven;
-  }));
+  EXPECT_TRUE(Eventually(
+      [&] { return table.GradeOf(TestNodeId(3)) == p2p::PeerGrade::kProven; }));
   loop.Stop();
 }
 
