@@ -561,6 +561,19 @@ function liveCase(node) {
   }));
 }
 
+// After the file's tests: stops the attacker (`attacker()`, null when none
+// was started) and `nodes`, then removes `dir` (RNODE_TEST_KEEP=1 keeps it,
+// with the nodes' logs).
+function stopAllAfter(dir, nodes, attacker) {
+  const { after } = require('node:test');
+  after(async () => {
+    const a = attacker();
+    if (a !== null) await a.stop();
+    for (const n of nodes) await n.stop();
+    if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
+  });
+}
+
 module.exports = {
   RNODE_BADPEER,
   RNODE_BIN,
@@ -578,6 +591,7 @@ module.exports = {
   newPrivateKey,
   signDeploy,
   startBadpeer,
+  stopAllAfter,
   waitFor,
   writeShardFiles,
 };

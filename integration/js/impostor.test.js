@@ -8,14 +8,14 @@
 // acknowledges deploys with v2 holding the copies. Run with `node --test`.
 'use strict';
 
-const { after, test } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
 const {
   deployIdOfSuccess, makeTempDir, newPrivateKey, RnodeProcess, signDeploy,
-  startBadpeer, waitFor, writeShardFiles,
+  startBadpeer, stopAllAfter, waitFor, writeShardFiles,
 } = require('./harness');
 
 const kNetwork = 'js-impostor';
@@ -30,12 +30,7 @@ const dir = makeTempDir('impostor');
 const nodes = [];
 let attacker = null;
 
-after(async () => {
-  if (attacker !== null) await attacker.stop();
-  for (const n of nodes) await n.stop();
-  // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
-  if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
-});
+stopAllAfter(dir, nodes, () => attacker);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -9,14 +9,13 @@
 // v1 acknowledge deploys again. Run with `node --test`.
 'use strict';
 
-const { after, test } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
 const path = require('node:path');
 
 const {
   deployIdOfSuccess, errorMessages, makeTempDir, newPrivateKey, RnodeProcess,
-  signDeploy, startBadpeer, waitFor, writeShardFiles,
+  signDeploy, startBadpeer, stopAllAfter, waitFor, writeShardFiles,
 } = require('./harness');
 
 const kNetwork = 'js-sybil';
@@ -30,12 +29,7 @@ const dir = makeTempDir('sybil');
 const nodes = [];
 let attacker = null;
 
-after(async () => {
-  if (attacker !== null) await attacker.stop();
-  for (const n of nodes) await n.stop();
-  // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
-  if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
-});
+stopAllAfter(dir, nodes, () => attacker);
 
 // The value of an unlabelled counter or gauge in n's /metrics (0 if absent).
 async function metric(n, name) {
