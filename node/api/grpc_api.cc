@@ -315,6 +315,9 @@ std::unique_ptr<grpc::Server> Build(
       static_cast<int>(config.grpc_max_recv_message_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              kMaxStreamsPerConnection);
+  // gRPC sets SO_REUSEPORT by default: a second node of the same user
+  // could then bind this port too and answer a share of the calls.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* s : services) builder.RegisterService(s);
   return builder.BuildAndStart();
 }

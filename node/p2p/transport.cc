@@ -102,6 +102,9 @@ absl::StatusOr<std::unique_ptr<Transport>> Transport::Start(
                        internal::kEnvelopeBytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
                              kMaxStreamsPerConnection);
+  // gRPC sets SO_REUSEPORT by default: another process of the same user
+  // could then bind this port too and take a share of the connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   impl->service = impl->NewRoutingService();
   builder.RegisterService(impl->service.get());
   impl->server = builder.BuildAndStart();

@@ -1,6 +1,6 @@
 # Whole nodes on RocksDB in temporary folders, with their threads.
 rnode_test(node_core_tests SOURCES core_test.cc
-  DEPS rnode_node_core rnode_node_metrics rnode_casper rnode_rholang_frontend
+  DEPS rnode_node_api rnode_node_core rnode_node_metrics rnode_casper rnode_rholang_frontend
        rnode_crypto rnode_proto rnode_rspace
   LABELS integration)
 rnode_test(node_gossip_backup_tests SOURCES gossip_backup_test.cc

@@ -16,6 +16,7 @@
 #include "casper/deploy.h"
 #include "gtest/gtest.h"
 #include "integration/child_process.h"
+#include "node/api/grpc_api.h"
 #include "node/metrics/metrics.h"
 #include "rholang/frontend/ir.h"
 #include "rspace/storage/kv_store.h"
@@ -393,6 +394,25 @@ TEST_F(NodeTest, BadGenesisSettingsAreRefusedByName) {
     EXPECT_NE(n.status().message().find(c.setting), std::string::npos)
         << n.status();
   }
+}
+
+// Regression: gRPC's servers set SO_REUSEPORT, so a second node of the
+// same user started on an API port already in use shared it (and half the
+// clients' calls) instead of refusing to start.
+TEST_F(NodeTest, TheApiRefusesAPortAnotherNodeHolds) {
+  config_.port_grpc_external = ::rnode::testing::FreePort();
+  config_.port_grpc_internal = ::rnode::testing::FreePort();
+  Open();
+  absl::StatusOr<std::unique_ptr<GrpcApi>> first =
+      GrpcApi::Start(node_.get(), config_);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::unique_ptr<GrpcApi>> second =
+      GrpcApi::Start(node_.get(), config_);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
+      << second.status();
+  EXPECT_NE(second.status().message().find("external gRPC API"),
+            std::string::npos)
+      << second.status();
 }
 
 TEST_F(NodeTest, ReadOnlyNodeRefusesDeploysAndProposals) {
