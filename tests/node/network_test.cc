@@ -39,9 +39,15 @@ using Clock = std::chrono::steady_clock;
 using casper::block::Block;
 using std::chrono::milliseconds;
 
+// The tests count packets exactly and some never retry, so a send that
+// times out is a lost question: the deadline of one send is the default
+// (5 s) rather than the fast 2 s, which a TSan build on a loaded 2-core
+// machine overran (a lost HasBlock answer, no retry within the wait).
 p2p::TransportOptions Options(uint8_t n) {
-  return rnode::testing::FastTransportOptions(rnode::testing::TestIdentity(n),
-                                              "testnet");
+  p2p::TransportOptions o = rnode::testing::FastTransportOptions(
+      rnode::testing::TestIdentity(n), "testnet");
+  o.network_timeout = p2p::TransportOptions{}.network_timeout;
+  return o;
 }
 
 // A block of validator `seed` with `extra` bytes (distinct hashes).
@@ -268,8 +274,15 @@ TEST_F(NetworkTest, AnswersToWhoHasItDoNotAskEveryoneAgain) {
   peer_.Hold(silent, /*serve=*/false);
   peer_.Hold(other, /*serve=*/true);
   network_->Request(silent.hash);  // takes the peer's one request slot
-  ASSERT_TRUE(
-      Eventually([&] { return peer_.block_requests(silent.hash) == 1; }));
+  ASSERT_TRUE(Eventually([&] {
+    return peer_.block_requests(silent.hash) == 1;
+  })) << "who-has sent "
+      << network_->counters().who_has_sent << ", asked by the network "
+      << peer_.has_block_requests(silent.hash) << ", hashes heard "
+      << network_->counters().hashes_heard << ", requests sent "
+      << network_->counters().requests_sent << ", send failures "
+      << transport_->counters().send_failures << " here, "
+      << peer_transport_->counters().send_failures << " at the peer";
   const NetworkCounters before = network_->counters();
   network_->Request(other.hash);  // the peer is full: who has it?
   ASSERT_TRUE(
