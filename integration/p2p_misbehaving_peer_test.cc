@@ -3,10 +3,10 @@
 // that sends more than it announced, a bad compression, a flood of small
 // packets (while a bystander peer sends heartbeats), invalid data from
 // hundreds of fresh identities (the log stays rate-limited), and
-// announcements of blocks that do not exist, on the protocol port. After each phase the
-// node is alive and answers /api/status; over the whole run its resident
-// memory stays bounded and it counts what it refused (p2p_* in /metrics).
-// SIGTERM then shuts it down cleanly.
+// announcements of blocks that do not exist, on the protocol port. After each
+// phase the node is alive and answers /api/status; over the whole run its
+// resident memory stays bounded and it counts what it refused (p2p_* in
+// /metrics). SIGTERM then shuts it down cleanly.
 //
 // Starts the real binary (RNODE_BIN) on 127.0.0.1 with ephemeral ports and
 // speaks routing.TransportLayer to it directly. Random bytes and hashes
@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -37,6 +38,10 @@
 #include <thread>
 #include <vector>
 
+#include "CasperMessage.pb.h"
+#include "casper/deploy.h"
+#include "crypto/secp256k1.h"
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "integration/badpeer/wire.h"
@@ -477,9 +482,10 @@ void SendBanFlood(const std::string& target, const std::string& log_path) {
     ++ban_lines;
   }
   const double allowed = kLinesPerSecond * (seconds + 1);
-  std::printf("ban flood: %d identities in %.1f s, %d refused; %zu ban lines "
-              "logged (at most %.0f)\n",
-              kIdentities, seconds, refused, ban_lines, allowed);
+  std::printf(
+      "ban flood: %d identities in %.1f s, %d refused; %zu ban lines "
+      "logged (at most %.0f)\n",
+      kIdentities, seconds, refused, ban_lines, allowed);
   EXPECT_EQ(refused, kIdentities);
   EXPECT_GE(ban_lines, 1u);
   EXPECT_LE(static_cast<double>(ban_lines), allowed)
@@ -621,6 +627,82 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
       << "); see " << node.log();
   std::printf("run time %.1f s\n",
               std::chrono::duration<double>(Clock::now() - test_start).count());
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(root);
+}
+
+// Regression (issue 43): deploy gossip checked only a deploy's signature
+// and shard. A peer offering a deploy that pays nothing (phlo price 0, phlo
+// limit 2^63-1) or whose window starts a million blocks ahead had it held,
+// and pooled after the takeover delay: run for free, or parked in the pool
+// for ever. The node now applies the shard's rules to gossip as to its
+// API: an honest deploy is held, the others are declined.
+TEST(P2pMisbehavingPeerTest, GossipedDeploysBreakingTheShardRulesAreDeclined) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      ("rnode_misbehave_gossip_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  const std::string bin = testing::RnodeBinary(RNODE_BIN_PATH);
+  std::optional<ValidatorKey> key = Keygen(bin);
+  ASSERT_TRUE(key.has_value()) << "'" << bin << " keygen' failed";
+  absl::StatusOr<crypto::Secp256k1PrivateKey> deployer =
+      crypto::ParseSecp256k1PrivateKeyHex(key->private_hex);
+  ASSERT_TRUE(deployer.ok()) << deployer.status();
+  NodeProcess node(bin, root);
+  ASSERT_NO_FATAL_FAILURE(node.Start(*key));
+  ASSERT_TRUE(node.WaitReady(kStartPatience))
+      << "the node did not start; see " << node.log();
+
+  const badpeer::Sender sender = MakeSender(kNetworkId);
+  std::unique_ptr<::routing::TransportLayer::Stub> stub =
+      ::routing::TransportLayer::NewStub(
+          badpeer::NewChannel(node.protocol_target(), *sender.identity));
+  int64_t timestamp = 1'700'000'000'000;
+  // The node's answer to an offer of a deploy with `change` applied: ""
+  // when it holds it, its reason when it declines.
+  const auto offer = [&](const std::function<void(casper::DeployData&)>& change)
+      -> std::string {
+    casper::DeployData d;
+    d.term = "new x in { x!(1) }";
+    d.timestamp = ++timestamp;
+    d.phlo_price = 1;
+    d.phlo_limit = 100'000;
+    d.shard_id = "root";
+    change(d);
+    absl::StatusOr<casper::SignedDeploy> signed_deploy =
+        casper::SignedDeploy::Sign(d, *deployer);
+    EXPECT_TRUE(signed_deploy.ok()) << signed_deploy.status();
+    ::routing::Protocol p;
+    *p.mutable_header() = sender.header;
+    p.mutable_packet()->set_typeid_("DeployData");
+    p.mutable_packet()->set_content(
+        signed_deploy->ToProto().SerializeAsString());
+    ::routing::TLResponse resp;
+    const grpc::Status status = badpeer::SendProtocol(*stub, p, &resp);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    if (resp.has_ack()) return "";
+    return resp.has_internalservererror() ? resp.internalservererror().error()
+                                          : "no answer";
+  };
+  EXPECT_EQ(offer([](casper::DeployData&) {}), "") << "an honest deploy";
+  EXPECT_THAT(offer([](casper::DeployData& d) {
+                d.phlo_price = 0;
+                d.phlo_limit = INT64_MAX;
+              }),
+              ::testing::HasSubstr("less than minimum price 1"));
+  EXPECT_THAT(offer([](casper::DeployData& d) { d.phlo_limit = INT64_MAX; }),
+              ::testing::HasSubstr("outside this shard's range"));
+  EXPECT_THAT(offer([](casper::DeployData& d) {
+                d.valid_after_block_number = 1'000'000;
+              }),
+              ::testing::HasSubstr("valid only after block 1000000"));
+  std::optional<std::string> metrics = node.Metrics();
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_NE(metrics->find("reason=\"gossip_beyond_horizon\"} 1"),
+            std::string::npos);
+
+  const std::optional<int> exit_status = node.Terminate(kStopPatience);
+  ASSERT_TRUE(exit_status.has_value()) << "see " << node.log();
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(root);
 }
 

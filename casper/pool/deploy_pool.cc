@@ -63,6 +63,12 @@ absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
 absl::Status DeployPool::Add(const SignedDeploy& deploy,
                              int64_t last_block_number, int64_t now_ms) {
   const DeployData& d = deploy.data();
+  if (options_.rules.has_value()) {
+    if (std::optional<DeployBreach> breach =
+            CheckDeployRules(d, *options_.rules, last_block_number)) {
+      return absl::InvalidArgumentError(breach->message);
+    }
+  }
   const int64_t last = LastBlockNumber(d, options_.lifespan_blocks);
   if (last <= last_block_number) {
     return absl::InvalidArgumentError(

@@ -21,11 +21,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "casper/deploy.h"
+#include "casper/deploy_rules.h"
 #include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
@@ -41,6 +43,9 @@ struct DeployPoolOptions {
   // fit in memory).
   size_t max_term_bytes = 256u << 20;
   int64_t lifespan_blocks = kDeployLifespanBlocks;
+  // The shard's rules; Add refuses a deploy that breaks one. nullopt: none
+  // (tests of the pool's own bounds).
+  std::optional<DeployRules> rules;
 };
 
 // Whether `deploy` may go in block `number` made at `now_ms` (WindowAt is
@@ -61,7 +66,9 @@ class DeployPool {
   // block) and durably stores it before returning OK. Refusals, each with a
   // message a client can act on, and nothing stored:
   //   AlreadyExists      the same deploy (signature) is already waiting;
-  //   InvalidArgument    it can never be included: its window closed
+  //   InvalidArgument    it breaks the shard's rules (options.rules, with
+  //                      `last_block_number` as the height), or it can
+  //                      never be included: its window closed
   //                      (validAfterBlockNumber too old for the lifespan)
   //                      or its expiration timestamp is before `now_ms`;
   //   ResourceExhausted  the pool is full (count or bytes).

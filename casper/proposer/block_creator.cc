@@ -86,6 +86,9 @@ absl::StatusOr<std::vector<SignedDeploy>> SelectDeploys(
   absl::Status ancestry_error;
   std::vector<SignedDeploy> deploys = pool.Select(
       at.number, at.timestamp, options.max_deploys, [&](const SignedDeploy& d) {
+        if (CheckDeployRules(d.data(), options.deploy_rules).has_value()) {
+          return false;
+        }
         auto repeated = prestate::DeployInAncestry(
             dag, parents, d.sig(), at.number - options.deploy_lifespan);
         if (!repeated.ok()) ancestry_error.Update(repeated.status());

@@ -20,6 +20,7 @@
 #include "casper/block/block.h"
 #include "casper/contracts/pos.h"
 #include "casper/dag/dag_store.h"
+#include "casper/deploy_rules.h"
 #include "casper/execution/block_executor.h"
 #include "casper/pool/deploy_pool.h"
 #include "casper/prestate/pre_state.h"
@@ -34,6 +35,9 @@ struct CreatorOptions {
   // Parents a block may have (fork choice's first ones); more than one
   // needs a pre-state builder (the merge).
   size_t max_parents = 1;
+  // A pooled deploy that breaks these stays out of the block (the pool
+  // refuses such deploys; this covers a pool from before a rule).
+  DeployRules deploy_rules;
 };
 
 class BlockCreator {

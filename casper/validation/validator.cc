@@ -75,6 +75,10 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "ContainsExpiredDeploy";
     case InvalidReason::kContainsTimeExpiredDeploy:
       return "ContainsTimeExpiredDeploy";
+    case InvalidReason::kLowDeployCost:
+      return "LowDeployCost";
+    case InvalidReason::kDeployAboveLimits:
+      return "DeployAboveLimits";
     case InvalidReason::kInvalidRepeatDeploy:
       return "InvalidRepeatDeploy";
     case InvalidReason::kDeployNotSigned:
@@ -106,6 +110,12 @@ bool IsSlashable(InvalidReason reason) {
     case InvalidReason::kInvalidSender:
     case InvalidReason::kInvalidTimestamp:
     case InvalidReason::kInvalidRejectedDeploy:
+    // The deploy rules come from each node's genesis parameters file, which
+    // no block commits to: a node configured unlike its shard must not
+    // slash honest validators (the public node does not slash for
+    // LowDeployCost either).
+    case InvalidReason::kLowDeployCost:
+    case InvalidReason::kDeployAboveLimits:
       return false;
     default:
       return true;
@@ -345,9 +355,20 @@ std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
     const block::ProcessedDeploy& d = b.body.deploys[i];
     const std::string which =
         absl::StrCat("deploy ", i, " (", HexEncode(d.sig), ")");
-    if (d.data.shard_id != options.shard_id) {
-      return Invalid(R::kInvalidShardId,
-                     which + " is for shard '" + d.data.shard_id + "'");
+    if (std::optional<DeployBreach> breach =
+            CheckDeployRules(d.data, options.deploy_rules)) {
+      switch (breach->fault) {
+        case DeployFault::kWrongShard:
+          return Invalid(R::kInvalidShardId,
+                         which + " is for shard '" + d.data.shard_id + "'");
+        case DeployFault::kLowPhloPrice:
+          return Invalid(R::kLowDeployCost, which + ": " + breach->message);
+        case DeployFault::kPhloLimit:
+        case DeployFault::kTermTooLarge:
+          return Invalid(R::kDeployAboveLimits, which + ": " + breach->message);
+        case DeployFault::kBeyondHorizon:  // no height given
+          return Internal(absl::InternalError(breach->message));
+      }
     }
     switch (WindowAt(d.data, found.number, b.header.timestamp,
                      options.deploy_lifespan)) {

@@ -28,6 +28,7 @@
 #include "casper/contracts/pos.h"
 #include "casper/dag/dag_store.h"
 #include "casper/deploy.h"
+#include "casper/deploy_rules.h"
 #include "casper/execution/block_executor.h"
 #include "casper/prestate/pre_state.h"
 #include "util/worker_pool.h"
@@ -52,6 +53,10 @@ enum class InvalidReason : uint8_t {
   kContainsFutureDeploy,       // validAfterBlockNumber >= block number.
   kContainsExpiredDeploy,      // Past its lifespan.
   kContainsTimeExpiredDeploy,  // Expiration timestamp before the block's.
+  kLowDeployCost,              // A deploy's phlo price is below the
+                               // shard's minimum (DeployRules).
+  kDeployAboveLimits,          // A deploy's phlo limit or term size is
+                               // outside the shard's (DeployRules).
   kInvalidRepeatDeploy,        // Twice in the block, or already in its
                                // ancestry within the lifespan.
   kUnauthorizedSlash,          // Slashes for a block not known invalid.
@@ -90,6 +95,9 @@ struct ValidatorOptions {
   int64_t max_clock_drift_ms = 15'000;
   size_t max_parents = 100;
   int64_t deploy_lifespan = kDeployLifespanBlocks;
+  // The rules every user deploy of a block keeps; their shard_id should be
+  // shard_id.
+  DeployRules deploy_rules;
 };
 
 class BlockValidator {

@@ -398,10 +398,11 @@ it('gRPC doDeploy whose expiration timestamp has passed is refused', async () =>
 });
 
 it('a deploy waiting for a future block, replayed (gRPC, HTTP), is refused as pooled', async () => {
-  // validAfterBlockNumber far ahead: admitted (docs/node.md "Proposer"),
-  // then it waits in the pool, so the replay meets it there every time.
+  // validAfterBlockNumber ahead, within the horizon of 50 blocks: admitted
+  // (docs/node.md "Proposer"), then it waits in the pool, so the replay
+  // meets it there every time.
   const d = await freshDeploy({
-    validAfterBlockNumber: (await node.latestBlockNumber()) + 100000,
+    validAfterBlockNumber: (await node.latestBlockNumber()) + 50,
   });
   const first = await node.ok(node.deployClient, 'doDeploy', d.proto);
   assert.equal(deployIdOfSuccess(first.result), d.id);
@@ -413,6 +414,17 @@ it('a deploy waiting for a future block, replayed (gRPC, HTTP), is refused as po
   assert.deepEqual(status, {
     status: 200, body: { state: 'Pending', rejectionCount: 0, latestBlockHash: null },
   });
+});
+
+// Regression (issue 43): a window starting far ahead was admitted and sat
+// in the pool until the chain got there (20,000 of them filled it).
+it('a deploy whose window starts more than 50 blocks ahead is refused', async () => {
+  const height = await node.latestBlockNumber();
+  const d = await freshDeploy({ validAfterBlockNumber: height + 100000 });
+  await assertRefused(d.proto, new RegExp(
+    `^Deploy is valid only after block ${height + 100000}, more than 50 blocks above ` +
+    'this validator\'s highest block, \\d+; set validAfterBlockNumber to a recent ' +
+    'block number\\.$'));
 });
 
 it('a deploy in a block, replayed over HTTP and gRPC, is refused naming the block', async () => {
@@ -462,17 +474,17 @@ it('a deploy term nested past the parser limit is admitted and fails in its bloc
   assert.equal(view.cost, Buffer.byteLength(term));
 });
 
-// Only a negative phlo limit is refused; 0 is out of phlo at once: errored
-// and charged the whole limit, 0 (docs/costs.md).
-it('a deploy with phloLimit 0 is admitted and fails in its block at cost 0', async () => {
+// A phlo limit of 0 would pay nothing (its precharge is 0) for a place in
+// a block: the shard's rules refuse it (the public node admits it and the
+// deploy fails in its block at cost 0; an unfunded key could fill blocks
+// with such deploys).
+it('a deploy with phloLimit 0 is refused by the shard rules', async () => {
   const d = await freshDeploy({ phloLimit: 0 });
-  const reply = await node.ok(node.deployClient, 'doDeploy', d.proto);
-  assert.equal(deployIdOfSuccess(reply.result), d.id);
-  const view = await finalizedView(d.id);
-  assert.equal(view.errored, true, JSON.stringify(view));
-  assert.equal(view.systemDeployError, '');
-  assert.equal(view.cost, 0);
-  assert.equal(view.phloLimit, 0);
+  const reply = await node.unary(node.deployClient, 'doDeploy', d.proto);
+  assert.match(errorMessages(reply, 'doDeploy with phloLimit 0'),
+    /^Phlo limit 0 is outside this shard's range, 1 to 1000000000\.$/);
+  const r = await node.getJson(`/api/deploy-finalization-status/${d.id}`);
+  assert.equal(r.status, 404, 'the refused deploy was kept');
 });
 
 // ---- gRPC requests that do not decode ----

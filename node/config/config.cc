@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "toml++/toml.h"
 #include "util/host_address.h"
+#include "util/limits.h"
 
 namespace rnode::node {
 namespace {
@@ -118,7 +119,16 @@ const Setting kSettings[] = {
     {"casper.max-user-deploys-per-block", "max-user-deploys-per-block",
      "user deploys a block may hold", &NodeConfig::max_user_deploys_per_block},
     {"casper.min-phlo-price", "min-phlo-price",
-     "lowest phlo price a deploy may offer", &NodeConfig::min_phlo_price},
+     "lowest phlo price a deploy may offer (a shard parameter, fixed at "
+     "genesis)",
+     &NodeConfig::min_phlo_price},
+    {"casper.max-phlo-limit", "max-phlo-limit",
+     "highest phlo limit a deploy may ask for (a shard parameter, fixed at "
+     "genesis)",
+     &NodeConfig::max_phlo_limit},
+    {"casper.max-deploy-term-bytes", "max-deploy-term-bytes",
+     "largest deploy term, in bytes (a shard parameter, fixed at genesis)",
+     &NodeConfig::max_deploy_term_bytes},
     {"casper.propose-batch-window", "propose-batch-window",
      "wait after the first pending deploy before proposing (e.g. 20ms)",
      &NodeConfig::propose_batch_window_ms},
@@ -424,6 +434,9 @@ absl::Status Validate(const NodeConfig& c) {
         std::tuple{"casper.max-user-deploys-per-block",
                    c.max_user_deploys_per_block, int64_t{1}},
         std::tuple{"casper.min-phlo-price", c.min_phlo_price, int64_t{0}},
+        std::tuple{"casper.max-phlo-limit", c.max_phlo_limit, int64_t{1}},
+        std::tuple{"casper.max-deploy-term-bytes", c.max_deploy_term_bytes,
+                   int64_t{1}},
         std::tuple{"casper.propose-batch-window", c.propose_batch_window_ms,
                    int64_t{0}},
         std::tuple{"casper.min-block-interval", c.min_block_interval_ms,
@@ -465,6 +478,12 @@ absl::Status Validate(const NodeConfig& c) {
   if (c.max_peers > 1024) {
     return absl::InvalidArgumentError(
         "protocol-server.max-connections: at most 1024");
+  }
+  if (c.max_deploy_term_bytes >
+      static_cast<int64_t>(limits::kMaxDeployTermBytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-deploy-term-bytes: at most ",
+                     limits::kMaxDeployTermBytes, " (the parser's limit)"));
   }
   if (c.bond_maximum < c.bond_minimum) {
     return absl::InvalidArgumentError(

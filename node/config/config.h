@@ -92,7 +92,11 @@ struct NodeConfig {
   std::string validator_private_key_path;
   int64_t max_number_of_parents = 16;
   int64_t max_user_deploys_per_block = 128;
+  // The shard's deploy rules (casper/deploy_rules.h): fixed at genesis,
+  // kept in the genesis parameters file, which wins over these on restart.
   int64_t min_phlo_price = 1;
+  int64_t max_phlo_limit = 1'000'000'000;  // casper::kDefaultMaxPhloLimit
+  int64_t max_deploy_term_bytes = (256 << 10) - 4096;
   // How long the proposer waits after the first pending deploy for more to
   // join the block.
   int64_t propose_batch_window_ms = 20;

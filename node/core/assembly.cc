@@ -77,6 +77,7 @@ absl::Status OpenChain(const NodeConfig& c, NodeParts& m) {
                               casper::dag::DagColumnsFrom(kHistoryColumns)));
   casper::pool::DeployPoolOptions pool_options;
   pool_options.max_deploys = static_cast<size_t>(c.deploy_pool_max_deploys);
+  pool_options.rules = DeployRulesOf(c);
   ASSIGN_OR_RETURN(m.pool, casper::pool::DeployPool::Open(
                                m.pipelined.get(), kPoolColumn, pool_options));
   return absl::OkStatus();
@@ -242,11 +243,13 @@ absl::Status AssembleCasper(
   creator_options.max_deploys =
       static_cast<size_t>(c.max_user_deploys_per_block);
   creator_options.max_parents = static_cast<size_t>(c.max_number_of_parents);
+  creator_options.deploy_rules = DeployRulesOf(c);
   m.creator = std::make_unique<casper::proposer::BlockCreator>(
       m.dag.get(), m.pool.get(), m.blocks.get(), m.validators.get(),
       creator_options, m.pre_states.get());
   casper::validation::ValidatorOptions validator_options;
   validator_options.shard_id = c.shard_name;
+  validator_options.deploy_rules = DeployRulesOf(c);
   m.validator = std::make_unique<casper::validation::BlockValidator>(
       m.dag.get(), m.blocks.get(), m.validators.get(), &m.pool_threads,
       validator_options, m.pre_states.get());
@@ -291,6 +294,10 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
   to.self.id = id;
   to.tls = m.tls;
   to.shard_id = c.shard_name;
+  // Every deploy the shard's rules admit fits one packet (deploy gossip).
+  to.max_unary_bytes = std::max(to.max_unary_bytes,
+                                static_cast<size_t>(c.max_deploy_term_bytes) +
+                                    casper::kDeployFieldsBytes);
   if (node.key.has_value()) {
     to.validator_statement = [key = *node.key, id, network = c.network_id,
                               shard = c.shard_name]() -> Bytes {

@@ -1,5 +1,6 @@
 #include "node/core/deploy_admission.h"
 
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "casper/deploy.h"
 #include "node/core/clock.h"
+#include "node/core/genesis_setup.h"
 #include "rspace/storage/kv_store.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -39,6 +41,7 @@ constexpr char kDiskFull[] =
 
 DeployAdmission::DeployAdmission(const AdmissionDeps& deps)
     : d_(deps),
+      rules_(DeployRulesOf(*deps.config)),
       backup_(
           static_cast<size_t>(deps.config->deploy_pool_max_deploys),
           std::chrono::milliseconds(deps.config->deploy_gossip_takeover_ms)) {}
@@ -89,7 +92,6 @@ absl::StatusOr<Bytes> DeployAdmission::Admit(
 
 absl::StatusOr<casper::SignedDeploy> DeployAdmission::Screen(
     const ::casper::DeployDataProto& proto) {
-  const NodeConfig& c = *d_.config;
   if (!d_.identity->is_validator()) {
     d_.metrics->DeployRefused("read_only");
     return absl::FailedPreconditionError(
@@ -108,17 +110,10 @@ absl::StatusOr<casper::SignedDeploy> DeployAdmission::Screen(
     d_.metrics->DeployRefused("invalid");
     return absl::InvalidArgumentError(d.status().message());
   }
-  if (d->data().shard_id != c.shard_name) {
-    d_.metrics->DeployRefused("wrong_shard");
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Deploy shardId '", d->data().shard_id,
-        "' is not as expected network shard '", c.shard_name, "'."));
-  }
-  if (d->data().phlo_price < c.min_phlo_price) {
-    d_.metrics->DeployRefused("low_phlo_price");
-    return absl::InvalidArgumentError(
-        absl::StrCat("Phlo price ", d->data().phlo_price,
-                     " is less than minimum price ", c.min_phlo_price, "."));
+  if (std::optional<casper::DeployBreach> breach =
+          casper::CheckDeployRules(d->data(), rules_, d_.dag->MaxHeight())) {
+    d_.metrics->DeployRefused(casper::DeployFaultName(breach->fault));
+    return absl::InvalidArgumentError(breach->message);
   }
   RETURN_IF_ERROR(CheckNodeCanTake());
   ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
@@ -168,10 +163,11 @@ absl::Status DeployAdmission::HoldGossiped(
   absl::StatusOr<casper::SignedDeploy> d =
       casper::SignedDeploy::FromProto(proto);
   if (!d.ok()) return d.status();
-  if (d->data().shard_id != d_.config->shard_name) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("a deploy of shard '", d->data().shard_id,
-                     "', this is shard '", d_.config->shard_name, "'"));
+  if (std::optional<casper::DeployBreach> breach =
+          casper::CheckDeployRules(d->data(), rules_, d_.dag->MaxHeight())) {
+    d_.metrics->DeployRefused(
+        absl::StrCat("gossip_", casper::DeployFaultName(breach->fault)));
+    return absl::InvalidArgumentError(breach->message);
   }
   if (d_.pool->Contains(d->sig())) return absl::OkStatus();
   ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "casper/dag/dag_store.h"
 #include "casper/deploy.h"
+#include "casper/deploy_rules.h"
 #include "casper/pool/deploy_pool.h"
 #include "node/config/config.h"
 #include "node/core/catch_up.h"
@@ -24,8 +25,8 @@
 #include "node/core/node_metrics.h"
 #include "node/core/scheduler.h"
 #include "util/bytes.h"
-#include "util/mutex.h"
 #include "util/logging.h"
+#include "util/mutex.h"
 
 namespace rnode::node {
 
@@ -48,22 +49,23 @@ class DeployAdmission {
  public:
   explicit DeployAdmission(const AdmissionDeps& deps);
 
-  // Admits a client's deploy: node role, signature, shard, phlo price,
-  // disk, catching up, peers, duplicates, pool space; durable in the pool
-  // and held by another validator (in a shard) on OK. Returns the deploy
-  // id (its signature). Errors carry the client's message:
-  // FailedPrecondition (read-only or unbonded node), InvalidArgument (bad
-  // deploy), ResourceExhausted (pool full; rspace::NoSpaceError when the
-  // disk is full), Unavailable (catching up, or no peer took a copy),
-  // AlreadyExists (duplicate), the store's errors otherwise.
+  // Admits a client's deploy: node role, signature, the shard's deploy
+  // rules (casper/deploy_rules.h, at this node's height), disk, catching up,
+  // peers, duplicates, pool space; durable in the pool and held by another
+  // validator (in a shard) on OK. Returns the deploy id (its signature). Errors
+  // carry the client's message: FailedPrecondition (read-only or unbonded
+  // node), InvalidArgument (bad deploy), ResourceExhausted (pool full;
+  // rspace::NoSpaceError when the disk is full), Unavailable (catching up, or
+  // no peer took a copy), AlreadyExists (duplicate), the store's errors
+  // otherwise.
   absl::StatusOr<Bytes> Admit(const ::casper::DeployDataProto& proto);
 
   // A deploy another validator admitted, held as backup. OK when it is
   // held (or already pooled here, or in a block); FailedPrecondition when
   // this node could never propose it (an observer, a validator without
-  // stake), InvalidArgument for a deploy that does not verify or is of
-  // another shard, ResourceExhausted when the backup is full. The sender
-  // counts only OK answers as copies.
+  // stake), InvalidArgument for a deploy that does not verify or breaks
+  // the shard's deploy rules, ResourceExhausted when the backup is full. The
+  // sender counts only OK answers as copies.
   absl::Status HoldGossiped(const ::casper::DeployDataProto& proto);
 
   // Pools the held deploys whose validator did not include them in time
@@ -84,6 +86,9 @@ class DeployAdmission {
   absl::Status CheckNodeCanTake();
 
   const AdmissionDeps d_;
+  // The shard's rules (fixed at genesis): the same check as the pool's and
+  // block validation's.
+  const casper::DeployRules rules_;
   mutable Mutex mu_;
   GossipBackup backup_ ABSL_GUARDED_BY(mu_);
   // Lines about deploys peers gossiped (any number).

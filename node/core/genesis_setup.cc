@@ -117,9 +117,9 @@ absl::StatusOr<std::optional<crypto::Secp256k1PrivateKey>> ResolveKey(
     return ParseKeyHex(c.validator_private_key, "casper.validator-private-key");
   }
   if (!c.validator_private_key_path.empty()) {
-    ASSIGN_OR_RETURN(std::string text,
-                     ReadSmallFile(c.validator_private_key_path,
-                                   kMaxValidatorKeyFileBytes));
+    ASSIGN_OR_RETURN(
+        std::string text,
+        ReadSmallFile(c.validator_private_key_path, kMaxValidatorKeyFileBytes));
     return ParseKeyHex(text, c.validator_private_key_path);
   }
   if (const char* env = std::getenv(kValidatorKeyVariable);
@@ -136,8 +136,8 @@ absl::StatusOr<std::optional<crypto::Secp256k1PrivateKey>> ResolveKey(
     return ParseKeyHex(text, path);
   }
   ASSIGN_OR_RETURN(crypto::Secp256k1PrivateKey key, GenerateKey());
-  RETURN_IF_ERROR(WriteFileAtomically(path, HexEncode(key) + "\n",
-                                      kValidatorKeyFileMode));
+  RETURN_IF_ERROR(
+      WriteFileAtomically(path, HexEncode(key) + "\n", kValidatorKeyFileMode));
   out << "rnode: generated a standalone validator key (kept in " << path
       << ")\n";
   return key;
@@ -163,6 +163,9 @@ std::string GenesisParamsToml(const NodeConfig& c) {
       "# Written at genesis; the node reads it on every start.\n",
       "[casper]\nshard-name = \"", c.shard_name, "\"\n",
       "fault-tolerance-threshold = ", c.fault_tolerance_threshold, "\n",
+      "min-phlo-price = ", c.min_phlo_price, "\n",
+      "max-phlo-limit = ", c.max_phlo_limit, "\n",
+      "max-deploy-term-bytes = ", c.max_deploy_term_bytes, "\n",
       "[casper.genesis-block-data]\n", "bond-minimum = ", c.bond_minimum,
       "\nbond-maximum = ", c.bond_maximum, "\nepoch-length = ", c.epoch_length,
       "\nquarantine-length = ", c.quarantine_length,
@@ -173,6 +176,15 @@ std::string GenesisParamsToml(const NodeConfig& c) {
       "\"\nnative-token-name = \"", c.native_token_name,
       "\"\nnative-token-symbol = \"", c.native_token_symbol,
       "\"\nnative-token-decimals = ", c.native_token_decimals, "\n");
+}
+
+casper::DeployRules DeployRulesOf(const NodeConfig& c) {
+  casper::DeployRules r;
+  r.shard_id = c.shard_name;
+  r.min_phlo_price = c.min_phlo_price;
+  r.max_phlo_limit = c.max_phlo_limit;
+  r.max_term_bytes = static_cast<size_t>(c.max_deploy_term_bytes);
+  return r;
 }
 
 absl::StatusOr<casper::contracts::PosParams> PosParamsOf(const NodeConfig& c) {

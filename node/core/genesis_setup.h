@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "casper/contracts/pos.h"
+#include "casper/deploy_rules.h"
 #include "casper/genesis/genesis.h"
 #include "crypto/secp256k1.h"
 #include "node/config/config.h"
@@ -38,6 +39,9 @@ absl::StatusOr<NodeConfig> WithStoredGenesisParams(const NodeConfig& c,
 
 // The genesis parameters as the file keeps them (TOML).
 std::string GenesisParamsToml(const NodeConfig& c);
+
+// The shard's deploy rules of the config (valid: Validate passed).
+casper::DeployRules DeployRulesOf(const NodeConfig& c);
 
 // The proof-of-stake parameters of the config. InvalidArgument for a bad
 // vault-transfer key.

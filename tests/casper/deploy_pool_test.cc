@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,6 +89,30 @@ TEST_F(DeployPoolTest, AddsOnceAndRefusesWithClearMessages) {
   EXPECT_THAT(std::string(expired.message()), HasSubstr("deploy expired"));
   EXPECT_EQ(pool->size(), 2u);
   EXPECT_EQ(store_.KeyCount(0), 2u);
+}
+
+// Regression (issue 43): a deploy whose window starts far in the future
+// sat in the pool until the chain got there; 20,000 such deploys from
+// throwaway keys made every later deploy "pool full". With the shard's
+// rules the pool refuses what breaks them, and stores nothing of it.
+TEST_F(DeployPoolTest, ADeployBreakingTheShardRulesIsRefused) {
+  DeployPoolOptions options;
+  options.rules = DeployRules{};
+  auto pool = Open(options);
+  auto far = pool->Add(Make(1, /*valid_after=*/1'000), 10, kNow);
+  EXPECT_EQ(far.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(far.message()),
+              HasSubstr("valid only after block 1000"));
+  DeployData free = Make(2).data();
+  free.phlo_price = 0;
+  free.phlo_limit = std::numeric_limits<int64_t>::max();
+  auto priced =
+      pool->Add(*SignedDeploy::Sign(free, MakeTestKey(7).sk), 10, kNow);
+  EXPECT_EQ(priced.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(priced.message()), HasSubstr("minimum price 1"));
+  EXPECT_EQ(pool->size(), 0u);
+  EXPECT_EQ(store_.KeyCount(0), 0u);
+  EXPECT_TRUE(pool->Add(Make(3, /*valid_after=*/60), 10, kNow).ok());
 }
 
 TEST_F(DeployPoolTest, FullPoolRefusesAndKeepsWhatItHas) {

@@ -204,6 +204,48 @@ TEST_F(InvalidBlockTest, ContainsTimeExpiredDeploy) {
                 InvalidReason::kContainsTimeExpiredDeploy, "expired at 5");
 }
 
+// Regression (issue 43): a block holding a deploy that pays nothing (or
+// asks for unbounded phlo, or carries a term above the shard's limit) was
+// valid, and the deploy ran for free. The rules are checked before the
+// signatures (the altered deploys here no longer verify).
+TEST_F(InvalidBlockTest, LowDeployCost) {
+  ExpectInvalid(
+      Check([](block::Block& x) { x.body.deploys[0].data.phlo_price = 0; }),
+      InvalidReason::kLowDeployCost, "Phlo price 0 is less than minimum");
+}
+
+TEST_F(InvalidBlockTest, DeployAboveThePhloLimit) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.phlo_limit = INT64_MAX;
+                }),
+                InvalidReason::kDeployAboveLimits,
+                "outside this shard's range");
+}
+
+TEST_F(InvalidBlockTest, DeployAboveTheTermLimit) {
+  ExpectInvalid(Check([](block::Block& x) {
+                  x.body.deploys[0].data.term =
+                      std::string(kDefaultMaxDeployTermBytes + 1, ' ');
+                }),
+                InvalidReason::kDeployAboveLimits, "more than this shard's");
+}
+
+// A deploy signed as it is that pays nothing makes its block invalid too
+// (the signature vouches for the deployer, not for the shard's rules), and
+// not slashable: the rules are each node's genesis parameters.
+TEST_F(InvalidBlockTest, ASignedDeployThatPaysNothing) {
+  DeployData d = deploy.data();
+  d.phlo_price = 0;
+  d.phlo_limit = INT64_MAX;
+  const SignedDeploy free = *SignedDeploy::Sign(d, MakeTestKey(1).sk);
+  const Verdict v = Check([&](block::Block& x) {
+    x.body.deploys[0].data = free.data();
+    x.body.deploys[0].sig = free.sig();
+  });
+  ExpectInvalid(v, InvalidReason::kLowDeployCost, "minimum price 1");
+  EXPECT_FALSE(validation::IsSlashable(v.reason));
+}
+
 TEST_F(InvalidBlockTest, RepeatDeployInTheBlock) {
   ExpectInvalid(Check([](block::Block& x) {
                   x.body.deploys.push_back(x.body.deploys[0]);
@@ -350,6 +392,8 @@ TEST(InvalidReasonTest, SlashableKinds) {
   EXPECT_TRUE(validation::IsSlashable(InvalidReason::kEquivocation));
   EXPECT_FALSE(validation::IsSlashable(InvalidReason::kInvalidSignature));
   EXPECT_FALSE(validation::IsSlashable(InvalidReason::kInvalidTimestamp));
+  EXPECT_FALSE(validation::IsSlashable(InvalidReason::kLowDeployCost));
+  EXPECT_FALSE(validation::IsSlashable(InvalidReason::kDeployAboveLimits));
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "CasperMessage.pb.h"
+#include "absl/strings/str_cat.h"
 #include "casper/deploy.h"
 #include "gtest/gtest.h"
 #include "integration/child_process.h"
@@ -253,6 +254,37 @@ TEST_F(NodeTest, AdmissionRefusalsCarryTheirReasons) {
   EXPECT_NE(r.status().message().find("signature"), std::string::npos)
       << r.status();
 
+  // The shard's limits (casper/deploy_rules.h), each refused by name and
+  // counted by its fault.
+  d = Data("Nil");
+  d.phlo_limit = 1'000'000'001;  // the default maximum is 1,000,000,000
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "Phlo limit 1000000001 is outside this shard's range, 1 to "
+            "1000000000.");
+  d = Data(std::string(config_.max_deploy_term_bytes + 1, ' '));
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "Deploy term is 258049 bytes, more than this shard's limit of "
+            "258048 bytes.");
+  d = Data("Nil");
+  d.valid_after_block_number = node_->dag().MaxHeight() + 51;
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("more than 50 blocks above this "
+                                      "validator's highest block, 0"),
+            std::string::npos)
+      << r.status();
+  for (const char* fault : {"phlo_limit", "term_too_large", "beyond_horizon",
+                            "low_phlo_price", "wrong_shard"}) {
+    EXPECT_NE(registry_->Render().find(absl::StrCat(
+                  "rnode_deploys_refused_total{reason=\"", fault, "\"} 1")),
+              std::string::npos)
+        << fault;
+  }
+
   d = Data("Nil");
   d.valid_after_block_number = -100;
   r = node_->Deploy(Signed(d));
@@ -350,6 +382,33 @@ TEST_F(NodeTest, StoredShardWinsOverAnotherName) {
   metrics::Registry r;
   absl::StatusOr<std::unique_ptr<Node>> n = Node::Open(config_, {}, &r, out);
   EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The deploy rules are shard parameters: the genesis parameters file keeps
+// them, and a restart with other settings applies the shard's.
+TEST_F(NodeTest, TheDeployRulesAreFixedAtGenesis) {
+  config_.min_phlo_price = 3;
+  config_.max_phlo_limit = 500'000;
+  Open();
+  Close();
+  config_.min_phlo_price = 1;
+  config_.max_phlo_limit = 1'000'000'000;
+  Open();
+  EXPECT_EQ(node_->config().min_phlo_price, 3);
+  casper::DeployData d = Data("Nil");
+  d.phlo_price = 2;
+  absl::StatusOr<Bytes> r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().message(), "Phlo price 2 is less than minimum price 3.");
+  d = Data("Nil");
+  d.phlo_price = 3;
+  d.phlo_limit = 500'001;
+  r = node_->Deploy(Signed(d));
+  EXPECT_EQ(r.status().message(),
+            "Phlo limit 500001 is outside this shard's range, 1 to 500000.");
+  d.phlo_limit = 500'000;
+  r = node_->Deploy(Signed(d));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(WaitFinalized(*r).state, DeployStatus::State::kFinalized);
 }
 
 TEST_F(NodeTest, NewShardWithoutGenesisFilesIsRefused) {
