@@ -158,6 +158,9 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
            NetCounter{"casper_block_requests_given_up_total",
                       "blocks no longer asked for (too many wanted)",
                       &NetworkCounters::wanted_given_up},
+           NetCounter{"casper_block_requests_expired_total",
+                      "blocks given up after 8 asks that no peer served",
+                      &NetworkCounters::wanted_expired},
            NetCounter{"casper_block_serve_busy_total",
                       "block requests not served: the stream budget was "
                       "spent (the requester asks again)",
@@ -256,6 +259,7 @@ absl::Status AssembleCasper(
   if (!c.standalone) {
     NetworkOptions network_options;
     network_options.only_bonded_holders = true;
+    network_options.behind_from_bonded_only = true;
     m.network = std::make_unique<CasperNetwork>(
         m.dag.get(), genesis, std::move(callbacks), network_options);
   }

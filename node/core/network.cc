@@ -78,8 +78,10 @@ size_t CasperNetwork::wanted() const {
 std::chrono::milliseconds CasperNetwork::oldest_wanted_age() const {
   MutexLock lock(&mu_);
   // Every deploy admission asks: the arrival index names the oldest.
-  if (wanted_order_.empty()) return std::chrono::milliseconds(0);
-  const Wanted& oldest = wanted_.at(wanted_order_.begin()->second);
+  const std::map<uint64_t, Hash32>& order =
+      options_.behind_from_bonded_only ? vouched_order_ : wanted_order_;
+  if (order.empty()) return std::chrono::milliseconds(0);
+  const Wanted& oldest = wanted_.at(order.begin()->second);
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
                                                                oldest.first);
 }
@@ -126,9 +128,19 @@ void CasperNetwork::Broadcast(const Block& block) {
 
 void CasperNetwork::Request(const Hash32& hash) {
   MutexLock lock(&mu_);
-  if (wanted_.contains(hash)) return;
+  if (auto it = wanted_.find(hash); it != wanted_.end()) {
+    VouchLocked(hash, it->second);
+    return;
+  }
   Wanted& w = AddWantedLocked(hash);
+  VouchLocked(hash, w);
   AskLocked(hash, w);
+}
+
+void CasperNetwork::VouchLocked(const Hash32& hash, Wanted& w) {
+  if (w.vouched) return;
+  w.vouched = true;
+  vouched_order_.emplace(w.seq, hash);
 }
 
 CasperNetwork::Wanted& CasperNetwork::AddWantedLocked(const Hash32& hash) {
@@ -150,6 +162,7 @@ std::map<Hash32, CasperNetwork::Wanted>::iterator
 CasperNetwork::EraseWantedLocked(std::map<Hash32, Wanted>::iterator it) {
   ReleaseLocked(it->second.asked);
   wanted_order_.erase(it->second.seq);
+  vouched_order_.erase(it->second.seq);
   return wanted_.erase(it);
 }
 
@@ -261,6 +274,16 @@ void CasperNetwork::TimerLoop() {
           options_.max_retry_delay,
           options_.request_timeout * (1 << std::min(w.attempts - 1, 4)));
       if (now - w.asked_at >= delay) {
+        if (!w.served && w.attempts >= options_.max_attempts) {
+          // Nobody served it in all those asks: a block that does not
+          // exist, or whose holders are gone. A later announcement or
+          // request asks again.
+          ++counters_.wanted_expired;
+          peer_log_.Info("gave up block {} after {} asks: nobody served it",
+                         HexEncode(it->first), w.attempts);
+          it = EraseWantedLocked(it);
+          continue;
+        }
         ++counters_.retries;
         AskLocked(it->first, w);
       }
@@ -300,6 +323,12 @@ std::optional<absl::Status> CasperNetwork::TakeNow(const p2p::PeerNode& from,
 void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
                                     const Hash32& hash) {
   if (dag_->Contains(hash)) return;
+  // Asked before taking mu_: the transport has locks of its own.
+  bool vouched = false;
+  if (options_.behind_from_bonded_only) {
+    p2p::Transport* t = CurrentTransport();
+    vouched = t != nullptr && t->BondedValidatorOf(from.id).has_value();
+  }
   MutexLock lock(&mu_);
   ++counters_.hashes_heard;
   // Announcements are bounded like requests: a peer announcing blocks
@@ -307,6 +336,7 @@ void CasperNetwork::OnHashAnnounced(const p2p::PeerNode& from,
   auto found = wanted_.find(hash);
   const bool fresh = found == wanted_.end();
   Wanted& w = fresh ? AddWantedLocked(hash) : found->second;
+  if (vouched) VouchLocked(hash, w);
   if (std::find(w.holders.begin(), w.holders.end(), from.id) ==
       w.holders.end()) {
     w.holders.push_back(from.id);
@@ -402,6 +432,7 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
           it->second.asked.clear();
         }
         it->second.received = static_cast<bool>(callbacks_.block);
+        it->second.served = true;
       }
     }
     if (callbacks_.block) callbacks_.block(*std::move(block));

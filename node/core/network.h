@@ -33,8 +33,8 @@
 #include "node/p2p/transport.h"
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
-#include "util/mutex.h"
 #include "util/logging.h"
+#include "util/mutex.h"
 
 namespace casper {
 class DeployDataProto;
@@ -78,6 +78,19 @@ struct NetworkOptions {
   // connected peer is asked and counted (tests of the packet machinery;
   // the node always sets it).
   bool only_bonded_holders = false;
+  // Asks (to a holder, or who-has to everyone) after which a block that no
+  // peer served is given up (counted in wanted_expired; a later
+  // announcement or request asks again). With the default timings, 8 asks
+  // span about a minute. Blocks that were served once (NotTaken: the node
+  // could not store them) are asked for until they are stored.
+  int max_attempts = 8;
+  // True: a wanted block makes this node behind (oldest_wanted_age) only
+  // when the node itself asked for it (Request) or a peer proven to run a
+  // bonded validator announced it or said it has it; any other peer's
+  // announcements are fetched but cannot stall deploy admission. False:
+  // every wanted block counts (tests of the packet machinery; the node
+  // sets it).
+  bool behind_from_bonded_only = false;
 };
 
 // What the network hands to the node.
@@ -103,6 +116,8 @@ struct NetworkCounters {
   // arrival (a slow consensus thread must not be fed the same block twice).
   uint64_t duplicates_dropped = 0;
   uint64_t wanted_given_up = 0;
+  // Blocks given up after NetworkOptions::max_attempts asks unserved.
+  uint64_t wanted_expired = 0;
   uint64_t serve_busy = 0;
   uint64_t malformed = 0;
   uint64_t genesis_mismatch = 0;
@@ -174,7 +189,9 @@ class CasperNetwork final : public casper::engine::Transport,
 
   NetworkCounters counters() const;
   size_t wanted() const;
-  // How long the oldest block asked for has been missing (zero if none).
+  // How long the oldest block asked for has been missing (zero if none);
+  // with NetworkOptions::behind_from_bonded_only, the oldest of those the
+  // node or a proven bonded validator vouched for.
   std::chrono::milliseconds oldest_wanted_age() const;
 
  private:
@@ -193,6 +210,11 @@ class CasperNetwork final : public casper::engine::Transport,
     // long queue re-asked every queued block after the request timeout and
     // queued the copies too, which kept it behind).
     bool received = false;
+    // Served once (and handed on): never given up for want of a server.
+    bool served = false;
+    // Asked for by the node or announced by a proven bonded validator
+    // (NetworkOptions::behind_from_bonded_only): in vouched_order_.
+    bool vouched = false;
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
@@ -206,6 +228,9 @@ class CasperNetwork final : public casper::engine::Transport,
   // A new entry for `hash` (not yet wanted); gives up the oldest request
   // first when options_.max_wanted are wanted.
   Wanted& AddWantedLocked(const Hash32& hash)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks `w` (the entry of `hash`) vouched for.
+  void VouchLocked(const Hash32& hash, Wanted& w)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes an entry with its index and its peer's outstanding count.
   std::map<Hash32, Wanted>::iterator EraseWantedLocked(
@@ -232,6 +257,8 @@ class CasperNetwork final : public casper::engine::Transport,
   std::map<Hash32, Wanted> wanted_ ABSL_GUARDED_BY(mu_);
   // wanted_ by arrival, oldest first.
   std::map<uint64_t, Hash32> wanted_order_ ABSL_GUARDED_BY(mu_);
+  // The vouched entries of wanted_, by arrival.
+  std::map<uint64_t, Hash32> vouched_order_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // Block requests outstanding per peer (peers at zero have no entry).
   std::map<Bytes, size_t> outstanding_ ABSL_GUARDED_BY(mu_);

@@ -260,6 +260,65 @@ TEST_F(NetworkTest, ALateCopyOfAQueuedBlockIsDropped) {
   EXPECT_EQ(received(), 1u);
 }
 
+// Regression (issue 43): a block that a peer announced and nobody served
+// was asked for for ever, and kept the validator "behind" (refusing every
+// deploy as catching up) for as long. It is given up after a bounded
+// number of asks.
+TEST_F(NetworkTest, ABlockNobodyServesIsGivenUpAfterBoundedAsks) {
+  NetworkOptions options = FastRetries();
+  options.max_attempts = 3;
+  Start(options);
+  const Block phantom = MakeBlock(2, "announced, never served");
+  peer_.Hold(phantom, /*serve=*/false);
+  network_->Request(phantom.hash);
+  ASSERT_TRUE(Eventually([&] { return network_->wanted() == 0; }))
+      << "asked " << peer_.block_requests(phantom.hash) << " times";
+  EXPECT_EQ(network_->counters().wanted_expired, 1u);
+  EXPECT_EQ(network_->oldest_wanted_age(), milliseconds(0));
+  const int asked = peer_.block_requests(phantom.hash);
+  EXPECT_GE(asked, 1);
+  EXPECT_LE(asked, 3);
+  // A served block that the node could not store is not given up.
+  const Block kept = MakeBlock(2, "served");
+  peer_.Hold(kept, /*serve=*/true);
+  network_->Request(kept.hash);
+  ASSERT_TRUE(Eventually([&] { return received() == 1; }));
+  network_->NotTaken(kept.hash);
+  const uint64_t rounds = network_->counters().timer_rounds;
+  ASSERT_TRUE(Eventually(
+      [&] { return network_->counters().timer_rounds >= rounds + 50; }));
+  EXPECT_EQ(network_->wanted(), 1u);
+  EXPECT_EQ(network_->counters().wanted_expired, 1u);
+}
+
+// Regression (issue 43): any peer's announcement of a block nobody has made
+// the node behind. With behind_from_bonded_only (as the node runs), only
+// the node's own requests and proven bonded validators' announcements
+// count; the scripted peer proves no validator key.
+TEST_F(NetworkTest, AnUnprovenPeersAnnouncementDoesNotMakeTheNodeBehind) {
+  NetworkOptions options = FastRetries();
+  options.behind_from_bonded_only = true;
+  Start(options);
+  const Block phantom = MakeBlock(2, "announced by anyone");
+  peer_.Hold(phantom, /*serve=*/false);
+  ::casper::BlockHashMessageProto msg;
+  msg.set_hash(HashString(phantom.hash));
+  ASSERT_TRUE(peer_transport_
+                  ->Send(transport_->self().id, packet::kBlockHashMessage,
+                         msg.SerializeAsString())
+                  .ok());
+  // Fetched all the same, and asked again after the request timeout.
+  ASSERT_TRUE(
+      Eventually([&] { return peer_.block_requests(phantom.hash) >= 2; }));
+  EXPECT_EQ(network_->wanted(), 1u);
+  EXPECT_EQ(network_->oldest_wanted_age(), milliseconds(0));
+  // A block the node itself asks for counts.
+  const Block needed = MakeBlock(2, "a parent");
+  network_->Request(needed.hash);
+  EXPECT_TRUE(Eventually(
+      [&] { return network_->oldest_wanted_age() > milliseconds(0); }));
+}
+
 // Regression: with every holder at its request limit, each HasBlock answer
 // asked every peer again who had the block, and each answer to that did
 // the same: a storm of questions that only a free request slot ended.
