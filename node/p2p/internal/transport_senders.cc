@@ -48,9 +48,14 @@ LinkClientPtr OpenClient(const PeerNode& peer,
   args.SetMaxSendMessageSize(static_cast<int>(
       std::max(options.max_unary_bytes, options.chunk_bytes) + kEnvelopeBytes));
   // A restarted peer is dialled again within a second or two, not after
-  // gRPC's default back-off of up to two minutes.
+  // gRPC's default back-off of up to two minutes. gRPC reads the "minimum
+  // back-off" as the least time one connection attempt (TCP, TLS, HTTP/2
+  // settings) gets: that is the network timeout, so a peer far away or
+  // slow to answer is still reached (200 ms here once made every attempt
+  // to a peer more than about a second away time out).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(options.network_timeout.count()));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   // Only the node `peer` names may answer at its address.
   PinChannel(&args, peer.id);

@@ -28,6 +28,7 @@
 #include "routing.pb.h"
 #include "tests/eventually.h"
 #include "tests/node/node_ids.h"
+#include "tests/node/p2p/delay_proxy.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
@@ -435,6 +436,32 @@ TEST(TransportHandshakeTest, StartRefusesAPortAnotherTransportHolds) {
       Transport::Start(o, &handler, nullptr);
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
       << second.status();
+}
+
+// Regression: the links set gRPC's GRPC_ARG_MIN_RECONNECT_BACKOFF_MS to
+// 200 ms for quick redials, but gRPC takes that value as the least time a
+// connection attempt gets: with the back-off capped at 2 s, a peer whose
+// TCP, TLS and HTTP/2 setup took longer than 2 s (a long path, a loaded
+// machine: the TSan suite's "timed out before receiving SETTINGS frame")
+// was never connected. A peer 700 ms away each way (about 3 s of
+// handshakes) is connected now.
+TEST(TransportHandshakeTest, APeerSecondsAwayIsConnected) {
+  TransportOptions oa = Options(1);
+  oa.network_timeout = std::chrono::milliseconds(5000);
+  auto a = StartNode(oa);
+  auto b = StartNode(Options(2));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  rnode::testing::DelayProxy far(b->t().port(), std::chrono::milliseconds(700));
+  ASSERT_NE(far.port(), 0);
+  PeerNode via = b->t().self();
+  via.tcp_port = static_cast<uint32_t>(far.port());
+  ASSERT_TRUE(a->t().AddPeer(via));
+  EXPECT_TRUE(Eventually([&] { return Contains(a->t().Connected(), b->id()); },
+                         std::chrono::seconds(30)));
+  a->t().Stop();
+  b->t().Stop();
+  far.Stop();
 }
 
 // ---------------------------------------------------------------------------
