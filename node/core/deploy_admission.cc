@@ -28,6 +28,10 @@ using Clock = std::chrono::steady_clock;
 // deploys as "reaches no other validator" while the peers were only slow.
 constexpr auto kDeployReplicationTimeout = std::chrono::milliseconds(1000);
 constexpr auto kDeployExtraCopyTimeout = std::chrono::milliseconds(250);
+// The gossip backup's bound on terms in memory: at 250 deploys/s of 1 KiB
+// held for a 10 s takeover it uses 2.5 MiB, so 64 MiB leaves room for big
+// terms while 20,000 deploys of the largest size (5 GiB) cannot pile up.
+constexpr size_t kGossipBackupTermBytes = 64u << 20;
 constexpr char kNoPeerTookTheDeploy[] =
     "Deploy was not accepted: this validator reaches no other validator to "
     "keep a copy of the deploy; retry shortly or deploy to another "
@@ -44,6 +48,7 @@ DeployAdmission::DeployAdmission(const AdmissionDeps& deps)
       rules_(DeployRulesOf(*deps.config)),
       backup_(
           static_cast<size_t>(deps.config->deploy_pool_max_deploys),
+          kGossipBackupTermBytes,
           std::chrono::milliseconds(deps.config->deploy_gossip_takeover_ms)) {}
 
 absl::StatusOr<Bytes> DeployAdmission::Admit(
@@ -173,11 +178,19 @@ absl::Status DeployAdmission::HoldGossiped(
   ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
   if (!in.empty()) return absl::OkStatus();
   MutexLock lock(&mu_);
-  if (backup_.Hold(*std::move(d), Clock::now()) == GossipBackup::Held::kFull) {
-    d_.metrics->DeployRefused("gossip_backup_full");
-    return absl::ResourceExhaustedError("the gossip backup is full");
+  switch (backup_.Hold(*std::move(d), Clock::now())) {
+    case GossipBackup::Held::kHeld:
+    case GossipBackup::Held::kAlreadyHeld:
+      return absl::OkStatus();
+    case GossipBackup::Held::kFull:
+      d_.metrics->DeployRefused("gossip_backup_full");
+      return absl::ResourceExhaustedError("the gossip backup is full");
+    case GossipBackup::Held::kDeployerFull:
+      d_.metrics->DeployRefused("gossip_deployer_quota");
+      return absl::ResourceExhaustedError(
+          "this deployer holds its share of the gossip backup");
   }
-  return absl::OkStatus();
+  return absl::InternalError("unknown backup verdict");
 }
 
 void DeployAdmission::TakeOverDue(Clock::time_point now) {

@@ -1,12 +1,15 @@
 #include "node/core/gossip_backup.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace rnode::node {
 
-GossipBackup::GossipBackup(size_t max_deploys,
+GossipBackup::GossipBackup(size_t max_deploys, size_t max_term_bytes,
                            std::chrono::milliseconds takeover)
-    : max_deploys_(max_deploys), takeover_(takeover) {}
+    : max_deploys_(max_deploys),
+      max_term_bytes_(max_term_bytes),
+      takeover_(takeover) {}
 
 GossipBackup::Held GossipBackup::Hold(casper::SignedDeploy deploy,
                                       Clock::time_point now) {
@@ -15,13 +18,41 @@ GossipBackup::Held GossipBackup::Hold(casper::SignedDeploy deploy,
   // one deploy was held at a time; found by the bad-peer scenario).
   Bytes sig = deploy.sig();
   if (held_.contains(sig)) return Held::kAlreadyHeld;
-  if (held_.size() >= max_deploys_) return Held::kFull;
+  const size_t bytes = deploy.data().term.size();
+  if (held_.size() >= max_deploys_ || term_bytes_ + bytes > max_term_bytes_) {
+    return Held::kFull;
+  }
+  const auto found = by_deployer_.find(deploy.deployer());
+  const Usage used = found == by_deployer_.end() ? Usage{} : found->second;
+  if (used.deploys + 1 > std::max<size_t>(1, max_deploys_ / kDeployerShare) ||
+      used.term_bytes + bytes > max_term_bytes_ / kDeployerShare) {
+    return Held::kDeployerFull;
+  }
+  Usage& usage = by_deployer_[deploy.deployer()];
+  ++usage.deploys;
+  usage.term_bytes += bytes;
+  term_bytes_ += bytes;
   held_.emplace(std::move(sig), Entry{std::move(deploy), now});
   return Held::kHeld;
 }
 
+casper::SignedDeploy GossipBackup::Release(
+    std::map<Bytes, Entry>::iterator it) {
+  casper::SignedDeploy deploy = std::move(it->second.deploy);
+  held_.erase(it);
+  const size_t bytes = deploy.data().term.size();
+  term_bytes_ -= bytes;
+  auto usage = by_deployer_.find(deploy.deployer());
+  if (usage != by_deployer_.end()) {
+    usage->second.term_bytes -= bytes;
+    if (--usage->second.deploys == 0) by_deployer_.erase(usage);
+  }
+  return deploy;
+}
+
 void GossipBackup::Forget(ByteView sig) {
-  held_.erase(Bytes(sig.begin(), sig.end()));
+  auto it = held_.find(Bytes(sig.begin(), sig.end()));
+  if (it != held_.end()) (void)Release(it);
 }
 
 std::vector<casper::SignedDeploy> GossipBackup::TakeDue(Clock::time_point now,
@@ -30,8 +61,9 @@ std::vector<casper::SignedDeploy> GossipBackup::TakeDue(Clock::time_point now,
   for (auto it = held_.begin(); it != held_.end();) {
     if (now - it->second.arrived >= takeover_ ||
         casper::WindowHalfGone(it->second.deploy.data(), next_block)) {
-      due.push_back(std::move(it->second.deploy));
-      it = held_.erase(it);
+      auto next = std::next(it);
+      due.push_back(Release(it));
+      it = next;
     } else {
       ++it;
     }
