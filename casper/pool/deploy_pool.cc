@@ -27,12 +27,13 @@ bool InWindow(const DeployData& d, int64_t number, int64_t now_ms,
 
 DeployPool::DeployPool(rspace::KeyValueStore* store, rspace::ColumnId column,
                        DeployPoolOptions options)
-    : store_(store), column_(column), options_(options) {}
+    : store_(store), column_(column), options_(std::move(options)) {}
 
 absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
     rspace::KeyValueStore* store, rspace::ColumnId column,
     DeployPoolOptions options) {
-  std::unique_ptr<DeployPool> pool(new DeployPool(store, column, options));
+  std::unique_ptr<DeployPool> pool(
+      new DeployPool(store, column, std::move(options)));
   MutexLock lock(&pool->mu_);
   RETURN_IF_ERROR(
       store->ForEach(column, [&](ByteView key, ByteView value) -> absl::Status {
