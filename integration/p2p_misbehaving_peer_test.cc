@@ -630,6 +630,16 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(root);
 }
 
+// A fresh temporary directory for a test's node, named after `label`.
+std::filesystem::path FreshRoot(const std::string& label) {
+  const std::filesystem::path root =
+      std::filesystem::temp_directory_path() /
+      ("rnode_misbehave_" + label + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root);
+  return root;
+}
+
 // Regression (issue 43): deploy gossip checked only a deploy's signature
 // and shard. A peer offering a deploy that pays nothing (phlo price 0, phlo
 // limit 2^63-1) or whose window starts a million blocks ahead had it held,
@@ -637,11 +647,7 @@ TEST(P2pMisbehavingPeerTest, NodeSurvivesGarbageOversizeAndFlood) {
 // for ever. The node now applies the shard's rules to gossip as to its
 // API: an honest deploy is held, the others are declined.
 TEST(P2pMisbehavingPeerTest, GossipedDeploysBreakingTheShardRulesAreDeclined) {
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() /
-      ("rnode_misbehave_gossip_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
-  std::filesystem::create_directories(root);
+  const std::filesystem::path root = FreshRoot("gossip");
   const std::string bin = testing::RnodeBinary(RNODE_BIN_PATH);
   std::optional<ValidatorKey> key = Keygen(bin);
   ASSERT_TRUE(key.has_value()) << "'" << bin << " keygen' failed";
@@ -713,11 +719,7 @@ TEST(P2pMisbehavingPeerTest, GossipedDeploysBreakingTheShardRulesAreDeclined) {
 // asks. Watched for 6 s: three times the 2 s after which a missing block
 // made the node behind.
 TEST(P2pMisbehavingPeerTest, AnAnnouncedBlockNobodyServesDoesNotStallTheNode) {
-  const std::filesystem::path root =
-      std::filesystem::temp_directory_path() /
-      ("rnode_misbehave_phantom_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(root);
-  std::filesystem::create_directories(root);
+  const std::filesystem::path root = FreshRoot("phantom");
   const std::string bin = testing::RnodeBinary(RNODE_BIN_PATH);
   std::optional<ValidatorKey> key = Keygen(bin);
   ASSERT_TRUE(key.has_value()) << "'" << bin << " keygen' failed";
