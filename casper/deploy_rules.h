@@ -1,4 +1,4 @@
-// The shard's rules for a user deploy (docs/node.md "Deploy rules"): the
+// The shard's rules for a user deploy (docs/node.md "Deploy admission"): the
 // one check that the API, deploy gossip, the deploy pool and block
 // validation all apply, so that whatever one of them lets through the
 // others let through too.

@@ -159,7 +159,7 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
                       "blocks no longer asked for (too many wanted)",
                       &NetworkCounters::wanted_given_up},
            NetCounter{"casper_block_requests_expired_total",
-                      "blocks given up after 8 asks that no peer served",
+                      "announced blocks given up after 8 asks no peer served",
                       &NetworkCounters::wanted_expired},
            NetCounter{"casper_block_serve_busy_total",
                       "block requests not served: the stream budget was "

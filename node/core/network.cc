@@ -129,10 +129,12 @@ void CasperNetwork::Broadcast(const Block& block) {
 void CasperNetwork::Request(const Hash32& hash) {
   MutexLock lock(&mu_);
   if (auto it = wanted_.find(hash); it != wanted_.end()) {
+    it->second.requested = true;
     VouchLocked(hash, it->second);
     return;
   }
   Wanted& w = AddWantedLocked(hash);
+  w.requested = true;
   VouchLocked(hash, w);
   AskLocked(hash, w);
 }
@@ -274,7 +276,7 @@ void CasperNetwork::TimerLoop() {
           options_.max_retry_delay,
           options_.request_timeout * (1 << std::min(w.attempts - 1, 4)));
       if (now - w.asked_at >= delay) {
-        if (!w.served && w.attempts >= options_.max_attempts) {
+        if (!w.served && !w.requested && w.attempts >= options_.max_attempts) {
           // Nobody served it in all those asks: a block that does not
           // exist, or whose holders are gone. A later announcement or
           // request asks again.

@@ -78,11 +78,13 @@ struct NetworkOptions {
   // connected peer is asked and counted (tests of the packet machinery;
   // the node always sets it).
   bool only_bonded_holders = false;
-  // Asks (to a holder, or who-has to everyone) after which a block that no
-  // peer served is given up (counted in wanted_expired; a later
-  // announcement or request asks again). With the default timings, 8 asks
-  // span about a minute. Blocks that were served once (NotTaken: the node
-  // could not store them) are asked for until they are stored.
+  // Asks (to a holder, or who-has to everyone) after which a block that
+  // peers announced and no peer served is given up (counted in
+  // wanted_expired; a later announcement asks again). With the default
+  // timings, 8 asks span about a minute. Blocks the node itself asked for
+  // (Request: a block it holds waits for them) and blocks served once
+  // (NotTaken: the node could not store them) are asked for until they
+  // arrive or are stored.
   int max_attempts = 8;
   // True: a wanted block makes this node behind (oldest_wanted_age) only
   // when the node itself asked for it (Request) or a peer proven to run a
@@ -210,8 +212,10 @@ class CasperNetwork final : public casper::engine::Transport,
     // long queue re-asked every queued block after the request timeout and
     // queued the copies too, which kept it behind).
     bool received = false;
-    // Served once (and handed on): never given up for want of a server.
+    // Served once (and handed on), or asked for by the node (Request):
+    // never given up for want of a server.
     bool served = false;
+    bool requested = false;
     // Asked for by the node or announced by a proven bonded validator
     // (NetworkOptions::behind_from_bonded_only): in vouched_order_.
     bool vouched = false;

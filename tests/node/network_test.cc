@@ -270,15 +270,26 @@ TEST_F(NetworkTest, ABlockNobodyServesIsGivenUpAfterBoundedAsks) {
   Start(options);
   const Block phantom = MakeBlock(2, "announced, never served");
   peer_.Hold(phantom, /*serve=*/false);
-  network_->Request(phantom.hash);
-  ASSERT_TRUE(Eventually([&] { return network_->wanted() == 0; }))
-      << "asked " << peer_.block_requests(phantom.hash) << " times";
-  EXPECT_EQ(network_->counters().wanted_expired, 1u);
+  ::casper::BlockHashMessageProto msg;
+  msg.set_hash(HashString(phantom.hash));
+  ASSERT_TRUE(peer_transport_
+                  ->Send(transport_->self().id, packet::kBlockHashMessage,
+                         msg.SerializeAsString())
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    return network_->counters().wanted_expired == 1;
+  })) << "asked "
+      << peer_.block_requests(phantom.hash) << " times";
+  EXPECT_EQ(network_->wanted(), 0u);
   EXPECT_EQ(network_->oldest_wanted_age(), milliseconds(0));
   const int asked = peer_.block_requests(phantom.hash);
   EXPECT_GE(asked, 1);
   EXPECT_LE(asked, 3);
-  // A served block that the node could not store is not given up.
+  // A block the node needs (a block it holds waits for it) is asked for
+  // until it comes, and so is a served one that the node could not store.
+  const Block needed = MakeBlock(2, "a parent nobody serves yet");
+  peer_.Hold(needed, /*serve=*/false);
+  network_->Request(needed.hash);
   const Block kept = MakeBlock(2, "served");
   peer_.Hold(kept, /*serve=*/true);
   network_->Request(kept.hash);
@@ -287,8 +298,9 @@ TEST_F(NetworkTest, ABlockNobodyServesIsGivenUpAfterBoundedAsks) {
   const uint64_t rounds = network_->counters().timer_rounds;
   ASSERT_TRUE(Eventually(
       [&] { return network_->counters().timer_rounds >= rounds + 50; }));
-  EXPECT_EQ(network_->wanted(), 1u);
+  EXPECT_EQ(network_->wanted(), 2u);
   EXPECT_EQ(network_->counters().wanted_expired, 1u);
+  EXPECT_GT(peer_.block_requests(needed.hash), 3);
 }
 
 // Regression (issue 43): any peer's announcement of a block nobody has made
