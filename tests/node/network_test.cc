@@ -233,7 +233,9 @@ TEST_F(NetworkTest, ABlockNotTakenIsAskedForAgain) {
   ASSERT_TRUE(Eventually([&] { return received() == 1; }));
   network_->NotTaken(b.hash);  // e.g. the disk was full
   ASSERT_TRUE(Eventually([&] { return received() == 2; }));
-  EXPECT_EQ(peer_.block_requests(b.hash), 2);
+  // At least once more; a slow (TSan) build may have re-asked before the
+  // first copy arrived (requests time out after 50 ms here).
+  EXPECT_GE(peer_.block_requests(b.hash), 2);
   network_->Delivered(b.hash);
   EXPECT_EQ(network_->wanted(), 0u);
 }
