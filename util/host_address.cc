@@ -39,6 +39,15 @@ const uint8_t* MappedV4(const std::array<uint8_t, 16>& ip) {
   return ip[10] == 0xff && ip[11] == 0xff ? ip.data() + 12 : nullptr;
 }
 
+// "::" (0) or "::1" (1) when the first 15 bytes are zero; nullopt
+// otherwise.
+std::optional<uint8_t> ZeroHeadedIpv6(const std::array<uint8_t, 16>& ip) {
+  for (int i = 0; i < 15; ++i) {
+    if (ip[i] != 0) return std::nullopt;
+  }
+  return ip[15];
+}
+
 bool IsLocalhostName(std::string_view host) {
   std::string lower(host);
   absl::AsciiStrToLower(&lower);
@@ -51,10 +60,7 @@ bool IsLoopbackHost(std::string_view host) {
   const std::optional<std::array<uint8_t, 16>> ip = ParseIp(host);
   if (!ip.has_value()) return IsLocalhostName(host);
   if (const uint8_t* v4 = MappedV4(*ip)) return v4[0] == 127;
-  for (int i = 0; i < 15; ++i) {
-    if ((*ip)[i] != 0) return false;
-  }
-  return (*ip)[15] == 1;
+  return ZeroHeadedIpv6(*ip) == 1;
 }
 
 bool IsPrivateHost(std::string_view host) {
@@ -68,9 +74,9 @@ bool IsPrivateHost(std::string_view host) {
            (a[0] == 192 && a[1] == 168) ||          // 192.168/16
            (a[0] == 169 && a[1] == 254);            // link-local
   }
-  bool zero_head = true;  // the first 15 bytes: "::" and "::1"
-  for (int i = 0; i < 15; ++i) zero_head = zero_head && (*ip)[i] == 0;
-  if (zero_head && (*ip)[15] <= 1) return true;
+  if (const std::optional<uint8_t> last = ZeroHeadedIpv6(*ip)) {
+    return *last <= 1;  // "::" and "::1"
+  }
   return ((*ip)[0] & 0xfe) == 0xfc ||                      // fc00::/7
          ((*ip)[0] == 0xfe && ((*ip)[1] & 0xc0) == 0x80);  // fe80::/10
 }

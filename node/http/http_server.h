@@ -121,8 +121,9 @@ struct Response {
   std::string body;
   // Extra headers. Content-Length, Transfer-Encoding and Connection are the
   // server's (given here they are ignored); it adds
-  // Access-Control-Allow-Origin: * too (HttpServerOptions::cross_origin). A status outside 100..599 or a
-  // header with CR or LF makes the answer a 500.
+  // Access-Control-Allow-Origin: * too (HttpServerOptions::cross_origin).
+  // A status outside 100..599 or a header with CR or LF makes the answer
+  // a 500.
   std::vector<std::pair<std::string, std::string>> headers;
 };
 

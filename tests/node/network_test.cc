@@ -186,6 +186,15 @@ class NetworkTest : public ::testing::Test {
     transport_.reset();
   }
 
+  // The scripted peer announces `hash` (BlockHashMessage) to the network.
+  absl::Status PeerAnnounces(const Hash32& hash) {
+    ::casper::BlockHashMessageProto msg;
+    msg.set_hash(HashString(hash));
+    return peer_transport_->Send(transport_->self().id,
+                                 packet::kBlockHashMessage,
+                                 msg.SerializeAsString());
+  }
+
   size_t received() const {
     MutexLock lock(&mu_);
     return received_.size();
@@ -272,12 +281,7 @@ TEST_F(NetworkTest, ABlockNobodyServesIsGivenUpAfterBoundedAsks) {
   Start(options);
   const Block phantom = MakeBlock(2, "announced, never served");
   peer_.Hold(phantom, /*serve=*/false);
-  ::casper::BlockHashMessageProto msg;
-  msg.set_hash(HashString(phantom.hash));
-  ASSERT_TRUE(peer_transport_
-                  ->Send(transport_->self().id, packet::kBlockHashMessage,
-                         msg.SerializeAsString())
-                  .ok());
+  ASSERT_TRUE(PeerAnnounces(phantom.hash).ok());
   ASSERT_TRUE(Eventually([&] {
     return network_->counters().wanted_expired == 1;
   })) << "asked "
@@ -315,12 +319,7 @@ TEST_F(NetworkTest, AnUnprovenPeersAnnouncementDoesNotMakeTheNodeBehind) {
   Start(options);
   const Block phantom = MakeBlock(2, "announced by anyone");
   peer_.Hold(phantom, /*serve=*/false);
-  ::casper::BlockHashMessageProto msg;
-  msg.set_hash(HashString(phantom.hash));
-  ASSERT_TRUE(peer_transport_
-                  ->Send(transport_->self().id, packet::kBlockHashMessage,
-                         msg.SerializeAsString())
-                  .ok());
+  ASSERT_TRUE(PeerAnnounces(phantom.hash).ok());
   // Fetched all the same, and asked again after the request timeout.
   ASSERT_TRUE(
       Eventually([&] { return peer_.block_requests(phantom.hash) >= 2; }));
