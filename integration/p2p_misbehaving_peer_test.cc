@@ -39,14 +39,17 @@
 #include <vector>
 
 #include "CasperMessage.pb.h"
+#include "casper/block/block.h"
 #include "casper/deploy.h"
 #include "crypto/secp256k1.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "integration/badpeer/block_peer.h"
 #include "integration/badpeer/wire.h"
 #include "integration/child_process.h"
 #include "node/p2p/identity/tls_identity.h"
+#include "node/p2p/peer.h"
 #include "routing.grpc.pb.h"
 #include "tests/sanitizer.h"
 #include "tests/test_seed.h"
@@ -223,7 +226,10 @@ class NodeProcess {
     admin_ = ports[5];
   }
 
-  void Start(const ValidatorKey& key) {
+  // Runs the node as the validator `key`, bonded at genesis with 1000, as
+  // are the public keys `others` (validators not running).
+  void Start(const ValidatorKey& key,
+             const std::vector<std::string>& others = {}) {
     const std::filesystem::path key_file = root_ / "validator.key";
     const std::filesystem::path bonds = root_ / "bonds.txt";
     const std::filesystem::path wallets = root_ / "wallets.txt";
@@ -231,7 +237,11 @@ class NodeProcess {
     std::filesystem::permissions(key_file,
                                  std::filesystem::perms::owner_read |
                                      std::filesystem::perms::owner_write);
-    std::ofstream(bonds) << key.public_hex << " 1000\n";
+    {
+      std::ofstream out(bonds);
+      out << key.public_hex << " 1000\n";
+      for (const std::string& o : others) out << o << " 1000\n";
+    }
     std::ofstream(wallets) << key.address << ",1000000000000\n";
     std::vector<std::string> args = {bin_,
                                      "run",
@@ -291,6 +301,19 @@ class NodeProcess {
   // SIGKILL) when the node did not exit in time.
   std::optional<int> Terminate(std::chrono::seconds patience) {
     return process_.Terminate(patience);
+  }
+
+  // The node's rnode:// address from /api/status; empty when not read.
+  std::string Address() {
+    std::optional<HttpResponse> r = HttpGet(http_, "/api/status");
+    if (!r.has_value() || r->status != 200) return "";
+    const std::string key = "\"address\"";
+    size_t i = r->body.find(key);
+    if (i == std::string::npos) return "";
+    i = r->body.find('"', i + key.size());
+    const size_t end = i == std::string::npos ? i : r->body.find('"', i + 1);
+    if (end == std::string::npos) return "";
+    return r->body.substr(i + 1, end - i - 1);
   }
 
   std::string protocol_target() const {
@@ -641,56 +664,84 @@ std::filesystem::path FreshRoot(const std::string& label) {
 }
 
 // Regression (issue 43): deploy gossip checked only a deploy's signature
-// and shard. A peer offering a deploy that pays nothing (phlo price 0, phlo
-// limit 2^63-1) or whose window starts a million blocks ahead had it held,
-// and pooled after the takeover delay: run for free, or parked in the pool
-// for ever. The node now applies the shard's rules to gossip as to its
-// API: an honest deploy is held, the others are declined.
+// and shard, and came from anyone. A peer offering a deploy that pays
+// nothing (phlo price 0, phlo limit 2^63-1) or whose window starts a
+// million blocks ahead had it held, and pooled after the takeover delay:
+// run for free, or parked in the pool for ever. The node now holds
+// deploys only for peers proven to run a bonded validator, and applies the
+// shard's rules to them as to its API: an honest deploy is held, the
+// others are declined.
 TEST(P2pMisbehavingPeerTest, GossipedDeploysBreakingTheShardRulesAreDeclined) {
   const std::filesystem::path root = FreshRoot("gossip");
   const std::string bin = testing::RnodeBinary(RNODE_BIN_PATH);
   std::optional<ValidatorKey> key = Keygen(bin);
   ASSERT_TRUE(key.has_value()) << "'" << bin << " keygen' failed";
+  // A second bonded validator, whose node the gossiping peer proves to be.
+  std::optional<ValidatorKey> other = Keygen(bin);
+  ASSERT_TRUE(other.has_value()) << "'" << bin << " keygen' failed";
   absl::StatusOr<crypto::Secp256k1PrivateKey> deployer =
       crypto::ParseSecp256k1PrivateKeyHex(key->private_hex);
   ASSERT_TRUE(deployer.ok()) << deployer.status();
+  absl::StatusOr<crypto::Secp256k1PrivateKey> other_key =
+      crypto::ParseSecp256k1PrivateKeyHex(other->private_hex);
+  ASSERT_TRUE(other_key.ok()) << other_key.status();
   NodeProcess node(bin, root);
-  ASSERT_NO_FATAL_FAILURE(node.Start(*key));
+  ASSERT_NO_FATAL_FAILURE(node.Start(*key, {other->public_hex}));
   ASSERT_TRUE(node.WaitReady(kStartPatience))
       << "the node did not start; see " << node.log();
 
+  int64_t timestamp = 1'700'000'000'000;
+  // A deploy with `change` applied, encoded.
+  const auto deploy =
+      [&](const std::function<void(casper::DeployData&)>& change) {
+        casper::DeployData d;
+        d.term = "new x in { x!(1) }";
+        d.timestamp = ++timestamp;
+        d.phlo_price = 1;
+        d.phlo_limit = 100'000;
+        d.shard_id = "root";
+        change(d);
+        absl::StatusOr<casper::SignedDeploy> signed_deploy =
+            casper::SignedDeploy::Sign(d, *deployer);
+        EXPECT_TRUE(signed_deploy.ok()) << signed_deploy.status();
+        return signed_deploy.ok() ? signed_deploy->ToProto().SerializeAsString()
+                                  : std::string();
+      };
+  const auto honest = [](casper::DeployData&) {};
+
+  // From a peer that proves no validator key: declined whatever it is.
   const badpeer::Sender sender = MakeSender(kNetworkId);
   std::unique_ptr<::routing::TransportLayer::Stub> stub =
       ::routing::TransportLayer::NewStub(
           badpeer::NewChannel(node.protocol_target(), *sender.identity));
-  int64_t timestamp = 1'700'000'000'000;
-  // The node's answer to an offer of a deploy with `change` applied: ""
-  // when it holds it, its reason when it declines.
-  const auto offer = [&](const std::function<void(casper::DeployData&)>& change)
-      -> std::string {
-    casper::DeployData d;
-    d.term = "new x in { x!(1) }";
-    d.timestamp = ++timestamp;
-    d.phlo_price = 1;
-    d.phlo_limit = 100'000;
-    d.shard_id = "root";
-    change(d);
-    absl::StatusOr<casper::SignedDeploy> signed_deploy =
-        casper::SignedDeploy::Sign(d, *deployer);
-    EXPECT_TRUE(signed_deploy.ok()) << signed_deploy.status();
-    ::routing::Protocol p;
-    *p.mutable_header() = sender.header;
-    p.mutable_packet()->set_typeid_("DeployData");
-    p.mutable_packet()->set_content(
-        signed_deploy->ToProto().SerializeAsString());
-    ::routing::TLResponse resp;
-    const grpc::Status status = badpeer::SendProtocol(*stub, p, &resp);
-    EXPECT_TRUE(status.ok()) << status.error_message();
-    if (resp.has_ack()) return "";
-    return resp.has_internalservererror() ? resp.internalservererror().error()
-                                          : "no answer";
-  };
-  EXPECT_EQ(offer([](casper::DeployData&) {}), "") << "an honest deploy";
+  ::routing::Protocol p;
+  *p.mutable_header() = sender.header;
+  p.mutable_packet()->set_typeid_("DeployData");
+  p.mutable_packet()->set_content(deploy(honest));
+  ::routing::TLResponse resp;
+  const grpc::Status status = badpeer::SendProtocol(*stub, p, &resp);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(resp.has_internalservererror()) << resp.DebugString();
+  EXPECT_THAT(resp.internalservererror().error(),
+              ::testing::HasSubstr("proven to run a bonded validator"));
+
+  // From a peer proving the other bonded validator's key: the shard's rules.
+  absl::StatusOr<node::p2p::PeerNode> target =
+      node::p2p::ParsePeerAddress(node.Address());
+  ASSERT_TRUE(target.ok()) << target.status();
+  badpeer::PeerPose pose;
+  pose.statement_key = *other_key;
+  absl::StatusOr<std::unique_ptr<badpeer::BlockPeer>> peer =
+      badpeer::BlockPeer::Connect(*target, kNetworkId, kHealthPatience, pose);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  // The node's answer to an offer: "" when it holds it, its reason when it
+  // declines.
+  const auto offer =
+      [&](const std::function<void(casper::DeployData&)>& change) {
+        const absl::Status s = (*peer)->Offer(deploy(change), 10s);
+        return s.ok() ? std::string() : s.ToString();
+      };
+  EXPECT_EQ(offer(honest), "") << "an honest deploy";
   EXPECT_THAT(offer([](casper::DeployData& d) {
                 d.phlo_price = 0;
                 d.phlo_limit = INT64_MAX;
@@ -706,7 +757,10 @@ TEST(P2pMisbehavingPeerTest, GossipedDeploysBreakingTheShardRulesAreDeclined) {
   ASSERT_TRUE(metrics.has_value());
   EXPECT_NE(metrics->find("reason=\"gossip_beyond_horizon\"} 1"),
             std::string::npos);
+  EXPECT_EQ(MetricValue(*metrics, "casper_gossip_deploys_from_unbonded_total"),
+            1);
 
+  peer->reset();
   const std::optional<int> exit_status = node.Terminate(kStopPatience);
   ASSERT_TRUE(exit_status.has_value()) << "see " << node.log();
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(root);
@@ -756,6 +810,78 @@ TEST(P2pMisbehavingPeerTest, AnAnnouncedBlockNobodyServesDoesNotStallTheNode) {
   }
   EXPECT_EQ(behind, 0) << "one unproven announcement made the node behind";
 
+  const std::optional<int> exit_status = node.Terminate(kStopPatience);
+  ASSERT_TRUE(exit_status.has_value()) << "see " << node.log();
+  if (!::testing::Test::HasFailure()) std::filesystem::remove_all(root);
+}
+
+// Regression (issue 43): a block with unknown parents was buffered (and its
+// parents asked for) whoever signed it, so a peer with throwaway keys made
+// a validator hold its blocks and, from 16 of them, count itself behind
+// ("parents"), refusing every deploy as catching up. Blocks with missing
+// dependencies wait only when their sender is bonded in a state the node
+// knows (or a waiting block needs them).
+TEST(P2pMisbehavingPeerTest, UnbondedKeysBlocksWithUnknownParentsAreNotKept) {
+  const std::filesystem::path root = FreshRoot("orphans");
+  const std::string bin = testing::RnodeBinary(RNODE_BIN_PATH);
+  std::optional<ValidatorKey> key = Keygen(bin);
+  ASSERT_TRUE(key.has_value()) << "'" << bin << " keygen' failed";
+  NodeProcess node(bin, root);
+  ASSERT_NO_FATAL_FAILURE(node.Start(*key));
+  ASSERT_TRUE(node.WaitReady(kStartPatience))
+      << "the node did not start; see " << node.log();
+  absl::StatusOr<node::p2p::PeerNode> target =
+      node::p2p::ParsePeerAddress(node.Address());
+  ASSERT_TRUE(target.ok()) << target.status();
+  absl::StatusOr<std::unique_ptr<badpeer::BlockPeer>> peer =
+      badpeer::BlockPeer::Connect(*target, kNetworkId, kHealthPatience);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+
+  std::mt19937_64 rng(testing::TestSeed(20261206));
+  constexpr int kOrphans = 40;  // the node counted itself behind from 16
+  for (int i = 0; i < kOrphans; ++i) {
+    casper::block::Block b;
+    b.header.version = casper::block::kBlockVersion;
+    b.header.timestamp = 1'700'000'000'000 + i;
+    Hash32 parent{};
+    const std::string random = badpeer::RandomBytes(rng, parent.size());
+    std::copy(random.begin(), random.end(), parent.begin());
+    b.header.parents = {parent};
+    b.shard_id = "root";
+    b.seq_num = 1;
+    const std::string seed = badpeer::RandomBytes(rng, 32);
+    absl::StatusOr<crypto::Secp256k1PrivateKey> throwaway =
+        crypto::ParseSecp256k1PrivateKey(ByteView(
+            reinterpret_cast<const uint8_t*>(seed.data()), seed.size()));
+    ASSERT_TRUE(throwaway.ok()) << throwaway.status();
+    ASSERT_TRUE(casper::block::SignBlock(b, *throwaway).ok());
+    ASSERT_TRUE((*peer)->Send(b).ok());
+  }
+  // Every one refused, none waiting, nothing asked for, never behind.
+  const auto until = Clock::now() + 20s;
+  double refused = 0;
+  std::optional<std::string> metrics;
+  while (Clock::now() < until && refused < kOrphans) {
+    metrics = node.Metrics();
+    ASSERT_TRUE(metrics.has_value()) << "GET /metrics failed";
+    refused = MetricValue(*metrics,
+                          "casper_peer_blocks_not_buffered_total{reason="
+                          "\"unbonded\"}")
+                  .value_or(0);
+    std::this_thread::sleep_for(250ms);  // pacing the probes
+  }
+  EXPECT_EQ(refused, kOrphans) << "see " << node.log();
+  std::this_thread::sleep_for(3s);  // more than the 2 s of "behind"
+  metrics = node.Metrics();
+  ASSERT_TRUE(metrics.has_value());
+  EXPECT_EQ(
+      MetricValue(*metrics, "rnode_behind_seconds_total{reason=\"parents\"}")
+          .value_or(0),
+      0);
+  EXPECT_EQ(MetricValue(*metrics, "casper_blocks_wanted").value_or(-1), 0);
+  EXPECT_TRUE((*peer)->Connected());
+
+  peer->reset();
   const std::optional<int> exit_status = node.Terminate(kStopPatience);
   ASSERT_TRUE(exit_status.has_value()) << "see " << node.log();
   if (!::testing::Test::HasFailure()) std::filesystem::remove_all(root);

@@ -29,6 +29,15 @@ inline constexpr size_t kSecp256k1PublicKeyBytes = 65;
 // INTEGERs with headers); anything longer is malformed.
 inline constexpr size_t kMaxDerSignatureBytes = 72;
 
+// Lists in a block, bounded at decode so a peer's block cannot make the
+// node allocate or look up without limit. Parents: the setting
+// casper.max-number-of-parents may not exceed it (shards run with a few).
+// Justifications and bonds: one per bonded validator; public shards bond
+// tens. Extra bytes (header, body, block): unused by both implementations.
+inline constexpr size_t kMaxBlockParents = 256;
+inline constexpr size_t kMaxBlockValidators = 1024;
+inline constexpr size_t kMaxBlockExtraBytes = 4096;
+
 }  // namespace rnode::limits
 
 #endif  // RNODE_UTIL_LIMITS_H_

@@ -373,7 +373,35 @@ void BlockToProto(const Block& b, ::casper::BlockMessageProto* out) {
   out->set_extrabytes(Str(b.extra));
 }
 
+namespace {
+
+// The list sizes of util/limits.h, checked before any is read.
+absl::Status CheckBlockLists(const ::casper::BlockMessageProto& p) {
+  const auto over = [](std::string_view field, size_t n, size_t limit,
+                       std::string_view unit) -> absl::Status {
+    if (n <= limit) return absl::OkStatus();
+    return Bad(field,
+               absl::StrCat(n, " ", std::string(unit), ", limit ", limit));
+  };
+  RETURN_IF_ERROR(over("header.parentsHashList",
+                       p.header().parentshashlist_size(),
+                       limits::kMaxBlockParents, "entries"));
+  RETURN_IF_ERROR(over("justifications", p.justifications_size(),
+                       limits::kMaxBlockValidators, "entries"));
+  RETURN_IF_ERROR(over("state.bonds", p.body().state().bonds_size(),
+                       limits::kMaxBlockValidators, "entries"));
+  RETURN_IF_ERROR(over("header.extraBytes", p.header().extrabytes().size(),
+                       limits::kMaxBlockExtraBytes, "bytes"));
+  RETURN_IF_ERROR(over("body.extraBytes", p.body().extrabytes().size(),
+                       limits::kMaxBlockExtraBytes, "bytes"));
+  return over("extraBytes", p.extrabytes().size(), limits::kMaxBlockExtraBytes,
+              "bytes");
+}
+
+}  // namespace
+
 absl::StatusOr<Block> BlockFromProto(const ::casper::BlockMessageProto& p) {
+  RETURN_IF_ERROR(CheckBlockLists(p));
   Block b;
   ASSIGN_OR_RETURN(b.hash, ReadHash(p.blockhash(), "blockHash"));
   const ::casper::HeaderProto& h = p.header();

@@ -3,9 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "casper/block/block_codec.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::engine {
@@ -27,19 +30,35 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
     case Verdict::Kind::kInternal:
       return r.verdict.error;
     case Verdict::Kind::kMissingDependency: {
-      if (!buffer_.contains(block.hash) &&
-          buffer_.size() >= options_.max_buffered) {
+      const size_t bytes = block::EncodeBlock(block).size();
+      if (!waiters_.contains(block.hash) && !BondedSomewhere(block.sender)) {
+        ++counters_.refused;
+        r.kind = Received::Kind::kRefused;
+        r.verdict.detail =
+            "its dependencies are missing and its sender is bonded in no "
+            "state this node knows";
+        return r;
+      }
+      const auto held = sender_bytes_.find(block.sender);
+      const size_t of_sender = held == sender_bytes_.end() ? 0 : held->second;
+      if (buffer_.size() >= options_.max_buffered ||
+          buffered_bytes_ + bytes > options_.max_buffered_bytes ||
+          of_sender + bytes > options_.max_buffered_bytes_per_sender) {
         ++counters_.buffer_full;
-        return absl::ResourceExhaustedError(
-            absl::StrCat("block buffer full (", buffer_.size(),
-                         " blocks wait for dependencies)"));
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "block buffer full: ", buffer_.size(), " blocks of ",
+            buffered_bytes_, " bytes wait for dependencies, ", of_sender,
+            " of them by this block's sender; this block is ", bytes,
+            " bytes"));
       }
-      // Ask for what no buffered block waits for already (and is not
-      // itself buffered).
+      // Ask for what no buffered block waits for already (then it was
+      // asked for) and is not itself buffered.
       for (const Hash32& h : r.verdict.missing) {
-        if (!buffer_.contains(h) && !Awaited(h)) transport_->Request(h);
+        if (!buffer_.contains(h) && !waiters_.contains(h)) {
+          transport_->Request(h);
+        }
       }
-      buffer_[block.hash] = Waiting{block, r.verdict.missing};
+      Buffer(Waiting{block, r.verdict.missing, now_ms, bytes});
       ++counters_.buffered;
       r.kind = Received::Kind::kBuffered;
       return r;
@@ -48,11 +67,13 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
       ++counters_.invalid;
       if (validation::IsSlashable(r.verdict.reason)) {
         RETURN_IF_ERROR(dag_->Insert(block, /*invalid=*/true).status());
+        ready_.push_back(block.hash);
       }
       r.kind = Received::Kind::kInvalid;
       return r;
     case Verdict::Kind::kValid:
       RETURN_IF_ERROR(dag_->Insert(block).status());
+      ready_.push_back(block.hash);
       if (pre_states_ != nullptr) {
         RETURN_IF_ERROR(pre_states_->Remember(block, r.verdict.outcomes));
       }
@@ -64,41 +85,113 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
   return r;
 }
 
-bool Engine::Awaited(const Hash32& hash) const {
-  for (const auto& [h, w] : buffer_) {
-    if (std::find(w.missing.begin(), w.missing.end(), hash) !=
-        w.missing.end()) {
-      return true;
+bool Engine::BondedSomewhere(const crypto::Secp256k1PublicKey& key) const {
+  const auto bonded_at = [&](const Hash32& h) {
+    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> m = dag_->Meta(h);
+    return m.ok() && block::StakeOf((*m)->bonds, key) > 0;
+  };
+  if (std::optional<Hash32> lfb = dag_->LastFinalized()) {
+    if (bonded_at(*lfb)) return true;
+  } else {
+    for (const Hash32& tip : dag_->Tips()) {
+      if (bonded_at(tip)) return true;
     }
   }
+  for (const auto& [validator, latest] : dag_->LatestMessages()) {
+    if (bonded_at(latest)) return true;
+  }
   return false;
+}
+
+void Engine::Buffer(Waiting waiting) {
+  const Hash32 hash = waiting.block.hash;
+  for (const Hash32& m : waiting.missing) waiters_.emplace(m, hash);
+  by_age_.emplace(waiting.since_ms, hash);
+  sender_bytes_[waiting.block.sender] += waiting.bytes;
+  buffered_bytes_ += waiting.bytes;
+  buffer_.insert_or_assign(hash, std::move(waiting));
+}
+
+Engine::Waiting Engine::Unbuffer(std::map<Hash32, Waiting>::iterator it) {
+  Waiting waiting = std::move(it->second);
+  buffer_.erase(it);
+  const Hash32& hash = waiting.block.hash;
+  for (const Hash32& m : waiting.missing) {
+    auto [lo, hi] = waiters_.equal_range(m);
+    for (auto w = lo; w != hi;) {
+      w = w->second == hash ? waiters_.erase(w) : std::next(w);
+    }
+  }
+  by_age_.erase({waiting.since_ms, hash});
+  auto s = sender_bytes_.find(waiting.block.sender);
+  s->second -= waiting.bytes;
+  if (s->second == 0) sender_bytes_.erase(s);
+  buffered_bytes_ -= waiting.bytes;
+  return waiting;
+}
+
+void Engine::DropBuffered(const Hash32& hash) {
+  std::vector<Hash32> stack{hash};
+  std::set<Hash32> needed;   // what the dropped blocks waited for
+  std::set<Hash32> dropped;  // received, so not asked for
+  while (!stack.empty()) {
+    const Hash32 h = stack.back();
+    stack.pop_back();
+    auto it = buffer_.find(h);
+    if (it == buffer_.end()) continue;
+    auto [lo, hi] = waiters_.equal_range(h);
+    for (auto w = lo; w != hi; ++w) stack.push_back(w->second);
+    Waiting gone = Unbuffer(it);
+    needed.insert(gone.missing.begin(), gone.missing.end());
+    dropped.insert(h);
+    ++counters_.expired;
+  }
+  for (const Hash32& h : needed) {
+    if (!dropped.contains(h) && !waiters_.contains(h) && !buffer_.contains(h) &&
+        !dag_->Contains(h)) {
+      transport_->Cancel(h);
+    }
+  }
+}
+
+void Engine::ExpireBuffered(int64_t now_ms) {
+  while (!by_age_.empty() &&
+         now_ms - by_age_.begin()->first >= options_.buffer_ttl_ms) {
+    DropBuffered(by_age_.begin()->second);
+  }
 }
 
 absl::Status Engine::DrainBuffer(int64_t now_ms) {
   // A waiting block is retried once everything its verdict named missing is
   // stored; validating it again may name more (then it waits for those).
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (auto it = buffer_.begin(); it != buffer_.end(); ++it) {
+  // Only the waiters of a block stored since are looked at (the index
+  // finds them), so a drain costs what it frees, not the buffer's size.
+  while (!ready_.empty()) {
+    const Hash32 stored = ready_.back();
+    std::vector<Hash32> candidates;
+    auto [lo, hi] = waiters_.equal_range(stored);
+    for (auto w = lo; w != hi; ++w) candidates.push_back(w->second);
+    ready_.pop_back();
+    for (const Hash32& c : candidates) {
+      auto it = buffer_.find(c);
+      if (it == buffer_.end()) continue;  // taken on an earlier turn
       const std::vector<Hash32>& missing = it->second.missing;
       if (!std::all_of(missing.begin(), missing.end(),
                        [&](const Hash32& h) { return dag_->Contains(h); })) {
         continue;
       }
-      Waiting waiting = std::move(it->second);
-      buffer_.erase(it);
+      Waiting waiting = Unbuffer(it);
       // Added, invalid or buffered again (waiting for other blocks): all
-      // settled here. An error (the store failed) puts it back for the next
-      // drain: dropped, it would be lost to the blocks that wait for it,
-      // which do not ask for it again.
+      // settled here (a stored one is pushed to ready_). An error (the
+      // store failed) puts it back, and its trigger, for the next drain:
+      // dropped, it would be lost to the blocks that wait for it, which do
+      // not ask for it again.
       absl::Status s = Admit(waiting.block, now_ms).status();
       if (!s.ok()) {
-        buffer_.try_emplace(waiting.block.hash, std::move(waiting));
+        Buffer(std::move(waiting));
+        ready_.push_back(stored);
         return s;
       }
-      progress = true;
-      break;  // The map changed under Admit; start over.
     }
   }
   return absl::OkStatus();
@@ -145,6 +238,7 @@ absl::StatusOr<Received> Engine::OnBlock(const block::Block& block,
   // whose write failed as it left the buffer was dropped, and the blocks
   // waiting for it, which counted it as on its way, waited for good).
   if (unsettled_) RETURN_IF_ERROR(Settle(now_ms));
+  ExpireBuffered(now_ms);
   if (dag_->Contains(block.hash) || buffer_.contains(block.hash)) {
     Received r;
     r.kind = Received::Kind::kKnown;
@@ -178,7 +272,7 @@ absl::StatusOr<std::optional<Hash32>> Engine::Propose(int64_t now_ms,
         r.verdict.detail);
   }
   transport_->Broadcast(b);
-  RETURN_IF_ERROR(Finalize());
+  RETURN_IF_ERROR(Settle(now_ms));
   return std::optional<Hash32>(b.hash);
 }
 

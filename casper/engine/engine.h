@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -34,8 +37,12 @@ class Transport {
   virtual ~Transport() = default;
   // A block this node made or admitted, for every peer.
   virtual void Broadcast(const block::Block& block) = 0;
-  // Asks the peers for the block with this hash.
+  // Asks the peers for the block with this hash (a waiting block needs
+  // it), until it arrives or is cancelled.
   virtual void Request(const Hash32& hash) = 0;
+  // No waiting block needs `hash` any more (those that did were dropped):
+  // it need not be asked for. No-op by default.
+  virtual void Cancel(const Hash32& hash) {}
 };
 
 // What the engine tells the node's API and metrics. Called on the engine's
@@ -61,10 +68,25 @@ class EngineListener {
                            std::span<const Bytes> deploys) {}
 };
 
+// The buffer of blocks waiting for dependencies (docs/validation.md
+// "Engine"). A block is buffered only when its sender is bonded in a state
+// this node knows (the last finalized block's or a latest message's) or a
+// waiting block names it; the rest are refused (Received::kRefused), so a
+// key with no stake cannot make this node hold blocks or ask for hashes.
+// Beyond the budgets a block is refused with ResourceExhausted (and
+// counted; the network asks for it again later), never dropped silently.
 struct EngineOptions {
-  // Blocks waiting for dependencies; beyond it a block is refused with
-  // ResourceExhausted (and counted), never dropped silently.
+  // Blocks waiting.
   size_t max_buffered = 1024;
+  // Their encoded bytes, in all and per sender (the block's signer).
+  size_t max_buffered_bytes = size_t{256} << 20;
+  size_t max_buffered_bytes_per_sender = size_t{64} << 20;
+  // A block waiting this long is dropped, with the blocks that wait for it,
+  // and what only they needed is no longer asked for (Transport::Cancel).
+  // A catching-up node fetches a thousand blocks in seconds; a block whose
+  // dependencies nobody serves must not hold memory, or keep the node
+  // asking, for good.
+  int64_t buffer_ttl_ms = 300'000;
   consensus::FinalizerOptions finalizer;
   // Not owned; may be null.
   EngineListener* listener = nullptr;
@@ -77,6 +99,11 @@ struct Received {
     kInvalid,   // invalid (stored as evidence when slashable)
     kBuffered,  // waiting for `verdict.missing`, which were requested
     kKnown,     // already stored or buffered
+    // Its dependencies are missing and its sender is bonded in no state
+    // this node knows, and no waiting block needs it: not buffered, nothing
+    // requested (`verdict.detail` says why). A block that a waiting block
+    // needs later is fetched again then.
+    kRefused,
   };
   Kind kind = Kind::kAdded;
   validation::Verdict verdict;
@@ -87,6 +114,10 @@ struct EngineCounters {
   uint64_t invalid = 0;
   uint64_t buffered = 0;
   uint64_t buffer_full = 0;
+  uint64_t refused = 0;
+  // Buffered blocks dropped after EngineOptions::buffer_ttl_ms (or with a
+  // block they waited for).
+  uint64_t expired = 0;
   uint64_t finalized = 0;
 };
 
@@ -124,14 +155,20 @@ class Engine {
     return dag_->GetBlock(hash);
   }
 
+  // Drops the blocks that waited longer than the time to live (also done
+  // on every OnBlock); the node calls it on its housekeeping ticks.
+  void ExpireBuffered(int64_t now_ms);
+
   size_t buffered() const { return buffer_.size(); }
+  size_t buffered_bytes() const { return buffered_bytes_; }
   const EngineCounters& counters() const { return counters_; }
 
  private:
   // Validates and stores one block; buffers it on missing dependencies.
   absl::StatusOr<Received> Admit(const block::Block& block, int64_t now_ms);
-  // Retries buffered blocks until none can move. On an error the block
-  // that failed stays buffered.
+  // Retries the buffered blocks that wait for a block stored since (ready_)
+  // until none can move. On an error the block that failed stays buffered
+  // and its trigger stays in ready_.
   absl::Status DrainBuffer(int64_t now_ms);
   // After a block was stored: drains the buffer and moves finality. Should
   // either fail (the store), the next block or proposal does it again
@@ -153,12 +190,31 @@ class Engine {
   struct Waiting {
     block::Block block;
     std::vector<Hash32> missing;
+    int64_t since_ms = 0;  // buffered at
+    size_t bytes = 0;      // encoded size
   };
-  // Whether a buffered block already waits for `hash` (then it was asked
-  // for when that block was buffered).
-  bool Awaited(const Hash32& hash) const;
+  // Why a block with missing dependencies may not wait (nullopt: it may).
+  std::optional<std::string> WhyNotBuffered(const block::Block& block,
+                                            size_t bytes);
+  // Whether `key` is bonded in the last finalized block's or a latest
+  // message's state.
+  bool BondedSomewhere(const crypto::Secp256k1PublicKey& key) const;
+  // Adds to / removes from the buffer with its indexes and byte counts.
+  void Buffer(Waiting waiting);
+  Waiting Unbuffer(std::map<Hash32, Waiting>::iterator it);
+  // Drops `hash` and, transitively, the blocks that wait for it; cancels
+  // what no remaining block waits for.
+  void DropBuffered(const Hash32& hash);
 
+  // The waiting blocks by hash, with three indexes: by a hash they miss,
+  // by age, and their bytes by sender.
   std::map<Hash32, Waiting> buffer_;
+  std::multimap<Hash32, Hash32> waiters_;
+  std::set<std::pair<int64_t, Hash32>> by_age_;
+  std::map<crypto::Secp256k1PublicKey, size_t> sender_bytes_;
+  size_t buffered_bytes_ = 0;
+  // Blocks stored whose waiters DrainBuffer has not looked at yet.
+  std::vector<Hash32> ready_;
   bool unsettled_ = false;
   EngineCounters counters_;
 };

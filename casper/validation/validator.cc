@@ -217,7 +217,10 @@ std::optional<Verdict> CheckDependencies(const CheckInput& in) {
   return v;
 }
 
-std::optional<Verdict> CheckParents(const CheckInput& in, Found& found) {
+// At least one parent, at most max_parents, none twice: checked before
+// the dependencies, so a block naming thousands of unknown parents is
+// refused, not fetched.
+std::optional<Verdict> CheckParentList(const CheckInput& in) {
   const auto& parents = in.b.header.parents;
   if (parents.empty()) return Invalid(R::kInvalidParents, "no parents");
   if (parents.size() > in.options.max_parents) {
@@ -225,10 +228,17 @@ std::optional<Verdict> CheckParents(const CheckInput& in, Found& found) {
                    absl::StrCat(parents.size(), " parents, at most ",
                                 in.options.max_parents));
   }
+  std::set<Hash32> seen;
   for (const Hash32& p : parents) {
-    if (std::count(parents.begin(), parents.end(), p) > 1) {
+    if (!seen.insert(p).second) {
       return Invalid(R::kInvalidParents, "parent " + Hex(p) + " repeated");
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<Verdict> CheckParents(const CheckInput& in, Found& found) {
+  for (const Hash32& p : in.b.header.parents) {
     std::shared_ptr<const dag::BlockMeta> m;
     if (auto v = ReadMeta(in.dag, p, &m)) return v;
     if (m->invalid) {
@@ -538,6 +548,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   if (auto v = CheckSeal(in)) return *std::move(v);
   if (auto v = CheckFormat(in)) return *std::move(v);
   if (auto v = CheckShardId(in)) return *std::move(v);
+  if (auto v = CheckParentList(in)) return *std::move(v);
   if (auto v = CheckDependencies(in)) return *std::move(v);
   if (auto v = CheckParents(in, found)) return *std::move(v);
   if (auto v = CheckSender(in, found)) return *std::move(v);

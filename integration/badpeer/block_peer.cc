@@ -177,6 +177,12 @@ absl::Status BlockPeer::Send(const Block& block) {
   return m.transport->Stream(m.target.id, *std::move(permit), *blob);
 }
 
+absl::Status BlockPeer::Offer(const std::string& encoded_deploy,
+                              std::chrono::milliseconds timeout) {
+  return impl_->transport->SendNow(impl_->target.id, kDeployData,
+                                   encoded_deploy, timeout);
+}
+
 uint64_t BlockPeer::DeploysOffered() const {
   return impl_->deploys_offered.load();
 }

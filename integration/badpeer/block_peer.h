@@ -70,6 +70,12 @@ class BlockPeer {
   // Streams `block` to the target as a BlockMessage. OK once it is queued
   // for sending; the target's verdict shows in its metrics and log.
   absl::Status Send(const casper::block::Block& block);
+  // Offers the target a deploy (encoded DeployDataProto) to hold, as a
+  // validator replicating it does; waits up to `timeout` for the answer.
+  // OK when the target holds it; FailedPrecondition with its reason when it
+  // declines (p2p::Transport::SendNow).
+  absl::Status Offer(const std::string& encoded_deploy,
+                     std::chrono::milliseconds timeout);
   // Whether the target still counts this peer as connected (a node that
   // punishes a peer drops it).
   bool Connected() const;

@@ -485,6 +485,12 @@ absl::Status Validate(const NodeConfig& c) {
         absl::StrCat("casper.max-deploy-term-bytes: at most ",
                      limits::kMaxDeployTermBytes, " (the parser's limit)"));
   }
+  if (c.max_number_of_parents >
+      static_cast<int64_t>(limits::kMaxBlockParents)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-number-of-parents: at most ",
+                     limits::kMaxBlockParents, " (what a block may carry)"));
+  }
   if (c.bond_maximum < c.bond_minimum) {
     return absl::InvalidArgumentError(
         "casper.genesis-block-data.bond-maximum: below bond-minimum");

@@ -161,6 +161,14 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
            NetCounter{"casper_block_requests_expired_total",
                       "announced blocks given up after 8 asks no peer served",
                       &NetworkCounters::wanted_expired},
+           NetCounter{"casper_block_requests_stale_total",
+                      "blocks the node needs that 8 asks did not bring: "
+                      "still asked for, no longer counted as behind",
+                      &NetworkCounters::wanted_stale},
+           NetCounter{"casper_gossip_deploys_from_unbonded_total",
+                      "deploys offered by peers not proven to run a bonded "
+                      "validator, declined",
+                      &NetworkCounters::deploys_from_unbonded},
            NetCounter{"casper_block_serve_busy_total",
                       "block requests not served: the stream budget was "
                       "spent (the requester asks again)",

@@ -29,13 +29,16 @@ ConsensusDriver::ConsensusDriver(const DriverDeps& deps,
 void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
   absl::StatusOr<casper::engine::Received> r =
       d_.engine->OnBlock(block, UnixMs());
-  d_.catch_up->set_engine_buffered(d_.engine->buffered());
+  NoteBuffer();
   if (!r.ok()) {
     // Not taken is not invalid: it is fetched again (regression: a block
     // dropped while the disk was full was never asked for again, as the
     // buffered blocks waiting for it counted it as on its way; the node
     // stayed behind for good).
     d_.network->NotTaken(block.hash);
+    if (absl::IsResourceExhausted(r.status())) {
+      d_.metrics->BlocksNotBuffered("full");
+    }
     if (rspace::IsNoSpace(r.status())) {
       d_.disk->Full(r.status());
     } else {
@@ -46,6 +49,12 @@ void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
   }
   d_.network->Delivered(block.hash);
   using Kind = casper::engine::Received::Kind;
+  if (r->kind == Kind::kRefused) {
+    d_.metrics->BlocksNotBuffered("unbonded");
+    peer_log_.Warn("block {} by {} not kept: {}", HexEncode(block.hash),
+                   HexEncode(block.sender), r->verdict.detail);
+    return;
+  }
   if (r->kind == Kind::kAdded) d_.disk->Ok();
   if (r->kind == Kind::kInvalid) {
     peer_log_.Warn("block {} by {} is invalid: {}", HexEncode(block.hash),
@@ -61,6 +70,13 @@ void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
       NeedsOwnBlock()) {
     d_.scheduler->WantFinality();
   }
+}
+
+void ConsensusDriver::NoteBuffer() {
+  d_.catch_up->set_engine_buffered(d_.engine->buffered());
+  const uint64_t expired = d_.engine->counters().expired;
+  d_.metrics->BlocksNotBuffered("expired", expired - expired_seen_);
+  expired_seen_ = expired;
 }
 
 bool ConsensusDriver::NeedsOwnBlock() const {
@@ -84,6 +100,9 @@ void ConsensusDriver::Housekeeping() {
     d_.network->AskTips();
   }
   last_housekeeping_ = now;
+  // Blocks whose dependencies nobody served in the time to live.
+  d_.engine->ExpireBuffered(UnixMs());
+  NoteBuffer();
   Heartbeat(now);
   // Gossiped deploys whose validator did not include them in time.
   d_.admission->TakeOverDue(now);

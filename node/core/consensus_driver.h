@@ -98,6 +98,9 @@ class ConsensusDriver final : public ConsensusWork {
   // deploys wait for it.
   void Heartbeat(std::chrono::steady_clock::time_point now);
   void PruneExpired(int64_t now_ms);
+  // After the engine's buffer may have changed: the catch-up monitor's
+  // count and the expired blocks' metric.
+  void NoteBuffer();
 
   using Clock = std::chrono::steady_clock;
   const DriverDeps d_;
@@ -119,6 +122,8 @@ class ConsensusDriver final : public ConsensusWork {
   // The last finalized block as housekeeping last saw it, and since when.
   std::optional<Hash32> last_lfb_;
   Clock::time_point lfb_moved_ = Clock::now();
+  // The engine's expired counter as last reported.
+  uint64_t expired_seen_ = 0;
   // Lines about peers' blocks (a peer can send any number).
   RateLimitedLog peer_log_{"casper", kPeerLogLinesPerSecond};
 };

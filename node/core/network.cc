@@ -139,8 +139,14 @@ void CasperNetwork::Request(const Hash32& hash) {
   AskLocked(hash, w);
 }
 
+void CasperNetwork::Cancel(const Hash32& hash) {
+  MutexLock lock(&mu_);
+  auto it = wanted_.find(hash);
+  if (it != wanted_.end() && !it->second.received) EraseWantedLocked(it);
+}
+
 void CasperNetwork::VouchLocked(const Hash32& hash, Wanted& w) {
-  if (w.vouched) return;
+  if (w.vouched || w.stale) return;
   w.vouched = true;
   vouched_order_.emplace(w.seq, hash);
 }
@@ -286,6 +292,20 @@ void CasperNetwork::TimerLoop() {
           it = EraseWantedLocked(it);
           continue;
         }
+        if (!w.served && !w.stale && w.attempts >= options_.max_attempts) {
+          // The node needs it, and nobody serves it: a block that does not
+          // exist (a bonded validator named a hash it never made) or whose
+          // holders are gone. Still asked for, until the engine gives up
+          // the blocks waiting for it; no longer a reason to be behind.
+          ++counters_.wanted_stale;
+          peer_log_.Info(
+              "block {} not served after {} asks; no longer "
+              "counted as behind",
+              HexEncode(it->first), w.attempts);
+          w.stale = true;
+          w.vouched = false;
+          vouched_order_.erase(w.seq);
+        }
         ++counters_.retries;
         AskLocked(it->first, w);
       }
@@ -318,6 +338,22 @@ std::optional<absl::Status> CasperNetwork::TakeNow(const p2p::PeerNode& from,
   }
   if (!callbacks_.deploy) {
     return absl::FailedPreconditionError("this node holds no deploys");
+  }
+  if (options_.only_bonded_holders) {
+    // Only a bonded validator admits deploys and asks others to hold them
+    // (ReplicateDeploy asks proven bonded validators only): anyone else's
+    // offer is a way to fill this node's backup with deploys that it
+    // would run, and charge, in its own blocks.
+    p2p::Transport* t = CurrentTransport();
+    if (t == nullptr || !t->BondedValidatorOf(from.id).has_value()) {
+      {
+        MutexLock lock(&mu_);
+        ++counters_.deploys_from_unbonded;
+      }
+      return absl::PermissionDeniedError(
+          "this node holds deploys only for peers proven to run a bonded "
+          "validator");
+    }
   }
   return callbacks_.deploy(d);
 }

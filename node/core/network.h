@@ -74,9 +74,10 @@ struct NetworkOptions {
   std::chrono::milliseconds tick{250};
   // True: only peers the transport proves to run a bonded validator
   // (p2p::Transport::BondedValidatorOf) are asked to hold a replicated
-  // deploy, each validator counted once (ReplicateDeploy). False: every
-  // connected peer is asked and counted (tests of the packet machinery;
-  // the node always sets it).
+  // deploy, each validator counted once (ReplicateDeploy), and only such
+  // peers' offers are held (TakeNow). False: every connected peer is asked
+  // and counted, and heard (tests of the packet machinery; the node always
+  // sets it).
   bool only_bonded_holders = false;
   // Asks (to a holder, or who-has to everyone) after which a block that
   // peers announced and no peer served is given up (counted in
@@ -84,7 +85,9 @@ struct NetworkOptions {
   // timings, 8 asks span about a minute. Blocks the node itself asked for
   // (Request: a block it holds waits for them) and blocks served once
   // (NotTaken: the node could not store them) are asked for until they
-  // arrive or are stored.
+  // arrive, are stored or are cancelled (the engine drops the blocks that
+  // waited for them after its time to live); after max_attempts unserved
+  // asks they no longer make the node behind (counted in wanted_stale).
   int max_attempts = 8;
   // True: a wanted block makes this node behind (oldest_wanted_age) only
   // when the node itself asked for it (Request) or a peer proven to run a
@@ -120,6 +123,9 @@ struct NetworkCounters {
   uint64_t wanted_given_up = 0;
   // Blocks given up after NetworkOptions::max_attempts asks unserved.
   uint64_t wanted_expired = 0;
+  // Blocks the node asked for that max_attempts asks did not bring: still
+  // asked for, no longer counted as behind.
+  uint64_t wanted_stale = 0;
   uint64_t serve_busy = 0;
   uint64_t malformed = 0;
   uint64_t genesis_mismatch = 0;
@@ -127,6 +133,9 @@ struct NetworkCounters {
   uint64_t who_has_sent = 0;
   // Announcements and HasBlock answers handled (for a block not stored).
   uint64_t hashes_heard = 0;
+  // Deploys offered by peers not proven to run a bonded validator,
+  // declined (NetworkOptions::only_bonded_holders).
+  uint64_t deploys_from_unbonded = 0;
   // Rounds of the retry timer (one per tick).
   uint64_t timer_rounds = 0;
 };
@@ -149,6 +158,8 @@ class CasperNetwork final : public casper::engine::Transport,
   // --- casper::engine::Transport (consensus thread) -------------------
   void Broadcast(const casper::block::Block& block) override;
   void Request(const Hash32& hash) override;
+  // Given up unless it is already in the node's queue.
+  void Cancel(const Hash32& hash) override;
 
   // A block reached the engine (stored, refused or buffered): it is no
   // longer asked for.
@@ -219,6 +230,9 @@ class CasperNetwork final : public casper::engine::Transport,
     // Asked for by the node or announced by a proven bonded validator
     // (NetworkOptions::behind_from_bonded_only): in vouched_order_.
     bool vouched = false;
+    // Asked for by the node and not served in max_attempts asks: out of
+    // vouched_order_ for good.
+    bool stale = false;
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);

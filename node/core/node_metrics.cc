@@ -41,6 +41,15 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounterFamily(
                        "rnode_deploys_refused_total",
                        "Deploys refused at admission, by reason", {"reason"}));
+  ASSIGN_OR_RETURN(
+      m->not_buffered_,
+      r->AddCounterFamily("casper_peer_blocks_not_buffered_total",
+                          "Peer blocks with missing dependencies that did not "
+                          "wait for them, by reason: unbonded (the sender is "
+                          "bonded in no state this node knows), full (the "
+                          "buffer's budgets), expired (waited out the time "
+                          "to live)",
+                          {"reason"}));
   ASSIGN_OR_RETURN(m->deploys_expired_,
                    r->AddCounter("rnode_deploys_expired_total",
                                  "Deploys dropped from the pool unincluded "
@@ -266,6 +275,13 @@ void NodeMetrics::DeployRefused(std::string_view reason) {
   std::string_view labels[] = {reason};
   absl::StatusOr<metrics::Counter*> c = deploys_refused_->WithLabels(labels);
   if (c.ok()) (*c)->Inc();
+}
+
+void NodeMetrics::BlocksNotBuffered(std::string_view reason, uint64_t n) {
+  if (n == 0) return;
+  std::string_view labels[] = {reason};
+  absl::StatusOr<metrics::Counter*> c = not_buffered_->WithLabels(labels);
+  if (c.ok()) (*c)->Inc(n);
 }
 
 void NodeMetrics::DeploysExpired(size_t n) { deploys_expired_->Inc(n); }

@@ -67,6 +67,10 @@ class NodeMetrics {
                       const casper::validation::Verdict& verdict,
                       double seconds);
   void BlockAdded(const casper::block::Block& block);
+  // Peer blocks with missing dependencies that did not wait for them:
+  // "unbonded" (sender bonded nowhere this node knows), "full" (the
+  // buffer's budgets), "expired" (waited out the time to live).
+  void BlocksNotBuffered(std::string_view reason, uint64_t n = 1);
   void Finalized(size_t blocks, std::span<const Bytes> deploys);
   // One merge of a multi-parent pre-state (the pre-state builder's
   // observer).
@@ -90,6 +94,7 @@ class NodeMetrics {
   metrics::Histogram* validation_seconds_ = nullptr;
   metrics::Histogram* replay_seconds_per_deploy_ = nullptr;
   metrics::Counter* blocks_added_ = nullptr;
+  metrics::Family<metrics::Counter>* not_buffered_ = nullptr;
   metrics::Counter* blocks_finalized_ = nullptr;
   metrics::Counter* deploys_in_blocks_ = nullptr;
   metrics::Counter* produces_ = nullptr;

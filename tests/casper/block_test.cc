@@ -340,6 +340,40 @@ TEST(BlockTest, DecoderRefusesMalformedBlocks) {
            "justification.latestBlockHash"},
           {"shard id", [](auto& p) { p.set_shardid(std::string(257, 'r')); },
            "shardId: 257 bytes, limit 256"},
+          // Issue 43: list sizes are bounded before any entry is read.
+          {"parents",
+           [](auto& p) {
+             for (int i = 0; i < 257; ++i) {
+               p.mutable_header()->add_parentshashlist(std::string(32, 'p'));
+             }
+           },
+           "header.parentsHashList: 259 entries, limit 256"},
+          {"justifications",
+           [](auto& p) {
+             const auto j = p.justifications(0);
+             while (p.justifications_size() <= 1024)
+               *p.add_justifications() = j;
+           },
+           "justifications: 1025 entries, limit 1024"},
+          {"bonds",
+           [](auto& p) {
+             auto* st = p.mutable_body()->mutable_state();
+             const auto b = st->bonds(0);
+             while (st->bonds_size() <= 1024) *st->add_bonds() = b;
+           },
+           "state.bonds: 1025 entries, limit 1024"},
+          {"header extra",
+           [](auto& p) {
+             p.mutable_header()->set_extrabytes(std::string(4097, 'x'));
+           },
+           "header.extraBytes: 4097 bytes, limit 4096"},
+          {"body extra",
+           [](auto& p) {
+             p.mutable_body()->set_extrabytes(std::string(4097, 'x'));
+           },
+           "body.extraBytes: 4097 bytes"},
+          {"extra", [](auto& p) { p.set_extrabytes(std::string(4097, 'x')); },
+           "extraBytes: 4097 bytes"},
       };
   ::casper::BlockMessageProto good;
   BlockToProto(Sample(), &good);

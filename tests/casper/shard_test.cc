@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "casper/block/block_codec.h"
 #include "casper/engine/engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -60,10 +62,19 @@ class Peer : public engine::Transport {
        dag::DagStoreOptions dag_options);
   void Broadcast(const block::Block& block) override;
   void Request(const Hash32& hash) override;
+  void Cancel(const Hash32& hash) override { cancelled.push_back(hash); }
+  // A fresh engine with these options (the buffer starts empty).
+  void Retune(EngineOptions options) {
+    options.listener = &events;
+    engine = std::make_unique<Engine>(
+        &node.dag(), &node.pool(), &node.validator(), &node.creator(), this,
+        node.key().sk, options, &node.pre_states());
+  }
 
   TestNode node;
   Recorder events;
   std::unique_ptr<Engine> engine;
+  std::vector<Hash32> cancelled;
   int index;
   Network* net;
 };
@@ -362,9 +373,12 @@ TEST(ShardTest, FiveValidatorsAgree) {
     }
   }
   ExpectConverged(net);
-  EXPECT_GE(
-      net[0].node.dag().Meta(*net[0].node.dag().LastFinalized()).value()->block_number,
-      10);
+  EXPECT_GE(net[0]
+                .node.dag()
+                .Meta(*net[0].node.dag().LastFinalized())
+                .value()
+                ->block_number,
+            10);
 }
 
 // Validator 3 is bonded but offline: 2 of 3 agree, fault tolerance 1/3.
@@ -526,6 +540,129 @@ TEST(ShardTest, ABufferedBlockWhoseWriteFailedIsTakenWithTheNextBlock) {
   EXPECT_TRUE(net[1].node.dag().Contains(*c));
   EXPECT_EQ(net[1].engine->buffered(), 0u);
   ExpectConverged(net);
+}
+
+// `b` with one parent, `parent`, signed by test key `key`.
+block::Block Reparented(block::Block b, const Hash32& parent, uint8_t key) {
+  b.header.parents = {parent};
+  EXPECT_TRUE(block::SignBlock(b, MakeTestKey(key).sk).ok());
+  return b;
+}
+
+// A hash no block has.
+Hash32 Phantom(uint8_t tag) {
+  Hash32 h{};
+  h[0] = 0x77;
+  h[1] = tag;
+  return h;
+}
+
+// Requests for `hash` in the network's queue.
+size_t Requests(const Network& net, const Hash32& hash) {
+  return static_cast<size_t>(std::count_if(
+      net.queue.begin(), net.queue.end(),
+      [&](const auto& m) { return m.request && m.hash == hash; }));
+}
+
+// Issue 43: a block with unknown parents was buffered and its parents asked
+// for whoever signed it, so a key with no stake could fill the buffer (and
+// make the node behind) with blocks naming hashes nobody has. Now only a
+// sender bonded in a known state gets a block to wait.
+TEST(ShardTest, AnUnbondedKeysBlockWithUnknownParentsIsRefusedNothingAsked) {
+  Network net(3);
+  auto made = net[0].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(made.has_value());
+  const block::Block stranger = Reparented(*made, Phantom(1), /*key=*/9);
+  auto r = net[1].engine->OnBlock(stranger, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kRefused) << r->verdict.detail;
+  EXPECT_EQ(net[1].engine->buffered(), 0u);
+  EXPECT_EQ(net[1].engine->counters().refused, 1u);
+  EXPECT_EQ(Requests(net, Phantom(1)), 0u);
+  // A bonded validator's block naming the same hash waits for it.
+  r = net[1].engine->OnBlock(Reparented(*made, Phantom(1), 1), net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
+  EXPECT_EQ(Requests(net, Phantom(1)), 2u);  // both other validators
+}
+
+// A block a waiting block needs is buffered whoever signed it (a validator
+// bonded in a block this node has not seen yet): the chain that needs it
+// leads to a bonded sender's block.
+TEST(ShardTest, ABlockAWaitingBlockNeedsWaitsWhateverItsSender) {
+  Network net(3);
+  auto made = net[0].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(made.has_value());
+  const block::Block newcomer = Reparented(*made, Phantom(2), /*key=*/9);
+  const block::Block child = Reparented(*made, newcomer.hash, 1);
+  auto r = net[1].engine->OnBlock(child, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
+  EXPECT_EQ(Requests(net, newcomer.hash), 2u);
+  r = net[1].engine->OnBlock(newcomer, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
+  EXPECT_EQ(Requests(net, Phantom(2)), 2u);
+  EXPECT_EQ(net[1].engine->buffered(), 2u);
+}
+
+// Issue 43: the buffer was bounded by count only (1,024 blocks, each up to
+// the stream budget). Its bytes are bounded, in all and per sender: one
+// validator's blocks cannot take the room of the others'.
+TEST(ShardTest, OneSendersWaitingBlocksAreBoundedInBytes) {
+  Network net(3);
+  auto made = net[0].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(made.has_value());
+  const block::Block a = Reparented(*made, Phantom(3), 1);
+  const block::Block b = Reparented(*made, Phantom(4), 1);
+  const block::Block c = Reparented(*made, Phantom(5), 2);
+  const size_t size = block::EncodeBlock(a).size();
+  EngineOptions options;
+  options.max_buffered_bytes_per_sender = size + size / 2;
+  options.max_buffered_bytes = 3 * size;
+  net[1].Retune(options);
+  auto r = net[1].engine->OnBlock(a, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
+  r = net[1].engine->OnBlock(b, net.now);
+  EXPECT_TRUE(absl::IsResourceExhausted(r.status())) << r.status();
+  r = net[1].engine->OnBlock(c, net.now);  // another sender
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
+  EXPECT_EQ(net[1].engine->buffered(), 2u);
+  EXPECT_EQ(net[1].engine->buffered_bytes(),
+            size + block::EncodeBlock(c).size());
+  EXPECT_EQ(net[1].engine->counters().buffer_full, 1u);
+  EXPECT_EQ(Requests(net, Phantom(4)), 0u);
+}
+
+// Issue 43: a waiting block never left the buffer, and what it waited for
+// was asked for for ever. After the time to live it goes, with the blocks
+// waiting for it, and what only they needed is cancelled.
+TEST(ShardTest, AWaitingBlockExpiresWithTheBlocksWaitingForIt) {
+  Network net(3);
+  auto made = net[0].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(made.has_value());
+  const block::Block root = Reparented(*made, Phantom(6), 1);
+  const block::Block child = Reparented(*made, root.hash, 2);
+  const int64_t t0 = net.now;
+  ASSERT_TRUE(net[1].engine->OnBlock(root, t0).ok());
+  ASSERT_TRUE(net[1].engine->OnBlock(child, t0 + 1000).ok());
+  ASSERT_EQ(net[1].engine->buffered(), 2u);
+  EXPECT_EQ(Requests(net, root.hash), 0u);  // buffered: not asked for
+  const int64_t ttl = EngineOptions{}.buffer_ttl_ms;
+  net[1].engine->ExpireBuffered(t0 + ttl - 1);
+  EXPECT_EQ(net[1].engine->buffered(), 2u);
+  EXPECT_TRUE(net[1].cancelled.empty());
+  net[1].engine->ExpireBuffered(t0 + ttl);
+  EXPECT_EQ(net[1].engine->buffered(), 0u);
+  EXPECT_EQ(net[1].engine->buffered_bytes(), 0u);
+  EXPECT_EQ(net[1].engine->counters().expired, 2u);
+  EXPECT_THAT(net[1].cancelled, ::testing::ElementsAre(Phantom(6)));
+  // The buffer works as before after it: the same root waits again.
+  auto r = net[1].engine->OnBlock(root, t0 + ttl + 1);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered);
 }
 
 TEST(ShardTest, AnEquivocatorIsDetectedAndSlashedOnce) {

@@ -117,6 +117,20 @@ TEST(ConfigTest, ABlockCacheBelowOneMebibyteIsRefused) {
       << s;
 }
 
+// A block may carry at most limits::kMaxBlockParents parents (checked at
+// decode): a shard allowing more could not exchange its own blocks.
+TEST(ConfigTest, MoreParentsThanABlockMayCarryIsRefused) {
+  NodeConfig c;
+  c.max_number_of_parents = 256;
+  EXPECT_TRUE(Validate(c).ok());
+  c.max_number_of_parents = 257;
+  absl::Status s = Validate(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("casper.max-number-of-parents: at most 256"),
+            std::string::npos)
+      << s;
+}
+
 TEST(ConfigTest, ValidateRefusesBadCombinations) {
   NodeConfig ok;
   EXPECT_TRUE(Validate(ok).ok());

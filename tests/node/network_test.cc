@@ -309,6 +309,39 @@ TEST_F(NetworkTest, ABlockNobodyServesIsGivenUpAfterBoundedAsks) {
   EXPECT_GT(peer_.block_requests(needed.hash), 3);
 }
 
+// Issue 43: a block the node needs (a waiting block names it) that nobody
+// serves, say a hash a bonded validator named and never made, kept the node
+// behind for as long as the block waited. After max_attempts unserved asks
+// it no longer counts as behind, though it is still asked for, until the
+// engine cancels it (it dropped the blocks that waited).
+TEST_F(NetworkTest, ANeededBlockNobodyServesStopsMakingTheNodeBehind) {
+  NetworkOptions options = FastRetries();
+  options.max_attempts = 3;
+  options.behind_from_bonded_only = true;
+  Start(options);
+  const Block needed = MakeBlock(2, "named, never made");
+  peer_.Hold(needed, /*serve=*/false);
+  network_->Request(needed.hash);
+  EXPECT_TRUE(Eventually(
+      [&] { return network_->oldest_wanted_age() > milliseconds(0); }));
+  ASSERT_TRUE(
+      Eventually([&] { return network_->counters().wanted_stale == 1; }));
+  EXPECT_EQ(network_->oldest_wanted_age(), milliseconds(0));
+  EXPECT_EQ(network_->wanted(), 1u);
+  const int asked = peer_.block_requests(needed.hash);
+  EXPECT_TRUE(Eventually([&] {
+    return peer_.block_requests(needed.hash) > asked;
+  })) << "still asked for";
+  network_->Cancel(needed.hash);
+  EXPECT_EQ(network_->wanted(), 0u);
+  const int at_cancel = peer_.block_requests(needed.hash);
+  const uint64_t rounds = network_->counters().timer_rounds;
+  ASSERT_TRUE(Eventually(
+      [&] { return network_->counters().timer_rounds >= rounds + 20; }));
+  EXPECT_LE(peer_.block_requests(needed.hash), at_cancel + 1);
+  EXPECT_EQ(network_->counters().wanted_expired, 0u);
+}
+
 // Regression (issue 43): any peer's announcement of a block nobody has made
 // the node behind. With behind_from_bonded_only (as the node runs), only
 // the node's own requests and proven bonded validators' announcements
