@@ -116,7 +116,7 @@ absl::StatusOr<Event> ProduceFromProto(const ::casper::ProduceEventProto& p) {
   e.persist = p.persistent();
   ASSIGN_OR_RETURN(e.repeat,
                    ReadRepeat(p.timesrepeated(), "produce.timesRepeated"));
-  return Event(std::move(e));
+  return Event(e);
 }
 
 absl::StatusOr<Event> ConsumeFromProto(const ::casper::ConsumeEventProto& p) {
