@@ -6,11 +6,15 @@
 #include <utility>
 
 #include "CasperMessage.pb.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::pool {
 namespace {
+
+// Marks a refusal for the deployer's share (IsDeployerShareFull).
+constexpr char kDeployerSharePayload[] = "rnode/deployer-share";
 
 // The stored record: the full DeployDataProto (signature included).
 Bytes EncodeRecord(const SignedDeploy& deploy) {
@@ -53,12 +57,16 @@ absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
                                       : deploy.status().message()));
         }
         pool->mu_.AssertHeld();  // taken above, around the ForEach
-        pool->term_bytes_ += deploy->data().term.size();
+        pool->CountLocked(*deploy);
         Bytes sig = deploy->sig();
         pool->deploys_.emplace(std::move(sig), *std::move(deploy));
         return absl::OkStatus();
       }));
   return pool;
+}
+
+bool IsDeployerShareFull(const absl::Status& status) {
+  return status.GetPayload(kDeployerSharePayload).has_value();
 }
 
 absl::Status DeployPool::Add(const SignedDeploy& deploy,
@@ -95,15 +103,47 @@ absl::Status DeployPool::Add(const SignedDeploy& deploy,
         " bytes of terms; limits ", options_.max_deploys, " and ",
         options_.max_term_bytes, "): try again later"));
   }
+  if (auto share = shares_.find(deploy.deployer()); share != shares_.end()) {
+    const Share& has = share->second;
+    if (has.deploys + 1 > options_.max_deploys_per_deployer ||
+        has.term_bytes + d.term.size() > options_.max_term_bytes_per_deployer) {
+      absl::Status full = absl::ResourceExhaustedError(absl::StrCat(
+          "this deployer has ", has.deploys, " deploys (", has.term_bytes,
+          " bytes of terms) waiting, its share of the pool (",
+          options_.max_deploys_per_deployer, " and ",
+          options_.max_term_bytes_per_deployer,
+          "): try again once some are included"));
+      full.SetPayload(kDeployerSharePayload, absl::Cord("full"));
+      return full;
+    }
+  }
   // The lock is held across the synced write so that the bounds above
   // hold for concurrent adds; an acknowledged deploy is on disk.
   rspace::WriteBatch batch;
   batch.Put(column_, deploy.sig(), EncodeRecord(deploy));
   batch.set_sync(true);
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
-  term_bytes_ += d.term.size();
+  CountLocked(deploy);
   deploys_.emplace(deploy.sig(), deploy);
   return absl::OkStatus();
+}
+
+void DeployPool::CountLocked(const SignedDeploy& d) {
+  const size_t bytes = d.data().term.size();
+  term_bytes_ += bytes;
+  Share& share = shares_[d.deployer()];
+  ++share.deploys;
+  share.term_bytes += bytes;
+}
+
+void DeployPool::UncountLocked(const SignedDeploy& d) {
+  const size_t bytes = d.data().term.size();
+  term_bytes_ -= bytes;
+  auto it = shares_.find(d.deployer());
+  if (it == shares_.end()) return;
+  --it->second.deploys;
+  it->second.term_bytes -= bytes;
+  if (it->second.deploys == 0) shares_.erase(it);
 }
 
 std::vector<SignedDeploy> DeployPool::Select(int64_t number, int64_t now_ms,
@@ -117,6 +157,9 @@ std::vector<SignedDeploy> DeployPool::Select(int64_t number, int64_t now_ms,
     }
   }
   auto order = [](const SignedDeploy* a, const SignedDeploy* b) {
+    if (a->data().phlo_price != b->data().phlo_price) {
+      return a->data().phlo_price > b->data().phlo_price;
+    }
     if (a->data().valid_after_block_number !=
         b->data().valid_after_block_number) {
       return a->data().valid_after_block_number <
@@ -153,7 +196,7 @@ absl::Status DeployPool::RemoveLocked(std::span<const Bytes> sigs) {
   for (const Bytes& sig : sigs) {
     auto it = deploys_.find(sig);
     if (it == deploys_.end()) continue;
-    term_bytes_ -= it->second.data().term.size();
+    UncountLocked(it->second);
     deploys_.erase(it);
   }
   return absl::OkStatus();

@@ -42,11 +42,20 @@ struct DeployPoolOptions {
   // At most this many bytes of terms wait (a pool of maximal terms must
   // fit in memory).
   size_t max_term_bytes = 256u << 20;
+  // One deployer's share: at most this many of its deploys, and bytes of
+  // its terms, wait; more of its deploys are refused (the node gives each
+  // key a sixteenth of the bounds, as the gossip backup does), so one key
+  // cannot take the pool from every other client.
+  size_t max_deploys_per_deployer = 1'250;
+  size_t max_term_bytes_per_deployer = 16u << 20;
   int64_t lifespan_blocks = kDeployLifespanBlocks;
   // The shard's rules; Add refuses a deploy that breaks one. nullopt: none
   // (tests of the pool's own bounds).
   std::optional<DeployRules> rules;
 };
+
+// Whether a refusal of Add is for the deployer's share, not a full pool.
+bool IsDeployerShareFull(const absl::Status& status);
 
 // Whether `deploy` may go in block `number` made at `now_ms` (WindowAt is
 // kOpen).
@@ -71,14 +80,18 @@ class DeployPool {
   //                      never be included: its window closed
   //                      (validAfterBlockNumber too old for the lifespan)
   //                      or its expiration timestamp is before `now_ms`;
-  //   ResourceExhausted  the pool is full (count or bytes).
+  //   ResourceExhausted  the pool is full (count or bytes), or the
+  //                      deployer has its share waiting.
   absl::Status Add(const SignedDeploy& deploy, int64_t last_block_number,
                    int64_t now_ms);
 
   // Up to `max` deploys that may go in block `number` at `now_ms` and that
-  // `accept` (when given) takes, ordered by (validAfterBlockNumber,
-  // timestamp, signature). `accept` is asked in that order only until `max`
-  // are taken; it runs under the pool's lock and must not call the pool.
+  // `accept` (when given) takes, ordered by phlo price (highest first),
+  // then by age (validAfterBlockNumber, timestamp) and signature: a block
+  // with room for fewer than are waiting takes those that pay most, and
+  // among equals the oldest. `accept` is asked in that order only until
+  // `max` are taken; it runs under the pool's lock and must not call the
+  // pool.
   using Accept = std::function<bool(const SignedDeploy&)>;
   std::vector<SignedDeploy> Select(int64_t number, int64_t now_ms, size_t max,
                                    const Accept& accept = nullptr) const;
@@ -109,8 +122,18 @@ class DeployPool {
   const rspace::ColumnId column_;
   const DeployPoolOptions options_;
   mutable Mutex mu_;
+  // Adds `d` to / removes it from the deployer's share.
+  void CountLocked(const SignedDeploy& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void UncountLocked(const SignedDeploy& d) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   std::map<Bytes, SignedDeploy> deploys_ ABSL_GUARDED_BY(mu_);  // By sig.
   size_t term_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // What each deployer has waiting (deployers with none have no entry).
+  struct Share {
+    size_t deploys = 0;
+    size_t term_bytes = 0;
+  };
+  std::map<crypto::Secp256k1PublicKey, Share> shares_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rnode::casper::pool

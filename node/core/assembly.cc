@@ -10,6 +10,7 @@
 #include "casper/genesis/genesis.h"
 #include "node/core/clock.h"
 #include "node/core/genesis_setup.h"
+#include "node/core/gossip_backup.h"
 #include "node/p2p/identity/validator_statement.h"
 #include "rholang/interpreter/term_codec.h"
 #include "util/file_io.h"
@@ -77,6 +78,11 @@ absl::Status OpenChain(const NodeConfig& c, NodeParts& m) {
                               casper::dag::DagColumnsFrom(kHistoryColumns)));
   casper::pool::DeployPoolOptions pool_options;
   pool_options.max_deploys = static_cast<size_t>(c.deploy_pool_max_deploys);
+  // Each key's share, as in the gossip backup.
+  pool_options.max_deploys_per_deployer = std::max<size_t>(
+      1, pool_options.max_deploys / GossipBackup::kDeployerShare);
+  pool_options.max_term_bytes_per_deployer =
+      pool_options.max_term_bytes / GossipBackup::kDeployerShare;
   pool_options.rules = DeployRulesOf(c);
   ASSIGN_OR_RETURN(m.pool, casper::pool::DeployPool::Open(
                                m.pipelined.get(), kPoolColumn, pool_options));

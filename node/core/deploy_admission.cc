@@ -70,6 +70,7 @@ absl::StatusOr<Bytes> DeployAdmission::Admit(
     }
     d_.metrics->DeployRefused(
         s.code() == absl::StatusCode::kAlreadyExists       ? "duplicate"
+        : casper::pool::IsDeployerShareFull(s)             ? "deployer_share"
         : s.code() == absl::StatusCode::kResourceExhausted ? "pool_full"
                                                            : "window");
     return s;

@@ -195,6 +195,78 @@ TEST_F(DeployPoolTest, SelectsWhatFitsTheBlockInOrder) {
             (std::vector<Bytes>{late.sig(), future.sig()}));
 }
 
+// Deploy `i` of test key `key` at phlo price `price`.
+SignedDeploy MadeBy(uint8_t key, int i, int64_t price = 1,
+                    size_t term_bytes = 0) {
+  DeployData d;
+  d.term = term_bytes == 0 ? "@0!(" + std::to_string(i) + ")"
+                           : std::string(term_bytes, 'x');
+  d.timestamp = kNow + i;
+  d.phlo_price = price;
+  d.phlo_limit = 1000;
+  d.shard_id = "root";
+  return *SignedDeploy::Sign(d, MakeTestKey(key).sk);
+}
+
+// Issue 43: one key could fill the pool, and every other client's deploy
+// was refused "pool full". A deployer gets its share; the others keep
+// theirs, and its room comes back as its deploys leave.
+TEST_F(DeployPoolTest, ADeployerBeyondItsShareIsRefusedOthersAreNot) {
+  DeployPoolOptions options;
+  options.max_deploys = 100;
+  options.max_deploys_per_deployer = 3;
+  options.max_term_bytes_per_deployer = 1000;
+  auto pool = Open(options);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(pool->Add(MadeBy(1, i), 0, kNow).ok());
+  absl::Status over = pool->Add(MadeBy(1, 3), 0, kNow);
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(IsDeployerShareFull(over));
+  EXPECT_THAT(std::string(over.message()),
+              HasSubstr("this deployer has 3 deploys"));
+  EXPECT_TRUE(pool->Add(MadeBy(2, 0), 0, kNow).ok());
+  // Bytes count too: key 3's second deploy would pass 1000 bytes.
+  ASSERT_TRUE(pool->Add(MadeBy(3, 0, 1, 600), 0, kNow).ok());
+  EXPECT_TRUE(IsDeployerShareFull(pool->Add(MadeBy(3, 1, 1, 600), 0, kNow)));
+  EXPECT_EQ(pool->size(), 5u);
+  // Room again once one of key 1's deploys leaves; a reopened pool counts
+  // the same shares.
+  const Bytes sig = MadeBy(1, 0).sig();
+  ASSERT_TRUE(pool->Remove(std::vector<Bytes>{sig}).ok());
+  EXPECT_TRUE(pool->Add(MadeBy(1, 3), 0, kNow).ok());
+  pool.reset();
+  pool = Open(options);
+  EXPECT_TRUE(IsDeployerShareFull(pool->Add(MadeBy(1, 4), 0, kNow)));
+  EXPECT_TRUE(pool->Add(MadeBy(2, 1), 0, kNow).ok());
+  // A full pool is not a share: the two are told apart.
+  DeployPoolOptions tiny;
+  tiny.max_deploys = 1;
+  rspace::InMemoryStore other(1);
+  auto small = DeployPool::Open(&other, 0, tiny);
+  ASSERT_TRUE(small.ok());
+  ASSERT_TRUE((*small)->Add(MadeBy(1, 0), 0, kNow).ok());
+  absl::Status full = (*small)->Add(MadeBy(2, 0), 0, kNow);
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_FALSE(IsDeployerShareFull(full));
+}
+
+// Issue 43: a block with room for fewer deploys than wait takes those that
+// pay most; among equal prices, the oldest.
+TEST_F(DeployPoolTest, SelectionPrefersAHigherPriceThenAge) {
+  auto pool = Open();
+  const SignedDeploy cheap_old = MadeBy(1, 0, /*price=*/1);
+  const SignedDeploy rich_new = MadeBy(2, 9, /*price=*/5);
+  const SignedDeploy mid_old = MadeBy(3, 1, /*price=*/3);
+  const SignedDeploy mid_new = MadeBy(4, 5, /*price=*/3);
+  for (const auto* d : {&cheap_old, &rich_new, &mid_old, &mid_new}) {
+    ASSERT_TRUE(pool->Add(*d, 0, kNow).ok());
+  }
+  std::vector<Bytes> picked;
+  for (const auto& d : pool->Select(1, kNow, 3)) picked.push_back(d.sig());
+  EXPECT_EQ(picked,
+            (std::vector<Bytes>{rich_new.sig(), mid_old.sig(), mid_new.sig()}));
+}
+
 TEST_F(DeployPoolTest, PruneDropsWhatCanNeverBeIncluded) {
   auto pool = Open();
   ASSERT_TRUE(pool->Add(Make(1, 0), 0, kNow).ok());
