@@ -137,9 +137,12 @@ test('the admin APIs listen on loopback whatever --api-host says', async () => {
     });
     assert.notEqual(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), null);
-    // The public API still answers browsers.
-    const pub = await fetch(`${node.httpUrl}/api/status`);
-    assert.equal(pub.headers.get('access-control-allow-origin'), '*');
+    // Nor the public API, unless api-server.allowed-origins lists the page's
+    // origin (none by default).
+    const pub = await fetch(`${node.httpUrl}/api/status`,
+      { headers: { Origin: 'http://evil.example' } });
+    assert.equal(pub.status, 200);
+    assert.equal(pub.headers.get('access-control-allow-origin'), null);
   } finally {
     await node.stop();
     fs.rmSync(dir, { recursive: true, force: true });

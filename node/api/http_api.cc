@@ -17,6 +17,7 @@
 #include "node/views/block_views.h"
 #include "node/views/par_views.h"
 #include "rspace/storage/kv_store.h"
+#include "util/host_address.h"
 #include "util/status_macros.h"
 
 namespace rnode::node {
@@ -507,6 +508,20 @@ http::Handler AdminHttpHandler(Node* node) {
   };
 }
 
+namespace {
+
+// The non-empty, trimmed entries of a comma-separated setting.
+std::vector<std::string> CommaList(const std::string& setting) {
+  std::vector<std::string> out;
+  for (absl::string_view part : absl::StrSplit(setting, ',')) {
+    part = absl::StripAsciiWhitespace(part);
+    if (!part.empty()) out.emplace_back(part);
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
     Node* node, const NodeConfig& config, metrics::Registry* metrics,
     http::EventHub* events) {
@@ -516,6 +531,14 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   options.max_body_bytes = static_cast<size_t>(config.http_max_body_bytes);
   options.max_in_flight = static_cast<size_t>(config.api_max_in_flight);
   options.port = static_cast<uint16_t>(config.port_http);
+  options.allowed_origins = CommaList(config.http_allowed_origins);
+  options.allowed_hosts = CommaList(config.http_allowed_hosts);
+  if (options.allowed_hosts.empty() && IsLoopbackHost(config.api_host)) {
+    options.allowed_hosts = {"localhost", "127.0.0.1", "[::1]"};
+    if (config.api_host != "localhost" && config.api_host != "127.0.0.1") {
+      options.allowed_hosts.push_back(config.api_host);
+    }
+  }
   absl::StatusOr<std::unique_ptr<http::HttpServer>> pub =
       http::HttpServer::Start(options, PublicHttpHandler(node, metrics),
                               events);
@@ -523,7 +546,13 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   api->public_ = *std::move(pub);
   options.host = config.api_admin_host;
   options.port = static_cast<uint16_t>(config.port_admin_http);
-  options.cross_origin = false;
+  // No page elsewhere may call the admin API; loopback names only.
+  options.allowed_origins.clear();
+  options.allowed_hosts.clear();
+  if (IsLoopbackHost(config.api_admin_host)) {
+    options.allowed_hosts = {"localhost", "127.0.0.1", "[::1]",
+                             config.api_admin_host};
+  }
   absl::StatusOr<std::unique_ptr<http::HttpServer>> admin =
       http::HttpServer::Start(options, AdminHttpHandler(node), nullptr);
   if (!admin.ok()) {

@@ -80,6 +80,14 @@ const Setting kSettings[] = {
     {"api-server.allow-public-admin", "allow-public-admin",
      "let api-server.admin-host be an address others can reach",
      &NodeConfig::allow_public_admin},
+    {"api-server.allowed-origins", "allowed-origins",
+     "browser origins whose pages may call the public HTTP API (CORS), "
+     "comma-separated; * for any (default: none)",
+     &NodeConfig::http_allowed_origins},
+    {"api-server.allowed-hosts", "allowed-hosts",
+     "Host names the public HTTP API answers, comma-separated; * for any "
+     "(default: the loopback names on a loopback api-host, else any)",
+     &NodeConfig::http_allowed_hosts},
     {"api-server.port-grpc-external", "api-port-grpc-external",
      "external gRPC API port", &NodeConfig::port_grpc_external},
     {"api-server.port-grpc-internal", "api-port-grpc-internal",

@@ -70,6 +70,13 @@ struct NodeConfig {
   // reach needs allow_public_admin as well (docs/security.md).
   std::string api_admin_host = "127.0.0.1";
   bool allow_public_admin = false;
+  // The public HTTP API's browser origins (CORS) and Host names, each
+  // comma-separated (http::HttpServerOptions). Origins "" (the default):
+  // no page elsewhere may read its answers; "*": any. Hosts "": on a
+  // loopback api_host, the loopback names only (localhost, 127.0.0.1,
+  // [::1]: no DNS rebinding); elsewhere any; "*": any.
+  std::string http_allowed_origins;
+  std::string http_allowed_hosts;
   int64_t port_grpc_external = 40401;
   int64_t port_grpc_internal = 40402;
   int64_t port_http = 40403;

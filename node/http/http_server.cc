@@ -3,13 +3,65 @@
 // budgets, handler pool, Stop), http_session, websocket_session, messages.
 #include "node/http/http_server.h"
 
+#include <algorithm>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "node/http/internal/server_core.h"
 
 namespace rnode::node::http {
+
+namespace {
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return absl::ascii_tolower(static_cast<unsigned char>(x)) ==
+                  absl::ascii_tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// `host` without its port: "[::1]:80" is "[::1]", "a:80" is "a".
+std::string_view HostName(std::string_view host) {
+  if (!host.empty() && host.front() == '[') {
+    const size_t close = host.find(']');
+    return close == std::string_view::npos ? host : host.substr(0, close + 1);
+  }
+  const size_t colon = host.find(':');
+  return colon == std::string_view::npos ? host : host.substr(0, colon);
+}
+
+}  // namespace
+
+bool OriginAllowed(std::string_view origin, std::string_view host,
+                   const std::vector<std::string>& allowed) {
+  for (const std::string& a : allowed) {
+    if (a == "*" || EqualsNoCase(a, origin)) return true;
+  }
+  if (host.empty()) return false;
+  // The same origin: the page was served by this server under this name.
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (origin.size() > scheme.size() &&
+        EqualsNoCase(origin.substr(0, scheme.size()), scheme)) {
+      return EqualsNoCase(origin.substr(scheme.size()), host);
+    }
+  }
+  return false;
+}
+
+bool HostAllowed(std::string_view host,
+                 const std::vector<std::string>& allowed) {
+  if (allowed.empty() || host.empty()) return true;
+  for (const std::string& a : allowed) {
+    if (a == "*" || EqualsNoCase(a, host)) return true;
+    if (HostName(a) == a && EqualsNoCase(a, HostName(host))) return true;
+  }
+  return false;
+}
 
 class HttpServer::Impl {
  public:

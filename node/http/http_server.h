@@ -94,12 +94,32 @@ struct HttpServerOptions {
   std::chrono::seconds write_timeout = kDefaultWriteTimeout;
   // WebSocket upgrades of this path subscribe to the server's EventHub.
   std::string events_path = kDefaultEventsPath;
-  // Answers browsers of any origin: every response carries
-  // Access-Control-Allow-Origin: * and OPTIONS preflights are answered.
-  // Off (the admin API): no CORS header, and OPTIONS goes to the handler
-  // like any method, so a web page elsewhere cannot call the server.
-  bool cross_origin = true;
+  // Browser origins (scheme://host[:port], as browsers send them in
+  // Origin) whose pages may read the server's answers: a request from one
+  // gets Access-Control-Allow-Origin naming it (Vary: Origin) and its
+  // OPTIONS preflight is answered; "*" allows every origin. Empty (the
+  // default): no CORS header, OPTIONS goes to the handler like any method,
+  // so a web page elsewhere cannot read what the server answers.
+  std::vector<std::string> allowed_origins;
+  // Host header values (host or host:port, without case) the server
+  // answers; empty: any. A request naming another host is answered 421
+  // {"error":"wrong_host"}: a page whose name was rebound to this address
+  // (DNS rebinding) still names its own host. A request without Host
+  // (HTTP/1.0) is answered.
+  std::vector<std::string> allowed_hosts;
 };
+
+// Whether a request from `origin` (its Origin header) to host `host` (its
+// Host header) may be answered to the browser under `allowed` (see
+// HttpServerOptions::allowed_origins): listed, "*" listed, or the same
+// origin (the origin's authority is the Host header).
+bool OriginAllowed(std::string_view origin, std::string_view host,
+                   const std::vector<std::string>& allowed);
+// Whether `host` (a Host header) is one of `allowed`
+// (HttpServerOptions::allowed_hosts): empty `allowed` or an empty `host`
+// allows; a listed name without a port matches it with any port.
+bool HostAllowed(std::string_view host,
+                 const std::vector<std::string>& allowed);
 
 struct Request {
   std::string method;
@@ -121,7 +141,7 @@ struct Response {
   std::string body;
   // Extra headers. Content-Length, Transfer-Encoding and Connection are the
   // server's (given here they are ignored); it adds
-  // Access-Control-Allow-Origin: * too (HttpServerOptions::cross_origin).
+  // Access-Control-Allow-Origin too (HttpServerOptions::allowed_origins).
   // A status outside 100..599 or a header with CR or LF makes the answer
   // a 500.
   std::vector<std::pair<std::string, std::string>> headers;
@@ -168,9 +188,12 @@ struct HttpServerStats {
 // write_timeout. Connections beyond max_connections get a 503 and are
 // closed.
 //
-// With options.cross_origin (the default), every response carries
-// Access-Control-Allow-Origin: * and OPTIONS is answered 204 with the
-// methods and headers asked for (any origin, method, header).
+// A request whose Origin is allowed (options.allowed_origins) gets
+// Access-Control-Allow-Origin naming it, and its OPTIONS preflight is
+// answered 204 with the methods and headers asked for. A request whose
+// Host is not allowed (options.allowed_hosts) is answered 421. A WebSocket
+// upgrade whose Origin is neither allowed nor the server's own is refused
+// 403 (browsers let any page open a WebSocket anywhere).
 //
 // WebSocket: an upgrade of options.events_path subscribes to `events` (404
 // when it is null, 503 when the hub is at its subscriber bound) and streams

@@ -73,8 +73,11 @@ class HttpClient {
     bhttp::response<bhttp::string_body> response;
   };
 
+  // Host is 127.0.0.1 unless the request names one.
   Result Send(bhttp::request<bhttp::string_body> request) {
-    request.set(bhttp::field::host, "127.0.0.1");
+    if (request.count(bhttp::field::host) == 0) {
+      request.set(bhttp::field::host, "127.0.0.1");
+    }
     request.prepare_payload();
     Result result;
     stream_.expires_after(kDeadline);
@@ -170,8 +173,16 @@ class WsClient {
  public:
   // Connects and upgrades; a small receive buffer if `receive_buffer` > 0.
   // Returns the upgrade's error (the response is in handshake_response()).
+  // A non-empty `origin` is sent as the Origin header (as a browser does).
   beast::error_code Connect(uint16_t port, int receive_buffer = 0,
-                            const std::string& path = kDefaultEventsPath) {
+                            const std::string& path = kDefaultEventsPath,
+                            const std::string& origin = "") {
+    if (!origin.empty()) {
+      ws_.set_option(websocket::stream_base::decorator(
+          [origin](websocket::request_type& r) {
+            r.set(bhttp::field::origin, origin);
+          }));
+    }
     auto& lowest = beast::get_lowest_layer(ws_);
     beast::error_code error;
     lowest.socket().open(tcp::v4(), error);
@@ -601,7 +612,8 @@ TEST(HttpServerTest, BudgetExhaustedAnswers503BusyThenRecovers) {
   EXPECT_EQ(busy.response.result_int(), 503);
   EXPECT_EQ(busy.response[bhttp::field::retry_after], "1");
   EXPECT_THAT(busy.response.body(), StartsWith(R"({"error":"busy",)"));
-  EXPECT_EQ(busy.response[bhttp::field::access_control_allow_origin], "*");
+  EXPECT_EQ(busy.response.count(bhttp::field::access_control_allow_origin),
+            0u);  // no origin is allowed by default
   EXPECT_EQ(server->stats().busy_refusals, 1u);
 
   {
@@ -619,32 +631,128 @@ TEST(HttpServerTest, BudgetExhaustedAnswers503BusyThenRecovers) {
   EXPECT_EQ(after.response.result_int(), 200);
 }
 
-TEST(HttpServerTest, CorsHeaderOnEveryResponseAndPreflightIs204) {
+// Issue 43: every answer carried Access-Control-Allow-Origin: *, so any
+// web page could read the node's API from a visitor's browser. Only listed
+// origins get the header and a preflight; "*" is an explicit choice.
+TEST(HttpServerTest, CorsOnlyForListedOriginsAndTheirPreflights) {
   std::atomic<int> calls{0};
-  auto server = MustStart(LocalOptions(), [&](const Request&) {
+  const auto handler = [&](const Request&) {
     calls.fetch_add(1);
     return Ok("{}");
-  });
-  ASSERT_NE(server, nullptr);
-  HttpClient client(server->port());
-  auto get = client.Send(MakeRequest(bhttp::verb::get, "/api/status"));
+  };
+  const auto get_from = [](HttpClient& client, const std::string& origin) {
+    auto request = MakeRequest(bhttp::verb::get, "/api/status");
+    if (!origin.empty()) request.set(bhttp::field::origin, origin);
+    return client.Send(std::move(request));
+  };
+  const auto preflight_from = [](HttpClient& client,
+                                 const std::string& origin) {
+    auto preflight = MakeRequest(bhttp::verb::options, "/api/deploy");
+    preflight.set(bhttp::field::origin, origin);
+    preflight.set(bhttp::field::access_control_request_method, "POST");
+    preflight.set(bhttp::field::access_control_request_headers,
+                  "content-type, x-custom");
+    return client.Send(std::move(preflight));
+  };
+
+  // The default: no origin is listed.
+  auto closed = MustStart(LocalOptions(), handler);
+  ASSERT_NE(closed, nullptr);
+  HttpClient c1(closed->port());
+  auto get = get_from(c1, "https://wallet.example");
+  ASSERT_FALSE(get.error);
+  EXPECT_EQ(get.response.count(bhttp::field::access_control_allow_origin), 0u);
+  auto pre = preflight_from(c1, "https://wallet.example");
+  ASSERT_FALSE(pre.error);
+  EXPECT_NE(pre.response.result_int(), 204);  // the handler's answer
+  EXPECT_EQ(calls.load(), 2);
+
+  HttpServerOptions listed = LocalOptions();
+  listed.allowed_origins = {"https://wallet.example"};
+  auto open = MustStart(listed, handler);
+  ASSERT_NE(open, nullptr);
+  HttpClient c2(open->port());
+  get = get_from(c2, "https://wallet.example");
+  ASSERT_FALSE(get.error);
+  EXPECT_EQ(get.response[bhttp::field::access_control_allow_origin],
+            "https://wallet.example");
+  EXPECT_EQ(get.response[bhttp::field::vary], "Origin");
+  get = get_from(c2, "https://evil.example");
+  ASSERT_FALSE(get.error);
+  EXPECT_EQ(get.response.count(bhttp::field::access_control_allow_origin), 0u);
+  get = get_from(c2, "");  // not a browser's cross-origin call
+  ASSERT_FALSE(get.error);
+  EXPECT_EQ(get.response.count(bhttp::field::access_control_allow_origin), 0u);
+  calls = 0;
+  pre = preflight_from(c2, "https://wallet.example");
+  ASSERT_FALSE(pre.error);
+  EXPECT_EQ(pre.response.result_int(), 204);
+  EXPECT_EQ(pre.response[bhttp::field::access_control_allow_origin],
+            "https://wallet.example");
+  EXPECT_EQ(pre.response[bhttp::field::access_control_allow_methods], "POST");
+  EXPECT_EQ(pre.response[bhttp::field::access_control_allow_headers],
+            "content-type, x-custom");
+  EXPECT_EQ(calls.load(), 0);
+
+  HttpServerOptions any = LocalOptions();
+  any.allowed_origins = {"*"};
+  auto star = MustStart(any, handler);
+  ASSERT_NE(star, nullptr);
+  HttpClient c3(star->port());
+  get = get_from(c3, "https://anyone.example");
   ASSERT_FALSE(get.error);
   EXPECT_EQ(get.response[bhttp::field::access_control_allow_origin], "*");
+}
 
-  auto preflight = MakeRequest(bhttp::verb::options, "/api/deploy");
-  preflight.set(bhttp::field::origin, "https://wallet.example");
-  preflight.set(bhttp::field::access_control_request_method, "POST");
-  preflight.set(bhttp::field::access_control_request_headers,
-                "content-type, x-custom");
-  auto result = client.Send(std::move(preflight));
+// Issue 43: a page whose name was rebound to the node's address (DNS
+// rebinding) reached a loopback API as its own origin. The server answers
+// only the Host names it is given.
+TEST(HttpServerTest, ARequestNamingAnotherHostIs421) {
+  HttpServerOptions options = LocalOptions();
+  options.allowed_hosts = {"localhost", "127.0.0.1", "[::1]"};
+  std::atomic<int> calls{0};
+  auto server = MustStart(options, [&](const Request& r) {
+    calls.fetch_add(1);
+    return Echo(r);
+  });
+  ASSERT_NE(server, nullptr);
+  for (const std::string host :
+       {"127.0.0.1", "127.0.0.1:8080", "LOCALHOST:1", "[::1]:40403"}) {
+    HttpClient client(server->port());
+    auto request = MakeRequest(bhttp::verb::get, "/x");
+    request.set(bhttp::field::host, host);
+    auto result = client.Send(std::move(request));
+    ASSERT_FALSE(result.error) << host;
+    EXPECT_EQ(result.response.result_int(), 200) << host;
+  }
+  HttpClient client(server->port());
+  auto request = MakeRequest(bhttp::verb::get, "/x");
+  request.set(bhttp::field::host, "rebound.evil.example:40403");
+  auto result = client.Send(std::move(request));
   ASSERT_FALSE(result.error);
-  EXPECT_EQ(result.response.result_int(), 204);
-  EXPECT_EQ(result.response[bhttp::field::access_control_allow_origin], "*");
-  EXPECT_EQ(result.response[bhttp::field::access_control_allow_methods],
-            "POST");
-  EXPECT_EQ(result.response[bhttp::field::access_control_allow_headers],
-            "content-type, x-custom");
-  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(result.response.result_int(), 421);
+  EXPECT_THAT(result.response.body(), StartsWith(R"({"error":"wrong_host",)"));
+  EXPECT_EQ(calls.load(), 4);  // the last was never handled
+}
+
+TEST(HttpServerTest, OriginAndHostRules) {
+  const std::vector<std::string> none;
+  EXPECT_TRUE(OriginAllowed("http://127.0.0.1:80", "127.0.0.1:80", none));
+  EXPECT_TRUE(OriginAllowed("HTTPS://Node.Example", "node.example", none));
+  EXPECT_FALSE(OriginAllowed("http://evil.example", "127.0.0.1:80", none));
+  EXPECT_FALSE(OriginAllowed("http://127.0.0.1:81", "127.0.0.1:80", none));
+  EXPECT_FALSE(OriginAllowed("null", "127.0.0.1", none));
+  EXPECT_TRUE(OriginAllowed("https://a.example", "", {"https://a.example"}));
+  EXPECT_FALSE(
+      OriginAllowed("https://a.example.evil", "", {"https://a.example"}));
+  EXPECT_TRUE(OriginAllowed("https://b.example", "", {"*"}));
+  EXPECT_TRUE(HostAllowed("anything", none));
+  EXPECT_TRUE(HostAllowed("", {"localhost"}));
+  EXPECT_TRUE(HostAllowed("node.example:443", {"node.example"}));
+  EXPECT_TRUE(HostAllowed("node.example:443", {"node.example:443"}));
+  EXPECT_FALSE(HostAllowed("node.example:80", {"node.example:443"}));
+  EXPECT_FALSE(HostAllowed("node.example.evil", {"node.example"}));
+  EXPECT_TRUE(HostAllowed("x", {"*"}));
 }
 
 TEST(HttpServerTest, ConnectionsBeyondBoundAreRefused) {
@@ -868,6 +976,29 @@ TEST(WebSocketTest, NoHubOrOtherPathIs404) {
   EXPECT_EQ(other.Connect(with_hub->port(), 0, "/ws/other"),
             websocket::error::upgrade_declined);
   EXPECT_EQ(other.handshake_response().result_int(), 404);
+}
+
+// Issue 43: browsers let any page open a WebSocket anywhere, so any page a
+// visitor opened could subscribe to a local node's events. A foreign
+// Origin is refused; the server's own pages, listed origins and clients
+// that send no Origin are served.
+TEST(WebSocketTest, AForeignOriginIsRefused) {
+  EventHub hub;
+  HttpServerOptions options = LocalOptions();
+  options.allowed_origins = {"https://wallet.example"};
+  auto server = MustStart(options, Echo, &hub);
+  ASSERT_NE(server, nullptr);
+  WsClient evil;
+  EXPECT_EQ(evil.Connect(server->port(), 0, kDefaultEventsPath,
+                         "http://evil.example"),
+            websocket::error::upgrade_declined);
+  EXPECT_EQ(evil.handshake_response().result_int(), 403);
+  for (const std::string origin :
+       {"", "http://127.0.0.1", "https://wallet.example"}) {
+    WsClient ws;
+    EXPECT_FALSE(ws.Connect(server->port(), 0, kDefaultEventsPath, origin))
+        << origin;
+  }
 }
 
 TEST(WebSocketTest, ClientMessagesAreIgnoredAndClientCloseEndsSession) {

@@ -2,6 +2,7 @@
 // answers it through the handler pool (or itself: limits, OPTIONS, busy),
 // hands WebSocket upgrades to a WebSocketSession, and lingers before
 // closing.
+#include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -15,12 +16,16 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "node/http/http_server.h"
 #include "node/http/internal/messages.h"
 #include "node/http/internal/server_core.h"
 #include "node/http/internal/websocket_session.h"
 
 namespace rnode::node::http::internal {
 namespace {
+
+// Of a peer-controlled header echoed in an error.
+constexpr size_t kMaxEchoedBytes = 256;
 
 // The first read of a request takes what has arrived, up to a page; the
 // parser reads the rest.
@@ -176,12 +181,42 @@ class HttpSession final : public Session {
     keep_alive_ = request.keep_alive();
     head_ = request.method() == bhttp::verb::head;
     const After after = keep_alive_ ? After::kKeepAlive : After::kClose;
-    if (request.method() == bhttp::verb::options &&
-        server_->options().cross_origin) {
+    const HttpServerOptions& options = server_->options();
+    const beast::string_view host_field = request[bhttp::field::host];
+    const beast::string_view origin_field = request[bhttp::field::origin];
+    const std::string_view host(host_field.data(), host_field.size());
+    const std::string_view origin(origin_field.data(), origin_field.size());
+    if (!HostAllowed(host, options.allowed_hosts)) {
+      Send(ErrorResponse(
+               version_, bhttp::status::misdirected_request, "wrong_host",
+               "this server does not answer for host '" +
+                   std::string(host.substr(0, kMaxEchoedBytes)) + "'"),
+           After::kClose);
+      return;
+    }
+    // Listed (or "*"): the browser may read the answer. The same origin
+    // needs no header.
+    if (!origin.empty() &&
+        OriginAllowed(origin, /*host=*/"", options.allowed_origins)) {
+      cors_origin_ = std::string(origin);
+    }
+    if (request.method() == bhttp::verb::options && !cors_origin_.empty()) {
       Send(PreflightResponse(request), after);
       return;
     }
     if (websocket::is_upgrade(request)) {
+      // Browsers let any page open a WebSocket to any address: only the
+      // server's own pages and listed origins subscribe.
+      if (!origin.empty() &&
+          !OriginAllowed(origin, host, options.allowed_origins)) {
+        Send(ErrorResponse(version_, bhttp::status::forbidden,
+                           "forbidden_origin",
+                           "WebSocket from origin '" +
+                               std::string(origin.substr(0, kMaxEchoedBytes)) +
+                               "' refused"),
+             after);
+        return;
+      }
       const beast::string_view target = request.target();
       const std::string path(target.substr(0, target.find('?')));
       if (server_->events() == nullptr ||
@@ -244,8 +279,14 @@ class HttpSession final : public Session {
   }
 
   void Send(BeastResponse response, After after) {
-    if (server_->options().cross_origin) {
-      response.set(bhttp::field::access_control_allow_origin, "*");
+    if (!cors_origin_.empty()) {
+      const auto& allowed = server_->options().allowed_origins;
+      const bool any =
+          std::find(allowed.begin(), allowed.end(), "*") != allowed.end();
+      response.set(bhttp::field::access_control_allow_origin,
+                   any ? std::string("*") : cors_origin_);
+      if (!any) response.set(bhttp::field::vary, "Origin");
+      cors_origin_.clear();
     }
     response.keep_alive(after == After::kKeepAlive);
     response.prepare_payload();
@@ -312,6 +353,8 @@ class HttpSession final : public Session {
   std::optional<BeastResponse> response_;
   ConnectionSlot slot_;
   unsigned version_ = 11;
+  // The current request's Origin when allowed (the answer names it).
+  std::string cors_origin_;
   bool keep_alive_ = false;
   bool head_ = false;
   // The socket is closed or was handed to a WebSocketSession.

@@ -155,13 +155,14 @@ BeastResponse PreflightResponse(const BeastRequest& request) {
   return response;
 }
 
-std::string ConnectionRefusal(bool cross_origin) {
+std::string ConnectionRefusal(bool any_origin) {
   const std::string body =
       ErrorJson("busy", "too many connections, try again later");
-  return std::string("HTTP/1.1 503 Service Unavailable\r\n"
-                     "Content-Type: application/json\r\n"
-                     "Retry-After: 1\r\n") +
-         (cross_origin ? "Access-Control-Allow-Origin: *\r\n" : "") +
+  return std::string(
+             "HTTP/1.1 503 Service Unavailable\r\n"
+             "Content-Type: application/json\r\n"
+             "Retry-After: 1\r\n") +
+         (any_origin ? "Access-Control-Allow-Origin: *\r\n" : "") +
          "Connection: close\r\n"
          "Content-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + body;

@@ -42,7 +42,7 @@ BeastResponse PreflightResponse(const BeastRequest& request);
 
 // The raw answer to a connection beyond max_connections, written once
 // without waiting (it fits any socket buffer).
-std::string ConnectionRefusal(bool cross_origin);
+std::string ConnectionRefusal(bool any_origin);
 
 }  // namespace rnode::node::http::internal
 

@@ -47,7 +47,10 @@ ServerCore::ServerCore(HttpServerOptions options, Handler handler,
     : options_(std::move(options)),
       handler_(std::move(handler)),
       events_(events),
-      connection_refusal_(ConnectionRefusal(options_.cross_origin)),
+      connection_refusal_(
+          ConnectionRefusal(std::find(options_.allowed_origins.begin(),
+                                      options_.allowed_origins.end(),
+                                      "*") != options_.allowed_origins.end())),
       state_(std::make_unique<State>()) {}
 
 ServerCore::~ServerCore() { Stop(); }

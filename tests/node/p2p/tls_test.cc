@@ -814,10 +814,19 @@ TEST(TlsSybilTest, AValidatorAtAFullTableTakesTheSlotOfAnotherPeer) {
 TEST(TlsSybilTest, StatementChecksOfPeersWithoutASlotAreRateLimited) {
   Judge b(/*max_peers=*/2, /*reserved=*/1, /*slotless_checks_per_second=*/2);
   ASSERT_NE(b.t, nullptr);
-  const std::shared_ptr<const TlsIdentity> filler = Identity();
-  std::unique_ptr<::routing::TransportLayer::Stub> filler_stub =
-      TlsStub(b.t->port(), *filler);
-  ASSERT_TRUE(RawSend(*filler_stub, Heartbeat(filler->node_id, "")).ok());
+  // The one unreserved slot, held by a real peer: a raw stub's address
+  // answers nothing, so the node would drop it after failed sends (seen
+  // under ASan, where the loop below takes long enough) and a sybil would
+  // get its slot.
+  const std::shared_ptr<const TlsIdentity> filler_tls = Identity();
+  Counter filler_handler;
+  absl::StatusOr<std::unique_ptr<Transport>> filler =
+      Transport::Start(Options(filler_tls), &filler_handler, nullptr);
+  ASSERT_TRUE(filler.ok()) << filler.status();
+  ASSERT_TRUE((*filler)->AddPeer(b.t->self()));
+  ASSERT_TRUE(Eventually([&] {
+    return Contains(b.t->Connected(), filler_tls->node_id);
+  })) << "the filler did not connect";
 
   constexpr int kSybils = 60;
   const auto start = std::chrono::steady_clock::now();
