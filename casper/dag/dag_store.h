@@ -120,6 +120,12 @@ class DagStore {
   std::vector<Hash32> Children(const Hash32& hash) const;
   // Hashes of the stored blocks of number `number`, ascending.
   std::vector<Hash32> AtHeight(int64_t number) const;
+  // The stored blocks whose hash, in lower-case hex, starts with `hex` (1
+  // to 64 lower-case hex digits; InvalidArgument otherwise), ascending, at
+  // most `max`. A seek in the store's metadata: the cost does not grow with
+  // the chain.
+  absl::StatusOr<std::vector<Hash32>> HashesWithPrefix(std::string_view hex,
+                                                       size_t max) const;
   // The largest block number stored; -1 for an empty DAG.
   int64_t MaxHeight() const;
   // Each validator's latest valid block (highest sequence number; on a tie,

@@ -253,6 +253,16 @@ it('HTTP deploy is accepted and finalized; block routes agree', async () => {
   assert.equal(block.body.blockInfo.blockHash, view.blockHash);
   assert.equal(block.body.blockInfo.blockNumber, view.blockNumber);
   assert.ok(block.body.deploys.some((d) => d.sig === deploy.id));
+  // A unique prefix names the block too (a seek in the store, issue 43);
+  // one matching no block is not found.
+  for (const len of [6, 7, 20]) {
+    const byPrefix = await node.getJson(`/api/block/${view.blockHash.slice(0, len)}`);
+    assert.equal(byPrefix.status, 200, JSON.stringify(byPrefix.body));
+    assert.equal(byPrefix.body.blockInfo.blockHash, view.blockHash);
+  }
+  const flipped = (view.blockHash[0] === '0' ? '1' : '0') + view.blockHash.slice(1, 40);
+  const none = await node.getJson(`/api/block/${flipped}`);
+  assert.equal(none.status, 404, JSON.stringify(none.body));
 
   const fin = await node.getJson(`/api/is-finalized/${view.blockHash}`);
   assert.equal(fin.status, 200);

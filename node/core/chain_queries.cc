@@ -84,22 +84,18 @@ absl::StatusOr<Block> ChainQueries::FindBlock(std::string_view hex) {
     ASSIGN_OR_RETURN(Hash32 full, HexDecodeFixed<32>(h));
     return GetBlock(full);
   }
-  std::optional<Hash32> found;
-  for (int64_t n = d_.dag->MaxHeight(); n >= 0; --n) {
-    for (const Hash32& candidate : d_.dag->AtHeight(n)) {
-      if (HexEncode(candidate).starts_with(h)) {
-        if (found.has_value()) {
-          return absl::NotFoundError(
-              absl::StrCat("Block hash prefix '", h, "' names several blocks"));
-        }
-        found = candidate;
-      }
-    }
+  // A seek in the store (issue 43: a walk of every height made each
+  // lookup cost the whole chain).
+  ASSIGN_OR_RETURN(std::vector<Hash32> found,
+                   d_.dag->HashesWithPrefix(h, /*max=*/2));
+  if (found.size() > 1) {
+    return absl::NotFoundError(
+        absl::StrCat("Block hash prefix '", h, "' names several blocks"));
   }
-  if (!found.has_value()) {
+  if (found.empty()) {
     return absl::NotFoundError(absl::StrCat("Block not found: ", h));
   }
-  return GetBlock(*found);
+  return GetBlock(found.front());
 }
 
 absl::StatusOr<std::vector<Block>> ChainQueries::BlocksByHeight(int64_t from,

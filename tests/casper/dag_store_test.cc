@@ -62,7 +62,8 @@ TEST_F(DagStoreTest, InsertsAndReadsBack) {
   EXPECT_EQ(**dag->Meta(genesis.hash), MetaOf(genesis, false));
   EXPECT_EQ(dag->size(), 1u);
   EXPECT_FALSE(dag->GetBlock(StateHash(7))->has_value());
-  EXPECT_EQ(dag->Meta(StateHash(7)).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(dag->Meta(StateHash(7)).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST_F(DagStoreTest, FirstCopyWinsAndMissingDependenciesAreRefused) {
@@ -613,6 +614,60 @@ TEST(DagWindowTest, ALatestBlockBelowTheFinalizedOneIsBehindWithoutAWalk) {
   ASSERT_TRUE(*(*dag)->Insert(caught));
   EXPECT_TRUE(LatestJustifiesOthers(**dag, MakeTestKey(stale).pk));
   EXPECT_FALSE(LatestJustifiesOthers(**dag, MakeTestKey(busy).pk));
+}
+
+// Issue 43: a lookup by hash prefix walked every height of the chain. It
+// is a seek in the store now; its answers are a brute-force scan's, in the
+// in-memory store and in RocksDB (whose scan is a real seek).
+TEST(DagPrefixTest, HashPrefixesFindWhatAScanFinds) {
+  const uint64_t seed = rnode::testing::TestSeed(
+      "DagPrefixTest.HashPrefixesFindWhatAScanFinds", 43);
+  const GrownDag grown = GrowDag(seed, 300);
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("rnode-dag-prefix-" + std::to_string(::getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  rspace::InMemoryStore memory(4);
+  auto rocks = rspace::RocksDbStore::Open(dir, DagColumnNames());
+  ASSERT_TRUE(rocks.ok()) << rocks.status();
+  for (rspace::KeyValueStore* store :
+       {static_cast<rspace::KeyValueStore*>(&memory),
+        static_cast<rspace::KeyValueStore*>(rocks->get())}) {
+    auto dag = DagStore::Open(store, DagColumnsFrom(0));
+    ASSERT_TRUE(dag.ok()) << dag.status();
+    std::vector<std::string> all;
+    for (size_t i = 0; i < grown.blocks.size(); ++i) {
+      ASSERT_TRUE(*(*dag)->Insert(grown.blocks[i], grown.invalid[i]));
+      all.push_back(HexEncode(grown.blocks[i].hash));
+    }
+    std::sort(all.begin(), all.end());
+    const auto scan = [&](const std::string& prefix, size_t max) {
+      std::vector<std::string> out;
+      for (const std::string& h : all) {
+        if (h.starts_with(prefix) && out.size() < max) out.push_back(h);
+      }
+      return out;
+    };
+    for (const std::string& h : all) {
+      for (size_t len : {1, 2, 3, 7, 64}) {
+        const std::string prefix = h.substr(0, len);
+        auto found = (*dag)->HashesWithPrefix(prefix, 4);
+        ASSERT_TRUE(found.ok()) << found.status();
+        std::vector<std::string> hex;
+        for (const Hash32& f : *found) hex.push_back(HexEncode(f));
+        ASSERT_EQ(hex, scan(prefix, 4)) << prefix;
+      }
+    }
+    EXPECT_TRUE((*dag)->HashesWithPrefix("ffffffffffffff", 2)->size() <= 2);
+    for (const std::string& bad :
+         std::vector<std::string>{"", "AB", "0g", std::string(65, '0')}) {
+      EXPECT_EQ((*dag)->HashesWithPrefix(bad, 2).status().code(),
+                absl::StatusCode::kInvalidArgument)
+          << bad;
+    }
+  }
+  rocks->reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(BlockMetaTest, CodecRoundTripsAndRefusesDamage) {
