@@ -618,36 +618,6 @@ std::vector<Hash32> DagStore::Children(const Hash32& hash) const {
   return kids.ok() ? *std::move(kids) : std::vector<Hash32>();
 }
 
-absl::StatusOr<std::vector<Hash32>> DagStore::HashesWithPrefix(
-    std::string_view hex, size_t max) const {
-  const bool lower_hex =
-      !hex.empty() && hex.size() <= 64 &&
-      std::all_of(hex.begin(), hex.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-      });
-  if (!lower_hex) {
-    return absl::InvalidArgumentError(
-        "a hash prefix is 1 to 64 lower-case hex digits");
-  }
-  // The smallest key with the prefix: its whole bytes, then an odd digit
-  // as the high half of the next byte.
-  ASSIGN_OR_RETURN(Bytes from, HexDecode(hex.substr(0, hex.size() / 2 * 2)));
-  if (hex.size() % 2 == 1) {
-    ASSIGN_OR_RETURN(Bytes odd, HexDecode(std::string(1, hex.back()) + "0"));
-    from.push_back(odd[0]);
-  }
-  std::vector<Hash32> out;
-  if (max == 0) return out;
-  // Keys are ascending: the matches are contiguous from the seek.
-  RETURN_IF_ERROR(
-      store_->ScanFrom(columns_.meta, from, [&](ByteView key, ByteView) {
-        if (key.size() != 32 || !HexEncode(key).starts_with(hex)) return false;
-        out.push_back(HashEndingKey(key));
-        return out.size() < max;
-      }));
-  return out;
-}
-
 std::vector<Hash32> DagStore::AtHeight(int64_t number) const {
   MutexLock lock(&mu_);
   if (number >= horizon_) {

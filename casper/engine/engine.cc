@@ -30,7 +30,6 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
     case Verdict::Kind::kInternal:
       return r.verdict.error;
     case Verdict::Kind::kMissingDependency: {
-      const size_t bytes = block::EncodeBlock(block).size();
       if (!waiters_.contains(block.hash) && !BondedSomewhere(block.sender)) {
         ++counters_.refused;
         r.kind = Received::Kind::kRefused;
@@ -39,6 +38,8 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
             "state this node knows";
         return r;
       }
+      // Sized only once it may wait (a refused block costs no encoding).
+      const size_t bytes = block::EncodeBlock(block).size();
       const auto held = sender_bytes_.find(block.sender);
       const size_t of_sender = held == sender_bytes_.end() ? 0 : held->second;
       if (buffer_.size() >= options_.max_buffered ||
