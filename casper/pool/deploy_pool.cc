@@ -31,7 +31,11 @@ bool InWindow(const DeployData& d, int64_t number, int64_t now_ms,
 
 DeployPool::DeployPool(rspace::KeyValueStore* store, rspace::ColumnId column,
                        DeployPoolOptions options)
-    : store_(store), column_(column), options_(std::move(options)) {}
+    : store_(store),
+      column_(column),
+      options_(std::move(options)),
+      shares_(options_.max_deploys_per_deployer,
+              options_.max_term_bytes_per_deployer) {}
 
 absl::StatusOr<std::unique_ptr<DeployPool>> DeployPool::Open(
     rspace::KeyValueStore* store, rspace::ColumnId column,
@@ -103,19 +107,16 @@ absl::Status DeployPool::Add(const SignedDeploy& deploy,
         " bytes of terms; limits ", options_.max_deploys, " and ",
         options_.max_term_bytes, "): try again later"));
   }
-  if (auto share = shares_.find(deploy.deployer()); share != shares_.end()) {
-    const Share& has = share->second;
-    if (has.deploys + 1 > options_.max_deploys_per_deployer ||
-        has.term_bytes + d.term.size() > options_.max_term_bytes_per_deployer) {
-      absl::Status full = absl::ResourceExhaustedError(absl::StrCat(
-          "this deployer has ", has.deploys, " deploys (", has.term_bytes,
-          " bytes of terms) waiting, its share of the pool (",
-          options_.max_deploys_per_deployer, " and ",
-          options_.max_term_bytes_per_deployer,
-          "): try again once some are included"));
-      full.SetPayload(kDeployerSharePayload, absl::Cord("full"));
-      return full;
-    }
+  if (!shares_.Fits(deploy.deployer(), d.term.size())) {
+    const DeployerShares::Share has = shares_.Of(deploy.deployer());
+    absl::Status full = absl::ResourceExhaustedError(absl::StrCat(
+        "this deployer has ", has.deploys, " deploys (", has.term_bytes,
+        " bytes of terms) waiting, its share of the pool (",
+        options_.max_deploys_per_deployer, " and ",
+        options_.max_term_bytes_per_deployer,
+        "): try again once some are included"));
+    full.SetPayload(kDeployerSharePayload, absl::Cord("full"));
+    return full;
   }
   // The lock is held across the synced write so that the bounds above
   // hold for concurrent adds; an acknowledged deploy is on disk.
@@ -129,21 +130,13 @@ absl::Status DeployPool::Add(const SignedDeploy& deploy,
 }
 
 void DeployPool::CountLocked(const SignedDeploy& d) {
-  const size_t bytes = d.data().term.size();
-  term_bytes_ += bytes;
-  Share& share = shares_[d.deployer()];
-  ++share.deploys;
-  share.term_bytes += bytes;
+  term_bytes_ += d.data().term.size();
+  shares_.Add(d.deployer(), d.data().term.size());
 }
 
 void DeployPool::UncountLocked(const SignedDeploy& d) {
-  const size_t bytes = d.data().term.size();
-  term_bytes_ -= bytes;
-  auto it = shares_.find(d.deployer());
-  if (it == shares_.end()) return;
-  --it->second.deploys;
-  it->second.term_bytes -= bytes;
-  if (it->second.deploys == 0) shares_.erase(it);
+  term_bytes_ -= d.data().term.size();
+  shares_.Remove(d.deployer(), d.data().term.size());
 }
 
 std::vector<SignedDeploy> DeployPool::Select(int64_t number, int64_t now_ms,

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "casper/deploy.h"
 #include "casper/deploy_rules.h"
+#include "casper/pool/deployer_shares.h"
 #include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
@@ -128,12 +129,8 @@ class DeployPool {
 
   std::map<Bytes, SignedDeploy> deploys_ ABSL_GUARDED_BY(mu_);  // By sig.
   size_t term_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  // What each deployer has waiting (deployers with none have no entry).
-  struct Share {
-    size_t deploys = 0;
-    size_t term_bytes = 0;
-  };
-  std::map<crypto::Secp256k1PublicKey, Share> shares_ ABSL_GUARDED_BY(mu_);
+  // What each deployer has waiting.
+  DeployerShares shares_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace rnode::casper::pool

@@ -1,5 +1,6 @@
 #include "node/api/http_api.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -520,6 +521,18 @@ std::vector<std::string> CommaList(const std::string& setting) {
   return out;
 }
 
+// The Host names a server bound to `host` answers by default: on loopback
+// the loopback names and `host` itself (no DNS rebinding); elsewhere any
+// (empty).
+std::vector<std::string> DefaultHosts(const std::string& host) {
+  if (!IsLoopbackHost(host)) return {};
+  std::vector<std::string> names = {"localhost", "127.0.0.1", "[::1]"};
+  if (std::find(names.begin(), names.end(), host) == names.end()) {
+    names.push_back(host);
+  }
+  return names;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
@@ -533,11 +546,8 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   options.port = static_cast<uint16_t>(config.port_http);
   options.allowed_origins = CommaList(config.http_allowed_origins);
   options.allowed_hosts = CommaList(config.http_allowed_hosts);
-  if (options.allowed_hosts.empty() && IsLoopbackHost(config.api_host)) {
-    options.allowed_hosts = {"localhost", "127.0.0.1", "[::1]"};
-    if (config.api_host != "localhost" && config.api_host != "127.0.0.1") {
-      options.allowed_hosts.push_back(config.api_host);
-    }
+  if (options.allowed_hosts.empty()) {
+    options.allowed_hosts = DefaultHosts(config.api_host);
   }
   absl::StatusOr<std::unique_ptr<http::HttpServer>> pub =
       http::HttpServer::Start(options, PublicHttpHandler(node, metrics),
@@ -548,11 +558,7 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   options.port = static_cast<uint16_t>(config.port_admin_http);
   // No page elsewhere may call the admin API; loopback names only.
   options.allowed_origins.clear();
-  options.allowed_hosts.clear();
-  if (IsLoopbackHost(config.api_admin_host)) {
-    options.allowed_hosts = {"localhost", "127.0.0.1", "[::1]",
-                             config.api_admin_host};
-  }
+  options.allowed_hosts = DefaultHosts(config.api_admin_host);
   absl::StatusOr<std::unique_ptr<http::HttpServer>> admin =
       http::HttpServer::Start(options, AdminHttpHandler(node), nullptr);
   if (!admin.ok()) {

@@ -9,7 +9,9 @@ GossipBackup::GossipBackup(size_t max_deploys, size_t max_term_bytes,
                            std::chrono::milliseconds takeover)
     : max_deploys_(max_deploys),
       max_term_bytes_(max_term_bytes),
-      takeover_(takeover) {}
+      takeover_(takeover),
+      shares_(std::max<size_t>(1, max_deploys / kDeployerShare),
+              max_term_bytes / kDeployerShare) {}
 
 GossipBackup::Held GossipBackup::Hold(casper::SignedDeploy deploy,
                                       Clock::time_point now) {
@@ -22,15 +24,8 @@ GossipBackup::Held GossipBackup::Hold(casper::SignedDeploy deploy,
   if (held_.size() >= max_deploys_ || term_bytes_ + bytes > max_term_bytes_) {
     return Held::kFull;
   }
-  const auto found = by_deployer_.find(deploy.deployer());
-  const Usage used = found == by_deployer_.end() ? Usage{} : found->second;
-  if (used.deploys + 1 > std::max<size_t>(1, max_deploys_ / kDeployerShare) ||
-      used.term_bytes + bytes > max_term_bytes_ / kDeployerShare) {
-    return Held::kDeployerFull;
-  }
-  Usage& usage = by_deployer_[deploy.deployer()];
-  ++usage.deploys;
-  usage.term_bytes += bytes;
+  if (!shares_.Fits(deploy.deployer(), bytes)) return Held::kDeployerFull;
+  shares_.Add(deploy.deployer(), bytes);
   term_bytes_ += bytes;
   held_.emplace(std::move(sig), Entry{std::move(deploy), now});
   return Held::kHeld;
@@ -42,11 +37,7 @@ casper::SignedDeploy GossipBackup::Release(
   held_.erase(it);
   const size_t bytes = deploy.data().term.size();
   term_bytes_ -= bytes;
-  auto usage = by_deployer_.find(deploy.deployer());
-  if (usage != by_deployer_.end()) {
-    usage->second.term_bytes -= bytes;
-    if (--usage->second.deploys == 0) by_deployer_.erase(usage);
-  }
+  shares_.Remove(deploy.deployer(), bytes);
   return deploy;
 }
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "casper/deploy.h"
-#include "crypto/secp256k1.h"
+#include "casper/pool/deployer_shares.h"
 #include "util/bytes.h"
 
 namespace rnode::node {
@@ -51,10 +51,6 @@ class GossipBackup {
     casper::SignedDeploy deploy;
     Clock::time_point arrived;
   };
-  struct Usage {
-    size_t deploys = 0;
-    size_t term_bytes = 0;
-  };
   // Drops `it`'s entry from the totals; returns the deploy.
   casper::SignedDeploy Release(std::map<Bytes, Entry>::iterator it);
 
@@ -63,8 +59,8 @@ class GossipBackup {
   const std::chrono::milliseconds takeover_;
   std::map<Bytes, Entry> held_;  // By signature.
   size_t term_bytes_ = 0;
-  // Deployers with a deploy held (no entry at zero).
-  std::map<crypto::Secp256k1PublicKey, Usage> by_deployer_;
+  // Each deployer's 1/kDeployerShare.
+  casper::pool::DeployerShares shares_;
 };
 
 }  // namespace rnode::node
