@@ -19,11 +19,15 @@
 #include "node/views/par_views.h"
 #include "rholang/frontend/limits.h"
 #include "tests/casper/test_key.h"
+#include "tests/rholang/compile_util.h"
 #include "tests/sanitizer.h"
 #include "util/bytes.h"
 
 namespace rnode::node::views {
 namespace {
+
+using rnode::testing::IntPar;
+using rnode::testing::StrPar;
 
 namespace block = casper::block;
 namespace ir = rholang::ir;
@@ -293,8 +297,6 @@ TEST(BlockViewsTest, SimpleEventWrapsThePayload) {
 
 // ---- Par views: values ----
 
-ir::ParPtr Int(int64_t v) { return ir::ParOf(ir::Expr::Int(v)); }
-ir::ParPtr Str(std::string v) { return ir::ParOf(ir::Expr::String(v)); }
 ir::ParPtr Bool(bool v) { return ir::ParOf(ir::Expr::Bool(v)); }
 ir::ParPtr Uri(std::string v) { return ir::ParOf(ir::Expr::Uri(v)); }
 ir::ParPtr ByteArray(Bytes v) { return ir::ParOf(ir::Expr::ByteArray(v)); }
@@ -348,27 +350,28 @@ std::vector<NamedValue> ClosedValues() {
       {"nil", ir::Nil()},
       {"true", Bool(true)},
       {"false", Bool(false)},
-      {"zero", Int(0)},
-      {"minus one", Int(-1)},
-      {"int min", Int(std::numeric_limits<int64_t>::min())},
-      {"int max", Int(std::numeric_limits<int64_t>::max())},
-      {"empty string", Str("")},
-      {"string", Str("h\xc3\xa9llo")},
+      {"zero", IntPar(0)},
+      {"minus one", IntPar(-1)},
+      {"int min", IntPar(std::numeric_limits<int64_t>::min())},
+      {"int max", IntPar(std::numeric_limits<int64_t>::max())},
+      {"empty string", StrPar("")},
+      {"string", StrPar("h\xc3\xa9llo")},
       {"uri", Uri("rho:io:stdout")},
       {"bytes", ByteArray({0x00, 0xff, 0x10})},
       {"empty bytes", ByteArray({})},
       {"empty list", List({})},
-      {"list", List({Int(1), Str("a"), ir::Nil()})},
-      {"nested list", List({List({Int(1)}), List({List({Int(2)})})})},
-      {"tuple", Tuple({Int(1), Str("x"), Bool(false)})},
-      {"set", Set({Int(3), Int(1), Int(2)})},
+      {"list", List({IntPar(1), StrPar("a"), ir::Nil()})},
+      {"nested list", List({List({IntPar(1)}), List({List({IntPar(2)})})})},
+      {"tuple", Tuple({IntPar(1), StrPar("x"), Bool(false)})},
+      {"set", Set({IntPar(3), IntPar(1), IntPar(2)})},
       {"empty set", Set({})},
-      {"map", Map({{Str("a"), Int(1)}, {Int(2), List({Int(3)})}})},
+      {"map", Map({{StrPar("a"), IntPar(1)}, {IntPar(2), List({IntPar(3)})}})},
       {"empty map", Map({})},
       {"map of unforgeable keys",
-       Map({{Private(1), Str("p")}, {DeployerId(2), Tuple({Int(1)})}})},
+       Map({{Private(1), StrPar("p")}, {DeployerId(2), Tuple({IntPar(1)})}})},
       {"nested collections",
-       Tuple({Map({{Str("k"), Set({List({Int(1)}), Tuple({Str("t")})})}}),
+       Tuple({Map({{StrPar("k"),
+                    Set({List({IntPar(1)}), Tuple({StrPar("t")})})}}),
               List({Map({})})})},
       {"private", Private(1)},
       {"deploy id", DeployId({0x30, 0x44, 0x02, 0x20, 0x01})},
@@ -376,12 +379,13 @@ std::vector<NamedValue> ClosedValues() {
       {"sys auth token", SysAuthToken()},
       {"bundle+", Bundle(Private(2), /*write=*/true, /*read=*/false)},
       {"bundle-", Bundle(Private(2), /*write=*/false, /*read=*/true)},
-      {"bundle0", Bundle(Tuple({Private(3), Int(1)}), false, false)},
-      {"bundle", Bundle(List({Int(1)}), true, true)},
+      {"bundle0", Bundle(Tuple({Private(3), IntPar(1)}), false, false)},
+      {"bundle", Bundle(List({IntPar(1)}), true, true)},
       {"par of values",
-       ParOf({Int(1), Str("a"), Private(4), Bundle(Private(5), true, false),
-              DeployId({1, 2})})},
-      {"list of pars", List({ParOf({Int(1), Int(2)}), ParOf({Private(6)})})},
+       ParOf({IntPar(1), StrPar("a"), Private(4),
+              Bundle(Private(5), true, false), DeployId({1, 2})})},
+      {"list of pars",
+       List({ParOf({IntPar(1), IntPar(2)}), ParOf({Private(6)})})},
   };
 }
 
@@ -397,7 +401,7 @@ TEST(ParViewsTest, ClosedValuesRoundTripThroughTheProto) {
 }
 
 TEST(ParViewsTest, ParToProtoIsThePublicForm) {
-  absl::StatusOr<::rhoapi::Par> proto = ParToProto(*Int(42));
+  absl::StatusOr<::rhoapi::Par> proto = ParToProto(*IntPar(42));
   ASSERT_TRUE(proto.ok()) << proto.status();
   ASSERT_EQ(proto->exprs_size(), 1);
   EXPECT_EQ(proto->exprs(0).g_int(), 42);
@@ -421,8 +425,9 @@ TEST(ParViewsTest, ClientBuiltProtosDecode) {
   kv->mutable_key()->add_exprs()->set_g_bool(false);
   absl::StatusOr<ir::ParPtr> got = ParFromProto(name);
   ASSERT_TRUE(got.ok()) << got.status();
-  const ir::ParPtr want = ParOf({DeployId({1, 2}), Tuple({Str("b"), Int(0)}),
-                                 Map({{Bool(false), ir::Nil()}})});
+  const ir::ParPtr want =
+      ParOf({DeployId({1, 2}), Tuple({StrPar("b"), IntPar(0)}),
+             Map({{Bool(false), ir::Nil()}})});
   EXPECT_TRUE(ir::Equal(*got, want));
 }
 
@@ -581,7 +586,9 @@ TEST(RhoExprJsonTest, RendersAsTheRustNode) {
   const std::string private_hex = HexEncode(H(1));
   const std::string deployer_hex = HexEncode(MakeTestKey(3).pk);
   const ir::ParPtr send =
-      ir::ParBuilder().Add(ir::Send::Make(Int(0), {Int(1)}, false)).Build();
+      ir::ParBuilder()
+          .Add(ir::Send::Make(IntPar(0), {IntPar(1)}, false))
+          .Build();
   const ir::ParPtr bound0 =
       ir::ParOf(ir::Expr::Variable({ir::VarKind::kBound, 0}));
   const ir::ParPtr wildcard =
@@ -593,32 +600,32 @@ TEST(RhoExprJsonTest, RendersAsTheRustNode) {
   };
   const Case cases[] = {
       {"nil", ir::Nil(), "null"},
-      {"int", Int(42), R"({"ExprInt":{"data":42}})"},
-      {"negative int", Int(-7), R"({"ExprInt":{"data":-7}})"},
+      {"int", IntPar(42), R"({"ExprInt":{"data":42}})"},
+      {"negative int", IntPar(-7), R"({"ExprInt":{"data":-7}})"},
       {"bool", Bool(true), R"({"ExprBool":{"data":true}})"},
-      {"string", Str("hi"), R"({"ExprString":{"data":"hi"}})"},
+      {"string", StrPar("hi"), R"({"ExprString":{"data":"hi"}})"},
       {"uri", Uri("rho:io:stdout"), R"({"ExprUri":{"data":"rho:io:stdout"}})"},
       {"bytes", ByteArray({0xDE, 0xAD}), R"({"ExprBytes":{"data":"dead"}})"},
-      {"list", List({Int(1), ir::Nil(), Str("a")}),
+      {"list", List({IntPar(1), ir::Nil(), StrPar("a")}),
        R"({"ExprList":{"data":[{"ExprInt":{"data":1}},
                                {"ExprString":{"data":"a"}}]}})"},
       {"tuple", Tuple({Bool(false)}),
        R"({"ExprTuple":{"data":[{"ExprBool":{"data":false}}]}})"},
-      {"set", Set({Int(2), Int(1)}),
+      {"set", Set({IntPar(2), IntPar(1)}),
        R"({"ExprSet":{"data":[{"ExprInt":{"data":1}},
                               {"ExprInt":{"data":2}}]}})"},
       {"map",
-       Map({{Str("a"), Int(1)},
-            {Int(2), Bool(true)},
-            {Bool(false), Str("f")},
-            {ir::Nil(), Int(9)}}),
+       Map({{StrPar("a"), IntPar(1)},
+            {IntPar(2), Bool(true)},
+            {Bool(false), StrPar("f")},
+            {ir::Nil(), IntPar(9)}}),
        R"({"ExprMap":{"data":{"a":{"ExprInt":{"data":1}},
                               "2":{"ExprBool":{"data":true}},
                               "false":{"ExprString":{"data":"f"}}}}})"},
       {"map with bytes, unforgeable and tuple keys",
-       Map({{ByteArray({0xAB}), Int(1)},
-            {Private(1), Int(2)},
-            {Tuple({Int(5)}), Int(3)}}),
+       Map({{ByteArray({0xAB}), IntPar(1)},
+            {Private(1), IntPar(2)},
+            {Tuple({IntPar(5)}), IntPar(3)}}),
        R"({"ExprMap":{"data":{"ab":{"ExprInt":{"data":1}},
             ")" +
            private_hex + R"(":{"ExprInt":{"data":2}},
@@ -634,27 +641,30 @@ TEST(RhoExprJsonTest, RendersAsTheRustNode) {
            R"("}}}})"},
       {"sys auth token", SysAuthToken(),
        R"({"ExprUnforg":{"data":"UnforgSysAuthToken"}})"},
-      {"bundle", Bundle(Int(1), /*write=*/true, /*read=*/false),
+      {"bundle", Bundle(IntPar(1), /*write=*/true, /*read=*/false),
        R"({"ExprBundle":{"data":{"ExprInt":{"data":1}},
                          "read":false,"write":true}})"},
-      {"par", ParOf({Int(1), DeployId({0x01})}),
+      {"par", ParOf({IntPar(1), DeployId({0x01})}),
        R"({"ExprPar":{"data":[{"ExprInt":{"data":1}},
             {"ExprUnforg":{"data":{"UnforgDeploy":{"data":"01"}}}}]}})"},
       {"send", send, R"({"ExprUnknown":{"type_name":"Process"}})"},
-      {"send beside a value", ParOf({send, Int(3)}),
+      {"send beside a value", ParOf({send, IntPar(3)}),
        R"({"ExprInt":{"data":3}})"},
-      {"plus", ir::ParOf(ir::Expr::Binary(ir::ExprKind::kAdd, Int(1), Int(2))),
+      {"plus",
+       ir::ParOf(ir::Expr::Binary(ir::ExprKind::kAdd, IntPar(1), IntPar(2))),
        R"({"ExprPlus":{"left":{"ExprInt":{"data":1}},
                        "right":{"ExprInt":{"data":2}}}})"},
       {"concat",
-       ir::ParOf(ir::Expr::Binary(ir::ExprKind::kPlusPlus, Str("a"), Str("b"))),
+       ir::ParOf(
+           ir::Expr::Binary(ir::ExprKind::kPlusPlus, StrPar("a"), StrPar("b"))),
        R"({"ExprConcat":{"left":{"ExprString":{"data":"a"}},
                          "right":{"ExprString":{"data":"b"}}}})"},
       {"not", ir::ParOf(ir::Expr::Unary(ir::ExprKind::kNot, ir::Nil())),
        R"({"ExprNot":{"data":{"ExprUnknown":{"type_name":"Nil"}}}})"},
       {"variable", bound0, R"({"ExprVar":{"index":0}})"},
       {"wildcard", wildcard, R"({"ExprVar":{"index":-1}})"},
-      {"method", ir::ParOf(ir::Expr::Method("nth", List({Int(1)}), {Int(0)})),
+      {"method",
+       ir::ParOf(ir::Expr::Method("nth", List({IntPar(1)}), {IntPar(0)})),
        R"({"ExprMethod":{"target":{"ExprList":{"data":[{"ExprInt":{"data":1}}]}},
                          "name":"nth","args":[{"ExprInt":{"data":0}}]}})"},
   };
@@ -665,7 +675,7 @@ TEST(RhoExprJsonTest, RendersAsTheRustNode) {
 }
 
 TEST(RhoExprJsonTest, InvalidUtf8IsReplaced) {
-  const json j = RhoExprJson(*Str("a\xff"));
+  const json j = RhoExprJson(*StrPar("a\xff"));
   EXPECT_EQ(j["ExprString"]["data"], "a\xEF\xBF\xBD");
   EXPECT_NO_THROW(j.dump());
 }
@@ -680,7 +690,7 @@ TEST(RhoExprJsonTest, OversizedAndOverdeepTermsAreNotRendered) {
                     "shadow stack when destroyed (tests/sanitizer.h); "
                     "single-threaded, run by the release and asan suites";
   }
-  ir::ParPtr deep = Int(1);
+  ir::ParPtr deep = IntPar(1);
   for (uint32_t i = 0; i < rholang::kMaxIrDepth; ++i) deep = List({deep});
   EXPECT_EQ(RhoExprJson(*deep),
             json::parse(R"({"ExprUnknown":{"type_name":"TooDeep"}})"));

@@ -17,6 +17,7 @@
 #include "rspace/storage/kv_store.h"
 #include "rspace/storage/pipelined_store.h"
 #include "tests/rspace/test_util.h"
+#include "tests/rspace/trie_keys.h"
 #include "util/status_macros.h"
 
 namespace rnode::rspace {
@@ -24,20 +25,9 @@ namespace {
 
 using testing::T;
 
-Hash32 K(int i) {
-  return crypto::Blake2b256(AsBytes("key" + std::to_string(i)));
-}
-Hash32 V(int i) {
-  return crypto::Blake2b256(AsBytes("val" + std::to_string(i)));
-}
-
-// A key with chosen leading bytes (to force shared and compressed paths).
-Hash32 KP(std::vector<uint8_t> head, uint8_t tail) {
-  Hash32 k{};
-  std::copy(head.begin(), head.end(), k.begin());
-  k[31] = tail;
-  return k;
-}
+using testing::K;
+using testing::KP;
+using testing::V;
 
 Hash32 ApplyAll(MerkleTrie& trie, InMemoryStore& store, const Hash32& root,
                 const std::map<Hash32, std::optional<Hash32>>& m) {

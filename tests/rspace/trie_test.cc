@@ -11,25 +11,15 @@
 #include "crypto/hash.h"
 #include "gtest/gtest.h"
 #include "tests/rspace/test_util.h"
+#include "tests/rspace/trie_keys.h"
 #include "util/worker_pool.h"
 
 namespace rnode::rspace {
 namespace {
 
-Hash32 K(int i) {
-  return crypto::Blake2b256(AsBytes("key" + std::to_string(i)));
-}
-Hash32 V(int i) {
-  return crypto::Blake2b256(AsBytes("val" + std::to_string(i)));
-}
-
-// A key with chosen leading bytes (to force shared prefixes).
-Hash32 KP(std::vector<uint8_t> head, uint8_t tail) {
-  Hash32 k{};
-  std::copy(head.begin(), head.end(), k.begin());
-  k[31] = tail;
-  return k;
-}
+using testing::K;
+using testing::KP;
+using testing::V;
 
 struct TrieFixture {
   InMemoryStore store{1};

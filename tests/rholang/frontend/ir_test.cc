@@ -16,8 +16,8 @@
 namespace rnode::rholang::ir {
 namespace {
 
-ParPtr IntPar(int64_t v) { return ParOf(Expr::Int(v)); }
-ParPtr StrPar(const std::string& s) { return ParOf(Expr::String(s)); }
+using rnode::testing::IntPar;
+using rnode::testing::StrPar;
 
 using rnode::testing::MustCompile;
 

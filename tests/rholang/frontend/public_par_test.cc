@@ -15,11 +15,15 @@
 #include "rholang/frontend/limits.h"
 #include "rholang/frontend/normalizer.h"
 #include "tests/bytes_util.h"
+#include "tests/rholang/compile_util.h"
 #include "tests/sanitizer.h"
 #include "util/bytes.h"
 
 namespace rnode::rholang {
 namespace {
+
+using rnode::testing::IntPar;
+using rnode::testing::StrPar;
 
 using ir::Expr;
 using ir::ExprKind;
@@ -34,8 +38,6 @@ std::string EncodeHex(const ir::Par& p) {
 
 using rnode::testing::Unhex;
 
-ParPtr Int(int64_t v) { return ParOf(Expr::Int(v)); }
-ParPtr Str(std::string s) { return ParOf(Expr::String(std::move(s))); }
 ParPtr Bool(bool b) { return ParOf(Expr::Bool(b)); }
 ParPtr Uri(std::string s) { return ParOf(Expr::Uri(std::move(s))); }
 ParPtr Blob(std::string_view hex) {
@@ -171,7 +173,7 @@ class SignedRegistryVectorTest : public ::testing::TestWithParam<SignedVector> {
 
 TEST_P(SignedRegistryVectorTest, TupleOfTimestampKeyNonceMatchesToSign) {
   const SignedVector& v = GetParam();
-  ParPtr value = Tuple({Int(v.timestamp), Blob(v.pk), Int(v.nonce)});
+  ParPtr value = Tuple({IntPar(v.timestamp), Blob(v.pk), IntPar(v.nonce)});
   EXPECT_EQ(EncodeHex(*value), v.to_sign) << v.contract;
 }
 
@@ -185,7 +187,8 @@ TEST(PublicParTest, CompiledTupleEncodesLikeBuiltTuple) {
   absl::StatusOr<ParPtr> compiled =
       Compile("(1559156356769, \"ab\", 9223372036854775807)");
   ASSERT_TRUE(compiled.ok()) << compiled.status();
-  ParPtr built = Tuple({Int(1559156356769), Str("ab"), Int(INT64_MAX)});
+  ParPtr built =
+      Tuple({IntPar(1559156356769), StrPar("ab"), IntPar(INT64_MAX)});
   EXPECT_EQ(EncodeHex(**compiled), EncodeHex(*built));
 }
 
@@ -199,38 +202,38 @@ struct HandVector {
 
 const HandVector kHandVectors[] = {
     {"Nil", [] { return ir::Nil(); }, ""},
-    {"IntZeroIsEmitted", [] { return Int(0); }, "2a021000"},
-    {"IntOneZigzag", [] { return Int(1); }, "2a021002"},
-    {"IntMinusOneZigzag", [] { return Int(-1); }, "2a021001"},
-    {"Int64TwoByteVarint", [] { return Int(64); }, "2a03108001"},
-    {"IntMin", [] { return Int(INT64_MIN); }, "2a0b10ffffffffffffffffff01"},
-    {"IntMax", [] { return Int(INT64_MAX); }, "2a0b10feffffffffffffffff01"},
+    {"IntZeroIsEmitted", [] { return IntPar(0); }, "2a021000"},
+    {"IntOneZigzag", [] { return IntPar(1); }, "2a021002"},
+    {"IntMinusOneZigzag", [] { return IntPar(-1); }, "2a021001"},
+    {"Int64TwoByteVarint", [] { return IntPar(64); }, "2a03108001"},
+    {"IntMin", [] { return IntPar(INT64_MIN); }, "2a0b10ffffffffffffffffff01"},
+    {"IntMax", [] { return IntPar(INT64_MAX); }, "2a0b10feffffffffffffffff01"},
     {"BoolTrue", [] { return Bool(true); }, "2a020801"},
     {"BoolFalseIsEmitted", [] { return Bool(false); }, "2a020800"},
-    {"String", [] { return Str("a"); }, "2a031a0161"},
-    {"EmptyString", [] { return Str(""); }, "2a021a00"},
+    {"String", [] { return StrPar("a"); }, "2a031a0161"},
+    {"EmptyString", [] { return StrPar(""); }, "2a021a00"},
     {"Uri", [] { return Uri("rho:x"); }, "2a07220572686f3a78"},
     {"ByteArray", [] { return Blob("dead"); }, "2a05ca0102dead"},
     {"EmptyByteArray", [] { return Blob(""); }, "2a03ca0100"},
     {"ListKeepsOrder",
      [] {
-       return List({Int(2), Int(1)});
+       return List({IntPar(2), IntPar(1)});
      },
      "2a0fa2010c0a042a0210040a042a021002"},
     {"EmptyList", [] { return List({}); }, "2a03a20100"},
-    {"SingletonTuple", [] { return Tuple({Int(1)}); },
+    {"SingletonTuple", [] { return Tuple({IntPar(1)}); },
      "2a09aa01060a042a021002"},
     {"SetSortsInts",
      [] {
-       return Set({Int(3), Int(1), Int(2)});
+       return Set({IntPar(3), IntPar(1), IntPar(2)});
      },
      "2a15b201120a042a0210020a042a0210040a042a021006"},
     {"MapSortsKeys",
      [] {
-       return Map({{Str("b"), Int(1)}, {Str("a"), Int(2)}});
+       return Map({{StrPar("b"), IntPar(1)}, {StrPar("a"), IntPar(2)}});
      },
      "2a21ba011e0a0d0a052a031a016112042a0210040a0d0a052a031a016212042a021002"},
-    {"NestedTupleInList", [] { return List({Tuple({Int(1)})}); },
+    {"NestedTupleInList", [] { return List({Tuple({IntPar(1)})}); },
      "2a10a2010d0a0b2a09aa01060a042a021002"},
     {"GPrivate", [] { return Private("0102"); }, "3a060a040a020102"},
     {"GDeployId", [] { return Unf(ir::UnforgeableKind::kDeployId, "aa"); },
@@ -279,33 +282,34 @@ const HandVector kHandVectors[] = {
     {"Send",
      [] {
        return ir::ParBuilder()
-           .Add(ir::Send::Make(Int(1), {Int(2)}, false))
+           .Add(ir::Send::Make(IntPar(1), {IntPar(2)}, false))
            .Build();
      },
      "0a0c0a042a02100212042a021004"},
     {"PersistentSend",
      [] {
        return ir::ParBuilder()
-           .Add(ir::Send::Make(Int(1), {Int(2)}, true))
+           .Add(ir::Send::Make(IntPar(1), {IntPar(2)}, true))
            .Build();
      },
      "0a0e0a042a02100212042a0210041801"},
     {"IfIsConditional",
      [] {
        return ir::ParBuilder()
-           .Add(ir::If::Make(Bool(true), Int(1), Int(2)))
+           .Add(ir::If::Make(Bool(true), IntPar(1), IntPar(2)))
            .Build();
      },
      "62120a042a02080112042a0210021a042a021004"},
     {"Match",
      [] {
        return ir::ParBuilder()
-           .Add(ir::Match::Make(Int(1), {ir::MatchCase{Int(1), ir::Nil(), 0}}))
+           .Add(ir::Match::Make(IntPar(1),
+                                {ir::MatchCase{IntPar(1), ir::Nil(), 0}}))
            .Build();
      },
      "32100a042a02100212080a042a0210021200"},
     {"EPlusUnevaluated",
-     [] { return ParOf(Expr::Binary(ExprKind::kAdd, Int(1), Int(2))); },
+     [] { return ParOf(Expr::Binary(ExprKind::kAdd, IntPar(1), IntPar(2))); },
      "2a0e4a0c0a042a02100212042a021004"},
 };
 
@@ -339,25 +343,27 @@ TEST(PublicParOrderTest, SetOfBytesComparesUnsigned) {
 }
 
 TEST(PublicParOrderTest, SetOfStringsIsBytewiseWithPrefixFirst) {
-  EXPECT_EQ(Enc(Set({Str("b"), Str("ab"), Str("a")})),
-            CollectionOf(22, {Enc(Str("a")), Enc(Str("ab")), Enc(Str("b"))}));
+  EXPECT_EQ(Enc(Set({StrPar("b"), StrPar("ab"), StrPar("a")})),
+            CollectionOf(
+                22, {Enc(StrPar("a")), Enc(StrPar("ab")), Enc(StrPar("b"))}));
 }
 
 TEST(PublicParOrderTest, SetOfNegativeAndPositiveIntsIsNumeric) {
-  EXPECT_EQ(Enc(Set({Int(3), Int(-5), Int(INT64_MIN)})),
-            CollectionOf(22, {Enc(Int(INT64_MIN)), Enc(Int(-5)), Enc(Int(3))}));
+  EXPECT_EQ(Enc(Set({IntPar(3), IntPar(-5), IntPar(INT64_MIN)})),
+            CollectionOf(
+                22, {Enc(IntPar(INT64_MIN)), Enc(IntPar(-5)), Enc(IntPar(3))}));
 }
 
 TEST(PublicParOrderTest, SetAcrossKindsFollowsScoreConstants) {
   // Nil (no components) < Int 2 < String 3 < Private 5 < EList 6 <
   // ETuple 7 < ByteArray 116.
-  std::vector<ParPtr> in = {Tuple({Int(1)}), Blob("00"), List({Int(1)}),
-                            Private("05"),   Str("s"),   Int(5),
+  std::vector<ParPtr> in = {Tuple({IntPar(1)}), Blob("00"),  List({IntPar(1)}),
+                            Private("05"),      StrPar("s"), IntPar(5),
                             ir::Nil()};
   EXPECT_EQ(Enc(Set(in)),
-            CollectionOf(22, {Enc(ir::Nil()), Enc(Int(5)), Enc(Str("s")),
-                              Enc(Private("05")), Enc(List({Int(1)})),
-                              Enc(Tuple({Int(1)})), Enc(Blob("00"))}));
+            CollectionOf(22, {Enc(ir::Nil()), Enc(IntPar(5)), Enc(StrPar("s")),
+                              Enc(Private("05")), Enc(List({IntPar(1)})),
+                              Enc(Tuple({IntPar(1)})), Enc(Blob("00"))}));
 }
 
 TEST(PublicParOrderTest, SetOfUnforgeablesSortsByIdUnsigned) {
@@ -367,46 +373,46 @@ TEST(PublicParOrderTest, SetOfUnforgeablesSortsByIdUnsigned) {
 
 TEST(PublicParOrderTest, MapSortsBoolKeysTrueFirst) {
   std::string expected_body =
-      Field(1, Field(1, Enc(Bool(true))) + Field(2, Enc(Int(2)))) +
-      Field(1, Field(1, Enc(Bool(false))) + Field(2, Enc(Int(1))));
-  EXPECT_EQ(Enc(Map({{Bool(false), Int(1)}, {Bool(true), Int(2)}})),
+      Field(1, Field(1, Enc(Bool(true))) + Field(2, Enc(IntPar(2)))) +
+      Field(1, Field(1, Enc(Bool(false))) + Field(2, Enc(IntPar(1))));
+  EXPECT_EQ(Enc(Map({{Bool(false), IntPar(1)}, {Bool(true), IntPar(2)}})),
             Field(5, Field(23, expected_body)));
 }
 
 TEST(PublicParOrderTest, MapSortsNegativeIntKeysFirst) {
   std::string expected_body =
-      Field(1, Field(1, Enc(Int(-1))) + Field(2, Enc(Str("y")))) +
-      Field(1, Field(1, Enc(Int(2))) + Field(2, Enc(Str("x"))));
-  EXPECT_EQ(Enc(Map({{Int(2), Str("x")}, {Int(-1), Str("y")}})),
+      Field(1, Field(1, Enc(IntPar(-1))) + Field(2, Enc(StrPar("y")))) +
+      Field(1, Field(1, Enc(IntPar(2))) + Field(2, Enc(StrPar("x"))));
+  EXPECT_EQ(Enc(Map({{IntPar(2), StrPar("x")}, {IntPar(-1), StrPar("y")}})),
             Field(5, Field(23, expected_body)));
 }
 
 TEST(PublicParOrderTest, ListOfListsSortsNothing) {
-  EXPECT_EQ(Enc(List({Int(3), Int(1), Int(2)})),
-            CollectionOf(20, {Enc(Int(3)), Enc(Int(1)), Enc(Int(2))}));
+  EXPECT_EQ(Enc(List({IntPar(3), IntPar(1), IntPar(2)})),
+            CollectionOf(20, {Enc(IntPar(3)), Enc(IntPar(1)), Enc(IntPar(2))}));
 }
 
 TEST(PublicParOrderTest, ParSendsSortByChannelScore) {
   ParPtr p = ir::ParBuilder()
-                 .Add(ir::Send::Make(Int(2), {}, false))
-                 .Add(ir::Send::Make(Int(1), {}, false))
+                 .Add(ir::Send::Make(IntPar(2), {}, false))
+                 .Add(ir::Send::Make(IntPar(1), {}, false))
                  .Build();
-  EXPECT_EQ(Enc(p),
-            Field(1, Field(1, Enc(Int(1)))) + Field(1, Field(1, Enc(Int(2)))));
+  EXPECT_EQ(Enc(p), Field(1, Field(1, Enc(IntPar(1)))) +
+                        Field(1, Field(1, Enc(IntPar(2)))));
 }
 
 TEST(PublicParOrderTest, NonPersistentSendSortsBeforePersistent) {
   ParPtr p = ir::ParBuilder()
-                 .Add(ir::Send::Make(Int(1), {}, true))
-                 .Add(ir::Send::Make(Int(2), {}, false))
+                 .Add(ir::Send::Make(IntPar(1), {}, true))
+                 .Add(ir::Send::Make(IntPar(2), {}, false))
                  .Build();
-  EXPECT_EQ(Enc(p), Field(1, Field(1, Enc(Int(2)))) +
-                        Field(1, Field(1, Enc(Int(1))) + "1801"));
+  EXPECT_EQ(Enc(p), Field(1, Field(1, Enc(IntPar(2)))) +
+                        Field(1, Field(1, Enc(IntPar(1))) + "1801"));
 }
 
 TEST(PublicParOrderTest, ParExprsGoGroundVarsArithmeticComparisonLogical) {
-  ir::ExprPtr eq = Expr::Binary(ExprKind::kEq, Int(4), Int(3));
-  ir::ExprPtr div = Expr::Binary(ExprKind::kDiv, Int(1), Int(5));
+  ir::ExprPtr eq = Expr::Binary(ExprKind::kEq, IntPar(4), IntPar(3));
+  ir::ExprPtr div = Expr::Binary(ExprKind::kDiv, IntPar(1), IntPar(5));
   ir::ExprPtr var = Expr::Variable(ir::Var{ir::VarKind::kBound, 1});
   ir::ExprPtr orr = Expr::Binary(ExprKind::kOr, Bool(false), Bool(true));
   ir::ExprPtr one = Expr::Int(1);
@@ -418,9 +424,9 @@ TEST(PublicParOrderTest, ParExprsGoGroundVarsArithmeticComparisonLogical) {
 
 TEST(PublicParOrderTest, MethodsSortByScoreCodeAmongOperators) {
   // EPlus 104 < EMethod 115 < EMod 122.
-  ir::ExprPtr method = Expr::Method("nth", List({Int(1)}), {Int(0)});
-  ir::ExprPtr mod = Expr::Binary(ExprKind::kMod, Int(7), Int(2));
-  ir::ExprPtr add = Expr::Binary(ExprKind::kAdd, Int(7), Int(2));
+  ir::ExprPtr method = Expr::Method("nth", List({IntPar(1)}), {IntPar(0)});
+  ir::ExprPtr mod = Expr::Binary(ExprKind::kMod, IntPar(7), IntPar(2));
+  ir::ExprPtr add = Expr::Binary(ExprKind::kAdd, IntPar(7), IntPar(2));
   ParPtr p = ir::ParBuilder().Add(mod).Add(method).Add(add).Build();
   EXPECT_EQ(Enc(p), Enc(ParOf(add)) + Enc(ParOf(method)) + Enc(ParOf(mod)));
 }
@@ -430,7 +436,7 @@ TEST(PublicParOrderTest, ShortCircuitOpsUseOurFieldsAndSortAfterMod) {
   // EMod 122), each with p1 and p2 like every binary operator.
   ir::ExprPtr sand = Expr::Binary(ExprKind::kShortAnd, Bool(true), Bool(false));
   ir::ExprPtr sor = Expr::Binary(ExprKind::kShortOr, Bool(false), Bool(true));
-  ir::ExprPtr mod = Expr::Binary(ExprKind::kMod, Int(7), Int(2));
+  ir::ExprPtr mod = Expr::Binary(ExprKind::kMod, IntPar(7), IntPar(2));
   EXPECT_EQ(Enc(ParOf(sand)),
             Field(5, Field(38, Field(1, Enc(Bool(true))) +
                                    Field(2, Enc(Bool(false))))));
@@ -442,21 +448,21 @@ TEST(PublicParOrderTest, ShortCircuitOpsUseOurFieldsAndSortAfterMod) {
 }
 
 TEST(PublicParOrderTest, MethodEncodesNameTargetArguments) {
-  ParPtr p = ParOf(Expr::Method("nth", List({Int(1)}), {Int(0)}));
-  std::string body = Field(1, "6e7468") + Field(2, Enc(List({Int(1)}))) +
-                     Field(3, Enc(Int(0)));
+  ParPtr p = ParOf(Expr::Method("nth", List({IntPar(1)}), {IntPar(0)}));
+  std::string body = Field(1, "6e7468") + Field(2, Enc(List({IntPar(1)}))) +
+                     Field(3, Enc(IntPar(0)));
   EXPECT_EQ(Enc(p), Field(5, Field(24, body)));
 }
 
 TEST(PublicParOrderTest, BundlesSortByPolarityCode) {
   // bundle0 (305) < bundle- (306) < bundle+ (307) < bundle (308).
   ParPtr p = ir::ParBuilder()
-                 .Add(ir::Bundle::Make(Int(1), true, true))
-                 .Add(ir::Bundle::Make(Int(1), true, false))
-                 .Add(ir::Bundle::Make(Int(1), false, true))
-                 .Add(ir::Bundle::Make(Int(1), false, false))
+                 .Add(ir::Bundle::Make(IntPar(1), true, true))
+                 .Add(ir::Bundle::Make(IntPar(1), true, false))
+                 .Add(ir::Bundle::Make(IntPar(1), false, true))
+                 .Add(ir::Bundle::Make(IntPar(1), false, false))
                  .Build();
-  std::string body = Field(1, Enc(Int(1)));
+  std::string body = Field(1, Enc(IntPar(1)));
   EXPECT_EQ(Enc(p), Field(11, body) + Field(11, body + "1801") +
                         Field(11, body + "1001") +
                         Field(11, body + "10011801"));
@@ -495,7 +501,8 @@ TEST(PublicParProcessTest, NewBodyKeepsLocallyFreeOfItsNames) {
 TEST(PublicParProcessTest, CompiledIfUsesConditionals) {
   absl::StatusOr<ParPtr> p = Compile("if (true) { @1!(2) }");
   ASSERT_TRUE(p.ok()) << p.status();
-  std::string send = Field(1, Field(1, Enc(Int(1))) + Field(2, Enc(Int(2))));
+  std::string send =
+      Field(1, Field(1, Enc(IntPar(1))) + Field(2, Enc(IntPar(2))));
   EXPECT_EQ(EncodeHex(**p),
             Field(12, Field(1, Enc(Bool(true))) + Field(2, send) + "1a00"));
 }
@@ -503,13 +510,15 @@ TEST(PublicParProcessTest, CompiledIfUsesConditionals) {
 TEST(PublicParProcessTest, CompiledBundleOfSetMatchesBuilt) {
   absl::StatusOr<ParPtr> p = Compile("bundle+ { Set(2, 1) }");
   ASSERT_TRUE(p.ok()) << p.status();
-  ParPtr built = ir::ParBuilder()
-                     .Add(ir::Bundle::Make(Set({Int(1), Int(2)}), true, false))
-                     .Build();
+  ParPtr built =
+      ir::ParBuilder()
+          .Add(ir::Bundle::Make(Set({IntPar(1), IntPar(2)}), true, false))
+          .Build();
   EXPECT_EQ(EncodeHex(**p), EncodeHex(*built));
-  EXPECT_EQ(EncodeHex(*built),
-            Field(11, Field(1, CollectionOf(22, {Enc(Int(1)), Enc(Int(2))})) +
-                          "1001"));
+  EXPECT_EQ(
+      EncodeHex(*built),
+      Field(11, Field(1, CollectionOf(22, {Enc(IntPar(1)), Enc(IntPar(2))})) +
+                    "1001"));
 }
 
 TEST(PublicParProcessTest, PatternWithWildcardMarksConnectiveUsed) {
@@ -518,7 +527,7 @@ TEST(PublicParProcessTest, PatternWithWildcardMarksConnectiveUsed) {
   // Pattern Par: EVar{wildcard} with connective_used; the receive itself
   // does not count its patterns.
   std::string pattern = Field(5, Field(19, Field(1, Field(3, "")))) + "5001";
-  std::string bind = Field(1, pattern) + Field(2, Enc(Int(1)));
+  std::string bind = Field(1, pattern) + Field(2, Enc(IntPar(1)));
   EXPECT_EQ(EncodeHex(**p), Field(2, Field(1, bind) + Field(2, "")));
 }
 
@@ -575,7 +584,7 @@ std::string PublicJoin(const ParPtr& lo, const ParPtr& hi) {
   std::string a = "2a079a01040a020802" + Field(9, "0001");  // bound 1
   std::string b = "2a079a01040a020800" + Field(9, "01");    // bound 0
   std::string send =
-      Field(1, Enc(Int(0))) + Field(2, a) + Field(2, b) + Field(5, "0101");
+      Field(1, Enc(IntPar(0))) + Field(2, a) + Field(2, b) + Field(5, "0101");
   std::string body = Field(1, send) + Field(9, "0101");
   return Field(2,
                Field(1, bind_lo) + Field(1, bind_hi) + Field(2, body) + "2802");
@@ -589,9 +598,9 @@ TEST(PublicParProcessTest, JoinUsesPublicBindOrderAndNumbering) {
     ParPtr hi_par;
   };
   const Case cases[] = {
-      {"1", "2", Int(1), Int(2)},
-      {"\"x\"", "\"y\"", Str("x"), Str("y")},
-      {"5", "\"a\"", Int(5), Str("a")},
+      {"1", "2", IntPar(1), IntPar(2)},
+      {"\"x\"", "\"y\"", StrPar("x"), StrPar("y")},
+      {"5", "\"a\"", IntPar(5), StrPar("a")},
       {"true", "false", Bool(true), Bool(false)},
   };
   int reordered = 0;
@@ -616,7 +625,7 @@ TEST(PublicParProcessTest, JoinUsesPublicBindOrderAndNumbering) {
 }
 
 TEST(PublicParTest, EncodesTermsAtTheDepthLimit) {
-  ParPtr p = Int(0);
+  ParPtr p = IntPar(0);
   while (p->height + 2 <= kMaxIrDepth) p = List({p});
   absl::StatusOr<Bytes> b = EncodePublicPar(*p);
   ASSERT_TRUE(b.ok()) << b.status();
@@ -629,7 +638,7 @@ TEST(PublicParTest, RejectsTermsDeeperThanTheLimit) {
                     "shadow stack (tests/sanitizer.h); single-threaded, run "
                     "by the release and asan suites";
   }
-  ParPtr p = Int(0);
+  ParPtr p = IntPar(0);
   for (uint32_t i = 0; i <= kMaxIrDepth; ++i) p = List({p});
   absl::StatusOr<Bytes> b = EncodePublicPar(*p);
   EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted);

@@ -18,10 +18,14 @@
 #include "rholang/interpreter/registry_semver.h"
 #include "rholang/interpreter/registry_uri.h"
 #include "tests/bytes_util.h"
+#include "tests/rholang/compile_util.h"
 #include "tests/sanitizer.h"
 
 namespace rnode::rholang::interp {
 namespace {
+
+using rnode::testing::IntPar;
+using rnode::testing::StrPar;
 
 using ir::Expr;
 using ir::ExprKind;
@@ -30,8 +34,6 @@ using ir::UnforgeableKind;
 
 using rnode::testing::Unhex;
 
-ParPtr IntP(int64_t v) { return ir::ParOf(Expr::Int(v)); }
-ParPtr StrP(std::string v) { return ir::ParOf(Expr::String(std::move(v))); }
 ParPtr BoolP(bool v) { return ir::ParOf(Expr::Bool(v)); }
 ParPtr BytesP(ByteView v) { return ir::ParOf(Expr::ByteArray(v)); }
 ParPtr BytesP(const Bytes& v) { return BytesP(ByteView(v)); }
@@ -271,16 +273,17 @@ struct PrintCase {
 
 TEST_F(SysprocTest, StdoutPrintsValuesInRholangSyntax) {
   const PrintCase cases[] = {
-      {IntP(1), "1"},
-      {IntP(-42), "-42"},
-      {StrP("x"), "\"x\""},
+      {IntPar(1), "1"},
+      {IntPar(-42), "-42"},
+      {StrPar("x"), "\"x\""},
       {BoolP(true), "true"},
       {ir::Nil(), "Nil"},
       {ir::ParOf(Expr::Uri("rho:id:abc")), "`rho:id:abc`"},
       {HexP("00ff"), "\"00ff\".hexToBytes()"},
-      {ir::ParOf(Expr::List({IntP(1), StrP("a")}, std::nullopt)), "[1, \"a\"]"},
-      {ir::ParOf(Expr::Tuple({IntP(1), IntP(2)})), "(1, 2)"},
-      {ir::ParOf(Expr::Map({{StrP("a"), IntP(1)}}, std::nullopt)),
+      {ir::ParOf(Expr::List({IntPar(1), StrPar("a")}, std::nullopt)),
+       "[1, \"a\"]"},
+      {ir::ParOf(Expr::Tuple({IntPar(1), IntPar(2)})), "(1, 2)"},
+      {ir::ParOf(Expr::Map({{StrPar("a"), IntPar(1)}}, std::nullopt)),
        "{\"a\": 1}"},
       {UnfP(UnforgeableKind::kPrivate, Bytes{0xab}),
        "Unforgeable(GPrivate, 0xab)"},
@@ -297,18 +300,18 @@ TEST_F(SysprocTest, StdoutPrintsValuesInRholangSyntax) {
 }
 
 TEST_F(SysprocTest, StdoutOneLinePerCall) {
-  ASSERT_TRUE(Call("rho:io:stdout", {IntP(1)}).ok());
-  ASSERT_TRUE(Call("rho:io:stdout", {IntP(2)}).ok());
+  ASSERT_TRUE(Call("rho:io:stdout", {IntPar(1)}).ok());
+  ASSERT_TRUE(Call("rho:io:stdout", {IntPar(2)}).ok());
   EXPECT_EQ(sink_.out, (std::vector<std::string>{"1", "2"}));
 }
 
 TEST_F(SysprocTest, StdoutWithoutSinkIsDroppedButCostsTheSame) {
-  ASSERT_TRUE(Call("rho:io:stdout", {StrP("hello")}).ok());
+  ASSERT_TRUE(Call("rho:io:stdout", {StrPar("hello")}).ok());
   int64_t with_sink = meter_.spent();
   PhloMeter other(-1);
   ProcessContext no_sink = MakeContext(nullptr, &other);
   ASSERT_TRUE(Find("rho:io:stdout")
-                  ->handler(std::vector<ParPtr>{StrP("hello")}, no_sink)
+                  ->handler(std::vector<ParPtr>{StrPar("hello")}, no_sink)
                   .ok());
   EXPECT_EQ(other.spent(), with_sink);
   EXPECT_GT(with_sink, 0);
@@ -320,7 +323,7 @@ TEST_F(SysprocTest, StdoutOfATermTooDeepToPrintWritesAPlaceholder) {
                     "shadow stack (tests/sanitizer.h); single-threaded, run "
                     "by the release and asan suites";
   }
-  ParPtr deep = IntP(0);
+  ParPtr deep = IntPar(0);
   for (uint32_t i = 0; i < kMaxIrDepth + 8; ++i) {
     deep = ir::ParOf(Expr::List({deep}, std::nullopt));
   }
@@ -331,27 +334,27 @@ TEST_F(SysprocTest, StdoutOfATermTooDeepToPrintWritesAPlaceholder) {
 }
 
 TEST_F(SysprocTest, StdoutAckPrintsThenRepliesNil) {
-  std::vector<ParPtr> data = CallAck("rho:io:stdoutAck", {IntP(7), Ack()});
+  std::vector<ParPtr> data = CallAck("rho:io:stdoutAck", {IntPar(7), Ack()});
   ASSERT_EQ(data.size(), 1u);
   EXPECT_TRUE(data[0]->IsNil());
   EXPECT_EQ(sink_.out, std::vector<std::string>{"7"});
 }
 
 TEST_F(SysprocTest, StderrGoesToStderr) {
-  ASSERT_TRUE(Call("rho:io:stderr", {StrP("oops")}).ok());
+  ASSERT_TRUE(Call("rho:io:stderr", {StrPar("oops")}).ok());
   EXPECT_TRUE(sink_.out.empty());
   EXPECT_EQ(sink_.err, std::vector<std::string>{"\"oops\""});
 }
 
 TEST_F(SysprocTest, StderrAckPrintsThenRepliesNil) {
-  std::vector<ParPtr> data = CallAck("rho:io:stderrAck", {IntP(3), Ack()});
+  std::vector<ParPtr> data = CallAck("rho:io:stderrAck", {IntPar(3), Ack()});
   ASSERT_EQ(data.size(), 1u);
   EXPECT_TRUE(data[0]->IsNil());
   EXPECT_EQ(sink_.err, std::vector<std::string>{"3"});
 }
 
 TEST_F(SysprocTest, WrongArgumentCountIsInvalidArgument) {
-  ExpectInvalid("rho:io:stdout", {IntP(1), IntP(2)}, "expected 1");
+  ExpectInvalid("rho:io:stdout", {IntPar(1), IntPar(2)}, "expected 1");
   ExpectInvalid("rho:crypto:sha256Hash", {HexP("00")}, "expected 2");
   ExpectInvalid("rho:vault:address", {}, "expected 3");
 }
@@ -396,9 +399,9 @@ class HashBadArgTest : public SysprocTest,
                        public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(HashBadArgTest, NonByteArrayInputIsInvalidArgument) {
-  ExpectInvalid(GetParam(), {StrP("abc"), Ack()}, "argument 1 (bytes)");
+  ExpectInvalid(GetParam(), {StrPar("abc"), Ack()}, "argument 1 (bytes)");
   ExpectInvalid(GetParam(), {ir::Nil(), Ack()}, "got Nil");
-  ExpectInvalid(GetParam(), {IntP(1), Ack()}, "got Int");
+  ExpectInvalid(GetParam(), {IntPar(1), Ack()}, "got Int");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllHashes, HashBadArgTest,
@@ -443,7 +446,7 @@ TEST_F(SysprocTest, OutOfPhloStopsAHash) {
 
 TEST_F(SysprocTest, MissingMeterIsInternal) {
   ctx_.meter = nullptr;
-  absl::StatusOr<std::vector<Reply>> r = Call("rho:io:devNull", {IntP(1)});
+  absl::StatusOr<std::vector<Reply>> r = Call("rho:io:devNull", {IntPar(1)});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
 }
@@ -510,10 +513,10 @@ TEST_F(SysprocTest, Ed25519MalformedKeyOrSignatureIsFalse) {
 
 TEST_F(SysprocTest, Ed25519NonByteArrayArgumentsAreInvalid) {
   ExpectInvalid("rho:crypto:ed25519Verify",
-                {StrP("m"), HexP(kEdSig), HexP(kEdKey), Ack()},
+                {StrPar("m"), HexP(kEdSig), HexP(kEdKey), Ack()},
                 "argument 1 (data)");
   ExpectInvalid("rho:crypto:ed25519Verify",
-                {HexP(kEdMessage), IntP(1), HexP(kEdKey), Ack()},
+                {HexP(kEdMessage), IntPar(1), HexP(kEdKey), Ack()},
                 "argument 2 (signature)");
   ExpectInvalid("rho:crypto:ed25519Verify",
                 {HexP(kEdMessage), HexP(kEdSig), ir::Nil(), Ack()},
@@ -628,7 +631,7 @@ TEST_F(SysprocTest, Secp256k1MalformedSignatureOrKeyIsFalse) {
 
 TEST_F(SysprocTest, Secp256k1NonByteArrayArgumentsAreInvalid) {
   ExpectInvalid("rho:crypto:secp256k1Verify",
-                {HexP("00"), HexP(kNnnSig), StrP("pk"), Ack()},
+                {HexP("00"), HexP(kNnnSig), StrPar("pk"), Ack()},
                 "argument 3 (public key)");
   ExpectInvalid("rho:crypto:secp256k1Verify",
                 {BoolP(true), HexP(kNnnSig), HexP(kNnnPk), Ack()}, "got Bool");
@@ -656,16 +659,16 @@ TEST_F(SysprocTest, BlockDataRepliesThreeValues) {
   ctx_.block = &block;
   std::vector<ParPtr> data = CallAck("rho:block:data", {Ack()});
   ASSERT_EQ(data.size(), 3u);
-  EXPECT_TRUE(ir::Equal(data[0], IntP(12)));
-  EXPECT_TRUE(ir::Equal(data[1], IntP(1700000000000)));
+  EXPECT_TRUE(ir::Equal(data[0], IntPar(12)));
+  EXPECT_TRUE(ir::Equal(data[1], IntPar(1700000000000)));
   EXPECT_EQ(BytesOf(data[2]), kNnnPk);
 }
 
 TEST_F(SysprocTest, BlockDataWithoutBlockIsZerosAndEmptyKey) {
   std::vector<ParPtr> data = CallAck("rho:block:data", {Ack()});
   ASSERT_EQ(data.size(), 3u);
-  EXPECT_TRUE(ir::Equal(data[0], IntP(0)));
-  EXPECT_TRUE(ir::Equal(data[1], IntP(0)));
+  EXPECT_TRUE(ir::Equal(data[0], IntPar(0)));
+  EXPECT_TRUE(ir::Equal(data[1], IntPar(0)));
   EXPECT_EQ(BytesOf(data[2]), "");
 }
 
@@ -690,7 +693,7 @@ TEST_F(SysprocTest, DeployDataRepliesTimestampDeployerIdAndDeployId) {
   ctx_.deploy = &deploy;
   std::vector<ParPtr> data = CallAck("rho:deploy:data", {Ack()});
   ASSERT_EQ(data.size(), 3u);
-  EXPECT_TRUE(ir::Equal(data[0], IntP(1559156251792)));
+  EXPECT_TRUE(ir::Equal(data[0], IntPar(1559156251792)));
   EXPECT_TRUE(
       ir::Equal(data[1], UnfP(UnforgeableKind::kDeployerId, Unhex(kNnnPk))));
   EXPECT_TRUE(
@@ -700,7 +703,7 @@ TEST_F(SysprocTest, DeployDataRepliesTimestampDeployerIdAndDeployId) {
 TEST_F(SysprocTest, DeployDataWithoutDeployIsThePublicNodesEmptyDeploy) {
   std::vector<ParPtr> data = CallAck("rho:deploy:data", {Ack()});
   ASSERT_EQ(data.size(), 3u);
-  EXPECT_TRUE(ir::Equal(data[0], IntP(0)));
+  EXPECT_TRUE(ir::Equal(data[0], IntPar(0)));
   EXPECT_TRUE(ir::Equal(data[1], UnfP(UnforgeableKind::kDeployerId, Bytes{0})));
   EXPECT_TRUE(ir::Equal(data[2], UnfP(UnforgeableKind::kDeployId, Bytes{0})));
 }
@@ -735,13 +738,13 @@ class AddressVectorTest : public SysprocTest,
 TEST_P(AddressVectorTest, FromPublicKey) {
   EXPECT_EQ(TextOf(CallOne(
                 "rho:vault:address",
-                {StrP("fromPublicKey"), HexP(GetParam().public_key), Ack()})),
+                {StrPar("fromPublicKey"), HexP(GetParam().public_key), Ack()})),
             GetParam().address);
 }
 
 TEST_P(AddressVectorTest, FromDeployerId) {
   EXPECT_EQ(
-      TextOf(CallOne("rho:vault:address", {StrP("fromDeployerId"),
+      TextOf(CallOne("rho:vault:address", {StrPar("fromDeployerId"),
                                            UnfP(UnforgeableKind::kDeployerId,
                                                 Unhex(GetParam().public_key)),
                                            Ack()})),
@@ -750,7 +753,7 @@ TEST_P(AddressVectorTest, FromDeployerId) {
 
 TEST_P(AddressVectorTest, ValidatesToNil) {
   EXPECT_TRUE(CallOne("rho:vault:address",
-                      {StrP("validate"), StrP(GetParam().address), Ack()})
+                      {StrPar("validate"), StrPar(GetParam().address), Ack()})
                   ->IsNil());
 }
 
@@ -761,7 +764,7 @@ TEST_F(SysprocTest, FromPublicKeyChecksOnlyTheLength) {
   // The public node hashes any 65 bytes (no point or tag check).
   Bytes not_a_point(65, 0x01);
   ParPtr out = CallOne("rho:vault:address",
-                       {StrP("fromPublicKey"), BytesP(not_a_point), Ack()});
+                       {StrPar("fromPublicKey"), BytesP(not_a_point), Ack()});
   std::string address = TextOf(out);
   EXPECT_EQ(address.substr(0, 4), "1111");
   EXPECT_TRUE(crypto::ParseRevAddress(address).ok());
@@ -769,20 +772,20 @@ TEST_F(SysprocTest, FromPublicKeyChecksOnlyTheLength) {
 
 TEST_F(SysprocTest, FromPublicKeyOfWrongLengthIsNil) {
   EXPECT_TRUE(CallOne("rho:vault:address",
-                      {StrP("fromPublicKey"), BytesP(Bytes(33, 2)), Ack()})
+                      {StrPar("fromPublicKey"), BytesP(Bytes(33, 2)), Ack()})
                   ->IsNil());
-  EXPECT_TRUE(
-      CallOne("rho:vault:address", {StrP("fromPublicKey"), StrP("04ab"), Ack()})
-          ->IsNil());
+  EXPECT_TRUE(CallOne("rho:vault:address",
+                      {StrPar("fromPublicKey"), StrPar("04ab"), Ack()})
+                  ->IsNil());
 }
 
 TEST_F(SysprocTest, FromDeployerIdOfOtherNamesIsNil) {
   EXPECT_TRUE(CallOne("rho:vault:address",
-                      {StrP("fromDeployerId"),
+                      {StrPar("fromDeployerId"),
                        UnfP(UnforgeableKind::kDeployId, Unhex(kNnnPk)), Ack()})
                   ->IsNil());
   EXPECT_TRUE(CallOne("rho:vault:address",
-                      {StrP("fromDeployerId"), HexP(kNnnPk), Ack()})
+                      {StrPar("fromDeployerId"), HexP(kNnnPk), Ack()})
                   ->IsNil());
 }
 
@@ -795,15 +798,16 @@ TEST_F(SysprocTest, FromUnforgeableHashesTheProtobufGPrivate) {
       crypto::RevAddressFromKeyHash(crypto::Keccak256(encoded));
   std::string got = TextOf(CallOne(
       "rho:vault:address",
-      {StrP("fromUnforgeable"), UnfP(UnforgeableKind::kPrivate, id), Ack()}));
+      {StrPar("fromUnforgeable"), UnfP(UnforgeableKind::kPrivate, id), Ack()}));
   EXPECT_EQ(got, expected);
-  EXPECT_TRUE(CallOne("rho:vault:address", {StrP("validate"), StrP(got), Ack()})
-                  ->IsNil());
+  EXPECT_TRUE(
+      CallOne("rho:vault:address", {StrPar("validate"), StrPar(got), Ack()})
+          ->IsNil());
 }
 
 TEST_F(SysprocTest, FromUnforgeableOfEmptyIdHashesNothing) {
   EXPECT_EQ(TextOf(CallOne("rho:vault:address",
-                           {StrP("fromUnforgeable"),
+                           {StrPar("fromUnforgeable"),
                             UnfP(UnforgeableKind::kPrivate, Bytes{}), Ack()})),
             crypto::RevAddressFromKeyHash(crypto::Keccak256(Bytes{})));
 }
@@ -811,12 +815,12 @@ TEST_F(SysprocTest, FromUnforgeableOfEmptyIdHashesNothing) {
 TEST_F(SysprocTest, FromUnforgeableOfNonPrivateIsNil) {
   EXPECT_TRUE(
       CallOne("rho:vault:address",
-              {StrP("fromUnforgeable"),
+              {StrPar("fromUnforgeable"),
                UnfP(UnforgeableKind::kDeployerId, Unhex(kNnnPk)), Ack()})
           ->IsNil());
-  EXPECT_TRUE(
-      CallOne("rho:vault:address", {StrP("fromUnforgeable"), IntP(3), Ack()})
-          ->IsNil());
+  EXPECT_TRUE(CallOne("rho:vault:address",
+                      {StrPar("fromUnforgeable"), IntPar(3), Ack()})
+                  ->IsNil());
 }
 
 struct BadAddress {
@@ -847,28 +851,29 @@ TEST_F(SysprocTest, ValidateReportsThePublicNodesMessages) {
   for (const BadAddress& c : cases) {
     SCOPED_TRACE(c.address.substr(0, 60));
     ParPtr out = CallOne("rho:vault:address",
-                         {StrP("validate"), StrP(c.address), Ack()});
+                         {StrPar("validate"), StrPar(c.address), Ack()});
     EXPECT_EQ(TextOf(out), c.error);
   }
 }
 
 TEST_F(SysprocTest, ValidateOfNonStringIsNil) {
-  EXPECT_TRUE(CallOne("rho:vault:address", {StrP("validate"), IntP(1), Ack()})
-                  ->IsNil());
+  EXPECT_TRUE(
+      CallOne("rho:vault:address", {StrPar("validate"), IntPar(1), Ack()})
+          ->IsNil());
 }
 
 TEST_F(SysprocTest, ErrorsQuoteAtMostAShortPrefixOfADeploysString) {
   absl::StatusOr<std::vector<Reply>> r = Call(
-      "rho:vault:address", {StrP(std::string(10000, 'q')), ir::Nil(), Ack()});
+      "rho:vault:address", {StrPar(std::string(10000, 'q')), ir::Nil(), Ack()});
   ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_LT(r.status().message().size(), 300u) << r.status();
   EXPECT_NE(r.status().message().find("\"..."), std::string::npos);
 }
 
 TEST_F(SysprocTest, VaultAddressUnknownOperationIsInvalid) {
-  ExpectInvalid("rho:vault:address", {StrP("fromEth"), StrP("x"), Ack()},
+  ExpectInvalid("rho:vault:address", {StrPar("fromEth"), StrPar("x"), Ack()},
                 "argument 1 (operation)");
-  ExpectInvalid("rho:vault:address", {IntP(1), StrP("x"), Ack()},
+  ExpectInvalid("rho:vault:address", {IntPar(1), StrPar("x"), Ack()},
                 "argument 1 (operation) must be a String");
 }
 
@@ -878,24 +883,24 @@ TEST_F(SysprocTest, VaultAddressUnknownOperationIsInvalid) {
 TEST_F(SysprocTest, PubKeyBytesOfDeployerId) {
   EXPECT_EQ(BytesOf(CallOne(
                 "rho:system:deployerId:ops",
-                {StrP("pubKeyBytes"),
+                {StrPar("pubKeyBytes"),
                  UnfP(UnforgeableKind::kDeployerId, Unhex(kNnnPk)), Ack()})),
             kNnnPk);
 }
 
 TEST_F(SysprocTest, PubKeyBytesOfAnythingElseIsNil) {
   EXPECT_TRUE(CallOne("rho:system:deployerId:ops",
-                      {StrP("pubKeyBytes"), HexP(kNnnPk), Ack()})
+                      {StrPar("pubKeyBytes"), HexP(kNnnPk), Ack()})
                   ->IsNil());
   EXPECT_TRUE(CallOne("rho:system:deployerId:ops",
-                      {StrP("pubKeyBytes"),
+                      {StrPar("pubKeyBytes"),
                        UnfP(UnforgeableKind::kPrivate, Unhex(kNnnPk)), Ack()})
                   ->IsNil());
 }
 
 TEST_F(SysprocTest, DeployerIdOpsUnknownOperationIsInvalid) {
-  ExpectInvalid("rho:system:deployerId:ops", {StrP("pubKey"), ir::Nil(), Ack()},
-                "\"pubKeyBytes\"");
+  ExpectInvalid("rho:system:deployerId:ops",
+                {StrPar("pubKey"), ir::Nil(), Ack()}, "\"pubKeyBytes\"");
 }
 
 struct UriVector {
@@ -910,8 +915,8 @@ const UriVector kUriVectors[] = {
 
 TEST_F(SysprocTest, BuildUriMatchesTheGenesisTable) {
   for (const UriVector& v : kUriVectors) {
-    ParPtr out =
-        CallOne("rho:registry:ops", {StrP("buildUri"), HexP(v.key_hex), Ack()});
+    ParPtr out = CallOne("rho:registry:ops",
+                         {StrPar("buildUri"), HexP(v.key_hex), Ack()});
     const Expr* e = out->SingleExpr();
     ASSERT_NE(e, nullptr);
     EXPECT_EQ(e->kind, ExprKind::kUri);
@@ -926,29 +931,32 @@ TEST_F(SysprocTest, BuildUriOfRhoSpecKeyIsThePublishedLookupUri) {
   ASSERT_TRUE(sk.ok());
   crypto::Secp256k1PublicKey pk = crypto::Secp256k1PublicKeyOf(*sk);
   EXPECT_EQ(TextOf(CallOne("rho:registry:ops",
-                           {StrP("buildUri"), BytesP(pk), Ack()})),
+                           {StrPar("buildUri"), BytesP(pk), Ack()})),
             "rho:id:zphjgsfy13h1k85isc8rtwtgt3t9zzt5pjd5ihykfmyapfc4wt3x5h");
 }
 
 TEST_F(SysprocTest, BuildUriOfNonByteArrayIsNil) {
-  EXPECT_TRUE(CallOne("rho:registry:ops", {StrP("buildUri"), StrP("k"), Ack()})
-                  ->IsNil());
+  EXPECT_TRUE(
+      CallOne("rho:registry:ops", {StrPar("buildUri"), StrPar("k"), Ack()})
+          ->IsNil());
 }
 
 TEST_F(SysprocTest, RegistryOpsUnknownOperationIsInvalid) {
   ExpectInvalid("rho:registry:ops",
-                {StrP("parseVersionedUri"), StrP("x"), Ack()}, "\"buildUri\"");
+                {StrPar("parseVersionedUri"), StrPar("x"), Ack()},
+                "\"buildUri\"");
 }
 
 TEST_F(SysprocTest, AuthTokenCheck) {
-  EXPECT_TRUE(BoolOf(CallOne(
-      "sys:authToken:ops",
-      {StrP("check"), UnfP(UnforgeableKind::kSysAuthToken, Bytes{}), Ack()})));
+  EXPECT_TRUE(
+      BoolOf(CallOne("sys:authToken:ops",
+                     {StrPar("check"),
+                      UnfP(UnforgeableKind::kSysAuthToken, Bytes{}), Ack()})));
   EXPECT_FALSE(BoolOf(CallOne(
       "sys:authToken:ops",
-      {StrP("check"), UnfP(UnforgeableKind::kPrivate, Bytes{1}), Ack()})));
-  EXPECT_FALSE(
-      BoolOf(CallOne("sys:authToken:ops", {StrP("check"), IntP(1), Ack()})));
+      {StrPar("check"), UnfP(UnforgeableKind::kPrivate, Bytes{1}), Ack()})));
+  EXPECT_FALSE(BoolOf(
+      CallOne("sys:authToken:ops", {StrPar("check"), IntPar(1), Ack()})));
   // A token in parallel with something else is not a token.
   ParPtr two =
       ir::ParBuilder()
@@ -956,16 +964,16 @@ TEST_F(SysprocTest, AuthTokenCheck) {
           .Add(Expr::Int(1))
           .Build();
   EXPECT_FALSE(
-      BoolOf(CallOne("sys:authToken:ops", {StrP("check"), two, Ack()})));
+      BoolOf(CallOne("sys:authToken:ops", {StrPar("check"), two, Ack()})));
 }
 
 TEST_F(SysprocTest, AuthTokenUnknownOperationIsInvalid) {
-  ExpectInvalid("sys:authToken:ops", {StrP("make"), ir::Nil(), Ack()},
+  ExpectInvalid("sys:authToken:ops", {StrPar("make"), ir::Nil(), Ack()},
                 "\"check\"");
 }
 
 TEST_F(SysprocTest, DevNullDiscards) {
-  absl::StatusOr<std::vector<Reply>> r = Call("rho:io:devNull", {IntP(1)});
+  absl::StatusOr<std::vector<Reply>> r = Call("rho:io:devNull", {IntPar(1)});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->empty());
   EXPECT_TRUE(sink_.out.empty());
@@ -973,7 +981,7 @@ TEST_F(SysprocTest, DevNullDiscards) {
 
 TEST_F(SysprocTest, AbortIsUserAbort) {
   absl::StatusOr<std::vector<Reply>> r =
-      Call("rho:execution:abort", {StrP("reason")});
+      Call("rho:execution:abort", {StrPar("reason")});
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(IsUserAbort(r.status()));
   EXPECT_GT(meter_.spent(), 0);
@@ -1023,36 +1031,37 @@ ParPtr Tuple3(ParPtr a, ParPtr b, ParPtr c) {
 }
 
 TEST_F(SysprocTest, AssertAckEqualityHolds) {
-  EXPECT_TRUE(
-      BoolOf(CallOne("rho:test:assertAck",
-                     {StrP("t1"), IntP(0), Tuple3(IntP(1), StrP("=="), IntP(1)),
-                      StrP("one is one"), Ack()})));
+  EXPECT_TRUE(BoolOf(CallOne(
+      "rho:test:assertAck",
+      {StrPar("t1"), IntPar(0), Tuple3(IntPar(1), StrPar("=="), IntPar(1)),
+       StrPar("one is one"), Ack()})));
   ASSERT_EQ(sink_.out.size(), 1u);
   EXPECT_EQ(sink_.out[0], "assert t1 (attempt 0): ok: one is one");
 }
 
 TEST_F(SysprocTest, AssertAckReportsFailures) {
-  EXPECT_FALSE(
-      BoolOf(CallOne("rho:test:assertAck",
-                     {StrP("t2"), IntP(1), Tuple3(IntP(1), StrP("=="), IntP(2)),
-                      StrP("c"), Ack()})));
-  EXPECT_TRUE(
-      BoolOf(CallOne("rho:test:assertAck",
-                     {StrP("t3"), IntP(1), Tuple3(IntP(1), StrP("!="), IntP(2)),
-                      StrP("c"), Ack()})));
-  EXPECT_FALSE(
-      BoolOf(CallOne("rho:test:assertAck",
-                     {StrP("t4"), IntP(1), BoolP(false), StrP("c"), Ack()})));
+  EXPECT_FALSE(BoolOf(CallOne(
+      "rho:test:assertAck",
+      {StrPar("t2"), IntPar(1), Tuple3(IntPar(1), StrPar("=="), IntPar(2)),
+       StrPar("c"), Ack()})));
+  EXPECT_TRUE(BoolOf(CallOne(
+      "rho:test:assertAck",
+      {StrPar("t3"), IntPar(1), Tuple3(IntPar(1), StrPar("!="), IntPar(2)),
+       StrPar("c"), Ack()})));
+  EXPECT_FALSE(BoolOf(
+      CallOne("rho:test:assertAck",
+              {StrPar("t4"), IntPar(1), BoolP(false), StrPar("c"), Ack()})));
   EXPECT_EQ(sink_.out[0], "assert t2 (attempt 1): FAILED: c");
 }
 
 TEST_F(SysprocTest, AssertAckCountsAMalformedAssertionAsFailed) {
-  EXPECT_FALSE(BoolOf(CallOne(
-      "rho:test:assertAck", {StrP("t"), IntP(0), IntP(5), StrP("c"), Ack()})));
   EXPECT_FALSE(
       BoolOf(CallOne("rho:test:assertAck",
-                     {StrP("u"), IntP(0), Tuple3(IntP(1), StrP("<"), IntP(2)),
-                      StrP("d"), Ack()})));
+                     {StrPar("t"), IntPar(0), IntPar(5), StrPar("c"), Ack()})));
+  EXPECT_FALSE(BoolOf(CallOne(
+      "rho:test:assertAck",
+      {StrPar("u"), IntPar(0), Tuple3(IntPar(1), StrPar("<"), IntPar(2)),
+       StrPar("d"), Ack()})));
   ASSERT_EQ(sink_.out.size(), 2u);
   EXPECT_EQ(sink_.out[0],
             "assert t (attempt 0): FAILED: c (not an assertion: got Int)");
@@ -1062,10 +1071,10 @@ TEST_F(SysprocTest, AssertAckCountsAMalformedAssertionAsFailed) {
 
 TEST_F(SysprocTest, AssertAckBadNameOrAttemptIsInvalid) {
   ExpectInvalid("rho:test:assertAck",
-                {StrP("t"), StrP("0"), BoolP(true), StrP("c"), Ack()},
+                {StrPar("t"), StrPar("0"), BoolP(true), StrPar("c"), Ack()},
                 "argument 2 (attempt)");
   ExpectInvalid("rho:test:assertAck",
-                {IntP(1), IntP(0), BoolP(true), StrP("c"), Ack()},
+                {IntPar(1), IntPar(0), BoolP(true), StrPar("c"), Ack()},
                 "argument 1 (test name)");
 }
 
@@ -1078,17 +1087,17 @@ TEST_F(SysprocTest, TestSuiteCompletedWritesALine) {
 }
 
 TEST_F(SysprocTest, StdlogWritesLevelAndMessageToStderr) {
-  ASSERT_TRUE(Call("rho:io:stdlog", {StrP("info"), StrP("hi")}).ok());
+  ASSERT_TRUE(Call("rho:io:stdlog", {StrPar("info"), StrPar("hi")}).ok());
   EXPECT_EQ(sink_.err, std::vector<std::string>{"[info] \"hi\""});
-  ExpectInvalid("rho:io:stdlog", {StrP("loud"), StrP("hi")},
+  ExpectInvalid("rho:io:stdlog", {StrPar("loud"), StrPar("hi")},
                 "argument 1 (level)");
 }
 
 TEST_F(SysprocTest, DeployerIdMakeWrapsTheKey) {
   EXPECT_TRUE(ir::Equal(CallOne("rho:test:deployerId:make",
-                                {StrP("deployerId"), HexP(kNnnPk), Ack()}),
+                                {StrPar("deployerId"), HexP(kNnnPk), Ack()}),
                         UnfP(UnforgeableKind::kDeployerId, Unhex(kNnnPk))));
-  ExpectInvalid("rho:test:deployerId:make", {StrP("x"), HexP(kNnnPk), Ack()},
+  ExpectInvalid("rho:test:deployerId:make", {StrPar("x"), HexP(kNnnPk), Ack()},
                 "argument 1");
 }
 
@@ -1101,13 +1110,13 @@ TEST_F(SysprocTest, BlockDataSetChangesWhatBlockDataAnswers) {
   base.timestamp = 99;
   base.sender_public_key = Unhex("01");
   EXPECT_TRUE(ir::Equal(CallOne("rho:test:block:data:set",
-                                {StrP("blockNumber"), IntP(42), Ack()}),
+                                {StrPar("blockNumber"), IntPar(42), Ack()}),
                         ir::Nil()));
   EXPECT_TRUE(test.active());
   EXPECT_EQ(test.Block(&base).block_number, 42);
   EXPECT_EQ(test.Block(&base).sender_public_key, Unhex("01"));
   ASSERT_TRUE(
-      Call("rho:test:block:data:set", {StrP("sender"), HexP("04ab"), Ack()})
+      Call("rho:test:block:data:set", {StrPar("sender"), HexP("04ab"), Ack()})
           .ok());
   const BlockInfo b = test.Block(&base);
   EXPECT_EQ(b.block_number, 42);
@@ -1115,11 +1124,11 @@ TEST_F(SysprocTest, BlockDataSetChangesWhatBlockDataAnswers) {
   EXPECT_EQ(b.sender_public_key, Unhex("04ab"));
   EXPECT_EQ(test.Block(nullptr).timestamp, 0);
 
-  ExpectInvalid("rho:test:block:data:set", {StrP("time"), IntP(1), Ack()},
+  ExpectInvalid("rho:test:block:data:set", {StrPar("time"), IntPar(1), Ack()},
                 "argument 1 (operation)");
   ExpectInvalid("rho:test:block:data:set",
-                {StrP("blockNumber"), StrP("1"), Ack()}, "an Int");
-  ExpectInvalid("rho:test:block:data:set", {StrP("sender"), IntP(1), Ack()},
+                {StrPar("blockNumber"), StrPar("1"), Ack()}, "an Int");
+  ExpectInvalid("rho:test:block:data:set", {StrPar("sender"), IntPar(1), Ack()},
                 "a ByteArray");
   // A refused call changes nothing.
   EXPECT_EQ(test.Block(&base).block_number, 42);
@@ -1128,20 +1137,21 @@ TEST_F(SysprocTest, BlockDataSetChangesWhatBlockDataAnswers) {
 TEST_F(SysprocTest, InvalidBlocksSetReplacesTheMap) {
   TestOverrides test;
   ctx_.test = &test;
-  const ParPtr base = IntP(1);
+  const ParPtr base = IntPar(1);
   EXPECT_TRUE(ir::Equal(test.InvalidBlocks(base), base));
   EXPECT_TRUE(ir::Equal(
-      CallOne("rho:test:casper:invalidBlocks:set", {StrP("blocks"), Ack()}),
+      CallOne("rho:test:casper:invalidBlocks:set", {StrPar("blocks"), Ack()}),
       ir::Nil()));
-  EXPECT_TRUE(ir::Equal(test.InvalidBlocks(base), StrP("blocks")));
+  EXPECT_TRUE(ir::Equal(test.InvalidBlocks(base), StrPar("blocks")));
 }
 
 TEST_F(SysprocTest, SetProcessesNeedTheTestState) {
   for (auto [uri, args] :
        {std::pair<std::string_view, std::vector<ParPtr>>{
-            "rho:test:block:data:set", {StrP("blockNumber"), IntP(1), Ack()}},
+            "rho:test:block:data:set",
+            {StrPar("blockNumber"), IntPar(1), Ack()}},
         std::pair<std::string_view, std::vector<ParPtr>>{
-            "rho:test:casper:invalidBlocks:set", {IntP(1), Ack()}}}) {
+            "rho:test:casper:invalidBlocks:set", {IntPar(1), Ack()}}}) {
     absl::StatusOr<std::vector<Reply>> r = Call(uri, args);
     ASSERT_FALSE(r.ok()) << uri;
     EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -1168,7 +1178,7 @@ TEST_F(SysprocTest, Secp256k1SignThenVerify) {
 TEST_F(SysprocTest, AuthTokenMakeMakesATokenThatChecks) {
   ParPtr token = CallOne("sys:test:authToken:make", {Ack()});
   EXPECT_TRUE(
-      BoolOf(CallOne("sys:authToken:ops", {StrP("check"), token, Ack()})));
+      BoolOf(CallOne("sys:authToken:ops", {StrPar("check"), token, Ack()})));
 }
 
 // ---------------------------------------------------------------------------
@@ -1254,66 +1264,69 @@ ParPtr Pair(ParPtr a, ParPtr b) {
 
 TEST_F(SysprocTest, RegistryOpsV1BuildUriIsTheLegacyOne) {
   EXPECT_EQ(TextOf(CallOne("rho:registry:ops:1.0.0",
-                           {StrP("buildUri"), HexP(kNnnPk), Ack()})),
+                           {StrPar("buildUri"), HexP(kNnnPk), Ack()})),
             kNnnUri);
 }
 
 TEST_F(SysprocTest, RegistryOpsV1ParseVersionedUri) {
-  ParPtr out =
-      CallOne("rho:registry:ops:1.0.0",
-              {StrP("parseVersionedUri"), StrP("rho:registry:1.0.0"), Ack()});
+  ParPtr out = CallOne(
+      "rho:registry:ops:1.0.0",
+      {StrPar("parseVersionedUri"), StrPar("rho:registry:1.0.0"), Ack()});
   EXPECT_TRUE(ir::Equal(
-      out, ir::ParOf(Expr::Tuple({StrP("registry"), StrP("1.0.0"), ir::Nil(),
-                                  ir::Nil(), ir::Nil()}))));
-  EXPECT_TRUE(CallOne("rho:registry:ops:1.0.0",
-                      {StrP("parseVersionedUri"), StrP("rho:io:stdout"), Ack()})
-                  ->IsNil());
+      out, ir::ParOf(Expr::Tuple({StrPar("registry"), StrPar("1.0.0"),
+                                  ir::Nil(), ir::Nil(), ir::Nil()}))));
+  EXPECT_TRUE(
+      CallOne("rho:registry:ops:1.0.0",
+              {StrPar("parseVersionedUri"), StrPar("rho:io:stdout"), Ack()})
+          ->IsNil());
   // A Uri value is not a String: Nil, as in the public node.
   EXPECT_TRUE(CallOne("rho:registry:ops:1.0.0",
-                      {StrP("parseVersionedUri"),
+                      {StrPar("parseVersionedUri"),
                        ir::ParOf(Expr::Uri("rho:registry:1.0.0")), Ack()})
                   ->IsNil());
 }
 
 TEST_F(SysprocTest, RegistryOpsV1MatchesVersion) {
-  EXPECT_TRUE(BoolOf(CallOne(
-      "rho:registry:ops:1.0.0",
-      {StrP("matchesVersion"), Pair(StrP("1.*"), StrP("1.4.2")), Ack()})));
-  EXPECT_FALSE(BoolOf(CallOne(
-      "rho:registry:ops:1.0.0",
-      {StrP("matchesVersion"), Pair(StrP("1.*"), StrP("2.0.0")), Ack()})));
-  EXPECT_FALSE(BoolOf(CallOne(
-      "rho:registry:ops:1.0.0",
-      {StrP("matchesVersion"), Pair(StrP("1.*.3"), StrP("1.0.3")), Ack()})));
+  EXPECT_TRUE(BoolOf(CallOne("rho:registry:ops:1.0.0",
+                             {StrPar("matchesVersion"),
+                              Pair(StrPar("1.*"), StrPar("1.4.2")), Ack()})));
   EXPECT_FALSE(BoolOf(CallOne("rho:registry:ops:1.0.0",
-                              {StrP("matchesVersion"), StrP("1.*"), Ack()})));
+                              {StrPar("matchesVersion"),
+                               Pair(StrPar("1.*"), StrPar("2.0.0")), Ack()})));
+  EXPECT_FALSE(
+      BoolOf(CallOne("rho:registry:ops:1.0.0",
+                     {StrPar("matchesVersion"),
+                      Pair(StrPar("1.*.3"), StrPar("1.0.3")), Ack()})));
+  EXPECT_FALSE(
+      BoolOf(CallOne("rho:registry:ops:1.0.0",
+                     {StrPar("matchesVersion"), StrPar("1.*"), Ack()})));
 }
 
 TEST_F(SysprocTest, RegistryOpsV1SelectBestVersion) {
-  ParPtr versions =
-      ir::ParOf(Expr::List({StrP("1.0.0"), StrP("1.1.0-alpha"), StrP("1.0.1"),
-                            IntP(7), StrP("bad"), StrP("2.0.0")},
-                           std::nullopt));
+  ParPtr versions = ir::ParOf(
+      Expr::List({StrPar("1.0.0"), StrPar("1.1.0-alpha"), StrPar("1.0.1"),
+                  IntPar(7), StrPar("bad"), StrPar("2.0.0")},
+                 std::nullopt));
   EXPECT_EQ(TextOf(CallOne("rho:registry:ops:1.0.0",
-                           {StrP("selectBestVersion"),
-                            Pair(StrP("1.*"), versions), Ack()})),
+                           {StrPar("selectBestVersion"),
+                            Pair(StrPar("1.*"), versions), Ack()})),
             "1.0.1");
-  EXPECT_EQ(TextOf(CallOne(
-                "rho:registry:ops:1.0.0",
-                {StrP("selectBestVersion"), Pair(StrP("*"), versions), Ack()})),
+  EXPECT_EQ(TextOf(CallOne("rho:registry:ops:1.0.0",
+                           {StrPar("selectBestVersion"),
+                            Pair(StrPar("*"), versions), Ack()})),
             "2.0.0");
   EXPECT_TRUE(
-      CallOne("rho:registry:ops:1.0.0",
-              {StrP("selectBestVersion"), Pair(StrP("3.*"), versions), Ack()})
+      CallOne("rho:registry:ops:1.0.0", {StrPar("selectBestVersion"),
+                                         Pair(StrPar("3.*"), versions), Ack()})
           ->IsNil());
   EXPECT_TRUE(
-      CallOne("rho:registry:ops:1.0.0",
-              {StrP("selectBestVersion"), Pair(StrP("*"), IntP(1)), Ack()})
+      CallOne("rho:registry:ops:1.0.0", {StrPar("selectBestVersion"),
+                                         Pair(StrPar("*"), IntPar(1)), Ack()})
           ->IsNil());
 }
 
 TEST_F(SysprocTest, RegistryOpsV1UnknownOperationIsInvalid) {
-  ExpectInvalid("rho:registry:ops:1.0.0", {StrP("lookup"), ir::Nil(), Ack()},
+  ExpectInvalid("rho:registry:ops:1.0.0", {StrPar("lookup"), ir::Nil(), Ack()},
                 "\"selectBestVersion\"");
 }
 
