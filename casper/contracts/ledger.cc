@@ -4,10 +4,12 @@
 #include <optional>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "casper/contracts/names.h"
 #include "crypto/hash.h"
 #include "rholang/interpreter/native_contract.h"
 #include "rholang/interpreter/term_codec.h"
+#include "rspace/channel_codec.h"
 #include "rspace/event_log.h"
 #include "util/status_macros.h"
 
@@ -51,6 +53,28 @@ absl::StatusOr<int64_t> ReadBalance(rspace::Space& space,
   rspace::ChannelState state;
   ASSIGN_OR_RETURN(state.data, space.GetData(channel));
   return BalanceCodec().Read(state);
+}
+
+absl::StatusOr<int64_t> ReadBalanceAt(rspace::History& history,
+                                      const Hash32& root,
+                                      std::string_view address) {
+  ASSIGN_OR_RETURN(Hash32 channel, BalanceChannelHash(address));
+  ASSIGN_OR_RETURN(std::optional<Bytes> blob, history.ReadLeaf(root, channel));
+  if (!blob.has_value()) return 0;
+  absl::StatusOr<rspace::ChannelState> state =
+      rspace::DecodeChannelState(*blob, interp::StoredTermFactory());
+  if (!state.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("the balance of ", std::string(address),
+                     " does not decode: ", state.status().message()));
+  }
+  absl::StatusOr<int64_t> balance = BalanceCodec().Read(*state);
+  if (!balance.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("the balance of ", std::string(address),
+                     " is not a balance: ", balance.status().message()));
+  }
+  return balance;
 }
 
 std::string_view TransferErrorText(TransferError e) {

@@ -24,6 +24,7 @@
 #include "casper/merge/number_channel.h"
 #include "rholang/frontend/ir.h"
 #include "rholang/interpreter/system_processes.h"
+#include "rspace/history/history.h"
 #include "rspace/space.h"
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
@@ -40,6 +41,14 @@ absl::StatusOr<Hash32> BalanceChannelHash(std::string_view address);
 // tracking.
 absl::StatusOr<int64_t> ReadBalance(rspace::Space& space,
                                     std::string_view address);
+
+// The balance of `address` in the state under `root`, read natively from
+// `history` (no space, no interpreter): 0 when the channel holds nothing.
+// The history's errors (NotFound for an unknown root), and DataLoss for a
+// stored datum that is not a balance.
+absl::StatusOr<int64_t> ReadBalanceAt(rspace::History& history,
+                                      const Hash32& root,
+                                      std::string_view address);
 
 // One number channel's change during a deploy (merge input).
 struct NumberDiff {

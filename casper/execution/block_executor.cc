@@ -25,11 +25,6 @@ rholang::interp::BlockInfo InfoOf(const BlockEnv& env) {
   return info;
 }
 
-bool PrechargeFailed(DeployFailure f) {
-  return f == DeployFailure::kInsufficientFunds ||
-         f == DeployFailure::kPhloOverflow;
-}
-
 // What a block records of a failed outcome: its message, or the failure's
 // name when it has none.
 std::string FailureText(const DeployOutcome& outcome) {
@@ -95,7 +90,7 @@ BlockReplayVerdict NotSigned(size_t i, const block::ProcessedDeploy& d) {
 
 block::ProcessedDeploy RecordDeploy(const SignedDeploy& deploy,
                                     const DeployOutcome& outcome) {
-  const bool precharge_failed = PrechargeFailed(outcome.failure);
+  const bool precharge_failed = outcome.unpaid();
   return block::MakeProcessedDeploy(
       deploy, outcome.cost, outcome.failed() && !precharge_failed,
       precharge_failed ? FailureText(outcome) : std::string(), outcome.events);

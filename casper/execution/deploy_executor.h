@@ -81,6 +81,12 @@ struct DeployOutcome {
   std::vector<contracts::NumberDiff> number_diffs;
 
   bool failed() const { return failure != DeployFailure::kNone; }
+  // The precharge failed (kInsufficientFunds, kPhloOverflow): the deployer
+  // could not pay, and the program did not run.
+  bool unpaid() const {
+    return failure == DeployFailure::kInsufficientFunds ||
+           failure == DeployFailure::kPhloOverflow;
+  }
 };
 
 // The verdict of replaying a deploy against the events its block recorded.

@@ -2,8 +2,10 @@
 #include "casper/proposer/block_creator.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "casper/consensus/fork_choice.h"
@@ -170,7 +172,10 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
 
   BlockEnv env{at.number, at.timestamp, me};
   ASSIGN_OR_RETURN(PlayedBlock played,
-                   executor_->Play(pre.root, deploys, slashes, env));
+                   PlayPaid(pre.root, deploys, slashes, env));
+  if (deploys.empty() && slashes.empty() && !allow_empty) {
+    return std::optional<block::Block>();  // none could pay
+  }
   ASSIGN_OR_RETURN(auto post_validators, validators_->Get(played.post_state));
 
   block::Block b;
@@ -194,6 +199,42 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   b.shard_id = options_.shard_id;
   RETURN_IF_ERROR(block::SignBlock(b, key));
   return std::optional<block::Block>(std::move(b));
+}
+
+// A deploy whose precharge fails on `pre_state` (its deployer cannot pay
+// phloLimit x phloPrice there) is left out: a block holding one is invalid
+// (validation's UnpaidDeploy), so an unfunded key cannot fill blocks. It
+// leaves the pool and the rest play again; a failed precharge moved
+// nothing, so they play as before and the loop ends by the second round.
+// `deploys` is left holding the deploys played.
+absl::StatusOr<PlayedBlock> BlockCreator::PlayPaid(
+    const Hash32& pre_state, std::vector<SignedDeploy>& deploys,
+    std::span<const SlashToRun> slashes, const BlockEnv& env) {
+  for (;;) {
+    ASSIGN_OR_RETURN(PlayedBlock played,
+                     executor_->Play(pre_state, deploys, slashes, env));
+    std::vector<Bytes> unpaid;
+    std::vector<SignedDeploy> paid;
+    for (size_t i = 0; i < deploys.size(); ++i) {
+      if (played.outcomes[i].unpaid()) {
+        unpaid.push_back(deploys[i].sig());
+      } else {
+        paid.push_back(std::move(deploys[i]));
+      }
+    }
+    deploys = std::move(paid);
+    if (unpaid.empty()) return played;
+    RETURN_IF_ERROR(pool_->Remove(unpaid));
+    unpaid_.insert(unpaid_.end(), unpaid.begin(), unpaid.end());
+    if (unpaid_.size() > kUnpaidKept) {
+      unpaid_.erase(unpaid_.begin(),
+                    unpaid_.end() - static_cast<std::ptrdiff_t>(kUnpaidKept));
+    }
+  }
+}
+
+std::vector<Bytes> BlockCreator::TakeUnpaid() {
+  return std::exchange(unpaid_, {});
 }
 
 }  // namespace rnode::casper::proposer

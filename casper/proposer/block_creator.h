@@ -1,7 +1,8 @@
 // Block creation (docs/validation.md "Creating a block"): parents from fork
 // choice, the pre-state of the main parent, deploys from the pool that fit
-// the block and are not in its ancestry, play, close block, one checkpoint,
-// the post-state's bonds, justifications of every bonded validator, seal.
+// the block and are not in its ancestry, play (leaving out the deploys
+// whose deployer cannot pay), close block, one checkpoint, the post-state's
+// bonds, justifications of every bonded validator, seal.
 //
 // With max_parents above 1 and a pre-state builder, a block has fork
 // choice's first parents and the merge of their scope as its pre-state.
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,13 +64,26 @@ class BlockCreator {
       const crypto::Secp256k1PrivateKey& key, int64_t now_ms,
       bool allow_empty = false);
 
+  // The signatures of the deploys Create left out since the last call
+  // because their deployer could not pay its precharge at the block's
+  // pre-state; they are removed from the pool. At most kUnpaidKept, the
+  // oldest forgotten first.
+  std::vector<Bytes> TakeUnpaid();
+  static constexpr size_t kUnpaidKept = 4096;
+
  private:
+  absl::StatusOr<PlayedBlock> PlayPaid(const Hash32& pre_state,
+                                       std::vector<SignedDeploy>& deploys,
+                                       std::span<const SlashToRun> slashes,
+                                       const BlockEnv& env);
+
   dag::DagStore* dag_;
   pool::DeployPool* pool_;
   BlockExecutor* executor_;
   contracts::ValidatorsCache* validators_;
   prestate::PreStateBuilder* pre_states_;
   const CreatorOptions options_;
+  std::vector<Bytes> unpaid_;
 };
 
 }  // namespace rnode::casper::proposer

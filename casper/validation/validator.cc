@@ -79,6 +79,8 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "LowDeployCost";
     case InvalidReason::kDeployAboveLimits:
       return "DeployAboveLimits";
+    case InvalidReason::kUnpaidDeploy:
+      return "UnpaidDeploy";
     case InvalidReason::kInvalidRepeatDeploy:
       return "InvalidRepeatDeploy";
     case InvalidReason::kDeployNotSigned:
@@ -356,7 +358,8 @@ std::optional<Verdict> CheckTimestamp(const CheckInput& in,
   return std::nullopt;
 }
 
-// Each deploy in block order: its shard, its validity window, no repeat.
+// Each deploy in block order: the shard's rules, paid, its validity
+// window, no repeat.
 std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
   const block::Block& b = in.b;
   const ValidatorOptions& options = in.options;
@@ -379,6 +382,14 @@ std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
         case DeployFault::kBeyondHorizon:  // no height given
           return Internal(absl::InternalError(breach->message));
       }
+    }
+    // The creator's own record that the deployer could not pay (replay
+    // holds a record that claims otherwise to what the deploy does).
+    if (!d.system_deploy_error.empty()) {
+      return Invalid(R::kUnpaidDeploy,
+                     which +
+                         " is recorded as unable to pay its precharge; "
+                         "a block leaves such deploys out");
     }
     switch (WindowAt(d.data, found.number, b.header.timestamp,
                      options.deploy_lifespan)) {

@@ -57,6 +57,8 @@ enum class InvalidReason : uint8_t {
                                // shard's minimum (DeployRules).
   kDeployAboveLimits,          // A deploy's phlo limit or term size is
                                // outside the shard's (DeployRules).
+  kUnpaidDeploy,               // A deploy recorded as unable to pay its
+                               // precharge (a creator leaves those out).
   kInvalidRepeatDeploy,        // Twice in the block, or already in its
                                // ancestry within the lifespan.
   kUnauthorizedSlash,          // Slashes for a block not known invalid.

@@ -16,7 +16,7 @@ const path = require('node:path');
 
 const {
   RnodeProcess, deployIdOfSuccess, errorMessages, grpc, kMaxBodyBytes, liveCase,
-  makeTempDir, rnodeJs, signDeploy, waitFor,
+  makeTempDir, newPrivateKey, rnodeJs, signDeploy, waitFor,
 } = require('./harness');
 
 // The client signs with these (its own dependencies); resolved from its
@@ -485,6 +485,29 @@ it('a deploy with phloLimit 0 is refused by the shard rules', async () => {
     /^Phlo limit 0 is outside this shard's range, 1 to 1000000000\.$/);
   const r = await node.getJson(`/api/deploy-finalization-status/${d.id}`);
   assert.equal(r.status, 404, 'the refused deploy was kept');
+});
+
+// A deployer whose balance at the last finalized block cannot cover
+// phloLimit x phloPrice is refused (issue 43). Before, the deploy was
+// pooled and went in a block as a failed deploy at cost 0: throwaway keys
+// could fill blocks for nothing. Nothing is kept, over gRPC or HTTP.
+it('a deploy whose deployer cannot pay is refused, and nothing is kept', async () => {
+  const key = newPrivateKey();
+  const expected = /^Deploy was not accepted: insufficient funds: the deployer's vault 1111[1-9A-HJ-NP-Za-km-z]+ holds 0 at the last finalized block, less than phloLimit x phloPrice = \d+\.$/;
+  const d = signDeploy(key, { term: kTerm, validAfterBlockNumber: await node.latestBlockNumber() });
+  const reply = await node.unary(node.deployClient, 'doDeploy', d.proto);
+  assert.match(errorMessages(reply, 'doDeploy from an unfunded key'), expected);
+  const r = await node.getJson(`/api/deploy-finalization-status/${d.id}`);
+  assert.equal(r.status, 404, 'the refused deploy was kept');
+  const h = signDeploy(key, { term: kTerm, validAfterBlockNumber: await node.latestBlockNumber() });
+  const res = await fetch(`${node.httpUrl}/api/deploy`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(h.json),
+  });
+  const body = await res.json();
+  assert.equal(res.status, 422, JSON.stringify(body));
+  assert.match(JSON.stringify(body), /insufficient funds/);
+  const metrics = await (await fetch(`${node.httpUrl}/metrics`)).text();
+  assert.match(metrics, /rnode_deploys_refused_total\{reason="insufficient_funds"\} 2/);
 });
 
 // ---- gRPC requests that do not decode ----

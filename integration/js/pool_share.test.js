@@ -9,16 +9,23 @@ const assert = require('node:assert/strict');
 
 const {
   RnodeProcess, deployIdOfSuccess, errorMessages, makeTempDir, newPrivateKey,
-  signDeploy,
+  signDeploy, writeShardFiles,
 } = require('./harness');
 
 // A pool of 32 gives each deployer a sixteenth: 2 deploys.
 const kPoolDeploys = 32;
 const kShare = 2;
 
+// Two deployers with funds (a deployer that cannot pay is refused at
+// admission); the node's own key has a bond but no wallet.
+const greedy = newPrivateKey();
+const other = newPrivateKey();
+const { wallets } = writeShardFiles(makeTempDir('pool-share-wallets'), [greedy, other], 0);
+
 const dataDir = makeTempDir('pool-share');
 const node = new RnodeProcess('pool-share', dataDir,
-  ['--autopropose=false', '--deploy-pool-max-deploys', String(kPoolDeploys)]);
+  ['--autopropose=false', '--deploy-pool-max-deploys', String(kPoolDeploys),
+    '--wallets-file', wallets]);
 
 before(async () => {
   await node.start();
@@ -30,8 +37,6 @@ after(async () => {
 
 test('a key beyond its share is refused; other keys are not, and the block takes the highest price first',
   node.withOutput(async () => {
-    const greedy = newPrivateKey();
-    const other = newPrivateKey();
     const height = await node.latestBlockNumber();
     const term = 'new x in { x!(1) }';
     const taken = [];

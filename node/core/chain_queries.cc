@@ -172,8 +172,10 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
     return s;  // pending: in blocks not yet final
   }
   if (d_.pool->Contains(sig)) return s;
-  if (d_.expired->Get(Bytes(sig.begin(), sig.end())).has_value()) {
-    s.state = DeployStatus::State::kExpired;
+  if (std::optional<DeployLeft> left =
+          d_.left->Get(Bytes(sig.begin(), sig.end()))) {
+    s.state = *left == DeployLeft::kUnpaid ? DeployStatus::State::kFailed
+                                           : DeployStatus::State::kExpired;
     return s;
   }
   return absl::NotFoundError(absl::StrCat(

@@ -34,7 +34,7 @@ struct QueryDeps {
   const NodeIdentity* identity = nullptr;
   casper::dag::DagStore* dag = nullptr;
   casper::pool::DeployPool* pool = nullptr;
-  ExpiredDeploys* expired = nullptr;
+  LeftDeploys* left = nullptr;
   rspace::Space* space = nullptr;
   rholang::interp::Runtime* runtime = nullptr;
   ConsensusScheduler* scheduler = nullptr;

@@ -167,10 +167,22 @@ void ConsensusDriver::PruneExpired(int64_t now_ms) {
       d_.pool->PruneExpired(d_.dag->MaxHeight(), now_ms);
   if (!pruned.ok() || pruned->empty()) return;
   d_.metrics->DeploysExpired(pruned->size());
-  for (const Bytes& sig : *pruned) d_.expired->Put(sig, true);
+  for (const Bytes& sig : *pruned) d_.left->Put(sig, DeployLeft::kExpired);
   Log("casper")->info(
       "{} deploys expired unincluded (their validity window closed)",
       pruned->size());
+}
+
+void ConsensusDriver::NoteUnpaid() {
+  if (d_.creator == nullptr) return;
+  const std::vector<Bytes> unpaid = d_.creator->TakeUnpaid();
+  if (unpaid.empty()) return;
+  d_.metrics->DeploysUnpaid(unpaid.size());
+  for (const Bytes& sig : unpaid) d_.left->Put(sig, DeployLeft::kUnpaid);
+  Log("casper")->info(
+      "{} deploys left out of the block and the pool: their deployer could "
+      "not pay phloLimit x phloPrice",
+      unpaid.size());
 }
 
 absl::StatusOr<Hash32> ConsensusDriver::ProposeNow(bool allow_empty) {
@@ -180,6 +192,7 @@ absl::StatusOr<Hash32> ConsensusDriver::ProposeNow(bool allow_empty) {
   const auto t0 = Clock::now();
   absl::StatusOr<std::optional<Hash32>> made =
       d_.engine->Propose(now, allow_empty);
+  NoteUnpaid();
   const double seconds =
       std::chrono::duration<double>(Clock::now() - t0).count();
   if (!made.ok()) {

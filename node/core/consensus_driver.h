@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <span>
@@ -16,6 +17,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/engine/engine.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/proposer/block_creator.h"
 #include "node/config/config.h"
 #include "node/core/catch_up.h"
 #include "node/core/deploy_admission.h"
@@ -31,9 +33,14 @@
 
 namespace rnode::node {
 
-// Deploys dropped from the pool unincluded (their window closed), so that
-// a client asking after them learns it.
-using ExpiredDeploys = BoundedCache<Bytes, bool>;
+// Why a deploy left the pool unincluded.
+enum class DeployLeft : uint8_t {
+  kExpired,  // its validity window closed
+  kUnpaid,   // its deployer could not pay its precharge in the block made
+};
+// Deploys that left the pool unincluded, by signature, so that a client
+// asking after them learns it.
+using LeftDeploys = BoundedCache<Bytes, DeployLeft>;
 
 // None owned; all outlive the driver. `network` is null in standalone
 // mode.
@@ -49,7 +56,9 @@ struct DriverDeps {
   DeployAdmission* admission = nullptr;
   DiskGuard* disk = nullptr;
   NodeMetrics* metrics = nullptr;
-  ExpiredDeploys* expired = nullptr;
+  LeftDeploys* left = nullptr;
+  // Tells which deploys a block it made left out (they could not pay).
+  casper::proposer::BlockCreator* creator = nullptr;
 };
 
 // Consensus thread only, except pooled().
@@ -98,6 +107,9 @@ class ConsensusDriver final : public ConsensusWork {
   // deploys wait for it.
   void Heartbeat(std::chrono::steady_clock::time_point now);
   void PruneExpired(int64_t now_ms);
+  // After proposing: the deploys the block left out because they could not
+  // pay, remembered as failed for clients.
+  void NoteUnpaid();
   // After the engine's buffer may have changed: the catch-up monitor's
   // count and the expired blocks' metric.
   void NoteBuffer();

@@ -1,5 +1,6 @@
 #include "node/core/deploy_admission.h"
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -8,7 +9,9 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "casper/contracts/ledger.h"
 #include "casper/deploy.h"
+#include "crypto/rev_address.h"
 #include "node/core/clock.h"
 #include "node/core/genesis_setup.h"
 #include "rspace/storage/kv_store.h"
@@ -121,6 +124,7 @@ absl::StatusOr<casper::SignedDeploy> DeployAdmission::Screen(
     d_.metrics->DeployRefused(casper::DeployFaultName(breach->fault));
     return absl::InvalidArgumentError(breach->message);
   }
+  RETURN_IF_ERROR(CheckFunds(*d));
   RETURN_IF_ERROR(CheckNodeCanTake());
   ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
   if (!in.empty()) {
@@ -130,6 +134,40 @@ absl::StatusOr<casper::SignedDeploy> DeployAdmission::Screen(
                                                  HexEncode(in.back()), "."));
   }
   return *std::move(d);
+}
+
+// A block leaves out a deploy that cannot pay its precharge (validation's
+// UnpaidDeploy: an unfunded key cannot fill blocks), so a deploy that could
+// not pay even at the last finalized block would only take a place in the
+// pool. Funds arriving in blocks not yet final do not count; funds spent
+// since may still leave the deploy out of its block (it is then reported
+// failed).
+absl::Status DeployAdmission::CheckFunds(const casper::SignedDeploy& d) {
+  if (d_.history == nullptr) return absl::OkStatus();
+  const std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (!lfb.has_value()) return absl::OkStatus();
+  int64_t charge = 0;
+  if (__builtin_mul_overflow(d.data().phlo_limit, d.data().phlo_price,
+                             &charge)) {
+    charge = std::numeric_limits<int64_t>::max();
+  }
+  if (charge <= 0) return absl::OkStatus();
+  const std::optional<std::string> address =
+      crypto::RevAddressFromKeyBytes(ByteView(d.deployer()));
+  if (!address.has_value()) {  // FromProto checked the key; never here
+    return absl::InvalidArgumentError("the deployer key has no REV address");
+  }
+  ASSIGN_OR_RETURN(const auto meta, d_.dag->Meta(*lfb));
+  ASSIGN_OR_RETURN(const int64_t balance,
+                   casper::contracts::ReadBalanceAt(
+                       *d_.history, meta->post_state, *address));
+  if (balance >= charge) return absl::OkStatus();
+  d_.metrics->DeployRefused("insufficient_funds");
+  return absl::FailedPreconditionError(absl::StrCat(
+      "Deploy was not accepted: insufficient funds: the deployer's vault ",
+      *address, " holds ", balance,
+      " at the last finalized block, less than phloLimit x phloPrice = ",
+      charge, "."));
 }
 
 absl::Status DeployAdmission::CheckNodeCanTake() {

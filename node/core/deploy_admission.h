@@ -24,6 +24,7 @@
 #include "node/core/network.h"
 #include "node/core/node_metrics.h"
 #include "node/core/scheduler.h"
+#include "rspace/history/history.h"
 #include "util/bytes.h"
 #include "util/logging.h"
 #include "util/mutex.h"
@@ -37,6 +38,8 @@ struct AdmissionDeps {
   const NodeIdentity* identity = nullptr;
   casper::dag::DagStore* dag = nullptr;
   casper::pool::DeployPool* pool = nullptr;
+  // The states' history, for deployers' balances.
+  rspace::History* history = nullptr;
   CasperNetwork* network = nullptr;
   ConsensusScheduler* scheduler = nullptr;
   const CatchUpMonitor* catch_up = nullptr;
@@ -50,11 +53,13 @@ class DeployAdmission {
   explicit DeployAdmission(const AdmissionDeps& deps);
 
   // Admits a client's deploy: node role, signature, the shard's deploy
-  // rules (casper/deploy_rules.h, at this node's height), disk, catching up,
-  // peers, duplicates, pool space; durable in the pool and held by another
-  // validator (in a shard) on OK. Returns the deploy id (its signature). Errors
-  // carry the client's message: FailedPrecondition (read-only or unbonded
-  // node), InvalidArgument (bad deploy), ResourceExhausted (pool full;
+  // rules (casper/deploy_rules.h, at this node's height), the deployer's
+  // funds, disk, catching up, peers, duplicates, pool space; durable in the
+  // pool and held by another validator (in a shard) on OK. Returns the
+  // deploy id (its signature). Errors carry the client's message:
+  // FailedPrecondition (read-only or unbonded node, or a deployer whose
+  // balance at the last finalized block is below phloLimit x phloPrice),
+  // InvalidArgument (bad deploy), ResourceExhausted (pool full;
   // rspace::NoSpaceError when the disk is full), Unavailable (catching up, or
   // no peer took a copy), AlreadyExists (duplicate), the store's errors
   // otherwise.
@@ -84,6 +89,9 @@ class DeployAdmission {
       const ::casper::DeployDataProto& proto);
   // Disk, catching up, peers: whether this node can take any deploy now.
   absl::Status CheckNodeCanTake();
+  // Whether the deployer can pay phloLimit x phloPrice from its balance at
+  // the last finalized block (FailedPrecondition if not).
+  absl::Status CheckFunds(const casper::SignedDeploy& d);
 
   const AdmissionDeps d_;
   // The shard's rules (fixed at genesis): the same check as the pool's and

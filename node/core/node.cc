@@ -23,8 +23,8 @@ namespace {
 
 using casper::block::Block;
 
-// Expired deploys remembered for clients that ask after them.
-constexpr size_t kExpiredDeploysRemembered = 65536;
+// Deploys that left the pool unincluded, remembered for clients that ask after them.
+constexpr size_t kLeftDeploysRemembered = 65536;
 
 }  // namespace
 
@@ -34,7 +34,7 @@ struct Node::Impl {
   explicit Impl(const NodeConfig& c) : parts(c) {}
 
   NodeParts parts;
-  ExpiredDeploys expired{kExpiredDeploysRemembered};
+  LeftDeploys left{kLeftDeploysRemembered};
   std::unique_ptr<ConsensusScheduler> scheduler;
   std::unique_ptr<DiskGuard> disk;
   std::unique_ptr<CatchUpMonitor> catch_up;
@@ -135,6 +135,7 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
                     .identity = &identity_,
                     .dag = p.dag.get(),
                     .pool = p.pool.get(),
+                    .history = &p.space->history(),
                     .network = p.network.get(),
                     .scheduler = m.scheduler.get(),
                     .catch_up = m.catch_up.get(),
@@ -155,14 +156,15 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
                  .admission = m.admission.get(),
                  .disk = m.disk.get(),
                  .metrics = p.metrics.get(),
-                 .expired = &m.expired},
+                 .left = &m.left,
+                 .creator = p.creator.get()},
       work);
   m.queries =
       std::make_unique<ChainQueries>(QueryDeps{.config = &config_,
                                                .identity = &identity_,
                                                .dag = p.dag.get(),
                                                .pool = p.pool.get(),
-                                               .expired = &m.expired,
+                                               .left = &m.left,
                                                .space = p.space.get(),
                                                .runtime = p.runtime.get(),
                                                .scheduler = m.scheduler.get()});

@@ -54,6 +54,11 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("rnode_deploys_expired_total",
                                  "Deploys dropped from the pool unincluded "
                                  "because their validity window closed"));
+  ASSIGN_OR_RETURN(m->deploys_unpaid_,
+                   r->AddCounter("rnode_deploys_unpaid_total",
+                                 "Deploys a block this node made left out "
+                                 "because their deployer could not pay the "
+                                 "precharge (reported failed)"));
   ASSIGN_OR_RETURN(m->deploys_finalized_,
                    r->AddCounter("rnode_deploys_finalized_total",
                                  "Deploys in newly finalized blocks"));
@@ -285,6 +290,7 @@ void NodeMetrics::BlocksNotBuffered(std::string_view reason, uint64_t n) {
 }
 
 void NodeMetrics::DeploysExpired(size_t n) { deploys_expired_->Inc(n); }
+void NodeMetrics::DeploysUnpaid(size_t n) { deploys_unpaid_->Inc(n); }
 
 void NodeMetrics::ConsensusBusy() { consensus_busy_->Inc(); }
 

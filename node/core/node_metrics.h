@@ -59,6 +59,7 @@ class NodeMetrics {
   void DeployAdmitted(const Bytes& sig);
   void DeployRefused(std::string_view reason);
   void DeploysExpired(size_t n);
+  void DeploysUnpaid(size_t n);
   void ConsensusBusy();
   // The consensus thread found nothing due and slept.
   void ConsensusIdle();
@@ -83,6 +84,7 @@ class NodeMetrics {
   metrics::Counter* deploys_received_ = nullptr;
   metrics::Family<metrics::Counter>* deploys_refused_ = nullptr;
   metrics::Counter* deploys_expired_ = nullptr;
+  metrics::Counter* deploys_unpaid_ = nullptr;
   metrics::Counter* deploys_finalized_ = nullptr;
   metrics::Histogram* inclusion_seconds_ = nullptr;
   metrics::Histogram* finalization_seconds_ = nullptr;

@@ -89,6 +89,7 @@ class Network {
     Hash32 hash{};
   };
 
+  // Validators are keys 1..validators, each bonded and funded.
   Network(int validators, int64_t ftt_ppm = 100'000, size_t max_parents = 1,
           dag::DagStoreOptions dag_options = {}) {
     EngineOptions options;
@@ -151,7 +152,8 @@ class Network {
 Peer::Peer(Network* n, int i, uint8_t key, int validators,
            EngineOptions options, size_t max_parents,
            dag::DagStoreOptions dag_options)
-    : node(key, validators, 1'000'000'000, 1, max_parents, 1, dag_options),
+    : node(key, validators, 1'000'000'000, 1, max_parents, validators,
+           dag_options),
       index(i),
       net(n) {
   options.listener = &events;
@@ -669,7 +671,7 @@ TEST(ShardTest, AnEquivocatorIsDetectedAndSlashedOnce) {
   Network net(3);
   // Validator 3 makes two different first blocks on two nodes of its own
   // (its engine's and a twin with the same key) and sends both.
-  TestNode twin(3, 3);
+  TestNode twin(3, 3, 1'000'000'000, 1, 1, /*funded=*/3);  // the same genesis
   ASSERT_TRUE(twin.pool().Add(twin.Sign("@2!(2)", net.now), 0, net.now).ok());
   auto twin_block = twin.Propose(net.now);
   ASSERT_TRUE(twin_block.has_value());

@@ -2,6 +2,7 @@
 // valid on another node, and each invalid-block kind is reported with its
 // exact reason; a block with a missing dependency is a missing-dependency
 // verdict, then valid once the dependency arrives.
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -52,6 +53,43 @@ TEST(BlockCreationTest, ACreatedBlockIsValidOnAnotherNode) {
   ASSERT_TRUE(empty.has_value());
   EXPECT_EQ(empty->seq_num, 2);
   EXPECT_TRUE(b.Receive(*empty, kT + 2).valid());
+}
+
+// A deploy whose deployer cannot pay phloLimit x phloPrice stays out of the
+// block and leaves the pool, reported by TakeUnpaid; the block made without
+// it is valid elsewhere. (Before, it went in as a failed deploy at cost 0:
+// an unfunded key could fill blocks for nothing.)
+TEST(BlockCreationTest, ADeployItsDeployerCannotPayIsLeftOut) {
+  TestNode a(1, 3), b(2, 3);  // key 1 funded; keys 7 and 8 hold nothing
+  const SignedDeploy paid = a.Sign("@0!(1)", kT);
+  const SignedDeploy unfunded = a.Sign("@0!(2)", kT + 1, /*signer=*/7);
+  const SignedDeploy other = a.Sign("@0!(3)", kT + 2, /*signer=*/8);
+  for (const SignedDeploy& d : {paid, unfunded, other}) {
+    ASSERT_TRUE(a.pool().Add(d, 0, kT).ok());
+  }
+  auto blk = a.Propose(kT + 3);
+  ASSERT_TRUE(blk.has_value());
+  ASSERT_EQ(blk->body.deploys.size(), 1u);
+  EXPECT_EQ(blk->body.deploys[0].sig, paid.sig());
+  EXPECT_TRUE(blk->body.deploys[0].system_deploy_error.empty());
+  EXPECT_FALSE(a.pool().Contains(unfunded.sig()));
+  EXPECT_FALSE(a.pool().Contains(other.sig()));
+  std::vector<Bytes> left = a.creator().TakeUnpaid();
+  std::sort(left.begin(), left.end());
+  std::vector<Bytes> expected = {unfunded.sig(), other.sig()};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(left, expected);
+  EXPECT_TRUE(a.creator().TakeUnpaid().empty());  // taken once
+  const Verdict v = b.Receive(*blk, kT + 3);
+  EXPECT_TRUE(v.valid()) << validation::InvalidReasonName(v.reason) << ": "
+                         << v.detail << v.error;
+  // Only an unpaid deploy new: no block at all.
+  ASSERT_TRUE(a.Receive(*blk, kT + 3).valid());
+  const SignedDeploy later = a.Sign("@0!(4)", kT + 4, 7);
+  ASSERT_TRUE(a.pool().Add(later, 0, kT).ok());
+  EXPECT_FALSE(a.Propose(kT + 5).has_value());
+  EXPECT_EQ(a.creator().TakeUnpaid(), std::vector<Bytes>{later.sig()});
+  EXPECT_FALSE(a.pool().Contains(later.sig()));
 }
 
 // A block made by node a (validator 1), altered, checked by node b.
@@ -244,6 +282,18 @@ TEST_F(InvalidBlockTest, ASignedDeployThatPaysNothing) {
   });
   ExpectInvalid(v, InvalidReason::kLowDeployCost, "minimum price 1");
   EXPECT_FALSE(validation::IsSlashable(v.reason));
+}
+
+// A block holding a deploy recorded as unable to pay is invalid before
+// replay, and slashable: the rule is the code's, not a node's setting.
+TEST_F(InvalidBlockTest, AnUnpaidDeploy) {
+  const Verdict v = Check([](block::Block& x) {
+    x.body.deploys[0].system_deploy_error =
+        "Deploy payment failed: Insufficient funds";
+    x.body.deploys[0].cost = 0;
+  });
+  ExpectInvalid(v, InvalidReason::kUnpaidDeploy, "unable to pay its precharge");
+  EXPECT_TRUE(validation::IsSlashable(v.reason));
 }
 
 TEST_F(InvalidBlockTest, RepeatDeployInTheBlock) {
