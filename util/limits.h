@@ -38,6 +38,11 @@ inline constexpr size_t kMaxBlockParents = 256;
 inline constexpr size_t kMaxBlockValidators = 1024;
 inline constexpr size_t kMaxBlockExtraBytes = 4096;
 
+// Largest encoded block a node decodes at all: 128 deploys of the largest
+// term (kMaxDeployTermBytes) with room for their logs. A shard's own limit,
+// casper.max-block-bytes (32 MiB by default), may not exceed it.
+inline constexpr size_t kMaxBlockBytes = 192u << 20;
+
 }  // namespace rnode::limits
 
 #endif  // RNODE_UTIL_LIMITS_H_

@@ -498,6 +498,23 @@ Bytes EncodeBlock(const Block& block) {
   return Serialize(p);
 }
 
+size_t EncodedBlockSize(const Block& block) {
+  ::casper::BlockMessageProto p;
+  BlockToProto(block, &p);
+  return p.ByteSizeLong();
+}
+
+size_t EncodedDeploySize(const ProcessedDeploy& deploy) {
+  ::casper::ProcessedDeployProto p;
+  DeployToProto(deploy, &p);
+  const size_t body = p.ByteSizeLong();
+  // A repeated message field: one tag byte (fields below 16) and a varint
+  // length.
+  size_t length_bytes = 1;
+  for (size_t v = body; v >= 0x80; v >>= 7) ++length_bytes;
+  return 1 + length_bytes + body;
+}
+
 Bytes BlockHashPreimage(const Block& block) {
   ::casper::BlockMessageProto p;
   BlockToProto(block, &p);

@@ -16,6 +16,7 @@
 #include "casper/block/block.h"
 #include "rspace/event_log.h"
 #include "util/bytes.h"
+#include "util/limits.h"
 
 namespace casper {
 class BlockMessageProto;
@@ -24,11 +25,9 @@ class EventProto;
 
 namespace rnode::casper::block {
 
-// Largest encoded block DecodeBlock accepts: 128 deploys of the largest
-// term (limits::kMaxDeployTermBytes) with room for their logs. A block
-// above it cannot have come from an honest proposer (the proposer's byte
-// budget is far lower).
-inline constexpr size_t kMaxBlockBytes = 192u << 20;
+// Largest encoded block DecodeBlock accepts by default (util/limits.h); a
+// node decodes its peers' blocks with its shard's lower max-block-bytes.
+inline constexpr size_t kMaxBlockBytes = limits::kMaxBlockBytes;
 
 void BlockToProto(const Block& block, ::casper::BlockMessageProto* out);
 absl::StatusOr<Block> BlockFromProto(const ::casper::BlockMessageProto& proto);
@@ -36,6 +35,11 @@ absl::StatusOr<Block> BlockFromProto(const ::casper::BlockMessageProto& proto);
 // The canonical encoding: the proto3 encoding of BlockToProto, fields in
 // number order, defaults omitted.
 Bytes EncodeBlock(const Block& block);
+// EncodeBlock(block).size(), without making the bytes.
+size_t EncodedBlockSize(const Block& block);
+// What `deploy` adds to its block's encoding (its record, tag and length
+// included).
+size_t EncodedDeploySize(const ProcessedDeploy& deploy);
 // The canonical encoding without blockHash and sig (absent, not zero):
 // what the block hash is the Blake2b-256 of.
 Bytes BlockHashPreimage(const Block& block);

@@ -39,7 +39,7 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
         return r;
       }
       // Sized only once it may wait (a refused block costs no encoding).
-      const size_t bytes = block::EncodeBlock(block).size();
+      const size_t bytes = block::EncodedBlockSize(block);
       const auto held = sender_bytes_.find(block.sender);
       const size_t of_sender = held == sender_bytes_.end() ? 0 : held->second;
       if (buffer_.size() >= options_.max_buffered ||

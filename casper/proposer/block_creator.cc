@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <map>
 #include <set>
 #include <span>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "casper/block/block_codec.h"
 #include "casper/consensus/fork_choice.h"
 #include "casper/prestate/ancestry.h"
 #include "util/status_macros.h"
@@ -171,34 +174,72 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   }
 
   BlockEnv env{at.number, at.timestamp, me};
-  ASSIGN_OR_RETURN(PlayedBlock played,
-                   PlayPaid(pre.root, deploys, slashes, env));
-  if (deploys.empty() && slashes.empty() && !allow_empty) {
-    return std::optional<block::Block>();  // none could pay
+  for (;;) {
+    ASSIGN_OR_RETURN(PlayedBlock played,
+                     PlayPaid(pre.root, deploys, slashes, env));
+    if (deploys.empty() && slashes.empty() && !allow_empty) {
+      return std::optional<block::Block>();  // none could pay, or fit
+    }
+    ASSIGN_OR_RETURN(auto post_validators, validators_->Get(played.post_state));
+    block::Block b;
+    b.header.parents = parents;
+    b.header.timestamp = at.timestamp;
+    b.body.state.pre_state = pre.root;
+    b.body.merge_base = pre.merge_base;
+    b.body.rejected = pre.rejected;
+    b.body.state.post_state = played.post_state;
+    b.body.state.bonds = BlockBonds(*post_validators);
+    b.body.state.block_number = at.number;
+    b.body.deploys = std::move(played.deploys);
+    b.body.system_deploys = std::move(played.system_deploys);
+    b.justifications = Justifications(*main, latest, root);
+    auto mine = latest.find(me);
+    b.seq_num = 1;
+    if (mine != latest.end()) {
+      ASSIGN_OR_RETURN(const auto latest_meta, dag_->Meta(mine->second));
+      b.seq_num = latest_meta->seq_num + 1;
+    }
+    b.shard_id = options_.shard_id;
+    RETURN_IF_ERROR(block::SignBlock(b, key));
+    const size_t bytes = block::EncodedBlockSize(b);
+    if (bytes <= options_.max_block_bytes) {
+      return std::optional<block::Block>(std::move(b));
+    }
+    RETURN_IF_ERROR(Shrink(b, bytes, deploys));
   }
-  ASSIGN_OR_RETURN(auto post_validators, validators_->Get(played.post_state));
+}
 
-  block::Block b;
-  b.header.parents = parents;
-  b.header.timestamp = at.timestamp;
-  b.body.state.pre_state = pre.root;
-  b.body.merge_base = pre.merge_base;
-  b.body.rejected = std::move(pre.rejected);
-  b.body.state.post_state = played.post_state;
-  b.body.state.bonds = BlockBonds(*post_validators);
-  b.body.state.block_number = at.number;
-  b.body.deploys = std::move(played.deploys);
-  b.body.system_deploys = std::move(played.system_deploys);
-  b.justifications = Justifications(*main, latest, root);
-  auto mine = latest.find(me);
-  b.seq_num = 1;
-  if (mine != latest.end()) {
-    ASSIGN_OR_RETURN(const auto latest_meta, dag_->Meta(mine->second));
-    b.seq_num = latest_meta->seq_num + 1;
+// `b`, encoded in `bytes` (above the limit), played `deploys`. Drops the
+// last of them (the pool's lowest priority: they stay in the pool for a
+// later block) until their records cover the excess; a deploy whose block
+// is over the limit with it alone leaves the pool. InternalError when
+// there is no user deploy to drop.
+absl::Status BlockCreator::Shrink(const block::Block& b, size_t bytes,
+                                  std::vector<SignedDeploy>& deploys) {
+  if (deploys.empty()) {
+    return absl::InternalError(absl::StrCat(
+        "a block without user deploys is encoded in ", bytes,
+        " bytes, more than the limit of ", options_.max_block_bytes));
   }
-  b.shard_id = options_.shard_id;
-  RETURN_IF_ERROR(block::SignBlock(b, key));
-  return std::optional<block::Block>(std::move(b));
+  if (deploys.size() == 1) {
+    const Bytes sig = deploys.front().sig();
+    RETURN_IF_ERROR(pool_->Remove(std::span<const Bytes>(&sig, 1)));
+    Leave(sig, LeftOut::Why::kTooLarge);
+    deploys.clear();
+    return absl::OkStatus();
+  }
+  const size_t excess = bytes - options_.max_block_bytes;
+  size_t dropped = 0;
+  while (deploys.size() > 1 && dropped < excess) {
+    dropped += block::EncodedDeploySize(b.body.deploys[deploys.size() - 1]);
+    deploys.pop_back();
+  }
+  return absl::OkStatus();
+}
+
+void BlockCreator::Leave(const Bytes& sig, LeftOut::Why why) {
+  left_out_.push_back(LeftOut{sig, why});
+  if (left_out_.size() > kLeftOutKept) left_out_.pop_front();
 }
 
 // A deploy whose precharge fails on `pre_state` (its deployer cannot pay
@@ -225,16 +266,15 @@ absl::StatusOr<PlayedBlock> BlockCreator::PlayPaid(
     deploys = std::move(paid);
     if (unpaid.empty()) return played;
     RETURN_IF_ERROR(pool_->Remove(unpaid));
-    unpaid_.insert(unpaid_.end(), unpaid.begin(), unpaid.end());
-    if (unpaid_.size() > kUnpaidKept) {
-      unpaid_.erase(unpaid_.begin(),
-                    unpaid_.end() - static_cast<std::ptrdiff_t>(kUnpaidKept));
-    }
+    for (const Bytes& sig : unpaid) Leave(sig, LeftOut::Why::kUnpaid);
   }
 }
 
-std::vector<Bytes> BlockCreator::TakeUnpaid() {
-  return std::exchange(unpaid_, {});
+std::vector<BlockCreator::LeftOut> BlockCreator::TakeLeftOut() {
+  std::vector<LeftOut> out(std::make_move_iterator(left_out_.begin()),
+                           std::make_move_iterator(left_out_.end()));
+  left_out_.clear();
+  return out;
 }
 
 }  // namespace rnode::casper::proposer

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +27,7 @@
 #include "casper/execution/block_executor.h"
 #include "casper/pool/deploy_pool.h"
 #include "casper/prestate/pre_state.h"
+#include "util/limits.h"
 
 namespace rnode::casper::proposer {
 
@@ -40,6 +42,9 @@ struct CreatorOptions {
   // A pooled deploy that breaks these stays out of the block (the pool
   // refuses such deploys; this covers a pool from before a rule).
   DeployRules deploy_rules;
+  // The shard's largest block, encoded (casper.max-block-bytes): the
+  // creator takes fewer deploys rather than make a larger one.
+  size_t max_block_bytes = limits::kMaxBlockBytes;
 };
 
 class BlockCreator {
@@ -64,18 +69,29 @@ class BlockCreator {
       const crypto::Secp256k1PrivateKey& key, int64_t now_ms,
       bool allow_empty = false);
 
-  // The signatures of the deploys Create left out since the last call
-  // because their deployer could not pay its precharge at the block's
-  // pre-state; they are removed from the pool. At most kUnpaidKept, the
-  // oldest forgotten first.
-  std::vector<Bytes> TakeUnpaid();
-  static constexpr size_t kUnpaidKept = 4096;
+  // A deploy Create left out of its block and dropped from the pool: it
+  // can never go in a block made here.
+  struct LeftOut {
+    enum class Why : uint8_t {
+      kUnpaid,    // its deployer could not pay its precharge
+      kTooLarge,  // a block with it alone is over max_block_bytes
+    };
+    Bytes sig;
+    Why why = Why::kUnpaid;
+  };
+  // The deploys left out since the last call, oldest first; at most
+  // kLeftOutKept, the oldest forgotten first.
+  std::vector<LeftOut> TakeLeftOut();
+  static constexpr size_t kLeftOutKept = 4096;
 
  private:
   absl::StatusOr<PlayedBlock> PlayPaid(const Hash32& pre_state,
                                        std::vector<SignedDeploy>& deploys,
                                        std::span<const SlashToRun> slashes,
                                        const BlockEnv& env);
+  absl::Status Shrink(const block::Block& b, size_t bytes,
+                      std::vector<SignedDeploy>& deploys);
+  void Leave(const Bytes& sig, LeftOut::Why why);
 
   dag::DagStore* dag_;
   pool::DeployPool* pool_;
@@ -83,7 +99,7 @@ class BlockCreator {
   contracts::ValidatorsCache* validators_;
   prestate::PreStateBuilder* pre_states_;
   const CreatorOptions options_;
-  std::vector<Bytes> unpaid_;
+  std::deque<LeftOut> left_out_;
 };
 
 }  // namespace rnode::casper::proposer

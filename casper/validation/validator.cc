@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "casper/block/block_codec.h"
 #include "casper/prestate/ancestry.h"
 #include "casper/validation/internal/signed_replay.h"
 
@@ -81,6 +82,8 @@ std::string_view InvalidReasonName(InvalidReason reason) {
       return "DeployAboveLimits";
     case InvalidReason::kUnpaidDeploy:
       return "UnpaidDeploy";
+    case InvalidReason::kBlockTooLarge:
+      return "BlockTooLarge";
     case InvalidReason::kInvalidRepeatDeploy:
       return "InvalidRepeatDeploy";
     case InvalidReason::kDeployNotSigned:
@@ -118,6 +121,7 @@ bool IsSlashable(InvalidReason reason) {
     // LowDeployCost either).
     case InvalidReason::kLowDeployCost:
     case InvalidReason::kDeployAboveLimits:
+    case InvalidReason::kBlockTooLarge:
       return false;
     default:
       return true;
@@ -182,6 +186,13 @@ std::optional<Verdict> CheckFormat(const CheckInput& in) {
     return Invalid(R::kInvalidFormat,
                    absl::StrCat("version ", in.b.header.version, ", expected ",
                                 block::kBlockVersion));
+  }
+  if (const size_t bytes = block::EncodedBlockSize(in.b);
+      bytes > in.options.max_block_bytes) {
+    return Invalid(R::kBlockTooLarge,
+                   absl::StrCat("encoded in ", bytes,
+                                " bytes, more than the shard's limit of ",
+                                in.options.max_block_bytes));
   }
   return std::nullopt;
 }

@@ -18,6 +18,7 @@
 #ifndef RNODE_CASPER_VALIDATION_VALIDATOR_H_
 #define RNODE_CASPER_VALIDATION_VALIDATOR_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,6 +32,7 @@
 #include "casper/deploy_rules.h"
 #include "casper/execution/block_executor.h"
 #include "casper/prestate/pre_state.h"
+#include "util/limits.h"
 #include "util/worker_pool.h"
 
 namespace rnode::casper::validation {
@@ -40,6 +42,7 @@ enum class InvalidReason : uint8_t {
   kInvalidBlockHash,           // The hash is not the rule's.
   kInvalidSignature,           // Unknown algorithm or bad signature.
   kInvalidFormat,              // No sender, or not the shard's version.
+  kBlockTooLarge,              // Encoded above the shard's max-block-bytes.
   kInvalidShardId,             // Not this shard (the block or a deploy).
   kInvalidParents,             // None, repeated, too many, or an invalid one.
   kInvalidSender,              // Not bonded in the main parent's state.
@@ -100,6 +103,8 @@ struct ValidatorOptions {
   // The rules every user deploy of a block keeps; their shard_id should be
   // shard_id.
   DeployRules deploy_rules;
+  // The shard's largest block, encoded (casper.max-block-bytes).
+  size_t max_block_bytes = limits::kMaxBlockBytes;
 };
 
 class BlockValidator {

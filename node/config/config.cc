@@ -137,6 +137,10 @@ const Setting kSettings[] = {
     {"casper.max-deploy-term-bytes", "max-deploy-term-bytes",
      "largest deploy term, in bytes (a shard parameter, fixed at genesis)",
      &NodeConfig::max_deploy_term_bytes},
+    {"casper.max-block-bytes", "max-block-bytes",
+     "largest block, encoded, in bytes (a shard parameter, fixed at "
+     "genesis)",
+     &NodeConfig::max_block_bytes},
     {"casper.propose-batch-window", "propose-batch-window",
      "wait after the first pending deploy before proposing (e.g. 20ms)",
      &NodeConfig::propose_batch_window_ms},
@@ -445,6 +449,8 @@ absl::Status Validate(const NodeConfig& c) {
         std::tuple{"casper.max-phlo-limit", c.max_phlo_limit, int64_t{1}},
         std::tuple{"casper.max-deploy-term-bytes", c.max_deploy_term_bytes,
                    int64_t{1}},
+        std::tuple{"casper.max-block-bytes", c.max_block_bytes,
+                   int64_t{1} << 20},
         std::tuple{"casper.propose-batch-window", c.propose_batch_window_ms,
                    int64_t{0}},
         std::tuple{"casper.min-block-interval", c.min_block_interval_ms,
@@ -492,6 +498,19 @@ absl::Status Validate(const NodeConfig& c) {
     return absl::InvalidArgumentError(
         absl::StrCat("casper.max-deploy-term-bytes: at most ",
                      limits::kMaxDeployTermBytes, " (the parser's limit)"));
+  }
+  if (c.max_block_bytes > static_cast<int64_t>(limits::kMaxBlockBytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-block-bytes: at most ", limits::kMaxBlockBytes,
+                     " (what a node decodes)"));
+  }
+  if (c.max_block_bytes < 4 * (c.max_deploy_term_bytes + 4096)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-block-bytes: ", c.max_block_bytes,
+                     " is below four deploys of the largest term (4 x (",
+                     c.max_deploy_term_bytes,
+                     " + 4096)); raise it or lower "
+                     "casper.max-deploy-term-bytes"));
   }
   if (c.max_number_of_parents >
       static_cast<int64_t>(limits::kMaxBlockParents)) {

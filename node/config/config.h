@@ -104,6 +104,10 @@ struct NodeConfig {
   int64_t min_phlo_price = 1;
   int64_t max_phlo_limit = 1'000'000'000;  // casper::kDefaultMaxPhloLimit
   int64_t max_deploy_term_bytes = (256 << 10) - 4096;
+  // The largest block, encoded (a shard parameter, kept with the deploy
+  // rules): the creator stops adding deploys below it, a block above it is
+  // invalid, and the p2p stream budgets are derived from it.
+  int64_t max_block_bytes = 32 << 20;
   // How long the proposer waits after the first pending deploy for more to
   // join the block.
   int64_t propose_batch_window_ms = 20;

@@ -28,6 +28,12 @@ using casper::block::Block;
 // the bound is what keeps the node's memory flat (a miss is rebuilt by
 // replaying the block).
 constexpr size_t kMergeIndexesKept = 1024;
+// The bytes of a stream carrying a block of `block_bytes`: the packet's
+// type and framing (a few hundred bytes) and LZ4's growth of content that
+// does not compress (under 1/255), with room to spare.
+size_t BlockStreamBytes(size_t block_bytes) {
+  return block_bytes + block_bytes / 128 + (64 << 10);
+}
 
 absl::Status OpenStore(const NodeConfig& c, const std::string& data_dir,
                        NodeParts& m) {
@@ -261,18 +267,21 @@ absl::Status AssembleCasper(
       static_cast<size_t>(c.max_user_deploys_per_block);
   creator_options.max_parents = static_cast<size_t>(c.max_number_of_parents);
   creator_options.deploy_rules = DeployRulesOf(c);
+  creator_options.max_block_bytes = static_cast<size_t>(c.max_block_bytes);
   m.creator = std::make_unique<casper::proposer::BlockCreator>(
       m.dag.get(), m.pool.get(), m.blocks.get(), m.validators.get(),
       creator_options, m.pre_states.get());
   casper::validation::ValidatorOptions validator_options;
   validator_options.shard_id = c.shard_name;
   validator_options.deploy_rules = DeployRulesOf(c);
+  validator_options.max_block_bytes = static_cast<size_t>(c.max_block_bytes);
   m.validator = std::make_unique<casper::validation::BlockValidator>(
       m.dag.get(), m.blocks.get(), m.validators.get(), &m.pool_threads,
       validator_options, m.pre_states.get());
   if (!c.standalone) {
     NetworkOptions network_options;
     network_options.only_bonded_holders = true;
+    network_options.max_block_bytes = static_cast<size_t>(c.max_block_bytes);
     network_options.behind_from_bonded_only = true;
     m.network = std::make_unique<CasperNetwork>(
         m.dag.get(), genesis, std::move(callbacks), network_options);
@@ -316,6 +325,18 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
   to.max_unary_bytes = std::max(to.max_unary_bytes,
                                 static_cast<size_t>(c.max_deploy_term_bytes) +
                                     casper::kDeployFieldsBytes);
+  // Every block the shard's limit allows travels: a stream holds one block
+  // (and its packet's few fields), and each budget has room for it.
+  const size_t block_stream =
+      BlockStreamBytes(static_cast<size_t>(c.max_block_bytes));
+  to.max_stream_bytes = block_stream;
+  to.inbound_stream_bytes_per_peer =
+      std::max(to.inbound_stream_bytes_per_peer, block_stream);
+  to.inbound_stream_bytes = std::max(to.inbound_stream_bytes, 4 * block_stream);
+  to.outbound_stream_bytes_per_peer =
+      std::max(to.outbound_stream_bytes_per_peer, block_stream);
+  to.outbound_stream_bytes =
+      std::max(to.outbound_stream_bytes, 4 * block_stream);
   if (node.key.has_value()) {
     to.validator_statement = [key = *node.key, id, network = c.network_id,
                               shard = c.shard_name]() -> Bytes {

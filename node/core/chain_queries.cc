@@ -174,7 +174,7 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
   if (d_.pool->Contains(sig)) return s;
   if (std::optional<DeployLeft> left =
           d_.left->Get(Bytes(sig.begin(), sig.end()))) {
-    s.state = *left == DeployLeft::kUnpaid ? DeployStatus::State::kFailed
+    s.state = *left == DeployLeft::kLeftOut ? DeployStatus::State::kFailed
                                            : DeployStatus::State::kExpired;
     return s;
   }

@@ -173,16 +173,21 @@ void ConsensusDriver::PruneExpired(int64_t now_ms) {
       pruned->size());
 }
 
-void ConsensusDriver::NoteUnpaid() {
+void ConsensusDriver::NoteLeftOut() {
   if (d_.creator == nullptr) return;
-  const std::vector<Bytes> unpaid = d_.creator->TakeUnpaid();
-  if (unpaid.empty()) return;
-  d_.metrics->DeploysUnpaid(unpaid.size());
-  for (const Bytes& sig : unpaid) d_.left->Put(sig, DeployLeft::kUnpaid);
-  Log("casper")->info(
-      "{} deploys left out of the block and the pool: their deployer could "
-      "not pay phloLimit x phloPrice",
-      unpaid.size());
+  using Why = casper::proposer::BlockCreator::LeftOut::Why;
+  const auto left_out = d_.creator->TakeLeftOut();
+  for (const auto& l : left_out) {
+    d_.metrics->DeployLeftOut(l.why == Why::kUnpaid ? "unpaid" : "too_large");
+    d_.left->Put(l.sig, DeployLeft::kLeftOut);
+  }
+  if (!left_out.empty()) {
+    Log("casper")->info(
+        "{} deploys left out of the block and dropped from the pool: their "
+        "deployer could not pay phloLimit x phloPrice, or a block holding "
+        "one alone is over casper.max-block-bytes",
+        left_out.size());
+  }
 }
 
 absl::StatusOr<Hash32> ConsensusDriver::ProposeNow(bool allow_empty) {
@@ -192,7 +197,7 @@ absl::StatusOr<Hash32> ConsensusDriver::ProposeNow(bool allow_empty) {
   const auto t0 = Clock::now();
   absl::StatusOr<std::optional<Hash32>> made =
       d_.engine->Propose(now, allow_empty);
-  NoteUnpaid();
+  NoteLeftOut();
   const double seconds =
       std::chrono::duration<double>(Clock::now() - t0).count();
   if (!made.ok()) {

@@ -36,7 +36,8 @@ namespace rnode::node {
 // Why a deploy left the pool unincluded.
 enum class DeployLeft : uint8_t {
   kExpired,  // its validity window closed
-  kUnpaid,   // its deployer could not pay its precharge in the block made
+  kLeftOut,  // a block made here left it out: its deployer could not pay
+             // its precharge, or a block with it alone is over the limit
 };
 // Deploys that left the pool unincluded, by signature, so that a client
 // asking after them learns it.
@@ -107,9 +108,9 @@ class ConsensusDriver final : public ConsensusWork {
   // deploys wait for it.
   void Heartbeat(std::chrono::steady_clock::time_point now);
   void PruneExpired(int64_t now_ms);
-  // After proposing: the deploys the block left out because they could not
-  // pay, remembered as failed for clients.
-  void NoteUnpaid();
+  // After proposing: the deploys the block left out and the pool dropped,
+  // remembered as failed for clients.
+  void NoteLeftOut();
   // After the engine's buffer may have changed: the catch-up monitor's
   // count and the expired blocks' metric.
   void NoteBuffer();

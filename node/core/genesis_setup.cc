@@ -166,6 +166,7 @@ std::string GenesisParamsToml(const NodeConfig& c) {
       "min-phlo-price = ", c.min_phlo_price, "\n",
       "max-phlo-limit = ", c.max_phlo_limit, "\n",
       "max-deploy-term-bytes = ", c.max_deploy_term_bytes, "\n",
+      "max-block-bytes = ", c.max_block_bytes, "\n",
       "[casper.genesis-block-data]\n", "bond-minimum = ", c.bond_minimum,
       "\nbond-maximum = ", c.bond_maximum, "\nepoch-length = ", c.epoch_length,
       "\nquarantine-length = ", c.quarantine_length,

@@ -449,8 +449,10 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
                              bool streamed) {
   if (type_id == packet::kBlockMessage) {
     if (!streamed) return Malformed(from, "a block must be streamed");
-    absl::StatusOr<Block> block = casper::block::DecodeBlock(ByteView(
-        reinterpret_cast<const uint8_t*>(content.data()), content.size()));
+    absl::StatusOr<Block> block = casper::block::DecodeBlock(
+        ByteView(reinterpret_cast<const uint8_t*>(content.data()),
+                 content.size()),
+        options_.max_block_bytes);
     if (!block.ok()) {
       return Malformed(from,
                        absl::StrCat("undecodable block: ",

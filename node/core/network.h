@@ -33,6 +33,7 @@
 #include "node/p2p/transport.h"
 #include "util/bounded_cache.h"
 #include "util/bytes.h"
+#include "util/limits.h"
 #include "util/logging.h"
 #include "util/mutex.h"
 
@@ -70,6 +71,9 @@ struct NetworkOptions {
   size_t max_requests_per_peer = 64;
   // Encoded blocks kept for serving requests.
   size_t encoded_cache_blocks = 256;
+  // A peer's block encoded in more bytes is refused undecoded (the shard's
+  // casper.max-block-bytes).
+  size_t max_block_bytes = limits::kMaxBlockBytes;
   // How often the timer thread looks at the requests.
   std::chrono::milliseconds tick{250};
   // True: only peers the transport proves to run a bonded validator

@@ -26,8 +26,8 @@ constexpr double kPerDeploySecondsBuckets[] = {
 
 // The steps of casper::merge::Merge, in MergeMetrics order.
 constexpr std::string_view kMergeSteps[] = {
-    "index", "branches", "conflicts", "rejection", "combine", "trie_actions",
-    "apply"};
+    "index",   "branches",     "conflicts", "rejection",
+    "combine", "trie_actions", "apply"};
 
 }  // namespace
 
@@ -54,11 +54,14 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("rnode_deploys_expired_total",
                                  "Deploys dropped from the pool unincluded "
                                  "because their validity window closed"));
-  ASSIGN_OR_RETURN(m->deploys_unpaid_,
-                   r->AddCounter("rnode_deploys_unpaid_total",
-                                 "Deploys a block this node made left out "
-                                 "because their deployer could not pay the "
-                                 "precharge (reported failed)"));
+  ASSIGN_OR_RETURN(
+      m->deploys_left_out_,
+      r->AddCounterFamily("rnode_deploys_left_out_total",
+                          "Deploys a block this node made left out and dropped "
+                          "from the pool (reported failed): unpaid (the "
+                          "deployer could not pay the precharge), too_large (a "
+                          "block with it alone is over max-block-bytes)",
+                          {"reason"}));
   ASSIGN_OR_RETURN(m->deploys_finalized_,
                    r->AddCounter("rnode_deploys_finalized_total",
                                  "Deploys in newly finalized blocks"));
@@ -133,7 +136,7 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                    r->AddCounter("casper_merge_rejected_deploys_total",
                                  "Deploys the merges rejected"));
   ASSIGN_OR_RETURN(
-      metrics::Family<metrics::Histogram>* steps,
+      metrics::Family<metrics::Histogram> * steps,
       r->AddHistogramFamily("casper_merge_step_seconds",
                             "Time of each step of a merge (docs/merge.md)",
                             {"step"}, metrics::kLatencySecondsBuckets));
@@ -149,15 +152,15 @@ absl::Status NodeMetrics::Attach(metrics::Registry* r,
                                  const casper::dag::DagStore* dag,
                                  const casper::pool::DeployPool* pool,
                                  std::function<size_t()> consensus_queue) {
-  RETURN_IF_ERROR(r->AddCallbackGauge(
-      "casper_last_finalized_block_number",
-      "Number of the last finalized block (-1: none)",
-      [dag]() -> absl::StatusOr<double> {
-        std::optional<Hash32> lfb = dag->LastFinalized();
-        if (!lfb.has_value()) return -1.0;
-        ASSIGN_OR_RETURN(const auto meta, dag->Meta(*lfb));
-        return static_cast<double>(meta->block_number);
-      }));
+  RETURN_IF_ERROR(
+      r->AddCallbackGauge("casper_last_finalized_block_number",
+                          "Number of the last finalized block (-1: none)",
+                          [dag]() -> absl::StatusOr<double> {
+                            std::optional<Hash32> lfb = dag->LastFinalized();
+                            if (!lfb.has_value()) return -1.0;
+                            ASSIGN_OR_RETURN(const auto meta, dag->Meta(*lfb));
+                            return static_cast<double>(meta->block_number);
+                          }));
   RETURN_IF_ERROR(r->AddCallbackGauge(
       "casper_latest_block_number", "Highest block number in the DAG",
       [dag]() -> absl::StatusOr<double> {
@@ -290,7 +293,11 @@ void NodeMetrics::BlocksNotBuffered(std::string_view reason, uint64_t n) {
 }
 
 void NodeMetrics::DeploysExpired(size_t n) { deploys_expired_->Inc(n); }
-void NodeMetrics::DeploysUnpaid(size_t n) { deploys_unpaid_->Inc(n); }
+void NodeMetrics::DeployLeftOut(std::string_view reason) {
+  std::string_view labels[] = {reason};
+  absl::StatusOr<metrics::Counter*> c = deploys_left_out_->WithLabels(labels);
+  if (c.ok()) (*c)->Inc();
+}
 
 void NodeMetrics::ConsensusBusy() { consensus_busy_->Inc(); }
 

@@ -59,7 +59,9 @@ class NodeMetrics {
   void DeployAdmitted(const Bytes& sig);
   void DeployRefused(std::string_view reason);
   void DeploysExpired(size_t n);
-  void DeploysUnpaid(size_t n);
+  // A deploy a block this node made left out and dropped from the pool:
+  // `reason` "unpaid" or "too_large".
+  void DeployLeftOut(std::string_view reason);
   void ConsensusBusy();
   // The consensus thread found nothing due and slept.
   void ConsensusIdle();
@@ -84,7 +86,7 @@ class NodeMetrics {
   metrics::Counter* deploys_received_ = nullptr;
   metrics::Family<metrics::Counter>* deploys_refused_ = nullptr;
   metrics::Counter* deploys_expired_ = nullptr;
-  metrics::Counter* deploys_unpaid_ = nullptr;
+  metrics::Family<metrics::Counter>* deploys_left_out_ = nullptr;
   metrics::Counter* deploys_finalized_ = nullptr;
   metrics::Histogram* inclusion_seconds_ = nullptr;
   metrics::Histogram* finalization_seconds_ = nullptr;

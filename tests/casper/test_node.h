@@ -162,6 +162,17 @@ class TestNode {
     return fresh;
   }
   proposer::BlockCreator& creator() { return *creator_; }
+  // A new creator, or validator, with these options (over the same parts).
+  void SetCreatorOptions(proposer::CreatorOptions options) {
+    creator_ = std::make_unique<proposer::BlockCreator>(
+        dag_.get(), pool_.get(), blocks_.get(), validators_.get(),
+        std::move(options), pre_states_.get());
+  }
+  void SetValidatorOptions(validation::ValidatorOptions options) {
+    validator_ = std::make_unique<validation::BlockValidator>(
+        dag_.get(), blocks_.get(), validators_.get(), &pool_threads_,
+        std::move(options), pre_states_.get());
+  }
   // The node's store, which can be made to fail (every part of the node
   // reads and writes through it).
   rspace::FaultInjectingStore& faults() { return faults_; }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "casper/block/block_codec.h"
 #include "casper/validation/validator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -55,6 +57,18 @@ TEST(BlockCreationTest, ACreatedBlockIsValidOnAnotherNode) {
   EXPECT_TRUE(b.Receive(*empty, kT + 2).valid());
 }
 
+using Why = proposer::BlockCreator::LeftOut::Why;
+
+// The signatures of the deploys `node`'s creator left out, all for `why`.
+std::vector<Bytes> LeftOutSigs(TestNode& node, Why why) {
+  std::vector<Bytes> out;
+  for (const auto& l : node.creator().TakeLeftOut()) {
+    EXPECT_EQ(l.why, why);
+    out.push_back(l.sig);
+  }
+  return out;
+}
+
 // A deploy whose deployer cannot pay phloLimit x phloPrice stays out of the
 // block and leaves the pool, reported by TakeUnpaid; the block made without
 // it is valid elsewhere. (Before, it went in as a failed deploy at cost 0:
@@ -74,12 +88,12 @@ TEST(BlockCreationTest, ADeployItsDeployerCannotPayIsLeftOut) {
   EXPECT_TRUE(blk->body.deploys[0].system_deploy_error.empty());
   EXPECT_FALSE(a.pool().Contains(unfunded.sig()));
   EXPECT_FALSE(a.pool().Contains(other.sig()));
-  std::vector<Bytes> left = a.creator().TakeUnpaid();
+  std::vector<Bytes> left = LeftOutSigs(a, Why::kUnpaid);
   std::sort(left.begin(), left.end());
   std::vector<Bytes> expected = {unfunded.sig(), other.sig()};
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(left, expected);
-  EXPECT_TRUE(a.creator().TakeUnpaid().empty());  // taken once
+  EXPECT_TRUE(a.creator().TakeLeftOut().empty());  // taken once
   const Verdict v = b.Receive(*blk, kT + 3);
   EXPECT_TRUE(v.valid()) << validation::InvalidReasonName(v.reason) << ": "
                          << v.detail << v.error;
@@ -88,8 +102,47 @@ TEST(BlockCreationTest, ADeployItsDeployerCannotPayIsLeftOut) {
   const SignedDeploy later = a.Sign("@0!(4)", kT + 4, 7);
   ASSERT_TRUE(a.pool().Add(later, 0, kT).ok());
   EXPECT_FALSE(a.Propose(kT + 5).has_value());
-  EXPECT_EQ(a.creator().TakeUnpaid(), std::vector<Bytes>{later.sig()});
+  EXPECT_EQ(LeftOutSigs(a, Why::kUnpaid), std::vector<Bytes>{later.sig()});
   EXPECT_FALSE(a.pool().Contains(later.sig()));
+}
+
+// A block stops short of max_block_bytes: the deploys past it wait in the
+// pool for the next block; a deploy over the limit alone leaves the pool.
+TEST(BlockCreationTest, ABlockStaysWithinMaxBlockBytes) {
+  TestNode a(1, 3), b(2, 3);
+  constexpr size_t kLimit = 48 << 10;
+  proposer::CreatorOptions small;
+  small.max_block_bytes = kLimit;
+  a.SetCreatorOptions(small);
+  // Six deploys of about 10 KiB each: about three fit.
+  std::vector<SignedDeploy> waiting;
+  for (int i = 0; i < 6; ++i) {
+    const std::string term =
+        absl::StrCat("@", i, "!(\"", std::string(10 << 10, 'a' + i), "\")");
+    waiting.push_back(a.Sign(term, kT + i));
+    ASSERT_TRUE(a.pool().Add(waiting.back(), 0, kT).ok());
+  }
+  size_t included = 0;
+  for (int round = 0; round < 4 && included < waiting.size(); ++round) {
+    auto blk = a.Propose(kT + 10 + round);
+    ASSERT_TRUE(blk.has_value()) << "round " << round;
+    EXPECT_LE(block::EncodedBlockSize(*blk), kLimit);
+    EXPECT_EQ(block::EncodeBlock(*blk).size(), block::EncodedBlockSize(*blk));
+    EXPECT_GE(blk->body.deploys.size(), 1u);
+    EXPECT_LT(blk->body.deploys.size(), waiting.size());
+    included += blk->body.deploys.size();
+    ASSERT_TRUE(a.Receive(*blk, kT + 10 + round).valid());
+    ASSERT_TRUE(b.Receive(*blk, kT + 10 + round).valid());
+  }
+  EXPECT_EQ(included, waiting.size());
+  EXPECT_TRUE(a.creator().TakeLeftOut().empty());
+  // One deploy whose block alone is over the limit.
+  const SignedDeploy huge =
+      a.Sign(absl::StrCat("@0!(\"", std::string(kLimit, 'z'), "\")"), kT + 20);
+  ASSERT_TRUE(a.pool().Add(huge, 0, kT).ok());
+  EXPECT_FALSE(a.Propose(kT + 21).has_value());
+  EXPECT_EQ(LeftOutSigs(a, Why::kTooLarge), std::vector<Bytes>{huge.sig()});
+  EXPECT_FALSE(a.pool().Contains(huge.sig()));
 }
 
 // A block made by node a (validator 1), altered, checked by node b.
@@ -281,6 +334,24 @@ TEST_F(InvalidBlockTest, ASignedDeployThatPaysNothing) {
     x.body.deploys[0].sig = free.sig();
   });
   ExpectInvalid(v, InvalidReason::kLowDeployCost, "minimum price 1");
+  EXPECT_FALSE(validation::IsSlashable(v.reason));
+}
+
+// A block encoded above the shard's max-block-bytes is invalid, and not
+// slashable: the limit is each node's genesis parameter.
+TEST_F(InvalidBlockTest, BlockTooLarge) {
+  const size_t bytes = block::EncodedBlockSize(good);
+  validation::ValidatorOptions limit;
+  limit.max_block_bytes = bytes;
+  b.SetValidatorOptions(limit);
+  EXPECT_TRUE(b.validator().Validate(good, kT).valid());
+  limit.max_block_bytes = bytes - 1;
+  b.SetValidatorOptions(limit);
+  const Verdict v = b.Receive(good, kT);
+  ExpectInvalid(
+      v, InvalidReason::kBlockTooLarge,
+      absl::StrCat("encoded in ", bytes,
+                   " bytes, more than the shard's limit of ", bytes - 1));
   EXPECT_FALSE(validation::IsSlashable(v.reason));
 }
 

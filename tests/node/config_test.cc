@@ -131,6 +131,30 @@ TEST(ConfigTest, MoreParentsThanABlockMayCarryIsRefused) {
       << s;
 }
 
+// The block size limit: at least 1 MiB and four deploys of the largest
+// term, at most what a node decodes.
+TEST(ConfigTest, TheBlockSizeLimitHasBounds) {
+  NodeConfig c;
+  EXPECT_EQ(c.max_block_bytes, 32 << 20);
+  c.max_block_bytes = 192 << 20;
+  EXPECT_TRUE(Validate(c).ok());
+  struct Case {
+    int64_t block_bytes;
+    int64_t term_bytes;
+    std::string message;
+  };
+  for (const Case& k : std::vector<Case>{
+           {(192 << 20) + 1, 1 << 10, "casper.max-block-bytes: at most"},
+           {(1 << 20) - 1, 1 << 10, "below the least allowed, 1048576"},
+           {1 << 20, 1 << 20, "below four deploys of the largest term"}}) {
+    c.max_block_bytes = k.block_bytes;
+    c.max_deploy_term_bytes = k.term_bytes;
+    absl::Status s = Validate(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << k.message;
+    EXPECT_NE(s.message().find(k.message), std::string::npos) << s;
+  }
+}
+
 TEST(ConfigTest, ValidateRefusesBadCombinations) {
   NodeConfig ok;
   EXPECT_TRUE(Validate(ok).ok());
@@ -155,14 +179,14 @@ TEST(ConfigTest, ValidateRefusesBadCombinations) {
 }
 
 TEST(ConfigTest, TheAdminApisStayOnLoopbackUnlessAllowed) {
-  for (const std::string host : {"127.0.0.1", "127.0.0.7", "::1", "[::1]",
-                                  "localhost"}) {
+  for (const std::string host :
+       {"127.0.0.1", "127.0.0.7", "::1", "[::1]", "localhost"}) {
     NodeConfig c;
     c.api_admin_host = host;
     EXPECT_TRUE(Validate(c).ok()) << host;
   }
-  for (const std::string host : {"0.0.0.0", "::", "10.1.2.3", "8.8.8.8",
-                                 "node.example.org"}) {
+  for (const std::string host :
+       {"0.0.0.0", "::", "10.1.2.3", "8.8.8.8", "node.example.org"}) {
     NodeConfig c;
     c.api_admin_host = host;
     const absl::Status s = Validate(c);
