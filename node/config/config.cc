@@ -15,6 +15,7 @@
 #include "toml++/toml.h"
 #include "util/host_address.h"
 #include "util/limits.h"
+#include "util/status_macros.h"
 
 namespace rnode::node {
 namespace {
@@ -395,6 +396,42 @@ absl::Status ApplyToml(NodeConfig& config, std::string_view toml_text,
   return absl::OkStatus();
 }
 
+namespace {
+
+// The limits a block's contents are held to: each within what a node can
+// parse or decode, and a block with room for four deploys of the largest
+// term.
+absl::Status ValidateBlockLimits(const NodeConfig& c) {
+  if (c.max_deploy_term_bytes >
+      static_cast<int64_t>(limits::kMaxDeployTermBytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-deploy-term-bytes: at most ",
+                     limits::kMaxDeployTermBytes, " (the parser's limit)"));
+  }
+  if (c.max_block_bytes > static_cast<int64_t>(limits::kMaxBlockBytes)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-block-bytes: at most ", limits::kMaxBlockBytes,
+                     " (what a node decodes)"));
+  }
+  if (c.max_block_bytes < 4 * (c.max_deploy_term_bytes + 4096)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-block-bytes: ", c.max_block_bytes,
+                     " is below four deploys of the largest term (4 x (",
+                     c.max_deploy_term_bytes,
+                     " + 4096)); raise it or lower "
+                     "casper.max-deploy-term-bytes"));
+  }
+  if (c.max_number_of_parents >
+      static_cast<int64_t>(limits::kMaxBlockParents)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("casper.max-number-of-parents: at most ",
+                     limits::kMaxBlockParents, " (what a block may carry)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status Validate(const NodeConfig& c) {
   std::set<int64_t> ports;
   for (const auto& [name, port] :
@@ -493,31 +530,7 @@ absl::Status Validate(const NodeConfig& c) {
     return absl::InvalidArgumentError(
         "protocol-server.max-connections: at most 1024");
   }
-  if (c.max_deploy_term_bytes >
-      static_cast<int64_t>(limits::kMaxDeployTermBytes)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("casper.max-deploy-term-bytes: at most ",
-                     limits::kMaxDeployTermBytes, " (the parser's limit)"));
-  }
-  if (c.max_block_bytes > static_cast<int64_t>(limits::kMaxBlockBytes)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("casper.max-block-bytes: at most ", limits::kMaxBlockBytes,
-                     " (what a node decodes)"));
-  }
-  if (c.max_block_bytes < 4 * (c.max_deploy_term_bytes + 4096)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("casper.max-block-bytes: ", c.max_block_bytes,
-                     " is below four deploys of the largest term (4 x (",
-                     c.max_deploy_term_bytes,
-                     " + 4096)); raise it or lower "
-                     "casper.max-deploy-term-bytes"));
-  }
-  if (c.max_number_of_parents >
-      static_cast<int64_t>(limits::kMaxBlockParents)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("casper.max-number-of-parents: at most ",
-                     limits::kMaxBlockParents, " (what a block may carry)"));
-  }
+  RETURN_IF_ERROR(ValidateBlockLimits(c));
   if (c.bond_maximum < c.bond_minimum) {
     return absl::InvalidArgumentError(
         "casper.genesis-block-data.bond-maximum: below bond-minimum");
