@@ -840,22 +840,10 @@ TEST(P2pMisbehavingPeerTest, UnbondedKeysBlocksWithUnknownParentsAreNotKept) {
   std::mt19937_64 rng(testing::TestSeed(20261206));
   constexpr int kOrphans = 40;  // the node counted itself behind from 16
   for (int i = 0; i < kOrphans; ++i) {
-    casper::block::Block b;
-    b.header.version = casper::block::kBlockVersion;
-    b.header.timestamp = 1'700'000'000'000 + i;
-    Hash32 parent{};
-    const std::string random = badpeer::RandomBytes(rng, parent.size());
-    std::copy(random.begin(), random.end(), parent.begin());
-    b.header.parents = {parent};
-    b.shard_id = "root";
-    b.seq_num = 1;
-    const std::string seed = badpeer::RandomBytes(rng, 32);
-    absl::StatusOr<crypto::Secp256k1PrivateKey> throwaway =
-        crypto::ParseSecp256k1PrivateKey(ByteView(
-            reinterpret_cast<const uint8_t*>(seed.data()), seed.size()));
-    ASSERT_TRUE(throwaway.ok()) << throwaway.status();
-    ASSERT_TRUE(casper::block::SignBlock(b, *throwaway).ok());
-    ASSERT_TRUE((*peer)->Send(b).ok());
+    absl::StatusOr<casper::block::Block> b =
+        badpeer::OrphanBlock(rng, i, "root");
+    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_TRUE((*peer)->Send(*b).ok());
   }
   // Every one refused, none waiting, nothing asked for, never behind.
   const auto until = Clock::now() + 20s;

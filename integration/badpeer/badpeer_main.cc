@@ -7,13 +7,18 @@
 //   rnode-badpeer --target rnode://<id>@127.0.0.1?protocol=P&discovery=D
 //                 --network-id local-shard
 //                 [--attacks garbage,oversized,flood,bad-signature,
-//                            unbonded,equivocation]
+//                            unbonded,equivocation,orphans,deploys]
 //                 [--block HEX] [--equivocate HEX --equivocator-key-file F]
-//                 [--seed N] [--flood-count N]
+//                 [--seed N] [--flood-count N] [--orphan-count N]
+//                 [--api-grpc HOST:PORT] [--deploy-count N]
 //
 // bad-signature and unbonded forge from --block (any block the target
 // has); equivocation re-signs --equivocate (a block of the validator whose
-// key is in --equivocator-key-file, hex) with other extra bytes.
+// key is in --equivocator-key-file, hex) with other extra bytes. orphans
+// streams --orphan-count blocks from fresh keys whose parent nobody has.
+// deploys sends --deploy-count deploys of each kind api_abuse.h names
+// (unfunded, beyond the horizon, free) to the node's external gRPC API at
+// --api-grpc. The default is the first six.
 //
 // Two attacks hold the node for --hold-seconds (or until SIGTERM/SIGINT)
 // and run only when named, without the others:
@@ -55,6 +60,7 @@
 #include "casper/block/block.h"
 #include "crypto/secp256k1.h"
 #include "integration/badpeer/block_peer.h"
+#include "integration/badpeer/api_abuse.h"
 #include "integration/badpeer/impostor.h"
 #include "integration/badpeer/wire.h"
 #include "nlohmann/json.hpp"
@@ -81,10 +87,12 @@ constexpr auto kConnectPatience = 15s;
 constexpr auto kFetchPatience = 15s;
 // A sent block is queued; the transport streams it within this long.
 constexpr auto kSendSettle = 500ms;
+// Threads of the deploys attack: calls in flight at once.
+constexpr int kDeployThreads = 8;
 
-const std::vector<std::string> kAttacks = {"garbage",  "oversized",
-                                           "flood",    "bad-signature",
-                                           "unbonded", "equivocation"};
+const std::vector<std::string> kAttacks = {
+    "garbage",  "oversized",    "flood",   "bad-signature",
+    "unbonded", "equivocation", "orphans", "deploys"};
 // Named only, alone: they hold the node until --hold-seconds or a signal.
 const std::vector<std::string> kHoldingAttacks = {"sybil", "fake-holder",
                                                   "impostor"};
@@ -153,6 +161,9 @@ struct Args {
   std::string key_file;
   uint64_t seed = 0;
   int flood_count = 5000;
+  int orphan_count = 200;
+  std::string api_grpc;
+  int deploy_count = 100;
   int sybil_count = 200;
   int hold_seconds = 60;
   std::string shard_id = "root";
@@ -334,6 +345,10 @@ int Run(const Args& a) {
     std::cerr << "rnode-badpeer: bad-signature and unbonded need --block\n";
     return kExitUsage;
   }
+  if (wanted.contains("deploys") && a.api_grpc.empty()) {
+    std::cerr << "rnode-badpeer: deploys needs --api-grpc\n";
+    return kExitUsage;
+  }
   if (wanted.contains("equivocation") &&
       (a.equivocate.empty() || a.key_file.empty())) {
     std::cerr << "rnode-badpeer: equivocation needs --equivocate and "
@@ -382,9 +397,28 @@ int Run(const Args& a) {
                                .count()},
                {"answers", TallyJson(t)}});
   }
+  if (wanted.contains("deploys")) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::map<std::string, AbuseTally> tallies = AbuseDeployApi(
+        a.api_grpc, a.shard_id, a.deploy_count, kDeployThreads, rng());
+    json kinds = json::object();
+    for (const auto& [kind, t] : tallies) {
+      json refused = json::object();
+      for (const auto& [why, n] : t.refused) refused[why] = n;
+      kinds[kind] = json{
+          {"sent", t.sent}, {"accepted", t.accepted}, {"refused", refused}};
+    }
+    Print(json{{"attack", "deploys"},
+               {"ran", true},
+               {"seconds", std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count()},
+               {"kinds", kinds}});
+  }
   const bool blocks = wanted.contains("bad-signature") ||
                       wanted.contains("unbonded") ||
-                      wanted.contains("equivocation");
+                      wanted.contains("equivocation") ||
+                      wanted.contains("orphans");
   if (!blocks) return kExitRan;  // the wire attacks always run
 
   absl::StatusOr<std::unique_ptr<BlockPeer>> peer =
@@ -408,6 +442,24 @@ int Run(const Args& a) {
         **peer, "unbonded", a.block, [&key](casper::block::Block b) {
           return SignedBy(std::move(b), "rnode-badpeer: unbonded", key);
         });
+  }
+  if (wanted.contains("orphans")) {
+    int sent = 0;
+    absl::Status error;
+    for (int i = 0; i < a.orphan_count && error.ok(); ++i) {
+      absl::StatusOr<casper::block::Block> b =
+          OrphanBlock(rng, i, a.shard_id);
+      error = b.ok() ? (*peer)->Send(*b) : b.status();
+      sent += error.ok() ? 1 : 0;
+    }
+    if (error.ok()) std::this_thread::sleep_for(kSendSettle);
+    json line{{"attack", "orphans"},
+              {"ran", error.ok()},
+              {"sent", sent},
+              {"still_connected", (*peer)->Connected()}};
+    if (!error.ok()) line["error"] = error.ToString();
+    Print(line);
+    all_ran &= error.ok();
   }
   if (wanted.contains("equivocation")) {
     absl::StatusOr<crypto::Secp256k1PrivateKey> key = ReadKey(a.key_file);
@@ -438,11 +490,11 @@ int main(int argc, char** argv) {
   for (const std::string& name : rnode::badpeer::kAttacks) {
     all += (all.empty() ? "" : ",") + name;
   }
-  a.attacks = all;
+  a.attacks = all.substr(0, all.find(",orphans"));
   app.add_option("--attacks", a.attacks,
-                 "comma-separated: " + all +
-                     " (the default); or any of sybil, fake-holder and "
-                     "impostor without those");
+                 "comma-separated: " + all + " (the default: the first " +
+                     "six); or any of sybil, fake-holder and impostor "
+                     "without those");
   app.add_option("--block", a.block,
                  "hex hash of a block the target has (bad-signature, "
                  "unbonded)");
@@ -454,6 +506,12 @@ int main(int argc, char** argv) {
   app.add_option("--flood-count", a.flood_count,
                  "HasBlockRequest packets in the flood")
       ->check(CLI::Range(1, 1'000'000));
+  app.add_option("--orphan-count", a.orphan_count,
+                 "blocks of the orphans attack");
+  app.add_option("--api-grpc", a.api_grpc,
+                 "the node's external gRPC API, host:port (deploys)");
+  app.add_option("--deploy-count", a.deploy_count,
+                 "deploys of each kind of the deploys attack");
   app.add_option("--sybil-count", a.sybil_count,
                  "fresh identities that join (sybil)")
       ->check(CLI::Range(1, 10'000));

@@ -1,5 +1,6 @@
 #include "integration/badpeer/block_peer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <string>
@@ -9,6 +10,7 @@
 #include "CasperMessage.pb.h"
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
+#include "integration/badpeer/wire.h"
 #include "node/p2p/chunker.h"
 #include "node/p2p/identity/validator_statement.h"
 #include "node/p2p/transport.h"
@@ -34,6 +36,28 @@ Block WithBadSignature(Block block, std::string_view tag) {
   block.extra = ExtraOf(tag);
   block.hash = casper::block::ComputeBlockHash(block);
   return block;
+}
+
+absl::StatusOr<Block> OrphanBlock(std::mt19937_64& rng, int i,
+                                  const std::string& shard_id) {
+  Block b;
+  b.header.version = casper::block::kBlockVersion;
+  b.header.timestamp = 1'700'000'000'000 + i;
+  Hash32 parent{};
+  const std::string random = RandomBytes(rng, parent.size());
+  std::copy(random.begin(), random.end(), parent.begin());
+  b.header.parents = {parent};
+  b.shard_id = shard_id;
+  b.seq_num = 1;
+  for (;;) {  // a random scalar is a key but for about 2^-128 of draws
+    const std::string seed = RandomBytes(rng, 32);
+    absl::StatusOr<crypto::Secp256k1PrivateKey> key =
+        crypto::ParseSecp256k1PrivateKey(ByteView(
+            reinterpret_cast<const uint8_t*>(seed.data()), seed.size()));
+    if (!key.ok()) continue;
+    if (absl::Status s = casper::block::SignBlock(b, *key); !s.ok()) return s;
+    return b;
+  }
 }
 
 absl::StatusOr<Block> SignedBy(Block block, std::string_view tag,

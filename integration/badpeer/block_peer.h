@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 
 #include "absl/status/status.h"
@@ -38,6 +39,12 @@ casper::block::Block WithBadSignature(casper::block::Block block,
 absl::StatusOr<casper::block::Block> SignedBy(
     casper::block::Block block, std::string_view tag,
     const crypto::Secp256k1PrivateKey& key);
+
+// Block `i` of an orphan flood: version 1, shard `shard_id`, one random
+// parent nobody has, signed by a fresh random key (no stake anywhere). A
+// node must refuse it without keeping it or asking for its parent.
+absl::StatusOr<casper::block::Block> OrphanBlock(std::mt19937_64& rng, int i,
+                                                 const std::string& shard_id);
 
 // How a BlockPeer presents itself beyond a fresh node id.
 struct PeerPose {

@@ -25,6 +25,22 @@ and judges it. Scenarios:
                /api/fault/disk-full), so it refuses deploys with
                507 disk_full and takes no blocks; then space returns
                (/api/fault/heal) and it must take deploys again
+  hostile      while the stream runs at 20 deploys/s or more, a hostile
+               process attacks a random validator all at once: sybil
+               identities hold its unreserved peer slots; rnode-badpeer
+               sends garbage frames, oversized messages and streams, a
+               flood of requests, forged blocks (a bad signature, an
+               unbonded sender), orphan blocks from fresh keys whose
+               parents nobody has, and deploys that break admission
+               (unfunded keys, a window beyond the horizon, a price of 0)
+               over its gRPC API; HTTP requests with a foreign Host, a
+               foreign Origin on /ws/events and bodies over the limit.
+               Verdict (the fault check): no bad deploy or request got
+               in, every orphan refused unkept, each validator's RSS
+               within +100 MiB of its start, the victim alive; and the
+               stream check is strict: no honest deploy refused (not as
+               "catching up", not as "pool full"), every one finalized,
+               acknowledgement p99 under 1 s
   bad-peer     once the shard is quiet (its stream's deploys final),
                rnode-badpeer against a random validator: garbage frames,
                oversized messages and streams, a flood of requests, a block
@@ -101,7 +117,7 @@ TAIL_S = 10
 DRAIN_S = 120
 POLL_S = 0.25
 SCENARIOS = ("kill9", "sigstop", "partition", "restart-all", "disk-full",
-             "bad-peer")
+             "hostile", "bad-peer")
 
 
 def note(message):
@@ -597,10 +613,207 @@ def bad_peer(shard, rng, quick):
         f"flood {flood['acknowledged']} acked/{flood['busy']} busy/"
         f"{flood['shed']} shed); {equivocator['name']} equivocated, slashed")
 
+# The hostile scenario's bounds (docs/reliability.md "hostile").
+HOSTILE_RATE = 20
+HOSTILE_RSS_GROWTH_KIB = 100 * 1024
+HOSTILE_ACK_P99_S = 1.0
+NOT_BUFFERED_UNBONDED = 'casper_peer_blocks_not_buffered_total{reason="unbonded"}'
+
+
+class RssWatch:
+    """Samples the resident memory of `nodes` every half second on a
+    thread until stop(); keeps each node's first and highest sample."""
+
+    def __init__(self, nodes):
+        import threading
+        self.nodes = nodes
+        self.first = {n["name"]: rss_kib(n["pid"]) for n in nodes}
+        self.peak = dict(self.first)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.wait(0.5):
+            for n in self.nodes:
+                got = rss_kib(n["pid"])
+                if got is not None and (self.peak[n["name"]] or 0) < got:
+                    self.peak[n["name"]] = got
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+
+    def growth_kib(self):
+        return {k: (self.peak[k] or 0) - (self.first[k] or 0)
+                for k in self.first}
+
+
+def http_abuse(node, rounds):
+    """Requests the node's public HTTP API must refuse: a foreign Host
+    (421), a foreign Origin on /ws/events (403), a body over the limit
+    (413). Returns {what: [status codes]}."""
+    import http.client
+    port = node["ports"]["http"]
+    got = {"foreign_host": [], "foreign_origin": [], "oversized_body": []}
+    for _ in range(rounds):
+        for what, method, path, headers, body in (
+                ("foreign_host", "GET", "/status",
+                 {"Host": "attacker.example"}, None),
+                ("foreign_origin", "GET", "/ws/events",
+                 {"Origin": "http://attacker.example", "Connection": "Upgrade",
+                  "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                  "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}, None),
+                ("oversized_body", "POST", "/api/deploy",
+                 {"Content-Type": "application/json"}, b"{" + b" " * (8 << 20))):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+            try:
+                conn.request(method, path, body=body, headers=headers)
+                got[what].append(conn.getresponse().status)
+            except (OSError, http.client.HTTPException):
+                got[what].append(0)  # the node closed on it: refused too
+            finally:
+                conn.close()
+    return got
+
+
+def hostile(shard, rng, quick):
+    """Every attack of issue 43 at once on a random validator while the
+    honest stream runs; see the module's docstring."""
+    validators = shard.validators()
+    victim = rng.choice(validators)
+    # The sybils take another validator's unreserved slots: on the victim
+    # they would also keep out the attacker's own block peer.
+    crowded = rng.choice([v for v in validators if v is not victim])
+    try:
+        address = http_json(victim, "/status")["address"]
+        crowded_address = http_json(crowded, "/status")["address"]
+        blocks = [b.get("blockInfo", b)
+                  for b in http_json(victim, "/api/blocks/5")]
+    except (OSError, ValueError, KeyError, urllib.error.URLError) as e:
+        raise CheckFailed(f"{victim['name']}'s API: {e}") from e
+    if not blocks:
+        raise CheckFailed(f"no block on {victim['name']}")
+    before = metrics(victim)
+    watch = RssWatch(validators)
+    hold = 20 if quick else 60
+    orphans = 100 if quick else 400
+    note(f"hostile: attacking {victim['name']}, sybils on "
+         f"{crowded['name']} for {hold} s")
+    common = ["--network-id", shard.state["network_id"],
+              "--seed", str(rng.randrange(2**31))]
+    started = time.monotonic()
+    sybils = subprocess.Popen(
+        [shard.badpeer, "--target", crowded_address] + common +
+        ["--attacks", "sybil", "--sybil-count", "60",
+         "--hold-seconds", str(hold)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out = subprocess.run(
+            [shard.badpeer, "--target", address] + common +
+            ["--attacks", "garbage,oversized,flood,bad-signature,"
+                      "unbonded,orphans,deploys",
+                      "--block", blocks[0]["blockHash"],
+                      "--orphan-count", str(orphans),
+                      "--flood-count", "2000" if quick else "20000",
+                      "--api-grpc",
+                      f"127.0.0.1:{victim['ports']['grpc_external']}",
+                      "--deploy-count", "100" if quick else "1000"],
+            capture_output=True, text=True, timeout=600, check=False)
+        attacked = time.monotonic()
+        http = http_abuse(victim, 5 if quick else 20)
+        abused = time.monotonic()
+        sybil_out, sybil_err = sybils.communicate(timeout=hold + 120)
+    finally:
+        if sybils.poll() is None:
+            sybils.kill()
+            sybils.wait()
+        watch.stop()
+    attacks = {}
+    for line in (out.stdout + sybil_out).splitlines():
+        try:
+            got = json.loads(line)
+            attacks[got["attack"]] = got  # the last line of each
+        except (ValueError, KeyError):
+            pass
+    problems = []
+    if out.returncode != 0:
+        problems.append(f"rnode-badpeer exited {out.returncode}: "
+                        f"{out.stderr.strip()[:300]}")
+    if sybils.returncode != 0:
+        problems.append(f"the sybils exited {sybils.returncode}: "
+                        f"{sybil_err.strip()[:300]}")
+    if not shard_tool.alive(victim["pid"]):
+        raise CheckFailed(f"{victim['name']} died under the attacks")
+    if attacks.get("garbage", {}).get("accepted", 1) != 0:
+        problems.append("garbage frames accepted")
+    if attacks.get("oversized", {}).get("huge_stream", {}).get("code", 0) == 0:
+        problems.append("a stream announcing 1 GiB was accepted")
+    kinds = attacks.get("deploys", {}).get("kinds", {})
+    accepted = sum(k.get("accepted", 0) for k in kinds.values())
+    if len(kinds) != 3 or accepted:
+        problems.append(f"bad deploys: {accepted} accepted ({kinds})")
+    for what, codes in http.items():
+        if any(200 <= c < 300 for c in codes):
+            problems.append(f"HTTP {what} answered {codes}")
+    # The two forged blocks invalid, every orphan refused unkept.
+    deadline = time.monotonic() + CHECK_DEADLINE_S
+    while True:
+        after = metrics(victim)
+        invalid = after.get(INVALID, 0) - before.get(INVALID, 0)
+        refused = (after.get(NOT_BUFFERED_UNBONDED, 0)
+                   - before.get(NOT_BUFFERED_UNBONDED, 0))
+        if (invalid >= 2 and refused >= orphans) or time.monotonic() > deadline:
+            break
+        time.sleep(POLL_S)
+    if invalid < 2:
+        problems.append(f"{invalid:.0f} of the 2 forged blocks judged invalid")
+    if refused < orphans:
+        problems.append(f"{refused:.0f} of {orphans} orphans refused unkept")
+    growth = watch.growth_kib()
+    for name, kib in growth.items():
+        if kib > HOSTILE_RSS_GROWTH_KIB:
+            problems.append(f"{name}'s RSS grew {kib / 1024:.0f} MiB")
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    sybil = attacks.get("sybil", {})
+    worst = max(growth.values()) / 1024 if growth else 0
+    return lfb_numbers(shard), (
+        f"{victim['name']} attacked: {accepted} of "
+        f"{sum(k.get('sent', 0) for k in kinds.values())} bad deploys in, "
+        f"{invalid:.0f} forged and {refused:.0f} orphan blocks refused, "
+        f"sybils admitted {sybil.get('admitted', '?')} on "
+        f"{crowded['name']}, RSS +{worst:.0f} MiB at most; badpeer "
+        f"{attacked - started:.0f} s, HTTP {abused - attacked:.0f} s")
+
+
+def strict_stream(folder):
+    """The hostile scenario's stream verdict: (ok, text) from the load
+    generator's report: no deploy refused or failed, and acknowledgement
+    p99 under HOSTILE_ACK_P99_S."""
+    try:
+        with open(os.path.join(folder, "report.json")) as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        return False, "no report"
+    phases = report.get("phases", [])
+    failed = sum(p.get("failed", 0) for p in phases)
+    p99s = [p.get("acknowledgement_seconds", {}).get("p99") for p in phases]
+    p99 = max((x for x in p99s if x is not None), default=None)
+    problems = []
+    if failed:
+        problems.append(f"{failed} honest deploys failed: "
+                        f"{report.get('run', {}).get('failure_reasons')}")
+    if p99 is None or p99 >= HOSTILE_ACK_P99_S:
+        problems.append(f"acknowledgement p99 {p99} s")
+    return not problems, "; ".join(problems) or (
+        f"none refused, acknowledgement p99 {p99:.3f} s")
+
+
 
 RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
            "restart-all": restart_all, "disk-full": disk_full,
-           "bad-peer": bad_peer}
+           "hostile": hostile, "bad-peer": bad_peer}
 # A scenario's nominal length (s) for its stream; it may end early. The
 # stream must outlast the fault's own checks: disk-full waits for the victim
 # to take a deploy once space returns, which under the sanitizer builds
@@ -609,7 +822,7 @@ RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
 # still ended first).
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
           "restart-all": (30, 30), "disk-full": (90, 90),
-          "bad-peer": (5, 5)}
+          "hostile": (40, 90), "bad-peer": (5, 5)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
@@ -617,8 +830,9 @@ def run_scenario(name, shard, a, rng, out_dir):
     sub = os.path.join(out_dir, name)
     os.makedirs(sub, exist_ok=True)
     length = LENGTH[name][0 if a.quick else 1] + LEAD_S + TAIL_S
+    rate = max(a.rate, HOSTILE_RATE) if name == "hostile" else a.rate
     args = loadtest.target_args(a.loadgen, shard.folder, sub) + [
-        "--phases", f"{a.rate}/s:{length}s", "--allow-failures",
+        "--phases", f"{rate}/s:{length}s", "--allow-failures",
         "--drain-seconds", str(DRAIN_S)]
     row = {"scenario": name, "checks": {}, "detail": ""}
     started = time.monotonic()
@@ -651,6 +865,9 @@ def run_scenario(name, shard, a, rng, out_dir):
             raise
     row["acknowledged"], row["failed"], verdict = stream_report(sub)
     row["checks"]["stream"] = (code == 0, verdict)
+    if name == "hostile":
+        ok, text = strict_stream(sub)
+        row["checks"]["stream"] = (code == 0 and ok, f"{verdict}; {text}")
     try:
         lowest, text = check_agreement(shard)
         row["checks"]["agreement"] = (True, text)

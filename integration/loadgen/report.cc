@@ -86,6 +86,8 @@ PhaseRow BuildRow(const PhaseMeasurement& m, const PhaseStats& stats) {
   row.not_finalized = stats.not_finalized;
   row.wall_seconds = m.wall_seconds;
   row.achieved_rate = stats.achieved_rate;
+  row.acknowledgement_p50 = stats.acknowledgement_p50;
+  row.acknowledgement_p99 = stats.acknowledgement_p99;
   row.inclusion_p50 = stats.inclusion_p50;
   row.inclusion_p95 = stats.inclusion_p95;
   row.inclusion_p99 = stats.inclusion_p99;
@@ -212,6 +214,9 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
         {"not_finalized", r.not_finalized},
         {"wall_seconds", r.wall_seconds},
         {"achieved_rate", Nullable(r.achieved_rate)},
+        {"acknowledgement_seconds",
+         {{"p50", Nullable(r.acknowledgement_p50)},
+          {"p99", Nullable(r.acknowledgement_p99)}}},
         {"inclusion_seconds",
          Latencies(r.inclusion_p50, r.inclusion_p95, r.inclusion_p99)},
         {"finalization_seconds",

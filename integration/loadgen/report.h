@@ -48,6 +48,7 @@ struct PhaseRow {
   int64_t not_finalized = 0;
   double wall_seconds = 0;
   std::optional<double> achieved_rate;
+  std::optional<double> acknowledgement_p50, acknowledgement_p99;
   std::optional<double> inclusion_p50, inclusion_p95, inclusion_p99;
   std::optional<double> finalization_p50, finalization_p95, finalization_p99;
   std::optional<double> lfb_blocks_per_minute;  // Δ LFB number / minutes.

@@ -120,6 +120,7 @@ bool DeployTracker::Finalized(std::string_view id, double t) {
 PhaseStats DeployTracker::Summarize(int phase_index,
                                     double phase_wall_seconds) const {
   PhaseStats s;
+  std::vector<double> acknowledgement;
   std::vector<double> inclusion;
   std::vector<double> finalization;
   {
@@ -128,7 +129,10 @@ PhaseStats DeployTracker::Summarize(int phase_index,
       const Record& r = entry.second;
       if (r.phase != phase_index) continue;
       ++s.submitted;
-      if (r.acknowledged) ++s.acknowledged;
+      if (r.acknowledged) {
+        ++s.acknowledged;
+        acknowledgement.push_back(r.acknowledged_at - r.submitted_at);
+      }
       if (r.failed) ++s.failed;
       if (r.included_at != kNever) {
         ++s.included;
@@ -143,11 +147,14 @@ PhaseStats DeployTracker::Summarize(int phase_index,
       }
     }
   }
+  std::sort(acknowledgement.begin(), acknowledgement.end());
   std::sort(inclusion.begin(), inclusion.end());
   std::sort(finalization.begin(), finalization.end());
   if (phase_wall_seconds > 0) {
     s.achieved_rate = static_cast<double>(s.acknowledged) / phase_wall_seconds;
   }
+  s.acknowledgement_p50 = Percentile(acknowledgement, 50);
+  s.acknowledgement_p99 = Percentile(acknowledgement, 99);
   s.inclusion_p50 = Percentile(inclusion, 50);
   s.inclusion_p95 = Percentile(inclusion, 95);
   s.inclusion_p99 = Percentile(inclusion, 99);

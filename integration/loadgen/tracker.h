@@ -60,6 +60,8 @@ struct PhaseStats {
   int64_t not_finalized = 0;
   // acknowledged / the phase's wall time; nullopt for a wall time <= 0.
   std::optional<double> achieved_rate;
+  // Submission to the node's acknowledgement (the admission path).
+  std::optional<double> acknowledgement_p50, acknowledgement_p99;
   std::optional<double> inclusion_p50, inclusion_p95, inclusion_p99;
   std::optional<double> finalization_p50, finalization_p95, finalization_p99;
 };

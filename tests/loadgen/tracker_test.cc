@@ -40,10 +40,11 @@ TEST(PercentileTest, EmptyIsNullopt) {
 
 TEST(DeployTrackerTest, SummarizesLatenciesFromSubmission) {
   DeployTracker tracker;
-  // Deploy i submitted at 10, included i seconds later, finalized 2i later.
+  // Deploy i submitted at 10, acknowledged i/100 s later, included i
+  // seconds later, finalized 2i later.
   for (int i = 1; i <= 100; ++i) {
     ASSERT_TRUE(tracker.Submitted(Id(i), 0, 10).ok());
-    ASSERT_TRUE(tracker.Acknowledged(Id(i), 10.01));
+    ASSERT_TRUE(tracker.Acknowledged(Id(i), 10 + i / 100.0));
     ASSERT_TRUE(tracker.Included(Id(i), 10 + i));
     ASSERT_TRUE(tracker.Finalized(Id(i), 10 + 2 * i));
   }
@@ -55,6 +56,8 @@ TEST(DeployTrackerTest, SummarizesLatenciesFromSubmission) {
   EXPECT_EQ(s.finalized, 100);
   EXPECT_EQ(s.not_finalized, 0);
   EXPECT_EQ(s.achieved_rate, 2.0);
+  EXPECT_NEAR(*s.acknowledgement_p50, 0.50, 1e-9);
+  EXPECT_NEAR(*s.acknowledgement_p99, 0.99, 1e-9);
   EXPECT_EQ(s.inclusion_p50, 50);
   EXPECT_EQ(s.inclusion_p95, 95);
   EXPECT_EQ(s.inclusion_p99, 99);
@@ -75,6 +78,7 @@ TEST(DeployTrackerTest, SummaryIsPerPhaseAndEmptyPhaseHasNoLatencies) {
   const PhaseStats none = tracker.Summarize(7, 0);
   EXPECT_EQ(none.submitted, 0);
   EXPECT_EQ(none.achieved_rate, std::nullopt);
+  EXPECT_EQ(none.acknowledgement_p99, std::nullopt);
   EXPECT_EQ(none.inclusion_p50, std::nullopt);
   EXPECT_EQ(none.finalization_p99, std::nullopt);
 }
