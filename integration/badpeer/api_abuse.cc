@@ -78,8 +78,9 @@ std::map<std::string, AbuseTally> AbuseDeployApi(const std::string& grpc_target,
       std::mt19937_64 rng(seed + static_cast<uint64_t>(t));
       for (int n = next++; n < total; n = next++) {
         const std::string kind = kKinds[n % std::size(kKinds)];
-        absl::StatusOr<casper::SignedDeploy> deploy = casper::SignedDeploy::Sign(
-            BadDeploy(kind, n, shard_id), RandomKey(rng));
+        absl::StatusOr<casper::SignedDeploy> deploy =
+            casper::SignedDeploy::Sign(BadDeploy(kind, n, shard_id),
+                                       RandomKey(rng));
         std::string outcome;
         bool accepted = false;
         if (!deploy.ok()) {
@@ -91,7 +92,8 @@ std::map<std::string, AbuseTally> AbuseDeployApi(const std::string& grpc_target,
           const grpc::Status status =
               stub->doDeploy(&ctx, deploy->ToProto(), &reply);
           if (!status.ok()) {
-            outcome = absl::StrCat("grpc ", static_cast<int>(status.error_code()));
+            outcome =
+                absl::StrCat("grpc ", static_cast<int>(status.error_code()));
           } else if (reply.has_error()) {
             outcome = Category(absl::StrJoin(reply.error().messages(), "; "));
           } else {

@@ -59,8 +59,8 @@
 #include "absl/strings/strip.h"
 #include "casper/block/block.h"
 #include "crypto/secp256k1.h"
-#include "integration/badpeer/block_peer.h"
 #include "integration/badpeer/api_abuse.h"
+#include "integration/badpeer/block_peer.h"
 #include "integration/badpeer/impostor.h"
 #include "integration/badpeer/wire.h"
 #include "nlohmann/json.hpp"
@@ -415,10 +415,9 @@ int Run(const Args& a) {
                                .count()},
                {"kinds", kinds}});
   }
-  const bool blocks = wanted.contains("bad-signature") ||
-                      wanted.contains("unbonded") ||
-                      wanted.contains("equivocation") ||
-                      wanted.contains("orphans");
+  const bool blocks =
+      wanted.contains("bad-signature") || wanted.contains("unbonded") ||
+      wanted.contains("equivocation") || wanted.contains("orphans");
   if (!blocks) return kExitRan;  // the wire attacks always run
 
   absl::StatusOr<std::unique_ptr<BlockPeer>> peer =
@@ -447,8 +446,7 @@ int Run(const Args& a) {
     int sent = 0;
     absl::Status error;
     for (int i = 0; i < a.orphan_count && error.ok(); ++i) {
-      absl::StatusOr<casper::block::Block> b =
-          OrphanBlock(rng, i, a.shard_id);
+      absl::StatusOr<casper::block::Block> b = OrphanBlock(rng, i, a.shard_id);
       error = b.ok() ? (*peer)->Send(*b) : b.status();
       sent += error.ok() ? 1 : 0;
     }

@@ -777,13 +777,13 @@ def hostile(shard, rng, quick):
     if problems:
         raise CheckFailed("; ".join(problems))
     sybil = attacks.get("sybil", {})
-    worst = max(growth.values()) / 1024 if growth else 0
+    each = ", ".join(f"{k} +{v / 1024:.0f}" for k, v in sorted(growth.items()))
     return lfb_numbers(shard), (
         f"{victim['name']} attacked: {accepted} of "
         f"{sum(k.get('sent', 0) for k in kinds.values())} bad deploys in, "
         f"{invalid:.0f} forged and {refused:.0f} orphan blocks refused, "
         f"sybils admitted {sybil.get('admitted', '?')} on "
-        f"{crowded['name']}, RSS +{worst:.0f} MiB at most; badpeer "
+        f"{crowded['name']}, RSS MiB {each}; badpeer "
         f"{attacked - started:.0f} s, HTTP {abused - attacked:.0f} s")
 
 

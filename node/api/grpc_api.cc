@@ -1,5 +1,6 @@
 #include "node/api/grpc_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -310,6 +311,12 @@ std::unique_ptr<grpc::Server> Build(
   // Each synchronous handler takes a thread; the quota bounds them (plus
   // the few the server keeps for polling).
   quota.SetMaxThreads(static_cast<int>(config.api_max_in_flight) + 2);
+  // And the memory gRPC's core accounts (read and write buffers, messages
+  // being received): under pressure it reclaims idle connections' buffers
+  // and stops reading more. Four of the largest messages, at least 128 MiB.
+  quota.Resize(std::max<size_t>(
+      kGrpcMemoryFloorBytes,
+      4 * static_cast<size_t>(config.grpc_max_recv_message_bytes)));
   builder.SetResourceQuota(quota);
   builder.SetMaxReceiveMessageSize(
       static_cast<int>(config.grpc_max_recv_message_bytes));

@@ -6,10 +6,13 @@
 // Bounds: each server runs at most `api-server.max-in-flight` handlers at
 // once (a gRPC resource quota: a call beyond it fails RESOURCE_EXHAUSTED,
 // "busy"), each connection has at most kMaxStreamsPerConnection calls in
-// flight, and requests are limited to grpc-max-recv-message-size.
+// flight, requests are limited to grpc-max-recv-message-size, and the
+// memory gRPC's core accounts is bounded by the same quota (four of the
+// largest requests, at least kGrpcMemoryFloorBytes).
 #ifndef RNODE_NODE_API_GRPC_API_H_
 #define RNODE_NODE_API_GRPC_API_H_
 
+#include <cstddef>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -21,6 +24,9 @@ namespace rnode::node {
 // Concurrent calls one client connection may have open (HTTP/2 streams);
 // more wait in the client, not here.
 inline constexpr int kMaxStreamsPerConnection = 16;
+// The least memory gRPC's core may account for each server (its resource
+// quota): buffers of every connection and the messages being read.
+inline constexpr size_t kGrpcMemoryFloorBytes = 128u << 20;
 
 class GrpcApi {
  public:

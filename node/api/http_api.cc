@@ -14,6 +14,8 @@
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "node/api/api_common.h"
+#include "node/api/fault_api.h"
+#include "node/api/http_answers.h"
 #include "node/api/http_json.h"
 #include "node/views/block_views.h"
 #include "node/views/par_views.h"
@@ -26,48 +28,6 @@ namespace {
 
 using casper::block::Block;
 using nlohmann::json;
-
-http::Response Json(int status, const json& body) {
-  http::Response r;
-  r.status = status;
-  r.body = body.dump();
-  return r;
-}
-
-http::Response Error(int status, std::string_view kind,
-                     absl::string_view message) {
-  return Json(status, json{{"error", std::string(kind)},
-                           {"message", std::string(message)}});
-}
-
-// The status code and kind of a failed node operation.
-http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind) {
-  if (rspace::IsNoSpace(s)) {
-    // The node's disk is full: nothing was stored; retry later (or
-    // elsewhere).
-    http::Response r = Error(507, "disk_full", s.message());
-    r.headers.emplace_back("Retry-After", "5");
-    return r;
-  }
-  switch (s.code()) {
-    case absl::StatusCode::kInvalidArgument:
-      return Error(400, invalid_kind, s.message());
-    case absl::StatusCode::kNotFound:
-      return Error(404, "not_found", s.message());
-    case absl::StatusCode::kAlreadyExists:
-      return Error(409, "duplicate_deploy", s.message());
-    case absl::StatusCode::kFailedPrecondition:
-      return Error(422, "failed_precondition", s.message());
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kUnavailable: {
-      http::Response r = Error(503, "busy", s.message());
-      r.headers.emplace_back("Retry-After", "1");
-      return r;
-    }
-    default:
-      return Error(500, "internal", s.message());
-  }
-}
 
 json PeerListJson(const ::casper::Status& s) {
   json list = json::array();
@@ -478,31 +438,8 @@ http::Handler AdminHttpHandler(Node* node) {
       r.body = ProposeSuccessText(*made);
       return r;
     }
-    // Fault injection (docs/reliability.md): POST /api/fault/isolate cuts
-    // the node off from its peers, /api/fault/disk-full fills its disk,
-    // /api/fault/heal lifts both.
-    if (req.method == "POST" && parts.size() == 3 && parts[0] == "api" &&
-        parts[1] == "fault" &&
-        (parts[2] == "isolate" || parts[2] == "disk-full" ||
-         parts[2] == "heal")) {
-      absl::Status s;
-      if (parts[2] == "isolate") {
-        s = node->SetIsolated(true);
-      } else if (parts[2] == "disk-full") {
-        s = node->SetDiskFull(true);
-      } else {
-        s = node->SetDiskFull(false);
-        // A standalone node has no isolation to lift.
-        if (s.ok() && node->isolated()) s = node->SetIsolated(false);
-      }
-      if (!s.ok()) {
-        if (s.code() == absl::StatusCode::kPermissionDenied) {
-          return Error(403, "fault_injection_off", s.message());
-        }
-        return ErrorOf(s, "invalid");
-      }
-      return Json(200, json{{"isolated", node->isolated()},
-                            {"diskFull", node->disk_full_injected()}});
+    if (std::optional<http::Response> fault = FaultRoute(node, req, parts)) {
+      return *std::move(fault);
     }
     return Error(404, "not_found",
                  absl::StrCat("no route ", req.method, " ", req.path));
@@ -538,10 +475,18 @@ std::vector<std::string> DefaultHosts(const std::string& host) {
 absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
     Node* node, const NodeConfig& config, metrics::Registry* metrics,
     http::EventHub* events) {
+  if (config.fault_injection && !FaultInjectionBuilt()) {
+    return absl::FailedPreconditionError(
+        "--fault-injection: this build has no fault injection (it was "
+        "configured with RNODE_FAULT_INJECTION=OFF, as the release image is)");
+  }
   auto api = std::make_unique<HttpApi>();
   http::HttpServerOptions options;
   options.host = config.api_host;
   options.max_body_bytes = static_cast<size_t>(config.http_max_body_bytes);
+  // Four of the largest bodies at once (at least the default budget).
+  options.max_body_bytes_total =
+      std::max(http::kDefaultMaxBodyBytesTotal, 4 * options.max_body_bytes);
   options.max_in_flight = static_cast<size_t>(config.api_max_in_flight);
   options.port = static_cast<uint16_t>(config.port_http);
   options.allowed_origins = CommaList(config.http_allowed_origins);

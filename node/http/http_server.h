@@ -36,6 +36,11 @@ inline constexpr size_t kDefaultMaxConnections = 256;
 // is the public node's bound and keeps a malicious body's cost bounded.
 inline constexpr size_t kDefaultMaxBodyBytes = 16u << 20;
 
+// Bytes of request bodies being read or handled at once, across all
+// connections: without it 256 connections each sending a 16 MiB body held
+// 4 GiB. Four of the largest bodies at once; deploys are a few KiB.
+inline constexpr size_t kDefaultMaxBodyBytesTotal = 64u << 20;
+
 // Requests being handled at once, across all connections (the handler
 // threads). Handlers call into the node and may block; 64 keeps the node
 // responsive to a burst of wallets without letting clients pile up threads.
@@ -83,6 +88,11 @@ struct HttpServerOptions {
   size_t max_connections = kDefaultMaxConnections;
   // A larger body is answered 413 without being read.
   size_t max_body_bytes = kDefaultMaxBodyBytes;
+  // The global body budget: a request whose body (its Content-Length, or
+  // max_body_bytes when chunked) does not fit in what other requests hold
+  // is answered 503 busy before its body is read, and the connection
+  // closed. The bytes are held from the header until the answer.
+  size_t max_body_bytes_total = kDefaultMaxBodyBytesTotal;
   // Global handler budget (at least 1): also the number of handler threads.
   size_t max_in_flight = kDefaultMaxInFlight;
   // Between requests on a keep-alive connection; also a WebSocket's idle
@@ -168,6 +178,8 @@ struct HttpServerStats {
   uint64_t open_connections = 0;
   uint64_t open_websockets = 0;
   uint64_t in_flight = 0;
+  // Bytes of the body budget requests hold now.
+  uint64_t body_bytes = 0;
 };
 
 // The server.

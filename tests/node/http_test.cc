@@ -545,6 +545,55 @@ TEST(HttpServerTest, BodyOverLimitIs413AndServerServesNextConnection) {
   EXPECT_EQ(server->stats().body_too_large_refusals, 1u);
 }
 
+// Issue 43: each body was bounded, all of them together were not (256
+// connections x 16 MiB). Bodies being read hold the budget from their
+// header on; one that does not fit is answered 503 busy unread, and the
+// budget comes back once the others are answered.
+TEST(HttpServerTest, BodiesTogetherStayWithinTheirBudget) {
+  HttpServerOptions options = LocalOptions();
+  options.max_body_bytes = 64 << 10;
+  options.max_body_bytes_total = 128 << 10;
+  std::atomic<int> calls{0};
+  auto server = MustStart(options, [&](const Request& request) {
+    calls.fetch_add(1);
+    return Ok(std::to_string(request.body.size()));
+  });
+  ASSERT_NE(server, nullptr);
+  // Two slow clients: headers announcing the largest body, one byte of it.
+  std::vector<std::unique_ptr<HttpClient>> slow;
+  for (int i = 0; i < 2; ++i) {
+    slow.push_back(std::make_unique<HttpClient>(server->port()));
+    ASSERT_FALSE(slow.back()->WriteRaw(
+        "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\nx"));
+  }
+  ASSERT_TRUE(
+      Eventually([&] { return server->stats().body_bytes == (128u << 10); }));
+  {  // a third body does not fit while they wait
+    HttpClient client(server->port());
+    auto result = client.Send(
+        MakeRequest(bhttp::verb::post, "/third", std::string(1024, 'y')));
+    ASSERT_FALSE(result.error) << result.error.message();
+    EXPECT_EQ(result.response.result_int(), 503);
+    EXPECT_THAT(result.response.body(), StartsWith(R"({"error":"busy",)"));
+    EXPECT_FALSE(result.response.keep_alive());
+  }
+  EXPECT_EQ(calls.load(), 0);
+  EXPECT_EQ(server->stats().body_bytes, 128u << 10);
+  // One slow client finishes: its answer frees its share.
+  ASSERT_FALSE(slow[0]->WriteRaw(std::string((64 << 10) - 1, 'x')));
+  auto done = slow[0]->Read();
+  ASSERT_FALSE(done.error) << done.error.message();
+  EXPECT_EQ(done.response.body(), "65536");
+  HttpClient client(server->port());
+  auto after = client.Send(
+      MakeRequest(bhttp::verb::post, "/third", std::string(1024, 'y')));
+  ASSERT_FALSE(after.error) << after.error.message();
+  EXPECT_EQ(after.response.result_int(), 200);
+  EXPECT_EQ(after.response.body(), "1024");
+  slow.clear();  // the other slow client leaves: its share comes back
+  EXPECT_TRUE(Eventually([&] { return server->stats().body_bytes == 0; }));
+}
+
 TEST(HttpServerTest, ExpectContinueGetsItsBodyRead) {
   auto server = MustStart(LocalOptions(), Echo);
   ASSERT_NE(server, nullptr);

@@ -52,7 +52,10 @@ class HttpSession final : public Session {
         stream_(std::move(socket)),
         slot_(std::move(slot)) {}
 
-  ~HttpSession() override { server_->RemoveSession(this); }
+  ~HttpSession() override {
+    ReleaseBody();
+    server_->RemoveSession(this);
+  }
 
   // Starts serving on the connection's strand.
   void Start() {
@@ -116,6 +119,19 @@ class HttpSession final : public Session {
       return;
     }
     const BeastRequest& request = parser_->get();
+    // The body's bytes come out of the server's budget before they are
+    // read (a chunked body may grow to the limit).
+    const size_t body = static_cast<size_t>(
+        parser_->content_length().value_or(server_->options().max_body_bytes));
+    if (!server_->TryAcquireBodyBytes(body)) {
+      server_->CountBusy();
+      Send(BusyResponse(request.version(),
+                        "the node is reading as many request bodies as it "
+                        "holds at once, try again later"),
+           After::kClose);
+      return;
+    }
+    body_bytes_ = body;
     if (request.version() >= 11 &&
         beast::iequals(request[bhttp::field::expect], "100-continue")) {
       net::async_write(
@@ -246,6 +262,13 @@ class HttpSession final : public Session {
                         });
   }
 
+  // Gives back the body's share of the server's budget (once).
+  void ReleaseBody() {
+    if (body_bytes_ == 0) return;
+    server_->ReleaseBodyBytes(body_bytes_);
+    body_bytes_ = 0;
+  }
+
   void OnHandlerDone(Response response) {
     if (closed_) return;
     Send(ToBeastResponse(std::move(response), version_),
@@ -279,6 +302,7 @@ class HttpSession final : public Session {
   }
 
   void Send(BeastResponse response, After after) {
+    ReleaseBody();  // answered: the request's body is done with
     if (!cors_origin_.empty()) {
       const auto& allowed = server_->options().allowed_origins;
       const bool any =
@@ -337,6 +361,7 @@ class HttpSession final : public Session {
   }
 
   void CloseSocket() {
+    ReleaseBody();
     if (closed_) return;
     closed_ = true;
     beast::error_code ignored;
@@ -360,6 +385,8 @@ class HttpSession final : public Session {
   // The socket is closed or was handed to a WebSocketSession.
   bool closed_ = false;
   size_t lingered_bytes_ = 0;
+  // The current request's share of the server's body budget.
+  size_t body_bytes_ = 0;
 };
 
 }  // namespace

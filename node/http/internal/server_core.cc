@@ -245,6 +245,7 @@ HttpServerStats ServerCore::stats() const {
   stats.open_websockets = static_cast<uint64_t>(
       std::max<int64_t>(0, open_websockets_.load(std::memory_order_relaxed)));
   stats.in_flight = in_flight_.load(std::memory_order_relaxed);
+  stats.body_bytes = body_bytes_.load(std::memory_order_relaxed);
   return stats;
 }
 

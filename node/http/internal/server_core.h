@@ -123,6 +123,22 @@ class ServerCore {
     return true;
   }
 
+  // Takes `bytes` of the body budget; false when they do not fit.
+  bool TryAcquireBodyBytes(size_t bytes) {
+    size_t current = body_bytes_.load(std::memory_order_relaxed);
+    do {
+      if (bytes > options_.max_body_bytes_total ||
+          current > options_.max_body_bytes_total - bytes) {
+        return false;
+      }
+    } while (!body_bytes_.compare_exchange_weak(current, current + bytes,
+                                                std::memory_order_acq_rel));
+    return true;
+  }
+  void ReleaseBodyBytes(size_t bytes) {
+    body_bytes_.fetch_sub(bytes, std::memory_order_acq_rel);
+  }
+
   // Runs the handler on the pool (the caller holds a handler slot, which is
   // given back when the handler returns), then `done(response)` on
   // `executor`.
@@ -183,6 +199,7 @@ class ServerCore {
   std::atomic<uint64_t> connection_refusals_{0};
   std::atomic<int64_t> open_websockets_{0};
   std::atomic<size_t> in_flight_{0};
+  std::atomic<size_t> body_bytes_{0};
 
   // Written under connections_mu_ (so Stop's timed wait sees every change:
   // util's CondVar has no deadline), read anywhere.
