@@ -87,6 +87,9 @@ struct NodeConfig {
   int64_t api_max_in_flight = 64;
   // Most blocks one query returns (depths and height ranges are clamped).
   int64_t max_blocks_limit = 100;
+  // Bytes of stored blocks one query may read (blocks are up to
+  // casper.max-block-bytes each): a range holding more is refused.
+  int64_t max_blocks_bytes = 64 << 20;
   int64_t exploratory_deploy_phlo_limit = 5'000'000;
   bool prometheus = true;
 

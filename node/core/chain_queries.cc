@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <memory>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "casper/block/block_codec.h"
 #include "casper/consensus/fork_choice.h"
 #include "crypto/hash.h"
 #include "crypto/rng.h"
@@ -104,13 +107,40 @@ absl::StatusOr<std::vector<Block>> ChainQueries::BlocksByHeight(int64_t from,
   to = std::min(to, d_.dag->MaxHeight());
   from = std::max<int64_t>(from, 0);
   if (to - from + 1 > limit) from = to - limit + 1;
-  std::vector<Block> out;
+  std::vector<Hash32> hashes;
   for (int64_t n = to; n >= from; --n) {
     std::vector<Hash32> at = d_.dag->AtHeight(n);
-    for (auto it = at.rbegin(); it != at.rend(); ++it) {
-      ASSIGN_OR_RETURN(Block b, GetBlock(*it));
-      out.push_back(std::move(b));
+    hashes.insert(hashes.end(), at.rbegin(), at.rend());
+  }
+  return ReadBlocks(hashes,
+                    absl::StrCat("the blocks of numbers ", from, " to ", to));
+}
+
+absl::StatusOr<std::vector<Block>> ChainQueries::ReadBlocks(
+    std::span<const Hash32> hashes, std::string_view what) {
+  const size_t budget = static_cast<size_t>(d_.config->max_blocks_bytes);
+  size_t read = 0;
+  std::vector<Block> out;
+  out.reserve(hashes.size());
+  for (const Hash32& h : hashes) {
+    ASSIGN_OR_RETURN(std::optional<Bytes> bytes, d_.dag->GetBlockBytes(h));
+    if (!bytes.has_value()) {
+      return absl::NotFoundError(
+          absl::StrCat("Block not found: ", HexEncode(h)));
     }
+    read += bytes->size();
+    if (read > budget) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          std::string(what), " hold more than api-server.max-blocks-bytes (",
+          budget, " bytes); ask for fewer"));
+    }
+    absl::StatusOr<Block> b = casper::block::DecodeBlock(*bytes);
+    if (!b.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          "stored block ", HexEncode(h),
+          " does not decode: ", std::string(b.status().message())));
+    }
+    out.push_back(*std::move(b));
   }
   return out;
 }
@@ -131,13 +161,9 @@ absl::StatusOr<std::vector<Block>> ChainQueries::MainChain(int64_t depth) {
   const int64_t floor = tip_meta->block_number - depth + 1;
   ASSIGN_OR_RETURN(const std::vector<Hash32> chain,
                    casper::consensus::MainChain(dag, tip, floor));
-  std::vector<Block> out;
-  for (const Hash32& h : chain) {
-    if (static_cast<int64_t>(out.size()) >= depth) break;
-    ASSIGN_OR_RETURN(Block b, GetBlock(h));
-    out.push_back(std::move(b));
-  }
-  return out;
+  const size_t n = std::min(chain.size(), static_cast<size_t>(depth));
+  return ReadBlocks(std::span<const Hash32>(chain.data(), n),
+                    absl::StrCat("the main chain's last ", n, " blocks"));
 }
 
 absl::StatusOr<Block> ChainQueries::LastFinalizedBlock() {
@@ -175,7 +201,7 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
   if (std::optional<DeployLeft> left =
           d_.left->Get(Bytes(sig.begin(), sig.end()))) {
     s.state = *left == DeployLeft::kLeftOut ? DeployStatus::State::kFailed
-                                           : DeployStatus::State::kExpired;
+                                            : DeployStatus::State::kExpired;
     return s;
   }
   return absl::NotFoundError(absl::StrCat(

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,9 @@ class ChainQueries {
 
   absl::StatusOr<casper::block::Block> GetBlock(const Hash32& hash);
   absl::StatusOr<casper::block::Block> FindBlock(std::string_view hex);
+  // Blocks of numbers [from, to], newest first, clamped to max-blocks-limit
+  // heights from `to`; InvalidArgument when they hold more than
+  // max-blocks-bytes stored.
   absl::StatusOr<std::vector<casper::block::Block>> BlocksByHeight(int64_t from,
                                                                    int64_t to);
   absl::StatusOr<std::vector<casper::block::Block>> MainChain(int64_t depth);
@@ -61,6 +65,11 @@ class ChainQueries {
   absl::StatusOr<bool> IsBonded(ByteView public_key) const;
 
  private:
+  // The stored blocks `hashes`, decoded, in that order; InvalidArgument
+  // naming `what` once they hold more than max-blocks-bytes stored (read
+  // before decoding: a range of large blocks costs no more than that).
+  absl::StatusOr<std::vector<casper::block::Block>> ReadBlocks(
+      std::span<const Hash32> hashes, std::string_view what);
   // Runs `term` on `root` (consensus thread) and reads the data at its
   // first `new` name; the space is reset to `root` after.
   absl::StatusOr<Exploration> ExploreOn(

@@ -130,7 +130,8 @@ class Node {
   absl::StatusOr<casper::block::Block> FindBlock(std::string_view hex);
   absl::StatusOr<casper::block::Block> GetBlock(const Hash32& hash);
   // Blocks of numbers [from, to] (clamped to max-blocks-limit from `to`),
-  // newest first.
+  // newest first; InvalidArgument when they hold more than
+  // api-server.max-blocks-bytes stored (so does MainChain).
   absl::StatusOr<std::vector<casper::block::Block>> BlocksByHeight(int64_t from,
                                                                    int64_t to);
   // The main-parent chain from the fork-choice tip, `depth` blocks.

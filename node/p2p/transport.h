@@ -161,7 +161,9 @@ struct TransportCounters {
   uint64_t statements_checked = 0;  // validator statements verified
   uint64_t statements_refused = 0;  // validator statements that did not check
   uint64_t peers_refused = 0;       // new peers refused: their slots were full
-  uint64_t peers_evicted = 0;  // other peers dropped for a bonded validator
+  // Other peers dropped for a bonded validator, or silent ones (that left)
+  // for a peer that is here.
+  uint64_t peers_evicted = 0;
   uint64_t send_failures = 0;
   uint64_t disconnects = 0;
 };

@@ -597,5 +597,33 @@ TEST_F(NodeTest, BlockLookupsByPrefixAndHeight) {
   EXPECT_EQ((*chain)[0].hash, block);
 }
 
+// Issue 43: a range was bounded by count only (max-blocks-limit heights,
+// each block up to max-block-bytes), so one request could make the node
+// read and decode gigabytes. Beyond max-blocks-bytes stored it is refused
+// before decoding; a shorter range is served.
+TEST_F(NodeTest, ABlockRangeReadsAtMostMaxBlocksBytes) {
+  config_.max_blocks_bytes = 1 << 20;
+  Open();
+  Hash32 last{};
+  for (int i = 0; i < 6; ++i) {  // six blocks of one 200 KiB term each
+    absl::StatusOr<Bytes> id = node_->Deploy(Signed(
+        Data(absl::StrCat("@0!(\"", std::string(200 << 10, 'a' + i), "\")"))));
+    ASSERT_TRUE(id.ok()) << id.status();
+    last = *WaitFinalized(*id).block;
+  }
+  absl::StatusOr<std::vector<casper::block::Block>> all =
+      node_->BlocksByHeight(0, 100);
+  EXPECT_EQ(all.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(all.status().message().find("max-blocks-bytes"), std::string::npos)
+      << all.status();
+  EXPECT_EQ(node_->MainChain(100).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::vector<casper::block::Block>> top =
+      node_->BlocksByHeight(node_->dag().MaxHeight(), 100);
+  ASSERT_TRUE(top.ok()) << top.status();
+  ASSERT_EQ(top->size(), 1u);
+  EXPECT_TRUE(node_->dag().Meta(last).ok());
+}
+
 }  // namespace
 }  // namespace rnode::node

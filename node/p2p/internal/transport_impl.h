@@ -260,6 +260,14 @@ struct Transport::Impl final {
   // recently heard one that is neither reserved nor persistent; null if
   // none.
   std::shared_ptr<Link> EvictionCandidate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // The unreserved, not persistent link heard from least recently, if it
+  // has been silent for longer than a live peer can be (its heartbeats
+  // would have failed and its link dropped): such a link, of a peer that
+  // left, gives its slot to a peer that is here. nullptr when none.
+  std::shared_ptr<Link> SilentCandidate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // Links not holding a reserved slot, and the slots they may hold.
+  size_t UnreservedLinks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  size_t UnreservedSlots() const;
   // Takes `link` out of the table (its threads end; the reaper joins
   // them).
   void Drop(const std::shared_ptr<Link>& link);

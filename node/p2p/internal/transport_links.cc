@@ -69,6 +69,34 @@ std::shared_ptr<Link> Transport::Impl::EvictionCandidate() {
   return victim;
 }
 
+std::shared_ptr<Link> Transport::Impl::SilentCandidate() {
+  // Three missed heartbeats and a send's timeout: a live peer is heard
+  // from (a call, or an answer to one) well within it.
+  const int64_t silent_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          options.heartbeat_interval * options.heartbeat_failures +
+          options.network_timeout)
+          .count();
+  const int64_t now = Clock::now().time_since_epoch().count();
+  std::shared_ptr<Link> victim = EvictionCandidate();
+  if (victim == nullptr || now - victim->last_heard_ns.load() < silent_ns) {
+    return nullptr;
+  }
+  return victim;
+}
+
+size_t Transport::Impl::UnreservedLinks() {
+  size_t others = 0;
+  for (const auto& [id, link] : links) others += link->reserved.load() ? 0 : 1;
+  return others;
+}
+
+size_t Transport::Impl::UnreservedSlots() const {
+  return options.max_peers > options.reserved_validator_slots
+             ? options.max_peers - options.reserved_validator_slots
+             : 0;
+}
+
 std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
                                               bool persistent, bool validator) {
   if (peer.id == self.id) return nullptr;
@@ -82,12 +110,18 @@ std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
     if (it != links.end()) return it->second;
     if (validator && links.size() >= options.max_peers) {
       evicted = EvictionCandidate();
+    } else if (!validator && (links.size() >= options.max_peers ||
+                              UnreservedLinks() >= UnreservedSlots())) {
+      // Peers that left (a sybil flood that stopped) keep their links
+      // until reconnecting gives up, minutes later: a silent one makes
+      // room for a peer that is here.
+      evicted = SilentCandidate();
     }
   }
   if (evicted != nullptr) {
-    peer_log.Info("peer {} makes room for validator node {}",
-                  LogText(FormatPeerAddress(evicted->node)),
-                  HexEncode(peer.id));
+    peer_log.Info("peer {} makes room for node {}{}",
+                  LogText(FormatPeerAddress(evicted->node)), HexEncode(peer.id),
+                  validator ? " (a validator)" : "");
     ++peers_evicted;
     P2pMetrics::Inc(m.peers_evicted);
     Drop(evicted);
@@ -96,14 +130,8 @@ std::shared_ptr<Link> Transport::Impl::Ensure(const PeerNode& peer,
   if (stopped || IsBanned(peer.id) || IsHostBanned(peer.host)) return nullptr;
   auto it = links.find(peer.id);
   if (it != links.end()) return it->second;
-  size_t others = 0;
-  for (const auto& [id, link] : links) others += link->reserved.load() ? 0 : 1;
-  const size_t unreserved =
-      options.max_peers > options.reserved_validator_slots
-          ? options.max_peers - options.reserved_validator_slots
-          : 0;
   if (links.size() >= options.max_peers ||
-      (!validator && others >= unreserved)) {
+      (!validator && UnreservedLinks() >= UnreservedSlots())) {
     ++peers_refused;
     P2pMetrics::Inc(m.peers_refused);
     return nullptr;

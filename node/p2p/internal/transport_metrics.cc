@@ -64,8 +64,8 @@ absl::Status P2pMetrics::Register(metrics::Registry* r) {
                    "that are not proven bonded validators share the "
                    "unreserved ones)"),
            counter(&peers_evicted, "p2p_peers_evicted_total",
-                   "peers dropped to make room for a proven bonded "
-                   "validator"),
+                   "peers dropped to make room: for a proven bonded "
+                   "validator, or silent ones for a peer that is here"),
            counter(&send_failures, "p2p_send_failures_total",
                    "sends that failed or were discarded with their link"),
            counter(&disconnects, "p2p_disconnects_total",

@@ -378,8 +378,7 @@ TEST(TlsDiscoveryTest, PingsArePinnedAndSendersProven) {
 
   const std::shared_ptr<const TlsIdentity> me_tls = Identity();
   const PeerNode me{me_tls->node_id, "127.0.0.1", 41000, 41004};
-  EXPECT_TRUE(
-      Ping(to, me, kNetwork, std::chrono::seconds(5), *me_tls).ok());
+  EXPECT_TRUE(Ping(to, me, kNetwork, std::chrono::seconds(5), *me_tls).ok());
   EXPECT_TRUE(table.Find(me.id).has_value());
 
   // A caller naming another node than its certificate's is refused.
@@ -393,9 +392,8 @@ TEST(TlsDiscoveryTest, PingsArePinnedAndSendersProven) {
   // Dialled as another node: the handshake fails on our side.
   PeerNode wrong = to;
   wrong.id = other->node_id;
-  EXPECT_EQ(
-      Ping(wrong, me, kNetwork, std::chrono::seconds(5), *me_tls).code(),
-      absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Ping(wrong, me, kNetwork, std::chrono::seconds(5), *me_tls).code(),
+            absl::StatusCode::kUnavailable);
   // And a plaintext caller is answered nothing.
   auto plain = ::coop::rchain::comm::discovery::KademliaRPCService::NewStub(
       grpc::CreateChannel(to.DiscoveryTarget(),
@@ -766,6 +764,53 @@ TEST(TlsSybilTest, FreshIdentitiesCannotCrowdOutABondedValidator) {
     return Contains((*b)->Connected(), v_tls->node_id) &&
            (*b)->ValidatorOf(v_tls->node_id) == bonded;
   })) << "the bonded validator was crowded out";
+}
+
+// Sybils that fill the unreserved slots and then leave kept their links
+// (and the slots) until reconnecting gave up: 20 tries with back-off up to
+// 15 s, about four minutes in which no new peer but a validator got in (the
+// chaos campaign's bad-peer scenario, after hostile's sybils, found it). A
+// link silent for longer than a live peer can be gives its slot to a peer
+// that is here.
+TEST(TlsSybilTest, SybilsThatLeftGiveTheirSlotsBack) {
+  const std::shared_ptr<const TlsIdentity> b_tls = Identity();
+  TransportOptions bo = Options(b_tls);
+  bo.shard_id = "root";
+  bo.max_peers = 8;
+  bo.reserved_validator_slots = 4;
+  bo.reconnect_max = std::chrono::milliseconds(15000);  // the defaults:
+  bo.forget_after_failures = 20;                        // minutes to forget
+  Counter bh;
+  absl::StatusOr<std::unique_ptr<Transport>> b =
+      Transport::Start(bo, &bh, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status();
+  {
+    // Four sybils take the unreserved slots; their addresses answer
+    // nothing, and they say nothing more.
+    std::vector<std::unique_ptr<::routing::TransportLayer::Stub>> stubs;
+    for (int i = 0; i < 4; ++i) {
+      const std::shared_ptr<const TlsIdentity> sybil = Identity();
+      stubs.push_back(TlsStub((*b)->port(), *sybil));
+      ::routing::Protocol beat = Envelope(sybil->node_id);
+      beat.mutable_heartbeat();
+      ASSERT_TRUE(RawSend(*stubs.back(), beat).ok());
+    }
+  }
+  ASSERT_EQ((*b)->Known().size(), 4u);
+  // A peer that is here: refused while the sybils might be alive, then let
+  // in once they are silent for longer than a live peer can be.
+  const std::shared_ptr<const TlsIdentity> h_tls = Identity();
+  Counter hh;
+  absl::StatusOr<std::unique_ptr<Transport>> h =
+      Transport::Start(Options(h_tls), &hh, nullptr);
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_TRUE((*h)->AddPeer((*b)->self()));
+  EXPECT_TRUE(
+      Eventually([&] { return Contains((*b)->Connected(), h_tls->node_id); },
+                 std::chrono::seconds(30)))
+      << "the sybils that left still hold the slots";
+  EXPECT_GE((*b)->counters().peers_evicted, 1u);
+  EXPECT_LE((*b)->Known().size(), 4u);
 }
 
 TEST(TlsSybilTest, AValidatorAtAFullTableTakesTheSlotOfAnotherPeer) {
