@@ -15,24 +15,15 @@
 #include "casper/deploy.h"
 #include "crypto/secp256k1.h"
 #include "grpcpp/grpcpp.h"
+#include "integration/badpeer/block_peer.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
 namespace rnode::badpeer {
 namespace {
 
-constexpr auto kCallDeadline = std::chrono::seconds(10);
+constexpr auto kDeployCallDeadline = std::chrono::seconds(10);
 const char* const kKinds[] = {"unfunded", "horizon", "free"};
-
-crypto::Secp256k1PrivateKey RandomKey(std::mt19937_64& rng) {
-  for (;;) {
-    Bytes raw(32);
-    for (uint8_t& b : raw) b = static_cast<uint8_t>(rng());
-    absl::StatusOr<crypto::Secp256k1PrivateKey> k =
-        crypto::ParseSecp256k1PrivateKey(raw);
-    if (k.ok()) return *k;
-  }
-}
 
 // The deploy of kind `kind`, number `i`, signed by `key`.
 casper::DeployData BadDeploy(const std::string& kind, int i,
@@ -80,14 +71,15 @@ std::map<std::string, AbuseTally> AbuseDeployApi(const std::string& grpc_target,
         const std::string kind = kKinds[n % std::size(kKinds)];
         absl::StatusOr<casper::SignedDeploy> deploy =
             casper::SignedDeploy::Sign(BadDeploy(kind, n, shard_id),
-                                       RandomKey(rng));
+                                       FreshKey(rng));
         std::string outcome;
         bool accepted = false;
         if (!deploy.ok()) {
           outcome = "local: " + std::string(deploy.status().message());
         } else {
           grpc::ClientContext ctx;
-          ctx.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+          ctx.set_deadline(std::chrono::system_clock::now() +
+                           kDeployCallDeadline);
           ::casper::v1::DeployResponse reply;
           const grpc::Status status =
               stub->doDeploy(&ctx, deploy->ToProto(), &reply);

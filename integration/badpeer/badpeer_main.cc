@@ -142,16 +142,6 @@ absl::StatusOr<crypto::Secp256k1PrivateKey> ReadKey(const std::string& path) {
   return key;
 }
 
-crypto::Secp256k1PrivateKey FreshKey(std::mt19937_64& rng) {
-  for (;;) {
-    Bytes raw(32);
-    for (uint8_t& b : raw) b = static_cast<uint8_t>(rng());
-    absl::StatusOr<crypto::Secp256k1PrivateKey> k =
-        crypto::ParseSecp256k1PrivateKey(raw);
-    if (k.ok()) return *k;
-  }
-}
-
 struct Args {
   std::string target;
   std::string network_id;

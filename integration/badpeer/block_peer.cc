@@ -49,14 +49,19 @@ absl::StatusOr<Block> OrphanBlock(std::mt19937_64& rng, int i,
   b.header.parents = {parent};
   b.shard_id = shard_id;
   b.seq_num = 1;
+  if (absl::Status s = casper::block::SignBlock(b, FreshKey(rng)); !s.ok()) {
+    return s;
+  }
+  return b;
+}
+
+crypto::Secp256k1PrivateKey FreshKey(std::mt19937_64& rng) {
   for (;;) {  // a random scalar is a key but for about 2^-128 of draws
-    const std::string seed = RandomBytes(rng, 32);
-    absl::StatusOr<crypto::Secp256k1PrivateKey> key =
-        crypto::ParseSecp256k1PrivateKey(ByteView(
-            reinterpret_cast<const uint8_t*>(seed.data()), seed.size()));
-    if (!key.ok()) continue;
-    if (absl::Status s = casper::block::SignBlock(b, *key); !s.ok()) return s;
-    return b;
+    Bytes raw(32);
+    for (uint8_t& b : raw) b = static_cast<uint8_t>(rng());
+    absl::StatusOr<crypto::Secp256k1PrivateKey> k =
+        crypto::ParseSecp256k1PrivateKey(raw);
+    if (k.ok()) return *k;
   }
 }
 

@@ -40,6 +40,10 @@ absl::StatusOr<casper::block::Block> SignedBy(
     casper::block::Block block, std::string_view tag,
     const crypto::Secp256k1PrivateKey& key);
 
+// A random secp256k1 key drawn from `rng` (a fresh identity: no funds,
+// no stake).
+crypto::Secp256k1PrivateKey FreshKey(std::mt19937_64& rng);
+
 // Block `i` of an orphan flood: version 1, shard `shard_id`, one random
 // parent nobody has, signed by a fresh random key (no stake anywhere). A
 // node must refuse it without keeping it or asking for its parent.
