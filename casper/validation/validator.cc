@@ -394,8 +394,8 @@ std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
           return Internal(absl::InternalError(breach->message));
       }
     }
-    // The creator's own record that the deployer could not pay (replay
-    // holds a record that claims otherwise to what the deploy does).
+    // The creator's own record that the deployer could not pay. (A record
+    // claiming payment that replay contradicts is InvalidTransaction.)
     if (!d.system_deploy_error.empty()) {
       return Invalid(R::kUnpaidDeploy,
                      which +
