@@ -174,6 +174,14 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   }
 
   BlockEnv env{at.number, at.timestamp, me};
+  // What does not depend on the deploys played.
+  const std::vector<block::Justification> justifications =
+      Justifications(*main, latest, root);
+  int32_t seq_num = 1;
+  if (auto mine = latest.find(me); mine != latest.end()) {
+    ASSIGN_OR_RETURN(const auto latest_meta, dag_->Meta(mine->second));
+    seq_num = latest_meta->seq_num + 1;
+  }
   for (;;) {
     ASSIGN_OR_RETURN(PlayedBlock played,
                      PlayPaid(pre.root, deploys, slashes, env));
@@ -192,13 +200,8 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
     b.body.state.block_number = at.number;
     b.body.deploys = std::move(played.deploys);
     b.body.system_deploys = std::move(played.system_deploys);
-    b.justifications = Justifications(*main, latest, root);
-    auto mine = latest.find(me);
-    b.seq_num = 1;
-    if (mine != latest.end()) {
-      ASSIGN_OR_RETURN(const auto latest_meta, dag_->Meta(mine->second));
-      b.seq_num = latest_meta->seq_num + 1;
-    }
+    b.justifications = justifications;
+    b.seq_num = seq_num;
     b.shard_id = options_.shard_id;
     RETURN_IF_ERROR(block::SignBlock(b, key));
     const size_t bytes = block::EncodedBlockSize(b);

@@ -624,6 +624,8 @@ HOSTILE_RATE = 20
 HOSTILE_SANITIZED_RATE = 5
 HOSTILE_RSS_GROWTH_KIB = 100 * 1024
 HOSTILE_SANITIZED_RSS_FACTOR = 8
+# Above the node's default api-server.http-max-body-bytes (16 MiB).
+OVERSIZED_BODY_BYTES = (16 << 20) + 1
 HOSTILE_ACK_P99_S = 1.0
 NOT_BUFFERED_UNBONDED = 'casper_peer_blocks_not_buffered_total{reason="unbonded"}'
 
@@ -659,8 +661,9 @@ class RssWatch:
 
 def http_abuse(node, rounds):
     """Requests the node's public HTTP API must refuse: a foreign Host
-    (421), a foreign Origin on /ws/events (403), a body over the limit
-    (413). Returns {what: [status codes]}."""
+    (421), a foreign Origin on /ws/events (403), a body announced over the
+    limit (413, answered from its header: the body is not sent). Returns
+    {what: [status codes]}."""
     import http.client
     port = node["ports"]["http"]
     got = {"foreign_host": [], "foreign_origin": [], "oversized_body": []}
@@ -673,10 +676,15 @@ def http_abuse(node, rounds):
                   "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
                   "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}, None),
                 ("oversized_body", "POST", "/api/deploy",
-                 {"Content-Type": "application/json"}, b"{" + b" " * (8 << 20))):
+                 {"Content-Type": "application/json",
+                  "Content-Length": str(OVERSIZED_BODY_BYTES)}, None)):
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
             try:
-                conn.request(method, path, body=body, headers=headers)
+                conn.putrequest(method, path, skip_host=True)
+                for name, value in {"Host": f"127.0.0.1:{port}",
+                                    **headers}.items():
+                    conn.putheader(name, value)
+                conn.endheaders()
                 got[what].append(conn.getresponse().status)
             except (OSError, http.client.HTTPException):
                 got[what].append(0)  # the node closed on it: refused too

@@ -355,13 +355,22 @@ TEST_F(InvalidBlockTest, BlockTooLarge) {
   EXPECT_FALSE(validation::IsSlashable(v.reason));
 }
 
-// A block holding a deploy recorded as unable to pay is invalid before
-// replay, and slashable: the rule is the code's, not a node's setting.
+// A block holding a deploy whose deployer could not pay, played and
+// recorded as it is (so replay agrees), is invalid, and slashable: the
+// rule is the code's, not a node's setting. (Before, it was valid: an
+// unfunded key's deploys filled blocks at cost 0.)
 TEST_F(InvalidBlockTest, AnUnpaidDeploy) {
-  const Verdict v = Check([](block::Block& x) {
-    x.body.deploys[0].system_deploy_error =
-        "Deploy payment failed: Insufficient funds";
-    x.body.deploys[0].cost = 0;
+  const SignedDeploy unfunded = a.Sign("@0!(9)", kT, /*signer=*/7);
+  const std::vector<SignedDeploy> deploys = {unfunded};
+  auto played = a.blocks().Play(
+      good.body.state.pre_state, deploys, {},
+      BlockEnv{good.number(), good.header.timestamp, good.sender});
+  ASSERT_TRUE(played.ok()) << played.status();
+  ASSERT_FALSE(played->deploys[0].system_deploy_error.empty());
+  const Verdict v = Check([&](block::Block& x) {
+    x.body.deploys = played->deploys;
+    x.body.system_deploys = played->system_deploys;
+    x.body.state.post_state = played->post_state;
   });
   ExpectInvalid(v, InvalidReason::kUnpaidDeploy, "unable to pay its precharge");
   EXPECT_TRUE(validation::IsSlashable(v.reason));

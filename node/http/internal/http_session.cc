@@ -3,6 +3,7 @@
 // hands WebSocket upgrades to a WebSocketSession, and lingers before
 // closing.
 #include <algorithm>
+#include <cstdint>
 #include <cstddef>
 #include <memory>
 #include <optional>
@@ -120,9 +121,12 @@ class HttpSession final : public Session {
     }
     const BeastRequest& request = parser_->get();
     // The body's bytes come out of the server's budget before they are
-    // read (a chunked body may grow to the limit).
+    // read (a chunked body may grow to the limit; one announced above the
+    // limit is answered 413 once read past it).
+    const size_t max_body = server_->options().max_body_bytes;
     const size_t body = static_cast<size_t>(
-        parser_->content_length().value_or(server_->options().max_body_bytes));
+        std::min<uint64_t>(parser_->content_length().value_or(max_body),
+                           max_body));
     if (!server_->TryAcquireBodyBytes(body)) {
       server_->CountBusy();
       Send(BusyResponse(request.version(),
