@@ -3,8 +3,8 @@
 // hands WebSocket upgrades to a WebSocketSession, and lingers before
 // closing.
 #include <algorithm>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -124,9 +124,8 @@ class HttpSession final : public Session {
     // read (a chunked body may grow to the limit; one announced above the
     // limit is answered 413 once read past it).
     const size_t max_body = server_->options().max_body_bytes;
-    const size_t body = static_cast<size_t>(
-        std::min<uint64_t>(parser_->content_length().value_or(max_body),
-                           max_body));
+    const size_t body = static_cast<size_t>(std::min<uint64_t>(
+        parser_->content_length().value_or(max_body), max_body));
     if (!server_->TryAcquireBodyBytes(body)) {
       server_->CountBusy();
       Send(BusyResponse(request.version(),
