@@ -96,24 +96,6 @@ absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("block metadata record: ") + what);
 }
 
-// A deploy index entry: the ascending 32-byte hashes of the blocks holding
-// the deploy `sig` (none when absent).
-absl::StatusOr<std::vector<Hash32>> DecodeHolders(
-    ByteView sig, const std::optional<Bytes>& held) {
-  std::vector<Hash32> out;
-  if (!held.has_value()) return out;
-  if (held->size() % 32 != 0) {
-    return absl::DataLossError("deploy index entry of " + HexEncode(sig) +
-                               " is malformed");
-  }
-  out.resize(held->size() / 32);
-  for (size_t i = 0; i < out.size(); ++i) {
-    std::copy(held->begin() + 32 * i, held->begin() + 32 * (i + 1),
-              out[i].begin());
-  }
-  return out;
-}
-
 void InsertSorted(std::vector<Hash32>& v, const Hash32& h) {
   auto it = std::lower_bound(v.begin(), v.end(), h);
   if (it == v.end() || *it != h) v.insert(it, h);
@@ -538,33 +520,7 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
             block::EncodeBlock(block));
   batch.Put(columns_.meta, Bytes(block.hash.begin(), block.hash.end()),
             EncodeBlockMeta(meta));
-  // The deploy index: sig -> ascending hashes of the blocks holding it,
-  // read for all of the block's deploys at once. Only this (serialised)
-  // writer changes it, so read-modify-write is safe.
-  std::vector<ByteView> sigs;
-  for (const auto& d : block.body.deploys) sigs.push_back(d.sig);
-  std::sort(sigs.begin(), sigs.end(), [](ByteView a, ByteView b) {
-    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
-  });
-  sigs.erase(std::unique(sigs.begin(), sigs.end(),
-                         [](ByteView a, ByteView b) {
-                           return std::equal(a.begin(), a.end(), b.begin(),
-                                             b.end());
-                         }),
-             sigs.end());
-  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
-                   store_->MultiGet(columns_.deploys, sigs));
-  for (size_t i = 0; i < sigs.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<Hash32> hashes,
-                     DecodeHolders(sigs[i], held[i]));
-    InsertSorted(hashes, block.hash);
-    Bytes value;
-    value.reserve(hashes.size() * 32);
-    for (const Hash32& h : hashes) {
-      value.insert(value.end(), h.begin(), h.end());
-    }
-    batch.Put(columns_.deploys, sigs[i], value);
-  }
+  RETURN_IF_ERROR(StageDeployIndex(block, invalid, batch));
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
   MutexLock lock(&mu_);
   Apply(std::make_shared<const BlockMeta>(std::move(meta)));
@@ -650,12 +606,6 @@ std::vector<Hash32> DagStore::Tips() const {
 std::vector<Hash32> DagStore::InvalidBlocks() const {
   MutexLock lock(&mu_);
   return std::vector<Hash32>(invalid_.begin(), invalid_.end());
-}
-
-absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {
-  ASSIGN_OR_RETURN(std::optional<Bytes> held,
-                   store_->Get(columns_.deploys, sig));
-  return DecodeHolders(sig, held);
 }
 
 bool DagStore::IsAncestorLocked(const Hash32& ancestor,

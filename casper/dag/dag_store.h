@@ -137,6 +137,10 @@ class DagStore {
   std::vector<Hash32> InvalidBlocks() const;
   // Blocks that include the deploy with signature `sig`, ascending.
   absl::StatusOr<std::vector<Hash32>> BlocksWithDeploy(ByteView sig);
+  // Valid blocks whose merge rejected the deploy `sig` (their record
+  // names it), ascending. Blocks stored before this index existed are not
+  // counted.
+  absl::StatusOr<std::vector<Hash32>> BlocksRejectingDeploy(ByteView sig);
 
   // True when `ancestor` is `hash` or reachable from it through parents.
   bool IsAncestor(const Hash32& ancestor, const Hash32& hash) const;
@@ -169,6 +173,10 @@ class DagStore {
   // whose parents are, as the views are now.
   void StageIndex(const BlockMeta& meta, rspace::WriteBatch& batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts into `batch` the deploy index and rejection index entries of
+  // `block` (deploy_index.cc).
+  absl::Status StageDeployIndex(const block::Block& block, bool invalid,
+                                rspace::WriteBatch& batch) const;
   // Adds `meta` to the in-memory views, as StageIndex's records say (to
   // the window's only if it is numbered in it).
   void Apply(std::shared_ptr<const BlockMeta> meta)

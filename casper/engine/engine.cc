@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
+#include "casper/prestate/ancestry.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::engine {
@@ -206,11 +207,18 @@ absl::Status Engine::Finalize() {
   // The blocks this finalizes: the new one and its ancestors not yet
   // final, in block-number order.
   ASSIGN_OR_RETURN(std::vector<Hash32> newly, dag_->FinalizedBy(*lfb));
+  // Their deploys whose copy in them is the one the new last finalized
+  // block's state holds. A copy a merge rejected is not done: the deploy
+  // stays in the pool, to be proposed again while its window is open.
   std::vector<Bytes> done;
   for (const Hash32& h : newly) {
     ASSIGN_OR_RETURN(std::optional<block::Block> b, dag_->GetBlock(h));
     if (!b.has_value()) continue;
-    for (const auto& d : b->body.deploys) done.push_back(d.sig);
+    for (const auto& d : b->body.deploys) {
+      ASSIGN_OR_RETURN(std::optional<Hash32> copy,
+                       prestate::CopyInPostState(*dag_, *lfb, d.sig, 0));
+      if (copy == h) done.push_back(d.sig);
+    }
   }
   // The pool first: should either write fail (a full disk), the next call
   // finds the same blocks newly final and does both again, where a moved

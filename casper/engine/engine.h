@@ -61,8 +61,9 @@ class EngineListener {
   virtual void OnBlockAdded(const block::Block& block) {}
   // Finality moved to `last_finalized`; `blocks` are the blocks it
   // finalized (it and its ancestors not final before), ascending by block
-  // number then hash, and `deploys` the signatures of their user deploys in
-  // that order. Each block is reported once.
+  // number then hash, and `deploys` the signatures of their user deploys
+  // whose copy there is the one the finalized state holds (not a copy a
+  // merge rejected), in that order. Each block is reported once.
   virtual void OnFinalized(const Hash32& last_finalized,
                            std::span<const Hash32> blocks,
                            std::span<const Bytes> deploys) {}

@@ -34,6 +34,8 @@ const char* RejectReasonName(RejectReason reason) {
       return "duplicate-in-branch";
     case RejectReason::kUnavailable:
       return "unavailable";
+    case RejectReason::kSettledInBase:
+      return "settled-in-base";
   }
   return "unknown";
 }
@@ -72,6 +74,7 @@ absl::StatusOr<MergeResult> Merge(
   t0 = Clock::now();
   internal::Conflicts conflicts =
       internal::CollectConflicts(index, branches, scratch);
+  internal::MarkSettled(conflicts, options.settled);
   const auto wait0 = Clock::now();
   ASSIGN_OR_RETURN(std::unique_ptr<internal::BaseSnapshot> base,
                    pending.Wait());

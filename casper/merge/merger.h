@@ -33,6 +33,7 @@ enum class RejectReason {
   kNumberChannel,      // A number channel would leave [0, 2^63-1].
   kDuplicateInBranch,  // A deploy id twice in one branch.
   kUnavailable,        // Removes an item neither the base nor the branch has.
+  kSettledInBase,      // Holds a deploy whose effect the base already has.
 };
 
 const char* RejectReasonName(RejectReason reason);
@@ -121,6 +122,11 @@ struct MergeOptions {
   // two calls at once), and its copy is freed there, possibly after Merge
   // has returned.
   rspace::TermFactory term_factory;
+  // Ids of scope deploys whose effect the base state already holds (an
+  // earlier copy, below the base), ascending; not owned. A branch holding
+  // one is rejected (kSettledInBase): applying the deploy again is never
+  // right. The caller computes them from the DAG (prestate/ancestry.h).
+  std::span<const Bytes> settled;
 };
 
 // Merges `scope` (in any order) onto `base_root` and commits the new state

@@ -226,6 +226,13 @@ bool DeployPool::Contains(ByteView sig) const {
   return deploys_.contains(Bytes(sig.begin(), sig.end()));
 }
 
+std::optional<SignedDeploy> DeployPool::Get(ByteView sig) const {
+  MutexLock lock(&mu_);
+  auto it = deploys_.find(Bytes(sig.begin(), sig.end()));
+  if (it == deploys_.end()) return std::nullopt;
+  return it->second;
+}
+
 size_t DeployPool::size() const {
   MutexLock lock(&mu_);
   return deploys_.size();

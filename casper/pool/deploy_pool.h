@@ -5,7 +5,9 @@
 // write: it survives a crash and a power loss, and Open brings it back.
 // The pool is bounded by count and bytes; a full pool refuses with
 // ResourceExhausted rather than dropping anything. Deploys leave the pool
-// by Remove (once a finalized block holds them) or PruneExpired.
+// by Remove (once the last finalized block's state holds their effect: a
+// copy a merge rejected leaves its deploy waiting, to go in a block again)
+// or PruneExpired.
 //
 // Validity window (the public node's rules): a deploy can go in block
 // number n when validAfterBlockNumber < n, n - validAfterBlockNumber <
@@ -110,6 +112,8 @@ class DeployPool {
   void ForEach(const std::function<void(const SignedDeploy&)>& fn) const;
 
   bool Contains(ByteView sig) const;
+  // The waiting deploy `sig`; nullopt when not waiting.
+  std::optional<SignedDeploy> Get(ByteView sig) const;
   size_t size() const;
   size_t term_bytes() const;
 

@@ -1,23 +1,142 @@
-// Deploys in a block's ancestry.
+// Where a deploy's effect is in a state of the DAG.
 #include "casper/prestate/ancestry.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "util/status_macros.h"
 
 namespace rnode::casper::prestate {
+namespace {
 
-absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
-                                      std::span<const Hash32> parents,
-                                      ByteView sig, int64_t min_number) {
-  auto holders = dag.BlocksWithDeploy(sig);
-  if (!holders.ok()) return holders.status();
-  for (const Hash32& h : *holders) {
-    ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
-    if (meta->block_number < min_number) continue;
-    for (const Hash32& p : parents) {
-      if (dag.IsAncestor(h, p)) return true;
-    }
+struct Copy {
+  int64_t number = 0;
+  Hash32 block{};
+};
+
+// Whether `copy` is `hash` or one of its ancestors.
+bool Under(dag::DagStore& dag, const Hash32& copy, const Hash32& hash) {
+  return dag.IsAncestor(copy, hash);
+}
+
+// The record of the stored block `hash`'s pre-state, with the block that
+// owns the spans.
+struct StoredPre {
+  block::Block block;
+  PreStateRecord record() const {
+    return {block.header.parents, block.body.merge_base, block.body.rejected};
   }
-  return false;
+};
+
+absl::StatusOr<StoredPre> ReadPre(dag::DagStore& dag, const Hash32& hash) {
+  ASSIGN_OR_RETURN(std::optional<block::Block> b, dag.GetBlock(hash));
+  if (!b.has_value()) {
+    return absl::DataLossError("block " + HexEncode(hash) +
+                               " is in the DAG but not stored");
+  }
+  return StoredPre{*std::move(b)};
+}
+
+// The copies of `sig` numbered at least `min_number`, ascending by number
+// then hash.
+absl::StatusOr<std::vector<Copy>> CopiesOf(dag::DagStore& dag, ByteView sig,
+                                           int64_t min_number) {
+  ASSIGN_OR_RETURN(const std::vector<Hash32> holders,
+                   dag.BlocksWithDeploy(sig));
+  std::vector<Copy> copies;
+  for (const Hash32& h : holders) {
+    ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
+    if (meta->invalid || meta->block_number < min_number) continue;
+    copies.push_back({meta->block_number, h});
+  }
+  std::sort(copies.begin(), copies.end(), [](const Copy& a, const Copy& b) {
+    return a.number != b.number ? a.number < b.number : a.block < b.block;
+  });
+  return copies;
+}
+
+// Walks down from the pre-state `pre` with the copies still in play
+// (ancestors of a parent).
+absl::StatusOr<std::optional<Hash32>> Walk(dag::DagStore& dag,
+                                           PreStateRecord pre,
+                                           std::vector<Copy> copies,
+                                           ByteView sig) {
+  StoredPre owner;  // Owns `pre`'s spans after the first step down.
+  for (;;) {
+    if (copies.empty() || pre.parents.empty()) return std::nullopt;
+    Hash32 next{};
+    if (pre.parents.size() == 1) {
+      next = pre.parents.front();
+    } else {
+      if (!pre.merge_base.has_value()) {
+        return absl::DataLossError(
+            "a block of several parents does not record its merge base");
+      }
+      next = *pre.merge_base;
+      std::vector<Copy> below;
+      const Copy* kept = nullptr;
+      for (const Copy& c : copies) {
+        if (Under(dag, c.block, next)) {
+          below.push_back(c);
+        } else {
+          kept = &c;  // The last is the highest-numbered.
+        }
+      }
+      if (kept != nullptr && !NamesRejected(pre.rejected, sig)) {
+        return kept->block;
+      }
+      copies = std::move(below);
+      if (copies.empty()) return std::nullopt;
+    }
+    // The post-state of `next`: its own copy, else its pre-state's.
+    if (std::any_of(copies.begin(), copies.end(),
+                    [&](const Copy& c) { return c.block == next; })) {
+      return next;
+    }
+    ASSIGN_OR_RETURN(owner, ReadPre(dag, next));
+    pre = owner.record();
+  }
+}
+
+}  // namespace
+
+bool NamesRejected(std::span<const block::RejectedDeploy> rejected,
+                   ByteView sig) {
+  return std::any_of(
+      rejected.begin(), rejected.end(), [&](const block::RejectedDeploy& r) {
+        return r.sig.size() == sig.size() &&
+               std::equal(r.sig.begin(), r.sig.end(), sig.begin());
+      });
+}
+
+absl::StatusOr<std::optional<Hash32>> CopyInPreState(dag::DagStore& dag,
+                                                     const PreStateRecord& pre,
+                                                     ByteView sig,
+                                                     int64_t min_number) {
+  ASSIGN_OR_RETURN(std::vector<Copy> copies, CopiesOf(dag, sig, min_number));
+  std::erase_if(copies, [&](const Copy& c) {
+    return std::none_of(
+        pre.parents.begin(), pre.parents.end(),
+        [&](const Hash32& p) { return Under(dag, c.block, p); });
+  });
+  return Walk(dag, pre, std::move(copies), sig);
+}
+
+absl::StatusOr<std::optional<Hash32>> CopyInPostState(dag::DagStore& dag,
+                                                      const Hash32& block,
+                                                      ByteView sig,
+                                                      int64_t min_number) {
+  ASSIGN_OR_RETURN(std::vector<Copy> copies, CopiesOf(dag, sig, min_number));
+  std::erase_if(copies,
+                [&](const Copy& c) { return !Under(dag, c.block, block); });
+  if (copies.empty()) return std::nullopt;
+  for (const Copy& c : copies) {
+    if (c.block == block) return block;
+  }
+  ASSIGN_OR_RETURN(StoredPre owner, ReadPre(dag, block));
+  return Walk(dag, owner.record(), std::move(copies), sig);
 }
 
 }  // namespace rnode::casper::prestate

@@ -1,24 +1,67 @@
-// Whether a deploy is already in the ancestry a new block would have: what
-// the proposer leaves out and the validator refuses as a repeat
-// (docs/validation.md "Creating a block", check CheckDeploys).
+// Whether a deploy's effect is already in the state a block is built on:
+// what the proposer leaves out and the validator refuses as a repeat, and
+// what a deploy's status is read from (docs/validation.md "A deploy
+// again").
+//
+// A state of the DAG holds the effect of at most one copy of a deploy
+// (a copy: a block that includes it). The post-state of block X holds X's
+// own copies and whatever its pre-state holds; the pre-state of
+//   - a block without parents holds nothing;
+//   - a block of one parent P holds what P's post-state holds;
+//   - a block of several parents, merged over base M (the block records
+//     M and the deploys its merge rejected), holds what M's post-state
+//     holds, and the copies in its merge scope (ancestors of a parent that
+//     are not ancestors of M) of every deploy the merge did not reject.
+// A deploy may go in a block whose pre-state does not hold it: once more
+// after a merge rejected it, never twice. The merger rejects a scope copy
+// whose deploy the base already holds, so no state applies a deploy twice.
 #ifndef RNODE_CASPER_PRESTATE_ANCESTRY_H_
 #define RNODE_CASPER_PRESTATE_ANCESTRY_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "absl/status/statusor.h"
+#include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
 #include "util/bytes.h"
 
 namespace rnode::casper::prestate {
 
-// True when a block of `parents` (stored) would repeat the deploy `sig`:
-// a stored block holding it is one of the parents or their ancestors, of
-// number at least `min_number`. Errors are the DAG's.
-absl::StatusOr<bool> DeployInAncestry(dag::DagStore& dag,
-                                      std::span<const Hash32> parents,
-                                      ByteView sig, int64_t min_number);
+// The pre-state of a block as the block records it (or as its creator
+// computed it): its parents, and for two or more parents the merge base
+// and the deploys the merge rejected.
+struct PreStateRecord {
+  std::span<const Hash32> parents;
+  std::optional<Hash32> merge_base;
+  std::span<const block::RejectedDeploy> rejected;
+};
+
+// The block whose copy of the deploy `sig` has its effect in the pre-state
+// `pre` (parents stored); nullopt when the pre-state does not hold it.
+// Copies in blocks numbered below `min_number` are not looked for (a copy
+// that old is outside the window of any block the caller asks about).
+// When several scope copies are in play and the merge kept the deploy, the
+// copy answered is the highest-numbered one (then the smallest hash): the
+// block does not record which copy the merge kept.
+// Errors: the DAG's; DataLoss for a multi-parent block on the way that
+// does not record its merge base.
+absl::StatusOr<std::optional<Hash32>> CopyInPreState(dag::DagStore& dag,
+                                                     const PreStateRecord& pre,
+                                                     ByteView sig,
+                                                     int64_t min_number);
+
+// The same for the post-state of the stored block `block`.
+absl::StatusOr<std::optional<Hash32>> CopyInPostState(dag::DagStore& dag,
+                                                      const Hash32& block,
+                                                      ByteView sig,
+                                                      int64_t min_number);
+
+// Whether `rejected` (a block's record, ascending by signature) names
+// `sig`.
+bool NamesRejected(std::span<const block::RejectedDeploy> rejected,
+                   ByteView sig);
 
 }  // namespace rnode::casper::prestate
 

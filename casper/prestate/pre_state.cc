@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "casper/merge/merger.h"
+#include "casper/prestate/ancestry.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::prestate {
@@ -105,9 +106,9 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     // the parents of a freed record, and the node crashed).
     absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> read = dag_->Meta(h);
     if (!read.ok()) {
-      return absl::DataLossError("scope block " + HexEncode(h) +
-                                 " is not readable: " +
-                                 std::string(read.status().message()));
+      return absl::DataLossError(
+          "scope block " + HexEncode(h) +
+          " is not readable: " + std::string(read.status().message()));
     }
     const std::shared_ptr<const dag::BlockMeta> meta = *std::move(read);
     for (const Hash32& p : meta->parents) {
@@ -122,9 +123,18 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     indexes.push_back(kept->index);
     user_sigs.insert(kept->user_sigs.begin(), kept->user_sigs.end());
   }
+  // Deploys of the scope whose effect the base already holds (an earlier
+  // copy below it): the merger rejects their scope copies.
+  std::vector<Bytes> settled;
+  for (const Bytes& sig : user_sigs) {
+    ASSIGN_OR_RETURN(std::optional<Hash32> copy,
+                     CopyInPostState(*dag_, base->hash, sig, 0));
+    if (copy.has_value()) settled.push_back(sig);
+  }
   merge::MergeOptions options;
   options.number_codec = codec_;
   options.term_factory = term_factory_;
+  options.settled = settled;
   ASSIGN_OR_RETURN(
       merge::MergeResult merged,
       merge::Merge(*history_, base->post_state, indexes, options, *context_));
@@ -132,7 +142,10 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   out.root = merged.root;
   out.merge_base = base->hash;
   for (const merge::RejectedDeploy& r : merged.rejected) {
-    if (user_sigs.contains(r.id)) out.rejected.push_back({r.id, false, {}});
+    if (user_sigs.contains(r.id)) {
+      out.rejected.push_back(
+          {r.id, r.reason == merge::RejectReason::kSettledInBase, {}});
+    }
   }
   return out;
 }

@@ -82,11 +82,12 @@ absl::StatusOr<Placement> PlaceBlock(dag::DagStore& dag,
   return Placement{number, std::max(now_ms, parent_time)};
 }
 
-// The pool's deploys that fit the block and are not in its ancestry
-// (asked only until the block is full). The DAG's error, if any.
+// The pool's deploys that fit the block and whose effect its pre-state
+// `pre` does not hold (asked only until the block is full). The DAG's
+// error, if any.
 absl::StatusOr<std::vector<SignedDeploy>> SelectDeploys(
     pool::DeployPool& pool, dag::DagStore& dag,
-    const std::vector<Hash32>& parents, const Placement& at,
+    const prestate::PreStateRecord& pre, const Placement& at,
     const CreatorOptions& options) {
   absl::Status ancestry_error;
   std::vector<SignedDeploy> deploys = pool.Select(
@@ -94,10 +95,10 @@ absl::StatusOr<std::vector<SignedDeploy>> SelectDeploys(
         if (CheckDeployRules(d.data(), options.deploy_rules).has_value()) {
           return false;
         }
-        auto repeated = prestate::DeployInAncestry(
-            dag, parents, d.sig(), at.number - options.deploy_lifespan);
-        if (!repeated.ok()) ancestry_error.Update(repeated.status());
-        return repeated.ok() && !*repeated;
+        auto held = prestate::CopyInPreState(
+            dag, pre, d.sig(), at.number - options.deploy_lifespan);
+        if (!held.ok()) ancestry_error.Update(held.status());
+        return held.ok() && !held->has_value();
       });
   RETURN_IF_ERROR(ancestry_error);
   return deploys;
@@ -166,8 +167,10 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   } else {
     pre.root = main->post_state;
   }
-  ASSIGN_OR_RETURN(std::vector<SignedDeploy> deploys,
-                   SelectDeploys(*pool_, *dag_, parents, at, options_));
+  ASSIGN_OR_RETURN(
+      std::vector<SignedDeploy> deploys,
+      SelectDeploys(*pool_, *dag_, {parents, pre.merge_base, pre.rejected}, at,
+                    options_));
   ASSIGN_OR_RETURN(std::vector<SlashToRun> slashes, Slashes(*dag_, *main, me));
   if (deploys.empty() && slashes.empty() && !allow_empty) {
     return std::optional<block::Block>();

@@ -374,6 +374,15 @@ std::optional<Verdict> CheckTimestamp(const CheckInput& in,
 std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
   const block::Block& b = in.b;
   const ValidatorOptions& options = in.options;
+  // The repeat check reads the block's record of its merge: a block of
+  // several parents must name a stored merge base (whether it is the right
+  // one is CheckRejectedDeploys').
+  if (b.header.parents.size() >= 2 && !b.body.deploys.empty() &&
+      (!b.body.merge_base.has_value() ||
+       !in.dag.Contains(*b.body.merge_base))) {
+    return Invalid(R::kInvalidRejectedDeploy,
+                   "a block of several parents names no stored merge base");
+  }
   std::set<Bytes> sigs;
   for (size_t i = 0; i < b.body.deploys.size(); ++i) {
     const block::ProcessedDeploy& d = b.body.deploys[i];
@@ -424,13 +433,17 @@ std::optional<Verdict> CheckDeploys(const CheckInput& in, const Found& found) {
     if (!sigs.insert(d.sig).second) {
       return Invalid(R::kInvalidRepeatDeploy, which + " appears twice");
     }
-    auto repeated =
-        prestate::DeployInAncestry(in.dag, b.header.parents, d.sig,
-                                   found.number - options.deploy_lifespan);
-    if (!repeated.ok()) return Internal(repeated.status());
-    if (*repeated) {
-      return Invalid(R::kInvalidRepeatDeploy,
-                     which + " is already in the block's ancestry");
+    // The block's own record of its merge; CheckRejectedDeploys holds it
+    // to the merge's result.
+    auto held = prestate::CopyInPreState(
+        in.dag, {b.header.parents, b.body.merge_base, b.body.rejected}, d.sig,
+        found.number - options.deploy_lifespan);
+    if (!held.ok()) return Internal(held.status());
+    if (held->has_value()) {
+      return Invalid(
+          R::kInvalidRepeatDeploy,
+          absl::StrCat(which, " already has its effect (block ",
+                       HexEncode(**held), ") in the block's pre-state"));
     }
   }
   return std::nullopt;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
 #include "casper/consensus/fork_choice.h"
+#include "casper/prestate/ancestry.h"
 #include "crypto/hash.h"
 #include "crypto/rng.h"
 #include "node/core/clock.h"
@@ -174,30 +175,63 @@ absl::StatusOr<Block> ChainQueries::LastFinalizedBlock() {
 
 absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
   casper::dag::DagStore& dag = *d_.dag;
-  ASSIGN_OR_RETURN(std::vector<Hash32> in, dag.BlocksWithDeploy(sig));
   DeployStatus s;
-  if (!in.empty()) {
-    // The newest block first; a finalized one decides.
-    std::vector<std::pair<int64_t, Hash32>> by_number;
-    for (const Hash32& h : in) {
-      ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
-      by_number.emplace_back(meta->block_number, h);
-    }
-    std::stable_sort(
-        by_number.begin(), by_number.end(),
-        [](const auto& a, const auto& b) { return a.first > b.first; });
-    for (size_t i = 0; i < in.size(); ++i) in[i] = by_number[i].second;
-    s.block = in.front();
-    for (const Hash32& h : in) {
-      if (dag.IsFinalized(h)) {
-        s.state = DeployStatus::State::kFinalized;
-        s.block = h;
+  ASSIGN_OR_RETURN(const std::vector<Hash32> rejecting,
+                   dag.BlocksRejectingDeploy(sig));
+  s.rejection_count = static_cast<uint32_t>(rejecting.size());
+  // The valid blocks holding it, the newest first.
+  ASSIGN_OR_RETURN(const std::vector<Hash32> in, dag.BlocksWithDeploy(sig));
+  std::vector<std::pair<int64_t, Hash32>> copies;
+  for (const Hash32& h : in) {
+    ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
+    if (!meta->invalid) copies.emplace_back(meta->block_number, h);
+  }
+  std::sort(copies.begin(), copies.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  if (!copies.empty()) s.block = copies.front().second;
+  // What the deploy says of its window: from a block holding it, or the
+  // pool.
+  std::optional<casper::DeployData> data;
+  const std::optional<Hash32> lfb = dag.LastFinalized();
+  if (lfb.has_value() && !copies.empty()) {
+    // Its effect in the finalized state decides: FINALIZED, or FAILED for
+    // a copy that ran with an error (its charge is kept).
+    ASSIGN_OR_RETURN(const std::optional<Hash32> kept,
+                     casper::prestate::CopyInPostState(dag, *lfb, sig, 0));
+    const Hash32& from = kept.has_value() ? *kept : copies.front().second;
+    ASSIGN_OR_RETURN(const Block b, GetBlock(from));
+    for (const casper::block::ProcessedDeploy& d : b.body.deploys) {
+      if (!std::equal(d.sig.begin(), d.sig.end(), sig.begin(), sig.end())) {
+        continue;
+      }
+      if (kept.has_value()) {
+        s.state = d.errored ? DeployStatus::State::kFailed
+                            : DeployStatus::State::kFinalized;
+        s.block = from;
         return s;
       }
+      data = d.data;
     }
-    return s;  // pending: in blocks not yet final
   }
-  if (d_.pool->Contains(sig)) return s;
+  if (!data.has_value()) {
+    if (std::optional<casper::SignedDeploy> waiting = d_.pool->Get(sig)) {
+      data = waiting->data();
+    }
+  }
+  if (data.has_value()) {
+    if (lfb.has_value()) {
+      ASSIGN_OR_RETURN(const auto lfb_meta, dag.Meta(*lfb));
+      // No block above the last finalized one may hold it any more.
+      const casper::DeployWindow w = casper::WindowAt(
+          *data, lfb_meta->block_number + 1, lfb_meta->timestamp);
+      if (w == casper::DeployWindow::kExpired ||
+          w == casper::DeployWindow::kTimeExpired) {
+        s.state = DeployStatus::State::kExpired;
+      }
+    }
+    return s;  // pending: waiting, in blocks not final, or rejected
+  }
   if (std::optional<DeployLeft> left =
           d_.left->Get(Bytes(sig.begin(), sig.end()))) {
     s.state = *left == DeployLeft::kLeftOut ? DeployStatus::State::kFailed

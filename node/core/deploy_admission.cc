@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "casper/contracts/ledger.h"
 #include "casper/deploy.h"
+#include "casper/prestate/ancestry.h"
 #include "crypto/rev_address.h"
 #include "node/core/clock.h"
 #include "node/core/genesis_setup.h"
@@ -127,13 +128,27 @@ absl::StatusOr<casper::SignedDeploy> DeployAdmission::Screen(
   RETURN_IF_ERROR(CheckFunds(*d));
   RETURN_IF_ERROR(CheckNodeCanTake());
   ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
-  if (!in.empty()) {
+  ASSIGN_OR_RETURN(const bool wanted, StillWanted(d->sig()));
+  if (!wanted) {
     d_.metrics->DeployRefused("duplicate");
     return absl::AlreadyExistsError(absl::StrCat("Deploy ", HexEncode(d->sig()),
                                                  " is already in block ",
                                                  HexEncode(in.back()), "."));
   }
   return *std::move(d);
+}
+
+absl::StatusOr<bool> DeployAdmission::StillWanted(ByteView sig) const {
+  ASSIGN_OR_RETURN(const std::vector<Hash32> in, d_.dag->BlocksWithDeploy(sig));
+  if (in.empty()) return true;
+  ASSIGN_OR_RETURN(const std::vector<Hash32> rejected,
+                   d_.dag->BlocksRejectingDeploy(sig));
+  if (rejected.empty()) return false;
+  const std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (!lfb.has_value()) return true;
+  ASSIGN_OR_RETURN(const std::optional<Hash32> kept,
+                   casper::prestate::CopyInPostState(*d_.dag, *lfb, sig, 0));
+  return !kept.has_value();
 }
 
 // A block leaves out a deploy that cannot pay its precharge (validation's
@@ -214,8 +229,8 @@ absl::Status DeployAdmission::HoldGossiped(
     return absl::InvalidArgumentError(breach->message);
   }
   if (d_.pool->Contains(d->sig())) return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::vector<Hash32> in, d_.dag->BlocksWithDeploy(d->sig()));
-  if (!in.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const bool wanted, StillWanted(d->sig()));
+  if (!wanted) return absl::OkStatus();
   MutexLock lock(&mu_);
   switch (backup_.Hold(*std::move(d), Clock::now())) {
     case GossipBackup::Held::kHeld:
@@ -248,8 +263,8 @@ void DeployAdmission::TakeOverDue(Clock::time_point now) {
   }
   size_t taken = 0;
   for (const casper::SignedDeploy& d : due) {
-    absl::StatusOr<std::vector<Hash32>> in = d_.dag->BlocksWithDeploy(d.sig());
-    if (!in.ok() || !in->empty()) continue;
+    absl::StatusOr<bool> wanted = StillWanted(d.sig());
+    if (!wanted.ok() || !*wanted) continue;
     absl::Status added = d_.pool->Add(d, d_.dag->MaxHeight(), UnixMs());
     if (added.ok()) {
       ++taken;

@@ -92,6 +92,11 @@ class DeployAdmission {
   // Whether the deployer can pay phloLimit x phloPrice from its balance at
   // the last finalized block (FailedPrecondition if not).
   absl::Status CheckFunds(const casper::SignedDeploy& d);
+  // Whether a deploy may still need a block: none holds it, or a merge
+  // rejected a copy and the finalized state does not hold it. (A copy in
+  // an unfinalized block may be rejected yet; the creator never puts a
+  // deploy in a state that holds it.)
+  absl::StatusOr<bool> StillWanted(ByteView sig) const;
 
   const AdmissionDeps d_;
   // The shard's rules (fixed at genesis): the same check as the pool's and

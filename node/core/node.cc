@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "casper/prestate/ancestry.h"
 #include "node/core/assembly.h"
 #include "node/core/catch_up.h"
 #include "node/core/chain_queries.h"
@@ -23,7 +24,8 @@ namespace {
 
 using casper::block::Block;
 
-// Deploys that left the pool unincluded, remembered for clients that ask after them.
+// Deploys that left the pool unincluded, remembered for clients that ask after
+// them.
 constexpr size_t kLeftDeploysRemembered = 65536;
 
 }  // namespace
@@ -201,15 +203,19 @@ absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
 
 absl::Status Node::DropFinalizedFromPool() {
   NodeParts& p = impl_->parts;
+  const std::optional<Hash32> lfb = p.dag->LastFinalized();
+  if (!lfb.has_value()) return absl::OkStatus();
+  std::vector<Bytes> sigs;
+  p.pool->ForEach(
+      [&](const casper::SignedDeploy& d) { sigs.push_back(d.sig()); });
+  // Those whose effect the finalized state holds; a copy a merge rejected
+  // leaves its deploy waiting to be proposed again.
   std::vector<Bytes> done;
-  p.pool->ForEach([&](const casper::SignedDeploy& d) {
-    absl::StatusOr<std::vector<Hash32>> in = p.dag->BlocksWithDeploy(d.sig());
-    if (in.ok() && std::any_of(in->begin(), in->end(), [&](const Hash32& h) {
-          return p.dag->IsFinalized(h);
-        })) {
-      done.push_back(d.sig());
-    }
-  });
+  for (const Bytes& sig : sigs) {
+    ASSIGN_OR_RETURN(std::optional<Hash32> copy,
+                     casper::prestate::CopyInPostState(*p.dag, *lfb, sig, 0));
+    if (copy.has_value()) done.push_back(sig);
+  }
   return p.pool->Remove(done);
 }
 

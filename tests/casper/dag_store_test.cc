@@ -155,6 +155,29 @@ TEST_F(DagStoreTest, DeployIndexListsEveryBlockHoldingADeploy) {
   EXPECT_TRUE(dag->BlocksWithDeploy(Deploy(3).sig)->empty());
 }
 
+// The rejection index: the valid blocks whose merge record names a deploy
+// (an invalid block's record is not counted), apart from the holders.
+TEST_F(DagStoreTest, RejectionIndexListsTheValidBlocksThatRejectedADeploy) {
+  auto dag = Open();
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  const block::Block a = MakeBlock(1, 1, 1, {g.hash}, {}, {1});
+  const block::Block c = MakeBlock(2, 1, 1, {g.hash}, {}, {});
+  auto merge = [&](uint8_t seed, int32_t seq) {
+    block::Block m = MakeBlock(seed, seq, 2, {a.hash, c.hash});
+    m.body.merge_base = g.hash;
+    m.body.rejected.push_back({Deploy(1).sig, false, {}});
+    EXPECT_TRUE(block::SignBlock(m, MakeTestKey(seed).sk).ok());
+    return m;
+  };
+  const block::Block m = merge(1, 2);
+  const block::Block bad = merge(2, 2);
+  for (const auto* blk : {&g, &a, &c, &m}) ASSERT_TRUE(*dag->Insert(*blk));
+  ASSERT_TRUE(*dag->Insert(bad, /*invalid=*/true));
+  EXPECT_THAT(*dag->BlocksRejectingDeploy(Deploy(1).sig), ElementsAre(m.hash));
+  EXPECT_THAT(*dag->BlocksWithDeploy(Deploy(1).sig), ElementsAre(a.hash));
+  EXPECT_TRUE(dag->BlocksRejectingDeploy(Deploy(2).sig)->empty());
+}
+
 TEST_F(DagStoreTest, FinalityMovesOnlyForwardAndCoversAncestors) {
   auto dag = Open();
   const block::Block g = MakeBlock(1, 0, 0, {});

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "casper/block/block_codec.h"
 #include "casper/engine/engine.h"
+#include "casper/prestate/ancestry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/casper/test_node.h"
@@ -359,6 +360,81 @@ TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
   ASSERT_EQ(pre->rejected.size(), 1u);
   EXPECT_EQ(pre->rejected[0].sig, (*b)->body.rejected[0].sig);
   EXPECT_EQ(fresh->rebuilt(), 2u);  // the two racing blocks
+}
+
+// Two increments of one counter race in parallel blocks; the merge keeps
+// one. The other stays in its validator's pool (a rejected copy is not
+// done), goes in that validator's next block (its pre-state does not hold
+// it, so the repeat is allowed and every peer accepts it), and is
+// finalized there: each increment's effect is in the finalized state
+// exactly once, and the rejection is on record.
+TEST(ShardTest, ADeployAMergeRejectedGoesInABlockAgainAndIsFinalizedOnce) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  ASSERT_TRUE(net[0]
+                  .node.pool()
+                  .Add(net[0].node.Sign("@\"c\"!(0)", net.now), 0, net.now)
+                  .ok());
+  ASSERT_TRUE(net.Propose(0).has_value());
+  std::vector<Bytes> increments;
+  for (int i = 0; i < 2; ++i) {
+    SignedDeploy d = net[i].node.Sign("for (@n <- @\"c\") { @\"c\"!(n + 1) }",
+                                      net.now + 100 + i);
+    increments.push_back(d.sig());
+    ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
+  }
+  for (int i = 0; i < 2; ++i) {
+    auto h = net[i].engine->Propose(net.now + 5);
+    ASSERT_TRUE(h.ok() && h->has_value()) << h.status();
+  }
+  net.Pump();
+  const auto merge = net.Propose(2, /*allow_empty=*/true);
+  ASSERT_TRUE(merge.has_value());
+  auto merged = net[0].node.dag().GetBlock(*merge);
+  ASSERT_TRUE(merged.ok() && merged->has_value());
+  ASSERT_EQ((*merged)->body.rejected.size(), 1u);
+  const Bytes rejected = (*merged)->body.rejected[0].sig;
+  const int owner = rejected == increments[0] ? 0 : 1;
+  ASSERT_EQ(rejected, increments[owner]);
+  EXPECT_FALSE((*merged)->body.rejected[0].duplicate);
+  // Still waiting at its validator; its next block holds it again.
+  EXPECT_TRUE(net[owner].node.pool().Contains(rejected));
+  const auto again = net.Propose(owner);
+  ASSERT_TRUE(again.has_value());
+  auto again_block = net[0].node.dag().GetBlock(*again);
+  ASSERT_TRUE(again_block.ok() && again_block->has_value());
+  ASSERT_EQ((*again_block)->body.deploys.size(), 1u);
+  EXPECT_EQ((*again_block)->body.deploys[0].sig, rejected);
+  // A block whose pre-state holds it may not hold it again: the owner
+  // proposes nothing more.
+  auto none = net[owner].engine->Propose(net.now + 5);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  }
+  ExpectConverged(net);
+  const Hash32 lfb = *net[0].node.dag().LastFinalized();
+  ASSERT_TRUE(net[0].node.dag().IsAncestor(*again, lfb));
+  for (auto& p : net.peers) {
+    EXPECT_EQ(p->engine->counters().invalid, 0u) << p->index;
+    for (const Bytes& sig : increments) {
+      auto copy = prestate::CopyInPostState(p->node.dag(), lfb, sig, 0);
+      ASSERT_TRUE(copy.ok()) << copy.status();
+      ASSERT_TRUE(copy->has_value()) << p->index;
+      if (sig == rejected) {
+        EXPECT_EQ(**copy, *again);
+      }
+      EXPECT_FALSE(p->node.pool().Contains(sig)) << p->index;
+      // Heard finalized once: the kept copy's block, not the rejected one.
+      EXPECT_EQ(std::count(p->events.finalized_deploys.begin(),
+                           p->events.finalized_deploys.end(), sig),
+                1)
+          << p->index;
+    }
+    auto rejecting = p->node.dag().BlocksRejectingDeploy(rejected);
+    ASSERT_TRUE(rejecting.ok());
+    EXPECT_EQ(*rejecting, std::vector<Hash32>{*merge}) << p->index;
+  }
 }
 
 TEST(ShardTest, FiveValidatorsAgree) {

@@ -393,7 +393,7 @@ TEST_F(InvalidBlockTest, RepeatDeployInTheAncestry) {
   x.body.deploys.push_back(good.body.deploys[0]);
   Reseal(x, 1);
   ExpectInvalid(b.Receive(x, kT + 1), InvalidReason::kInvalidRepeatDeploy,
-                "already in the block's ancestry");
+                "already has its effect");
 }
 
 TEST_F(InvalidBlockTest, DeployNotSigned) {

@@ -166,6 +166,17 @@ Conflicts CollectConflicts(const ScopeIndex& index, const Branches& branches,
   return cf;
 }
 
+void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled) {
+  if (settled.empty()) return;
+  for (const DeployRef& r : conflicts.ids) {
+    std::optional<RejectReason>& mark = conflicts.duplicate[r.branch];
+    if (mark.has_value()) continue;
+    if (std::binary_search(settled.begin(), settled.end(), *r.id)) {
+      mark = RejectReason::kSettledInBase;
+    }
+  }
+}
+
 absl::StatusOr<BaseChecks> CheckBase(const ScopeIndex& index,
                                      const Branches& branches,
                                      const Conflicts& conflicts,

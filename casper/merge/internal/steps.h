@@ -203,7 +203,8 @@ struct DeployRef {
 
 struct Conflicts {
   std::vector<ConflictGroup> groups;  // Sorted, unique.
-  // Per branch: kDuplicateInBranch if a deploy id is twice in it.
+  // Per branch: kDuplicateInBranch if a deploy id is twice in it, else
+  // kSettledInBase if it holds a deploy the base holds (MarkSettled).
   std::vector<std::optional<RejectReason>> duplicate;
   std::vector<DeployRef> ids;  // Ascending by (id, branch).
 };
@@ -212,6 +213,11 @@ struct Conflicts {
 // base state needed.
 Conflicts CollectConflicts(const ScopeIndex& index, const Branches& branches,
                            MergeScratch& scratch);
+
+// Pre-rejects (kSettledInBase) every branch holding one of `settled`
+// (ascending ids whose effect the base holds), unless it is already
+// rejected as a duplicate.
+void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled);
 
 struct BaseChecks {
   // Per branch; kDuplicateInBranch wins over kUnavailable.

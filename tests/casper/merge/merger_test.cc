@@ -66,7 +66,8 @@ class MergerTest : public ::testing::Test {
   }
 
   absl::StatusOr<MergeResult> Run(std::vector<BlockInput> blocks,
-                                  bool with_codec = true) {
+                                  bool with_codec = true,
+                                  std::span<const Bytes> settled = {}) {
     std::vector<std::shared_ptr<const BlockIndex>> idx;
     for (auto& b : blocks) {
       auto x = BuildBlockIndex(std::move(b));
@@ -75,6 +76,7 @@ class MergerTest : public ::testing::Test {
     }
     MergeOptions options;
     if (with_codec) options.number_codec = &codec_;
+    options.settled = settled;
     return Merge(*th_.history, base_root_, idx, options);
   }
 
@@ -115,6 +117,30 @@ TEST_F(MergerTest, ConcurrentTransfersIntoOneVaultMergeToExactSum) {
   EXPECT_TRUE(r->rejected.empty());
   EXPECT_TRUE(r->conflicts.empty());
   EXPECT_EQ(Balance(r->root), 160);
+}
+
+// A deploy whose effect the base already holds (an earlier copy below it,
+// which a merge on the way had rejected then): its copy in scope is
+// rejected with its branch, and the other branches are kept.
+TEST_F(MergerTest, AScopeCopyOfADeployTheBaseHoldsIsRejected) {
+  Datum balance = SetVault(100);
+  CommitBase();
+  DeployInput again = Deploy("paid-twice", 10);
+  Transfer(again, balance, 10, 1);
+  DeployInput other = Deploy("other", 10);
+  Transfer(other, balance, 5, 2);
+  const std::vector<Bytes> settled{again.id};
+  auto r = Run({Block(1, {again}), Block(2, {other})}, true, settled);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 1u);
+  EXPECT_EQ(r->rejected[0].id, again.id);
+  EXPECT_EQ(r->rejected[0].reason, RejectReason::kSettledInBase);
+  EXPECT_EQ(Balance(r->root), 105);
+  // Without the base's record both are kept (the check is the option's).
+  auto plain = Run({Block(1, {again}), Block(2, {other})});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_TRUE(plain->rejected.empty());
+  EXPECT_EQ(Balance(plain->root), 115);
 }
 
 TEST_F(MergerTest, TwoSpendsThatOverdrawLeaveExactlyOneRejected) {

@@ -1,0 +1,93 @@
+// DagStore's deploy index and rejection index (split from dag_store.cc):
+// records in the deploys column, keyed by deploy signature.
+#include "casper/dag/dag_store.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "util/status_macros.h"
+
+namespace rnode::casper::dag {
+namespace {
+
+// A deploy index entry: the ascending 32-byte hashes of the blocks holding
+// the deploy `sig` (none when absent).
+absl::StatusOr<std::vector<Hash32>> DecodeHolders(
+    ByteView sig, const std::optional<Bytes>& held) {
+  std::vector<Hash32> out;
+  if (!held.has_value()) return out;
+  if (held->size() % 32 != 0) {
+    return absl::DataLossError("deploy index entry of " + HexEncode(sig) +
+                               " is malformed");
+  }
+  out.resize(held->size() / 32);
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::copy(held->begin() + 32 * i, held->begin() + 32 * (i + 1),
+              out[i].begin());
+  }
+  return out;
+}
+
+// The rejection index's key of `sig`: a prefix no DER signature starts
+// with (0x30), then the signature.
+Bytes RejectionKey(ByteView sig) {
+  Bytes key(sig.size() + 2);
+  key[0] = 0x00;
+  key[1] = 'R';
+  std::copy(sig.begin(), sig.end(), key.begin() + 2);
+  return key;
+}
+
+}  // namespace
+
+absl::Status DagStore::StageDeployIndex(const block::Block& block, bool invalid,
+                                        rspace::WriteBatch& batch) const {
+  // The deploy index: sig -> ascending hashes of the blocks holding it,
+  // and the rejection index: the blocks whose merge rejected it (a valid
+  // block's record only), read for all of the block's deploys at once.
+  // Only the (serialised) writer changes them, so read-modify-write is
+  // safe.
+  std::vector<Bytes> keys;
+  for (const auto& d : block.body.deploys) keys.push_back(d.sig);
+  if (!invalid) {
+    for (const auto& r : block.body.rejected) {
+      keys.push_back(RejectionKey(r.sig));
+    }
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  const std::vector<ByteView> views(keys.begin(), keys.end());
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
+                   store_->MultiGet(columns_.deploys, views));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSIGN_OR_RETURN(std::vector<Hash32> hashes,
+                     DecodeHolders(keys[i], held[i]));
+    auto at = std::lower_bound(hashes.begin(), hashes.end(), block.hash);
+    if (at == hashes.end() || *at != block.hash) hashes.insert(at, block.hash);
+    Bytes value;
+    value.reserve(hashes.size() * 32);
+    for (const Hash32& h : hashes) {
+      value.insert(value.end(), h.begin(), h.end());
+    }
+    batch.Put(columns_.deploys, keys[i], value);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {
+  ASSIGN_OR_RETURN(std::optional<Bytes> held,
+                   store_->Get(columns_.deploys, sig));
+  return DecodeHolders(sig, held);
+}
+
+absl::StatusOr<std::vector<Hash32>> DagStore::BlocksRejectingDeploy(
+    ByteView sig) {
+  const Bytes key = RejectionKey(sig);
+  ASSIGN_OR_RETURN(std::optional<Bytes> held,
+                   store_->Get(columns_.deploys, key));
+  return DecodeHolders(sig, held);
+}
+
+}  // namespace rnode::casper::dag

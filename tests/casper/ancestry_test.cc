@@ -1,0 +1,159 @@
+// Where a deploy's effect is in a state of the DAG (casper/prestate/
+// ancestry.h): DAGs built by hand with merge records, walked down through
+// single parents and merge bases.
+#include "casper/prestate/ancestry.h"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "rspace/storage/kv_store.h"
+#include "tests/casper/dag_test_blocks.h"
+
+namespace rnode::casper::prestate {
+namespace {
+
+using dag::blocks_for_tests::Deploy;
+using dag::blocks_for_tests::MakeBlock;
+
+// The deploy the tests follow, and another.
+const Bytes kSig = Deploy(7).sig;
+
+class AncestryTest : public ::testing::Test {
+ protected:
+  AncestryTest() : store_(4) {
+    dag_ = *dag::DagStore::Open(&store_, dag::DagColumnsFrom(0));
+    genesis_ = Put(MakeBlock(1, 0, 0, {}));
+  }
+
+  // Stores a block by validator `seed` (its `seq`th) of number `number` on
+  // `parents`, holding `deploys`, with a merge record when given.
+  Hash32 Add(uint8_t seed, int32_t seq, int64_t number,
+             std::vector<Hash32> parents, std::vector<int> deploys = {},
+             std::optional<Hash32> base = std::nullopt,
+             std::vector<Bytes> rejected = {}) {
+    block::Block b = MakeBlock(seed, seq, number, std::move(parents), {},
+                               std::move(deploys));
+    b.body.merge_base = base;
+    for (Bytes& sig : rejected) b.body.rejected.push_back({sig, false, {}});
+    EXPECT_TRUE(block::SignBlock(b, testing::MakeTestKey(seed).sk).ok());
+    return Put(b);
+  }
+
+  Hash32 Put(const block::Block& b) {
+    auto inserted = dag_->Insert(b);
+    EXPECT_TRUE(inserted.ok() && *inserted) << inserted.status();
+    return b.hash;
+  }
+
+  std::optional<Hash32> Post(const Hash32& block) {
+    auto copy = CopyInPostState(*dag_, block, kSig, 0);
+    EXPECT_TRUE(copy.ok()) << copy.status();
+    return copy.ok() ? *copy : std::nullopt;
+  }
+
+  std::optional<Hash32> Pre(std::vector<Hash32> parents,
+                            std::optional<Hash32> base = std::nullopt,
+                            std::vector<Bytes> rejected = {}) {
+    std::vector<block::RejectedDeploy> records;
+    for (Bytes& sig : rejected) records.push_back({sig, false, {}});
+    auto copy =
+        CopyInPreState(*dag_, {parents, base, records}, kSig, /*min=*/0);
+    EXPECT_TRUE(copy.ok()) << copy.status();
+    return copy.ok() ? *copy : std::nullopt;
+  }
+
+  rspace::InMemoryStore store_;
+  std::unique_ptr<dag::DagStore> dag_;
+  Hash32 genesis_{};
+};
+
+TEST_F(AncestryTest, ACopyOnTheParentChainIsHeld) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 b = Add(2, 1, 2, {a});
+  EXPECT_EQ(Post(a), a);
+  EXPECT_EQ(Post(b), a);
+  EXPECT_EQ(Pre({b}), a);
+  EXPECT_EQ(Pre({genesis_}), std::nullopt);
+  EXPECT_EQ(Post(genesis_), std::nullopt);
+}
+
+TEST_F(AncestryTest, AMergeHoldsAScopeCopyUnlessItRejectedIt) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 c = Add(2, 1, 1, {genesis_}, {8});
+  EXPECT_EQ(Pre({a, c}, genesis_), a);
+  EXPECT_EQ(Pre({a, c}, genesis_, {kSig}), std::nullopt);
+  // Another deploy's rejection does not count.
+  EXPECT_EQ(Pre({a, c}, genesis_, {Deploy(8).sig}), a);
+}
+
+// The copy in A is rejected by merge M; a block on M may hold the deploy
+// again (R), and from then on R's copy is the one held, through later
+// merges that keep it.
+TEST_F(AncestryTest, ARejectedCopyLeavesRoomForOneMore) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 c = Add(2, 1, 1, {genesis_});
+  const Hash32 m = Add(3, 1, 2, {c, a}, {}, genesis_, {kSig});
+  EXPECT_EQ(Post(m), std::nullopt);
+  EXPECT_EQ(Pre({m}), std::nullopt);
+  const Hash32 r = Add(3, 2, 3, {m}, {7});
+  EXPECT_EQ(Post(r), r);
+  // A merge over base M: R in scope, kept.
+  const Hash32 y = Add(1, 2, 3, {m});
+  EXPECT_EQ(Pre({r, y}, m), r);
+  const Hash32 n = Add(2, 2, 4, {r, y}, {}, m);
+  EXPECT_EQ(Post(n), r);
+  // A merge whose base is N: both copies are below it, A's rejected on
+  // the way down, R's held.
+  const Hash32 z = Add(1, 3, 5, {n});
+  EXPECT_EQ(Pre({z}), r);
+}
+
+// Below the merge base the base's own history decides: A's copy is in the
+// base's state (no merge on its way rejected it), so a scope copy is not
+// what the pre-state holds either way.
+TEST_F(AncestryTest, ACopyBelowTheBaseIsHeldThroughIt) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 b = Add(2, 1, 2, {a});
+  const Hash32 x = Add(1, 2, 3, {b});
+  const Hash32 y = Add(2, 2, 3, {b});
+  EXPECT_EQ(Pre({x, y}, b), a);
+  EXPECT_EQ(Pre({x, y}, b, {kSig}), a);  // the scope's record is not A's
+}
+
+TEST_F(AncestryTest, OfTwoKeptScopeCopiesTheHighestIsAnswered) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 a2 = Add(1, 2, 2, {a});
+  const Hash32 c = Add(2, 1, 1, {genesis_});
+  const Hash32 c2 = Add(2, 2, 2, {c}, {7});
+  EXPECT_EQ(Pre({a2, c2}, genesis_), c2);
+}
+
+TEST_F(AncestryTest, CopiesBelowTheFloorAreNotLookedFor) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 b = Add(2, 1, 2, {a});
+  auto copy = CopyInPreState(*dag_, {std::vector<Hash32>{b}, {}, {}}, kSig,
+                             /*min_number=*/2);
+  ASSERT_TRUE(copy.ok());
+  EXPECT_EQ(*copy, std::nullopt);
+}
+
+TEST_F(AncestryTest, AStoredMergeWithoutItsBaseIsDataLoss) {
+  const Hash32 a = Add(1, 1, 1, {genesis_}, {7});
+  const Hash32 c = Add(2, 1, 1, {genesis_});
+  const Hash32 m = Add(3, 1, 2, {a, c});  // no merge base recorded
+  auto copy = CopyInPostState(*dag_, m, kSig, 0);
+  EXPECT_EQ(copy.status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(NamesRejectedTest, MatchesWholeSignaturesOnly) {
+  const std::vector<block::RejectedDeploy> r{{Bytes{1, 2, 3}, false, {}}};
+  EXPECT_TRUE(NamesRejected(r, Bytes{1, 2, 3}));
+  EXPECT_FALSE(NamesRejected(r, Bytes{1, 2}));
+  EXPECT_FALSE(NamesRejected(r, Bytes{1, 2, 3, 4}));
+  EXPECT_FALSE(NamesRejected({}, Bytes{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace rnode::casper::prestate
