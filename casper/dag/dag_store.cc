@@ -522,6 +522,7 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
             EncodeBlockMeta(meta));
   RETURN_IF_ERROR(StageDeployIndex(block, invalid, batch));
   RETURN_IF_ERROR(store_->WriteOwned(std::move(batch)));
+  KeepMergeRecord(block);
   MutexLock lock(&mu_);
   Apply(std::make_shared<const BlockMeta>(std::move(meta)));
   ++count_;

@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
 #include "rspace/storage/kv_store.h"
+#include "util/bounded_cache.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
 
@@ -59,6 +60,14 @@ struct BlockMeta {
 };
 
 BlockMeta MetaOf(const block::Block& block, bool invalid);
+
+// What a block records of its merge (Body::merge_base and ::rejected): what
+// a walk through the DAG's states reads of a block of several parents
+// (casper/prestate/ancestry.h).
+struct MergeRecord {
+  std::optional<Hash32> merge_base;
+  std::vector<block::RejectedDeploy> rejected;
+};
 Bytes EncodeBlockMeta(const BlockMeta& meta);
 // DataLoss for bytes that are not a metadata record.
 absl::StatusOr<BlockMeta> DecodeBlockMeta(ByteView bytes);
@@ -137,6 +146,13 @@ class DagStore {
   std::vector<Hash32> InvalidBlocks() const;
   // Blocks that include the deploy with signature `sig`, ascending.
   absl::StatusOr<std::vector<Hash32>> BlocksWithDeploy(ByteView sig);
+  // The merge record of the stored block `hash`: from memory for the
+  // blocks of several parents inserted or read lately (at most
+  // kMergeRecordsKept), else decoded from the store. NotFound when not
+  // stored.
+  static constexpr size_t kMergeRecordsKept = 4096;
+  absl::StatusOr<std::shared_ptr<const MergeRecord>> MergeRecordOf(
+      const Hash32& hash);
   // Valid blocks whose merge rejected the deploy `sig` (their record
   // names it), ascending. Blocks stored before this index existed are not
   // counted.
@@ -173,6 +189,8 @@ class DagStore {
   // whose parents are, as the views are now.
   void StageIndex(const BlockMeta& meta, rspace::WriteBatch& batch) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps the merge record of `block` (inserted) in memory.
+  void KeepMergeRecord(const block::Block& block);
   // Puts into `batch` the deploy index and rejection index entries of
   // `block` (deploy_index.cc).
   absl::Status StageDeployIndex(const block::Block& block, bool invalid,
@@ -244,6 +262,9 @@ class DagStore {
   std::set<Hash32> tips_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
   uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  // Merge records of blocks of several parents (thread-safe on its own).
+  BoundedCache<Hash32, std::shared_ptr<const MergeRecord>, Hash32Hasher>
+      merge_records_{kMergeRecordsKept};
 };
 
 // Where the main-parent chains of `blocks` (stored, at least one) meet: the

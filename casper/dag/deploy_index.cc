@@ -3,6 +3,7 @@
 #include "casper/dag/dag_store.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -88,6 +89,29 @@ absl::StatusOr<std::vector<Hash32>> DagStore::BlocksRejectingDeploy(
   ASSIGN_OR_RETURN(std::optional<Bytes> held,
                    store_->Get(columns_.deploys, key));
   return DecodeHolders(sig, held);
+}
+
+absl::StatusOr<std::shared_ptr<const MergeRecord>> DagStore::MergeRecordOf(
+    const Hash32& hash) {
+  if (std::optional<std::shared_ptr<const MergeRecord>> kept =
+          merge_records_.Get(hash)) {
+    return *std::move(kept);
+  }
+  ASSIGN_OR_RETURN(std::optional<block::Block> b, GetBlock(hash));
+  if (!b.has_value()) {
+    return absl::NotFoundError("block " + HexEncode(hash) + " is not stored");
+  }
+  auto record = std::make_shared<const MergeRecord>(
+      MergeRecord{b->body.merge_base, std::move(b->body.rejected)});
+  if (b->header.parents.size() >= 2) merge_records_.Put(hash, record);
+  return record;
+}
+
+void DagStore::KeepMergeRecord(const block::Block& block) {
+  if (block.header.parents.size() < 2) return;
+  merge_records_.Put(
+      block.hash, std::make_shared<const MergeRecord>(
+                      MergeRecord{block.body.merge_base, block.body.rejected}));
 }
 
 }  // namespace rnode::casper::dag

@@ -2,6 +2,7 @@
 #include "casper/prestate/ancestry.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,22 +22,25 @@ bool Under(dag::DagStore& dag, const Hash32& copy, const Hash32& hash) {
   return dag.IsAncestor(copy, hash);
 }
 
-// The record of the stored block `hash`'s pre-state, with the block that
-// owns the spans.
+// The record of the stored block `hash`'s pre-state, with what owns the
+// record's spans: its metadata (parents) and, for several parents, its
+// merge record (kept in memory by the DAG for recent blocks).
 struct StoredPre {
-  block::Block block;
+  std::shared_ptr<const dag::BlockMeta> meta;
+  std::shared_ptr<const dag::MergeRecord> merge;
   PreStateRecord record() const {
-    return {block.header.parents, block.body.merge_base, block.body.rejected};
+    if (merge == nullptr) return {meta->parents, std::nullopt, {}};
+    return {meta->parents, merge->merge_base, merge->rejected};
   }
 };
 
 absl::StatusOr<StoredPre> ReadPre(dag::DagStore& dag, const Hash32& hash) {
-  ASSIGN_OR_RETURN(std::optional<block::Block> b, dag.GetBlock(hash));
-  if (!b.has_value()) {
-    return absl::DataLossError("block " + HexEncode(hash) +
-                               " is in the DAG but not stored");
+  StoredPre out;
+  ASSIGN_OR_RETURN(out.meta, dag.Meta(hash));
+  if (out.meta->parents.size() >= 2) {
+    ASSIGN_OR_RETURN(out.merge, dag.MergeRecordOf(hash));
   }
-  return StoredPre{*std::move(b)};
+  return out;
 }
 
 // The copies of `sig` numbered at least `min_number`, ascending by number

@@ -11,6 +11,7 @@
 
 #include "casper/merge/merger.h"
 #include "casper/prestate/ancestry.h"
+#include "util/logging.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::prestate {
@@ -142,6 +143,24 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   out.root = merged.root;
   out.merge_base = base->hash;
   for (const merge::RejectedDeploy& r : merged.rejected) {
+    // A merge whose base is below this node's last finalized block can
+    // reject a copy finalized here (the block's creator saw less final):
+    // said, as finality of deploys is what clients rely on.
+    if (user_sigs.contains(r.id)) {
+      auto holders = dag_->BlocksWithDeploy(r.id);
+      if (holders.ok()) {
+        for (const Hash32& h : *holders) {
+          if (scope.contains(h) && dag_->IsFinalized(h)) {
+            Log("casper")->warn(
+                "merge over base {} rejects deploy {} ({}) whose copy in {} "
+                "is finalized",
+                HexEncode(base->hash).substr(0, 10),
+                HexEncode(r.id).substr(0, 16),
+                merge::RejectReasonName(r.reason), HexEncode(h).substr(0, 10));
+          }
+        }
+      }
+    }
     if (user_sigs.contains(r.id)) {
       out.rejected.push_back(
           {r.id, r.reason == merge::RejectReason::kSettledInBase, {}});

@@ -68,6 +68,10 @@ absl::Status ReadDeploy(const json& item, EventDeploy& deploy) {
     if (!it->is_boolean()) return Malformed("\"errored\" is not a boolean");
     deploy.errored = it->get<bool>();
   }
+  if (auto it = item.find("rejected"); it != item.end()) {
+    if (!it->is_boolean()) return Malformed("\"rejected\" is not a boolean");
+    deploy.rejected = it->get<bool>();
+  }
   return absl::OkStatus();
 }
 
@@ -84,6 +88,17 @@ absl::Status ReadBlock(const json& payload, BlockPayload& block) {
       if (!parent.is_string())
         return Malformed("a parent hash is not a string");
       block.parent_hashes.push_back(parent.get<std::string>());
+    }
+  }
+  if (auto rejected = payload.find("rejected-deploys");
+      rejected != payload.end()) {
+    if (!rejected->is_array()) {
+      return Malformed("\"rejected-deploys\" is not an array");
+    }
+    for (const json& id : *rejected) {
+      if (!id.is_string())
+        return Malformed("a rejected deploy is not a string");
+      block.rejected_deploys.push_back(id.get<std::string>());
     }
   }
   auto deploys = payload.find("deploys");
@@ -103,6 +118,8 @@ EventKind KindOf(std::string_view name) {
   if (name == "block-created") return EventKind::kBlockCreated;
   if (name == "block-added") return EventKind::kBlockAdded;
   if (name == "block-finalised") return EventKind::kBlockFinalised;
+  if (name == "deploy-rejected") return EventKind::kDeployRejected;
+  if (name == "deploy-reproposed") return EventKind::kDeployReproposed;
   return EventKind::kOther;
 }
 
@@ -129,6 +146,20 @@ absl::StatusOr<Event> ParseEvent(std::string_view text) {
       auto payload = doc.find("payload");
       if (payload == doc.end()) return Malformed("no \"payload\"");
       RETURN_IF_ERROR(ReadBlock(*payload, event.block));
+      break;
+    }
+    case EventKind::kDeployRejected:
+    case EventKind::kDeployReproposed: {
+      auto payload = doc.find("payload");
+      if (payload == doc.end()) return Malformed("no \"payload\"");
+      if (!payload->is_object()) {
+        return Malformed("\"payload\" is not an object");
+      }
+      RETURN_IF_ERROR(ReadString(*payload, "deploy-id", true, event.deploy_id));
+      RETURN_IF_ERROR(
+          ReadString(*payload, "block-hash", true, event.block.block_hash));
+      RETURN_IF_ERROR(
+          ReadInt(*payload, "block-number", true, event.block.number));
       break;
     }
     case EventKind::kStarted:
@@ -316,6 +347,12 @@ void EventsClient::Handle(std::string_view text, double t) {
       case EventKind::kBlockFinalised:
         ++counts_.blocks_finalised;
         break;
+      case EventKind::kDeployRejected:
+        ++counts_.deploys_rejected;
+        break;
+      case EventKind::kDeployReproposed:
+        ++counts_.deploys_reproposed;
+        break;
       case EventKind::kStarted:
       case EventKind::kOther:
         ++counts_.other_events;
@@ -327,6 +364,12 @@ void EventsClient::Handle(std::string_view text, double t) {
   } else if (event->kind == EventKind::kBlockFinalised &&
              callbacks_.on_finalised) {
     callbacks_.on_finalised(event->block, t);
+  } else if (event->kind == EventKind::kDeployRejected &&
+             callbacks_.on_rejected) {
+    callbacks_.on_rejected(event->deploy_id, event->block.number, t);
+  } else if (event->kind == EventKind::kDeployReproposed &&
+             callbacks_.on_reproposed) {
+    callbacks_.on_reproposed(event->deploy_id, event->block.number, t);
   }
 }
 

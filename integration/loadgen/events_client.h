@@ -32,12 +32,14 @@ inline constexpr size_t kMaxEventBytes = 16u << 20;
 inline constexpr std::chrono::milliseconds kDefaultEventsConnectTimeout{5000};
 
 enum class EventKind {
-  kStarted,         // {"event":"started"}: the stream's first message.
-  kBlockCreated,    // This node made a block.
-  kBlockAdded,      // A valid block was stored.
-  kBlockFinalised,  // A block was finalized.
-  kOther,           // Any other name (e.g. "node-started"); not an error, so
-                    // that a node adding events does not break the client.
+  kStarted,           // {"event":"started"}: the stream's first message.
+  kBlockCreated,      // This node made a block.
+  kBlockAdded,        // A valid block was stored.
+  kBlockFinalised,    // A block was finalized.
+  kDeployRejected,    // A merge rejected a deploy (a copy of it).
+  kDeployReproposed,  // A block holds a deploy a merge had rejected.
+  kOther,             // Any other name (e.g. "node-started"); not an error, so
+                      // that a node adding events does not break the client.
 };
 
 struct EventDeploy {
@@ -45,6 +47,9 @@ struct EventDeploy {
   int64_t cost = 0;
   std::string deployer;  // Hex public key.
   bool errored = false;
+  // In block-finalised: true when this copy is not the one the finalized
+  // state holds (a merge rejected it). Absent from older nodes' events.
+  bool rejected = false;
 };
 
 // The payload of the three block events.
@@ -56,19 +61,26 @@ struct BlockPayload {
   std::string creator;  // Hex public key.
   std::vector<std::string> parent_hashes;
   std::vector<EventDeploy> deploys;  // User deploys only.
+  // Hex ids of the deploys this block's merge rejected.
+  std::vector<std::string> rejected_deploys;
 };
 
 struct Event {
   EventKind kind = EventKind::kOther;
   std::string name;    // The "event" field as sent.
   BlockPayload block;  // Set for the three block kinds only.
+  // Set for the two deploy kinds: the deploy's hex id, and the block
+  // (its hash and number in `block`).
+  std::string deploy_id;
 };
 
 // Parses one message of the stream: {"event": NAME, "schema-version": 1,
 // "payload": {...}}. For the block events the payload must hold
 // "block-hash" (string), "block-number" (integer) and "deploys" (array of
 // objects with a string "id"); "cost", "deployer", "errored", "creator",
-// "seq-num", "timestamp" and "parent-hashes" are read when present.
+// "seq-num", "timestamp", "parent-hashes", "rejected-deploys" and each
+// deploy's "rejected" are read when present. The deploy events need
+// "deploy-id", "block-hash" and "block-number".
 // InvalidArgument naming the problem for text that is not JSON, not an
 // object, lacks "event", has a schema-version other than
 // kEventSchemaVersion, or a block payload with a missing or mistyped field.
@@ -87,6 +99,8 @@ struct EventCounts {
   int64_t empty_blocks_added = 0;  // Added with no user deploys.
   int64_t blocks_created = 0;
   int64_t blocks_finalised = 0;
+  int64_t deploys_rejected = 0;    // deploy-rejected events.
+  int64_t deploys_reproposed = 0;  // deploy-reproposed events.
   int64_t other_events = 0;
   int64_t parse_errors = 0;  // Messages ParseEvent refused (skipped).
   // Highest number of a block added or created; -1 before any.
@@ -96,9 +110,15 @@ struct EventCounts {
 // `t` is the time the message was read, in RunClock seconds.
 using BlockCallback = std::function<void(const BlockPayload& block, double t)>;
 
+// A deploy event: the deploy's hex id and the block's number.
+using DeployCallback =
+    std::function<void(const std::string& id, int64_t block_number, double t)>;
+
 struct EventCallbacks {
-  BlockCallback on_added;      // For each block-added; may be empty.
-  BlockCallback on_finalised;  // For each block-finalised; may be empty.
+  BlockCallback on_added;        // For each block-added; may be empty.
+  BlockCallback on_finalised;    // For each block-finalised; may be empty.
+  DeployCallback on_rejected;    // For each deploy-rejected; may be empty.
+  DeployCallback on_reproposed;  // For each deploy-reproposed; may be empty.
 };
 
 // Follows ws://host:port/path. The reader thread reads each message as it

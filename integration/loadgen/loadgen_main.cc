@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "crypto/rev_address.h"
 #include "integration/loadgen/events_client.h"
 #include "integration/loadgen/keys.h"
 #include "integration/loadgen/metrics_scrape.h"
@@ -36,6 +37,8 @@
 #include "integration/loadgen/runner.h"
 #include "integration/loadgen/sender.h"
 #include "integration/loadgen/tracker.h"
+#include "integration/loadgen/workload.h"
+#include "util/status_macros.h"
 
 namespace rnode::loadgen {
 namespace {
@@ -96,6 +99,8 @@ struct Options {
   int64_t phlo_price = 1;
   size_t senders = kDefaultSenderThreads;
   bool allow_failures = false;
+  std::string workload = "noop";
+  int64_t transfer_amount = 1;
 };
 
 // The phases chosen on the command line, and how the report names them.
@@ -210,6 +215,16 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Options& o) {
                "refused or failed deploys do not fail the run (a fault "
                "campaign's nodes refuse on purpose); every acknowledged "
                "deploy must still finalize");
+  app.add_option("--workload", o.workload,
+                 "noop (@N!(N), never conflicting), counter (one shared "
+                 "counter), transfer (REV among the keys' wallets), registry "
+                 "(insert and look up) or mix")
+      ->check(CLI::IsMember({"noop", "counter", "transfer", "registry", "mix"}))
+      ->capture_default_str();
+  app.add_option("--transfer-amount", o.transfer_amount,
+                 "REV (dust) each transfer moves")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--shard-id", o.shard_id)->capture_default_str();
   app.add_option("--phlo-limit", o.phlo_limit)
       ->check(CLI::PositiveNumber)
@@ -259,7 +274,17 @@ absl::StatusOr<std::unique_ptr<EventsClient>> StartEvents(
     }
   };
   callbacks.on_finalised = [&tracker](const BlockPayload& block, double t) {
-    for (const EventDeploy& d : block.deploys) tracker.Finalized(d.id, t);
+    for (const EventDeploy& d : block.deploys) {
+      // A copy a merge rejected is not the deploy's finalization: it goes
+      // in a block again.
+      if (!d.rejected) tracker.Finalized(d.id, t, d.errored);
+    }
+  };
+  callbacks.on_rejected = [&tracker](const std::string& id, int64_t, double) {
+    tracker.Rejected(id);
+  };
+  callbacks.on_reproposed = [&tracker](const std::string& id, int64_t, double) {
+    tracker.Reproposed(id);
   };
   EventsClientOptions options;
   options.host = kLocalHost;
@@ -272,6 +297,17 @@ absl::StatusOr<std::unique_ptr<DeploySender>> StartSender(
     DeployTracker& tracker, const RunClock& clock, Console& console) {
   SenderOptions options;
   options.grpc_targets = o.grpc;
+  ASSIGN_OR_RETURN(options.workload.kind, ParseWorkload(o.workload));
+  options.workload.run_tag =
+      absl::StrCat(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count());
+  options.workload.transfer_amount = o.transfer_amount;
+  for (const crypto::Secp256k1PrivateKey& k : keys) {
+    options.workload.wallets.push_back(
+        crypto::RevAddressFromPublicKey(crypto::Secp256k1PublicKeyOf(k)));
+  }
+  RETURN_IF_ERROR(CheckWorkload(options.workload));
   options.keys = std::move(keys);
   options.shard_id = o.shard_id;
   options.phlo_limit = o.phlo_limit;

@@ -84,8 +84,13 @@ PhaseRow BuildRow(const PhaseMeasurement& m, const PhaseStats& stats) {
   row.late = m.late;
   row.errored = stats.errored;
   row.not_finalized = stats.not_finalized;
+  row.finalized_with_effect = stats.finalized_with_effect;
+  row.finalized_failed = stats.finalized_failed;
+  row.rejected = stats.rejected;
+  row.reproposed = stats.reproposed;
   row.wall_seconds = m.wall_seconds;
   row.achieved_rate = stats.achieved_rate;
+  row.effective_rate = stats.effective_rate;
   row.acknowledgement_p50 = stats.acknowledgement_p50;
   row.acknowledgement_p99 = stats.acknowledgement_p99;
   row.inclusion_p50 = stats.inclusion_p50;
@@ -140,13 +145,14 @@ PhaseRow BuildRow(const PhaseMeasurement& m, const PhaseStats& stats) {
 std::string RenderMarkdown(const std::vector<PhaseRow>& rows) {
   std::string out =
       "| phase | target/s | submitted | failed | late | achieved/s "
+      "| effective/s | rejected | again | FAILED "
       "| incl p50 s | incl p95 s | incl p99 s "
       "| final p50 s | final p95 s | final p99 s | not final "
       "| LFB/min | blocks/min | empty | validation ms/deploy | merge ms "
       "| RSS MiB | CPU s |\n";
   out +=
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-      "|---:|---:|---:|---:|---:|---:|---:|\n";
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const PhaseRow& r : rows) {
     const std::string cells[] = {
         r.name,
@@ -155,6 +161,10 @@ std::string RenderMarkdown(const std::vector<PhaseRow>& rows) {
         absl::StrCat(r.failed),
         absl::StrCat(r.late),
         Fixed(r.achieved_rate, 2),
+        Fixed(r.effective_rate, 2),
+        absl::StrCat(r.rejected),
+        absl::StrCat(r.reproposed),
+        absl::StrCat(r.finalized_failed),
         Fixed(r.inclusion_p50, 3),
         Fixed(r.inclusion_p95, 3),
         Fixed(r.inclusion_p99, 3),
@@ -212,8 +222,13 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
         {"late", r.late},
         {"errored", r.errored},
         {"not_finalized", r.not_finalized},
+        {"finalized_with_effect", r.finalized_with_effect},
+        {"finalized_failed", r.finalized_failed},
+        {"rejected", r.rejected},
+        {"reproposed", r.reproposed},
         {"wall_seconds", r.wall_seconds},
         {"achieved_rate", Nullable(r.achieved_rate)},
+        {"effective_rate", Nullable(r.effective_rate)},
         {"acknowledgement_seconds",
          {{"p50", Nullable(r.acknowledgement_p50)},
           {"p99", Nullable(r.acknowledgement_p99)}}},

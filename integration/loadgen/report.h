@@ -46,8 +46,15 @@ struct PhaseRow {
   int64_t late = 0;  // Sent more than the tolerance after their due time.
   int64_t errored = 0;
   int64_t not_finalized = 0;
+  // Finalized with their effect / FAILED (ran with an error, charged);
+  // rejected by a merge at least once / held by a block again after that.
+  int64_t finalized_with_effect = 0;
+  int64_t finalized_failed = 0;
+  int64_t rejected = 0;
+  int64_t reproposed = 0;
   double wall_seconds = 0;
   std::optional<double> achieved_rate;
+  std::optional<double> effective_rate;  // finalized_with_effect per second.
   std::optional<double> acknowledgement_p50, acknowledgement_p99;
   std::optional<double> inclusion_p50, inclusion_p95, inclusion_p99;
   std::optional<double> finalization_p50, finalization_p95, finalization_p99;

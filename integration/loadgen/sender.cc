@@ -194,7 +194,7 @@ void DeploySender::LocalFailure(absl::Status status) {
 void DeploySender::Send(const DeployJob& job) {
   const size_t index = static_cast<size_t>(job.sequence);
   casper::DeployData data;
-  data.term = DeployTerm(job.sequence);
+  data.term = WorkloadTerm(options_.workload, job.sequence);
   data.timestamp = NowUnixMillis();
   data.phlo_price = options_.phlo_price;
   data.phlo_limit = options_.phlo_limit;

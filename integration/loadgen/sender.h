@@ -16,6 +16,7 @@
 #include "crypto/secp256k1.h"
 #include "integration/loadgen/run_clock.h"
 #include "integration/loadgen/tracker.h"
+#include "integration/loadgen/workload.h"
 #include "util/mutex.h"
 
 namespace rnode::loadgen {
@@ -52,6 +53,8 @@ struct SenderOptions {
   size_t threads = kDefaultSenderThreads;
   std::chrono::milliseconds deploy_deadline = kDefaultDeployDeadline;
   std::chrono::milliseconds connect_timeout = kDefaultGrpcConnectTimeout;
+  // The deploys' terms (WorkloadTerm); noop by default.
+  Workload workload{WorkloadKind::kNoop, "run", {}, 1};
 };
 
 // One deploy to send. Target and key are chosen by `sequence` modulo their

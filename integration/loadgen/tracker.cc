@@ -101,13 +101,30 @@ bool DeployTracker::Included(std::string_view id, double t, bool errored) {
   return true;
 }
 
-bool DeployTracker::Finalized(std::string_view id, double t) {
+bool DeployTracker::Rejected(std::string_view id) {
+  MutexLock lock(&mu_);
+  auto it = records_.find(AbslView(id));
+  if (it == records_.end()) return false;
+  ++it->second.rejections;
+  return true;
+}
+
+bool DeployTracker::Reproposed(std::string_view id) {
+  MutexLock lock(&mu_);
+  auto it = records_.find(AbslView(id));
+  if (it == records_.end() || it->second.reproposed) return false;
+  it->second.reproposed = true;
+  return true;
+}
+
+bool DeployTracker::Finalized(std::string_view id, double t, bool errored) {
   MutexLock lock(&mu_);
   auto it = records_.find(AbslView(id));
   if (it == records_.end()) return false;
   Record& r = it->second;
   if (r.finalized_at != kNever) return false;
   r.finalized_at = t;
+  r.errored = errored;
   ++totals_.finalized;
   if (r.included_at == kNever) {
     r.included_at = t;
@@ -139,8 +156,11 @@ PhaseStats DeployTracker::Summarize(int phase_index,
         inclusion.push_back(r.included_at - r.submitted_at);
         if (r.errored) ++s.errored;
       }
+      if (r.rejections > 0) ++s.rejected;
+      if (r.reproposed) ++s.reproposed;
       if (r.finalized_at != kNever) {
         ++s.finalized;
+        ++(r.errored ? s.finalized_failed : s.finalized_with_effect);
         finalization.push_back(r.finalized_at - r.submitted_at);
       } else if (r.acknowledged) {
         ++s.not_finalized;
@@ -152,6 +172,8 @@ PhaseStats DeployTracker::Summarize(int phase_index,
   std::sort(finalization.begin(), finalization.end());
   if (phase_wall_seconds > 0) {
     s.achieved_rate = static_cast<double>(s.acknowledged) / phase_wall_seconds;
+    s.effective_rate =
+        static_cast<double>(s.finalized_with_effect) / phase_wall_seconds;
   }
   s.acknowledgement_p50 = Percentile(acknowledgement, 50);
   s.acknowledgement_p99 = Percentile(acknowledgement, 99);

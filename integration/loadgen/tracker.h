@@ -56,10 +56,20 @@ struct PhaseStats {
   int64_t included = 0;      // Seen in a block.
   int64_t finalized = 0;     // Seen in a finalized block.
   int64_t errored = 0;       // Included, but its execution errored.
+  // Finalized, and its kept copy ran without an error (its effect is in
+  // the finalized state) / with one (FAILED: only its charge is).
+  int64_t finalized_with_effect = 0;
+  int64_t finalized_failed = 0;
+  // A merge rejected a copy at least once / a block held it again.
+  int64_t rejected = 0;
+  int64_t reproposed = 0;
   // Acknowledged and not finalized (yet).
   int64_t not_finalized = 0;
   // acknowledged / the phase's wall time; nullopt for a wall time <= 0.
   std::optional<double> achieved_rate;
+  // finalized_with_effect / the phase's wall time (the deploys that did
+  // something, per second); nullopt for a wall time <= 0.
+  std::optional<double> effective_rate;
   // Submission to the node's acknowledgement (the admission path).
   std::optional<double> acknowledgement_p50, acknowledgement_p99;
   std::optional<double> inclusion_p50, inclusion_p95, inclusion_p99;
@@ -133,8 +143,13 @@ class DeployTracker {
   bool Failed(std::string_view id, std::string_view reason);
   // `errored`: the block says the deploy's execution errored.
   bool Included(std::string_view id, double t, bool errored = false);
+  // The copy the finalized state holds (the caller skips a finalized block's
+  // copies a merge rejected); `errored`: that copy's execution errored.
   // Also records the inclusion at `t` if none was seen.
-  bool Finalized(std::string_view id, double t);
+  bool Finalized(std::string_view id, double t, bool errored = false);
+  // A merge rejected a copy of `id` / a block holds it again after one did.
+  bool Rejected(std::string_view id);
+  bool Reproposed(std::string_view id);
 
   // The phase's counts and latencies; `phase_wall_seconds` gives the
   // achieved rate.
@@ -174,6 +189,8 @@ class DeployTracker {
     bool acknowledged = false;
     bool failed = false;
     bool errored = false;
+    bool reproposed = false;
+    uint32_t rejections = 0;
     double submitted_at = 0;
     double acknowledged_at = kNever;
     double included_at = kNever;

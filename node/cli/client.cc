@@ -143,11 +143,32 @@ int ClientDeploy(const ClientOptions& c, const DeployOptions& d,
     ::casper::v1::DeployFinalizationStatusResponse fr;
     grpc::Status ws = stub->deployFinalizationStatus(&wctx, q, &fr);
     if (!ws.ok()) return RpcFailed(ws, c, c.port, err);
-    if (fr.has_status() &&
-        fr.status().state() == ::casper::DEPLOY_STATE_FINALIZED) {
-      out << "Finalized in block "
-          << HexEncode(AsBytes(fr.status().latestblockhash())) << "\n";
-      return 0;
+    // FINALIZED only when the finalized state holds its effect (a copy a
+    // merge rejected reads PENDING and goes in a block again); FAILED and
+    // EXPIRED are final too.
+    if (fr.has_status()) {
+      const ::casper::DeployFinalizationStatusInfo& st = fr.status();
+      const std::string block = HexEncode(AsBytes(st.latestblockhash()));
+      const std::string rejections =
+          st.rejectioncount() == 0
+              ? ""
+              : absl::StrCat(" (rejected by ", st.rejectioncount(),
+                             " merges before)");
+      switch (st.state()) {
+        case ::casper::DEPLOY_STATE_FINALIZED:
+          out << "Finalized in block " << block << rejections << "\n";
+          return 0;
+        case ::casper::DEPLOY_STATE_FAILED:
+          err << "error: failed in block " << block << rejections
+              << " (it ran with an error; its charge is kept)\n";
+          return 1;
+        case ::casper::DEPLOY_STATE_EXPIRED:
+          err << "error: expired: its window closed before a block kept it"
+              << rejections << "\n";
+          return 1;
+        default:
+          break;
+      }
     }
     std::this_thread::sleep_for(kWaitPoll);
   }

@@ -94,9 +94,19 @@ int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
   };
   hooks.block_added = [&events](const casper::block::Block& b) {
     events.Publish(views::BlockEventJson("block-added", b));
+    for (const casper::block::RejectedDeploy& r : b.body.rejected) {
+      events.Publish(views::DeployEventJson("deploy-rejected", r.sig, b));
+    }
   };
-  hooks.block_finalized = [&events](const casper::block::Block& b) {
-    events.Publish(views::BlockEventJson("block-finalised", b));
+  hooks.deploys_again = [&events](const casper::block::Block& b,
+                                  std::span<const Bytes> again) {
+    for (const Bytes& sig : again) {
+      events.Publish(views::DeployEventJson("deploy-reproposed", sig, b));
+    }
+  };
+  hooks.block_finalized = [&events](const casper::block::Block& b,
+                                    std::span<const Bytes> rejected) {
+    events.Publish(views::BlockEventJson("block-finalised", b, rejected));
   };
   absl::StatusOr<std::unique_ptr<Node>> node =
       Node::Open(config, hooks, &registry, out);

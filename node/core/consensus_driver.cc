@@ -273,6 +273,13 @@ void ConsensusDriver::NoteAdded(const casper::block::Block& block) {
     unfinalized_work_.insert(block.hash);
   }
   for (const auto& d : block.body.deploys) d_.admission->Forget(d.sig);
+  // Deploys of this pool the block's merge rejected go in a block again:
+  // a proposal is due (after the batch window), not at the next retry.
+  size_t again = 0;
+  for (const auto& r : block.body.rejected) {
+    if (d_.pool->Contains(r.sig)) ++again;
+  }
+  if (again > 0 && d_.scheduler != nullptr) d_.scheduler->DeploysArrived(again);
 }
 
 void ConsensusDriver::NoteFinalized(std::span<const Hash32> blocks) {

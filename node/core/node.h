@@ -43,7 +43,16 @@ namespace rnode::node {
 struct NodeHooks {
   std::function<void(const casper::block::Block&)> block_created;
   std::function<void(const casper::block::Block&)> block_added;
-  std::function<void(const casper::block::Block&)> block_finalized;
+  // A finalized block, with the signatures of its deploys whose copy there
+  // a merge rejected (the finalized state does not hold it; the deploy
+  // may go in a block again).
+  std::function<void(const casper::block::Block&,
+                     std::span<const Bytes> rejected)>
+      block_finalized;
+  // An added block that holds deploys a merge had rejected before (they
+  // are proposed again), by signature.
+  std::function<void(const casper::block::Block&, std::span<const Bytes>)>
+      deploys_again;
 };
 
 // Where a deploy stands (the public deployFinalizationStatus states).

@@ -41,7 +41,8 @@ double ShortestFloat(float value) {
   return std::strtod(buf, nullptr);
 }
 
-json BlockEventPayload(const casper::block::Block& block) {
+json BlockEventPayload(const casper::block::Block& block,
+                       std::optional<std::span<const Bytes>> rejected) {
   json parents = json::array();
   for (const Hash32& p : block.header.parents) parents.push_back(HexEncode(p));
   json justifications = json::array();
@@ -51,10 +52,20 @@ json BlockEventPayload(const casper::block::Block& block) {
   }
   json deploys = json::array();
   for (const casper::block::ProcessedDeploy& d : block.body.deploys) {
-    deploys.push_back({{"id", HexEncode(d.sig)},
-                       {"cost", d.cost},
-                       {"deployer", KeyHex(d.deployer)},
-                       {"errored", d.errored}});
+    json entry = {{"id", HexEncode(d.sig)},
+                  {"cost", d.cost},
+                  {"deployer", KeyHex(d.deployer)},
+                  {"errored", d.errored}};
+    if (rejected.has_value()) {
+      entry["rejected"] =
+          std::any_of(rejected->begin(), rejected->end(),
+                      [&](const Bytes& r) { return r == d.sig; });
+    }
+    deploys.push_back(std::move(entry));
+  }
+  json merge_rejected = json::array();
+  for (const casper::block::RejectedDeploy& r : block.body.rejected) {
+    merge_rejected.push_back(HexEncode(r.sig));
   }
   return {{"block-hash", HexEncode(block.hash)},
           {"block-number", block.number()},
@@ -63,7 +74,8 @@ json BlockEventPayload(const casper::block::Block& block) {
           {"justification-hashes", std::move(justifications)},
           {"deploys", std::move(deploys)},
           {"creator", KeyHex(block.sender)},
-          {"seq-num", block.seq_num}};
+          {"seq-num", block.seq_num},
+          {"rejected-deploys", std::move(merge_rejected)}};
 }
 
 std::string EventText(std::string_view event_name, json payload) {
@@ -224,8 +236,16 @@ json BlockInfoJson(const ::casper::BlockInfo& info, bool full) {
 }
 
 std::string BlockEventJson(std::string_view event_name,
-                           const casper::block::Block& block) {
-  return EventText(event_name, BlockEventPayload(block));
+                           const casper::block::Block& block,
+                           std::optional<std::span<const Bytes>> rejected) {
+  return EventText(event_name, BlockEventPayload(block, rejected));
+}
+
+std::string DeployEventJson(std::string_view event_name, ByteView sig,
+                            const casper::block::Block& block) {
+  return EventText(event_name, {{"deploy-id", HexEncode(sig)},
+                                {"block-hash", HexEncode(block.hash)},
+                                {"block-number", block.number()}});
 }
 
 std::string SimpleEventJson(std::string_view event_name, json payload) {

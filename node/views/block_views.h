@@ -8,6 +8,8 @@
 #ifndef RNODE_NODE_VIEWS_BLOCK_VIEWS_H_
 #define RNODE_NODE_VIEWS_BLOCK_VIEWS_H_
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,7 @@
 
 #include "DeployServiceCommon.pb.h"
 #include "casper/block/block.h"
+#include "util/bytes.h"
 
 namespace rnode::node::views {
 
@@ -60,9 +63,20 @@ nlohmann::json BlockInfoJson(const ::casper::BlockInfo& info, bool full);
 // {"event": event_name, "schema-version": 1, "payload": {"block-hash",
 // "block-number", "timestamp", "parent-hashes": [hex...],
 // "justification-hashes": [[validator, hash]...], "deploys": [{"id",
-// "cost", "deployer", "errored"}...], "creator", "seq-num"}}. Compact JSON.
-std::string BlockEventJson(std::string_view event_name,
-                           const casper::block::Block& block);
+// "cost", "deployer", "errored"}...], "creator", "seq-num",
+// "rejected-deploys": [hex...]}} (the deploys this block's merge rejected).
+// With `rejected` (a finalized block's copies a merge rejected), each
+// deploy also has "rejected": true or false. Compact JSON.
+std::string BlockEventJson(
+    std::string_view event_name, const casper::block::Block& block,
+    std::optional<std::span<const Bytes>> rejected = std::nullopt);
+
+// A deploy event ("deploy-rejected": a merge in `block` rejected it;
+// "deploy-reproposed": `block` holds it again): {"event": event_name,
+// "schema-version": 1, "payload": {"deploy-id", "block-hash",
+// "block-number"}}. Compact JSON.
+std::string DeployEventJson(std::string_view event_name, ByteView sig,
+                            const casper::block::Block& block);
 
 // One WebSocket text frame for any other event (e.g. "node-started" with
 // {"address": ...}, "entered-running-state" with {"block-hash": ...}):

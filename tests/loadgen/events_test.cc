@@ -9,6 +9,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration/child_process.h"
@@ -93,6 +94,42 @@ TEST(ParseEventTest, BlockFinalisedAndBlockCreated) {
   EXPECT_EQ(created->kind, EventKind::kBlockCreated);
   EXPECT_EQ(created->block.number, 3);
   EXPECT_TRUE(created->block.deploys.empty());
+}
+
+// A finalized block's copies a merge rejected are marked, its own merge's
+// rejections listed; the deploy events name the deploy and the block.
+TEST(ParseEventTest, RejectedCopiesAndDeployEvents) {
+  absl::StatusOr<Event> e = ParseEvent(
+      R"({"event":"block-finalised","schema-version":1,"payload":)"
+      R"({"block-hash":"aa","block-number":9,"rejected-deploys":["3045c3"],)"
+      R"("deploys":[{"id":"3045a1","rejected":true},{"id":"3045b2"}]}})");
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(e->block.deploys.size(), 2u);
+  EXPECT_TRUE(e->block.deploys[0].rejected);
+  EXPECT_FALSE(e->block.deploys[1].rejected);
+  EXPECT_EQ(e->block.rejected_deploys, std::vector<std::string>{"3045c3"});
+
+  for (const auto& [name, kind] :
+       {std::pair{"deploy-rejected", EventKind::kDeployRejected},
+        std::pair{"deploy-reproposed", EventKind::kDeployReproposed}}) {
+    absl::StatusOr<Event> d = ParseEvent(
+        absl::StrCat(R"({"event":")", name, R"(","schema-version":1,)",
+                     R"("payload":{"deploy-id":"3045a1","block-hash":"bb",)",
+                     R"("block-number":12}})"));
+    ASSERT_TRUE(d.ok()) << d.status();
+    EXPECT_EQ(d->kind, kind);
+    EXPECT_EQ(d->deploy_id, "3045a1");
+    EXPECT_EQ(d->block.block_hash, "bb");
+    EXPECT_EQ(d->block.number, 12);
+  }
+  EXPECT_FALSE(ParseEvent(R"({"event":"deploy-rejected","schema-version":1,)"
+                          R"("payload":{"block-hash":"bb","block-number":1}})")
+                   .ok());
+  EXPECT_FALSE(
+      ParseEvent(R"({"event":"block-added","schema-version":1,"payload":)"
+                 R"({"block-hash":"aa","block-number":9,"deploys":[],)"
+                 R"("rejected-deploys":"3045c3"}})")
+          .ok());
 }
 
 TEST(ParseEventTest, UnknownEventNameIsOtherNotAnError) {

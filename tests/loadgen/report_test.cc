@@ -66,6 +66,11 @@ PhaseRow FullRow() {
   r.validation_seconds_per_deploy = 0.00125;
   r.merge_seconds_mean = 0.004;
   r.nodes = {{"a", 412.4, 12.34}, {"b", 398.6, std::nullopt}};
+  r.effective_rate = 4.5;
+  r.rejected = 7;
+  r.reproposed = 6;
+  r.finalized_failed = 1;
+  r.finalized_with_effect = 90;
   return r;
 }
 
@@ -76,21 +81,25 @@ TEST(RenderMarkdownTest, HeaderSeparatorAndOneLinePerPhase) {
   const std::vector<std::string> lines = Lines(md);
   ASSERT_EQ(lines.size(), 4u);
   const std::vector<std::string> header = Cells(lines[0]);
-  ASSERT_EQ(header.size(), 20u);
+  ASSERT_EQ(header.size(), 24u);
   EXPECT_EQ(header[0], "phase");
   EXPECT_EQ(header[1], "target/s");
-  EXPECT_EQ(header[9], "final p50 s");
-  EXPECT_EQ(header[13], "LFB/min");
-  EXPECT_EQ(header[18], "RSS MiB");
+  EXPECT_EQ(header[6], "effective/s");
+  EXPECT_EQ(header[7], "rejected");
+  EXPECT_EQ(header[8], "again");
+  EXPECT_EQ(header[9], "FAILED");
+  EXPECT_EQ(header[13], "final p50 s");
+  EXPECT_EQ(header[17], "LFB/min");
+  EXPECT_EQ(header[22], "RSS MiB");
   EXPECT_THAT(lines[1], StartsWith("|---|"));
-  EXPECT_EQ(Cells(lines[1]).size(), 20u);
+  EXPECT_EQ(Cells(lines[1]).size(), 24u);
 
-  EXPECT_EQ(
-      Cells(lines[2]),
-      (std::vector<std::string>{
-          "5/s:20s", "5.00",  "100",   "1",     "2",       "4.83",  "0.312",
-          "0.500",   "0.900", "1.250", "2.000", "3.000",   "3",     "58.0",
-          "600.0",   "25.0%", "1.250", "4.000", "412/399", "12.3/-"}));
+  EXPECT_EQ(Cells(lines[2]),
+            (std::vector<std::string>{
+                "5/s:20s", "5.00",  "100",   "1",     "2",       "4.83",
+                "4.50",    "7",     "6",     "1",     "0.312",   "0.500",
+                "0.900",   "1.250", "2.000", "3.000", "3",       "58.0",
+                "600.0",   "25.0%", "1.250", "4.000", "412/399", "12.3/-"}));
 }
 
 TEST(RenderMarkdownTest, MissingValuesAreDashes) {
@@ -98,11 +107,12 @@ TEST(RenderMarkdownTest, MissingValuesAreDashes) {
   empty.name = "burst:32";
   const std::vector<std::string> cells =
       Cells(Lines(RenderMarkdown({empty}))[2]);
-  ASSERT_EQ(cells.size(), 20u);
+  ASSERT_EQ(cells.size(), 24u);
   EXPECT_EQ(cells[0], "burst:32");
   EXPECT_EQ(cells[1], "-");  // A burst has no target rate.
   EXPECT_EQ(cells[2], "0");
-  for (size_t i : {5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16, 17, 18, 19}) {
+  EXPECT_EQ(cells[7], "0");
+  for (size_t i : {5, 6, 10, 11, 12, 13, 14, 15, 17, 18, 19, 20, 21, 22, 23}) {
     EXPECT_EQ(cells[i], "-") << "column " << i;
   }
 }
@@ -149,6 +159,11 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
     EXPECT_TRUE(p.contains(key)) << key;
   }
   EXPECT_EQ(p["name"], "5/s:20s");
+  EXPECT_EQ(p["finalized_with_effect"], 90);
+  EXPECT_EQ(p["finalized_failed"], 1);
+  EXPECT_EQ(p["rejected"], 7);
+  EXPECT_EQ(p["reproposed"], 6);
+  EXPECT_EQ(p["effective_rate"], 4.5);
   EXPECT_EQ(p["inclusion_seconds"]["p95"], 0.5);
   EXPECT_EQ(p["finalization_seconds"]["p50"], 1.25);
   EXPECT_EQ(p["nodes"][0]["node"], "a");
@@ -158,6 +173,7 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
   const nlohmann::json& q = j["phases"][1];
   EXPECT_TRUE(q["target_rate"].is_null());
   EXPECT_TRUE(q["achieved_rate"].is_null());
+  EXPECT_TRUE(q["effective_rate"].is_null());
   EXPECT_TRUE(q["inclusion_seconds"]["p50"].is_null());
   EXPECT_TRUE(q["lfb_blocks_per_minute"].is_null());
 }

@@ -290,5 +290,33 @@ TEST(DeployTrackerTest, SeriesLatenciesAreBySecondOfSubmission) {
   EXPECT_EQ(s[2].finalization_p95, std::nullopt);
 }
 
+// Finalized with effect or FAILED by the kept copy's outcome; rejections
+// and proposals again counted per deploy; the effective rate counts what
+// did something.
+TEST(DeployTrackerTest, CountsEffectFailuresRejectionsAndProposalsAgain) {
+  DeployTracker tracker;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(tracker.Submitted(Id(i), 0, 0).ok());
+    ASSERT_TRUE(tracker.Acknowledged(Id(i), 0.1));
+  }
+  EXPECT_TRUE(tracker.Rejected(Id(0)));
+  EXPECT_TRUE(tracker.Rejected(Id(0)));  // a second merge
+  EXPECT_TRUE(tracker.Reproposed(Id(0)));
+  EXPECT_FALSE(tracker.Reproposed(Id(0)));  // counted once
+  EXPECT_FALSE(tracker.Rejected("unknown"));
+  EXPECT_TRUE(tracker.Finalized(Id(0), 3));
+  EXPECT_TRUE(tracker.Finalized(Id(1), 2, /*errored=*/true));
+  EXPECT_TRUE(tracker.Finalized(Id(2), 2));
+  const PhaseStats s = tracker.Summarize(0, 2);
+  EXPECT_EQ(s.finalized, 3);
+  EXPECT_EQ(s.finalized_with_effect, 2);
+  EXPECT_EQ(s.finalized_failed, 1);
+  EXPECT_EQ(s.rejected, 1);
+  EXPECT_EQ(s.reproposed, 1);
+  EXPECT_EQ(s.not_finalized, 1);
+  EXPECT_EQ(s.effective_rate, 1.0);
+  EXPECT_EQ(s.achieved_rate, 2.0);
+}
+
 }  // namespace
 }  // namespace rnode::loadgen

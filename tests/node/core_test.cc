@@ -100,7 +100,9 @@ class NodeTest : public ::testing::Test {
   }
 
   // Polls until the deploy is finalized (or the patience runs out).
-  DeployStatus WaitFinalized(const Bytes& id) {
+  // Until the deploy reads FINALIZED, or also FAILED (it ran with an error,
+  // its charge kept) when `or_failed`.
+  DeployStatus WaitFinalized(const Bytes& id, bool or_failed = false) {
     const auto until = std::chrono::steady_clock::now() + kPatience;
     DeployStatus last;
     while (std::chrono::steady_clock::now() < until) {
@@ -108,6 +110,7 @@ class NodeTest : public ::testing::Test {
       if (s.ok()) {
         last = *s;
         if (s->state == DeployStatus::State::kFinalized) return last;
+        if (or_failed && s->state == DeployStatus::State::kFailed) return last;
       }
       std::this_thread::sleep_for(5ms);
     }
@@ -156,7 +159,11 @@ TEST_F(NodeTest, DeployIsProposedFinalizedAndReadable) {
   };
   hooks_.block_created = record("created");
   hooks_.block_added = record("added");
-  hooks_.block_finalized = record("finalized");
+  hooks_.block_finalized = [&mu, &events](const casper::block::Block&,
+                                          std::span<const Bytes>) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back("finalized");
+  };
   auto seen = [&] {
     std::lock_guard<std::mutex> lock(mu);
     return events;
@@ -601,6 +608,23 @@ TEST_F(NodeTest, BlockLookupsByPrefixAndHeight) {
 // each block up to max-block-bytes), so one request could make the node
 // read and decode gigabytes. Beyond max-blocks-bytes stored it is refused
 // before decoding; a shorter range is served.
+// A deploy that runs out of phlo is in a finalized block with its charge,
+// not its effect: it reads FAILED, not FINALIZED (the block's finality is
+// not the deploy's), and the gRPC/HTTP views say the same (they share
+// FindDeploy).
+TEST_F(NodeTest, ADeployThatRanOutOfPhloReadsFailed) {
+  Open();
+  casper::DeployData d = Data("@0!(1) | @0!(2) | @0!(3) | @0!(4)");
+  d.phlo_limit = 1;
+  absl::StatusOr<Bytes> id = node_->Deploy(Signed(d));
+  ASSERT_TRUE(id.ok()) << id.status();
+  const DeployStatus s = WaitFinalized(*id, /*or_failed=*/true);
+  EXPECT_EQ(s.state, DeployStatus::State::kFailed);
+  ASSERT_TRUE(s.block.has_value());
+  EXPECT_TRUE(node_->dag().IsFinalized(*s.block));
+  EXPECT_EQ(s.rejection_count, 0u);
+}
+
 TEST_F(NodeTest, ABlockRangeReadsAtMostMaxBlocksBytes) {
   config_.max_blocks_bytes = 1 << 20;
   Open();
@@ -609,7 +633,10 @@ TEST_F(NodeTest, ABlockRangeReadsAtMostMaxBlocksBytes) {
     absl::StatusOr<Bytes> id = node_->Deploy(Signed(
         Data(absl::StrCat("@0!(\"", std::string(200 << 10, 'a' + i), "\")"))));
     ASSERT_TRUE(id.ok()) << id.status();
-    last = *WaitFinalized(*id).block;
+    // Such a term runs out of phlo (FAILED): the block holds it either way.
+    const DeployStatus s = WaitFinalized(*id, /*or_failed=*/true);
+    ASSERT_TRUE(s.block.has_value());
+    last = *s.block;
   }
   absl::StatusOr<std::vector<casper::block::Block>> all =
       node_->BlocksByHeight(0, 100);

@@ -258,10 +258,11 @@ TEST(BlockViewsTest, BlockEventHasTheEnvelopeAndKebabCasePayload) {
   EXPECT_EQ(event["event"], "block-finalised");
   EXPECT_EQ(event["schema-version"], 1);
   const json& p = event["payload"];
-  EXPECT_EQ(Keys(p),
-            (std::set<std::string>{"block-hash", "block-number", "timestamp",
-                                   "parent-hashes", "justification-hashes",
-                                   "deploys", "creator", "seq-num"}));
+  EXPECT_EQ(Keys(p), (std::set<std::string>{
+                         "block-hash", "block-number", "timestamp",
+                         "parent-hashes", "justification-hashes", "deploys",
+                         "creator", "seq-num", "rejected-deploys"}));
+  EXPECT_EQ(p["rejected-deploys"], json::array({"abcd"}));
   EXPECT_EQ(p["block-hash"], HexEncode(b.hash));
   EXPECT_EQ(p["block-number"], 7);
   EXPECT_EQ(p["timestamp"], 1'700'000'123'456);
@@ -279,6 +280,27 @@ TEST(BlockViewsTest, BlockEventHasTheEnvelopeAndKebabCasePayload) {
                                    {"cost", 99},
                                    {"deployer", HexEncode(MakeTestKey(4).pk)},
                                    {"errored", true}}));
+  // Without the finalized block's rejected copies, no "rejected" key.
+  EXPECT_FALSE(p["deploys"][0].contains("rejected"));
+}
+
+// A finalized block's event marks each deploy whose copy there a merge
+// rejected; the deploy events name the deploy and the block.
+TEST(BlockViewsTest, FinalisedEventMarksRejectedCopiesAndDeployEvents) {
+  const block::Block b = SampleBlock();
+  const std::vector<Bytes> rejected{b.body.deploys[1].sig};
+  const json p =
+      json::parse(BlockEventJson("block-finalised", b, rejected))["payload"];
+  EXPECT_EQ(p["deploys"][0]["rejected"], false);
+  EXPECT_EQ(p["deploys"][1]["rejected"], true);
+  const json d =
+      json::parse(DeployEventJson("deploy-rejected", b.body.deploys[0].sig, b));
+  EXPECT_EQ(d, json({{"event", "deploy-rejected"},
+                     {"schema-version", 1},
+                     {"payload",
+                      {{"deploy-id", HexEncode(b.body.deploys[0].sig)},
+                       {"block-hash", HexEncode(b.hash)},
+                       {"block-number", 7}}}}));
 }
 
 TEST(BlockViewsTest, SimpleEventWrapsThePayload) {
