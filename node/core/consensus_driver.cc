@@ -6,12 +6,39 @@
 #include <string>
 #include <vector>
 
+#include "casper/prestate/ancestry.h"
 #include "node/core/clock.h"
 #include "rspace/storage/kv_store.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
 
 namespace rnode::node {
+namespace {
+
+// The deploy `sig` as a block of validator `me` holds it (verified again);
+// nullopt when none of its copies is in a block of `me`.
+absl::StatusOr<std::optional<casper::SignedDeploy>> OwnCopy(
+    casper::dag::DagStore& dag, const crypto::Secp256k1PublicKey& me,
+    ByteView sig) {
+  ASSIGN_OR_RETURN(const std::vector<Hash32> copies, dag.BlocksWithDeploy(sig));
+  for (const Hash32& c : copies) {
+    ASSIGN_OR_RETURN(const auto meta, dag.Meta(c));
+    if (meta->sender != me || meta->invalid) continue;
+    ASSIGN_OR_RETURN(std::optional<casper::block::Block> b, dag.GetBlock(c));
+    if (!b.has_value()) continue;
+    for (const casper::block::ProcessedDeploy& d : b->body.deploys) {
+      if (!std::equal(d.sig.begin(), d.sig.end(), sig.begin(), sig.end())) {
+        continue;
+      }
+      absl::StatusOr<casper::SignedDeploy> s = casper::SignedDeploy::Verify(
+          d.data, d.deployer, d.sig, casper::SigAlgorithmName(d.sig_algorithm));
+      if (s.ok()) return std::optional<casper::SignedDeploy>(*std::move(s));
+    }
+  }
+  return std::optional<casper::SignedDeploy>();
+}
+
+}  // namespace
 namespace {
 
 // Empty blocks a validator makes in a row for finality that does not move
@@ -285,6 +312,43 @@ void ConsensusDriver::NoteAdded(const casper::block::Block& block) {
 void ConsensusDriver::NoteFinalized(std::span<const Hash32> blocks) {
   for (const Hash32& h : blocks) unfinalized_work_.erase(h);
   empty_streak_ = 0;
+  absl::StatusOr<size_t> back = RecoverRejected(blocks);
+  if (!back.ok()) {
+    Log("casper")->warn(
+        "deploys rejected by finalized merges not recovered: {}",
+        LogText(back.status().ToString()));
+  } else if (*back > 0) {
+    Log("casper")->info(
+        "{} deploys a finalized merge rejected are proposed again", *back);
+    if (d_.scheduler != nullptr) d_.scheduler->DeploysArrived(*back);
+  }
+}
+
+absl::StatusOr<size_t> ConsensusDriver::RecoverRejected(
+    std::span<const Hash32> blocks) {
+  if (!d_.identity->is_validator()) return 0;
+  const std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (!lfb.has_value()) return 0;
+  size_t back = 0;
+  for (const Hash32& h : blocks) {
+    ASSIGN_OR_RETURN(
+        const std::shared_ptr<const casper::dag::MergeRecord> record,
+        d_.dag->MergeRecordOf(h));
+    for (const casper::block::RejectedDeploy& r : record->rejected) {
+      if (d_.pool->Contains(r.sig)) continue;
+      ASSIGN_OR_RETURN(
+          const std::optional<Hash32> held,
+          casper::prestate::CopyInPostState(*d_.dag, *lfb, r.sig, 0));
+      if (held.has_value()) continue;
+      ASSIGN_OR_RETURN(std::optional<casper::SignedDeploy> mine,
+                       OwnCopy(*d_.dag, d_.identity->public_key, r.sig));
+      if (!mine.has_value()) continue;
+      // Refused when its window has closed (or the pool is full): then it
+      // reads EXPIRED, as the chain says.
+      if (d_.pool->Add(*mine, d_.dag->MaxHeight(), UnixMs()).ok()) ++back;
+    }
+  }
+  return back;
 }
 
 }  // namespace rnode::node

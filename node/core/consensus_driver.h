@@ -114,6 +114,14 @@ class ConsensusDriver final : public ConsensusWork {
   // After the engine's buffer may have changed: the catch-up monitor's
   // count and the expired blocks' metric.
   void NoteBuffer();
+  // After finalizing `blocks`: each deploy their merges rejected that the
+  // finalized state does not hold, and that a block of this validator
+  // held, goes back in the pool while its window is open. The pool keeps
+  // a deploy until the finalized state holds it, but a merge whose base is
+  // below a finalized block can reject a copy the finalized state held
+  // when the pool let it go (docs/validation.md "A deploy again").
+  // Returns how many went back.
+  absl::StatusOr<size_t> RecoverRejected(std::span<const Hash32> blocks);
 
   using Clock = std::chrono::steady_clock;
   const DriverDeps d_;
