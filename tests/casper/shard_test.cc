@@ -317,22 +317,21 @@ TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
   EXPECT_GT(fresh->rebuilt(), 0u);
 }
 
-// Two validators include deploys that both take the one datum on a channel,
-// on the same view; the next block merges both branches, rejects one of
-// the two deploys, records it, and every node agrees (a node computing
-// another rejection would judge the block invalid).
-TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
-  Network net(3, 100'000, /*max_parents=*/3);
-  ASSERT_TRUE(net[0]
-                  .node.pool()
-                  .Add(net[0].node.Sign("@\"x\"!(1)", net.now), 0, net.now)
-                  .ok());
+// Validator 0 puts `seed` in a block; validators 0 and 1 then each put one
+// `racer` deploy in blocks made in parallel; validator 2 merges them.
+struct Race {
+  std::vector<Bytes> racers;  // Validator 0's, then 1's.
+  Hash32 merge{};
+  std::optional<block::Block> merged;
+};
+void RunRace(Network& net, const std::string& seed, const std::string& racer,
+             Race& out) {
+  ASSERT_TRUE(
+      net[0].node.pool().Add(net[0].node.Sign(seed, net.now), 0, net.now).ok());
   ASSERT_TRUE(net.Propose(0).has_value());
-  std::vector<Bytes> racers;
   for (int i = 0; i < 2; ++i) {
-    SignedDeploy d =
-        net[i].node.Sign("for (_ <- @\"x\") { Nil }", net.now + 100 + i);
-    racers.push_back(d.sig());
+    SignedDeploy d = net[i].node.Sign(racer, net.now + 100 + i);
+    out.racers.push_back(d.sig());
     ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
   }
   for (int i = 0; i < 2; ++i) {
@@ -342,8 +341,24 @@ TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
   net.Pump();
   const auto merge = net.Propose(2, /*allow_empty=*/true);
   ASSERT_TRUE(merge.has_value());
+  out.merge = *merge;
   auto b = net[0].node.dag().GetBlock(*merge);
   ASSERT_TRUE(b.ok() && b->has_value());
+  out.merged = **b;
+}
+
+// Two validators include deploys that both take the one datum on a channel,
+// on the same view; the next block merges both branches, rejects one of
+// the two deploys, records it, and every node agrees (a node computing
+// another rejection would judge the block invalid).
+TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  Race race;
+  RunRace(net, "@\"x\"!(1)", "for (_ <- @\"x\") { Nil }", race);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  const std::vector<Bytes>& racers = race.racers;
+  const std::optional<Hash32> merge = race.merge;
+  const std::optional<block::Block>* b = &race.merged;
   EXPECT_EQ((*b)->header.parents.size(), 2u);
   ASSERT_EQ((*b)->body.rejected.size(), 1u);
   EXPECT_TRUE((*b)->body.rejected[0].sig == racers[0] ||
@@ -370,27 +385,12 @@ TEST(ShardTest, AMergeRejectsOneOfTwoRacingDeploysEverywhere) {
 // exactly once, and the rejection is on record.
 TEST(ShardTest, ADeployAMergeRejectedGoesInABlockAgainAndIsFinalizedOnce) {
   Network net(3, 100'000, /*max_parents=*/3);
-  ASSERT_TRUE(net[0]
-                  .node.pool()
-                  .Add(net[0].node.Sign("@\"c\"!(0)", net.now), 0, net.now)
-                  .ok());
-  ASSERT_TRUE(net.Propose(0).has_value());
-  std::vector<Bytes> increments;
-  for (int i = 0; i < 2; ++i) {
-    SignedDeploy d = net[i].node.Sign("for (@n <- @\"c\") { @\"c\"!(n + 1) }",
-                                      net.now + 100 + i);
-    increments.push_back(d.sig());
-    ASSERT_TRUE(net[i].node.pool().Add(d, 0, net.now).ok());
-  }
-  for (int i = 0; i < 2; ++i) {
-    auto h = net[i].engine->Propose(net.now + 5);
-    ASSERT_TRUE(h.ok() && h->has_value()) << h.status();
-  }
-  net.Pump();
-  const auto merge = net.Propose(2, /*allow_empty=*/true);
-  ASSERT_TRUE(merge.has_value());
-  auto merged = net[0].node.dag().GetBlock(*merge);
-  ASSERT_TRUE(merged.ok() && merged->has_value());
+  Race race;
+  RunRace(net, "@\"c\"!(0)", "for (@n <- @\"c\") { @\"c\"!(n + 1) }", race);
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  const std::vector<Bytes>& increments = race.racers;
+  const std::optional<Hash32> merge = race.merge;
+  const std::optional<block::Block>* merged = &race.merged;
   ASSERT_EQ((*merged)->body.rejected.size(), 1u);
   const Bytes rejected = (*merged)->body.rejected[0].sig;
   const int owner = rejected == increments[0] ? 0 : 1;
