@@ -143,27 +143,22 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   out.root = merged.root;
   out.merge_base = base->hash;
   for (const merge::RejectedDeploy& r : merged.rejected) {
+    if (!user_sigs.contains(r.id)) continue;  // a system deploy
+    out.rejected.push_back(
+        {r.id, r.reason == merge::RejectReason::kSettledInBase, {}});
     // A merge whose base is below this node's last finalized block can
-    // reject a copy finalized here (the block's creator saw less final):
-    // said, as finality of deploys is what clients rely on.
-    if (user_sigs.contains(r.id)) {
-      auto holders = dag_->BlocksWithDeploy(r.id);
-      if (holders.ok()) {
-        for (const Hash32& h : *holders) {
-          if (scope.contains(h) && dag_->IsFinalized(h)) {
-            Log("casper")->warn(
-                "merge over base {} rejects deploy {} ({}) whose copy in {} "
-                "is finalized",
-                HexEncode(base->hash).substr(0, 10),
-                HexEncode(r.id).substr(0, 16),
-                merge::RejectReasonName(r.reason), HexEncode(h).substr(0, 10));
-          }
-        }
+    // reject a copy finalized here (docs/validation.md "Recovery at
+    // finality"): said, as finality of deploys is what clients rely on.
+    absl::StatusOr<std::vector<Hash32>> holders = dag_->BlocksWithDeploy(r.id);
+    if (!holders.ok()) continue;
+    for (const Hash32& h : *holders) {
+      if (scope.contains(h) && dag_->IsFinalized(h)) {
+        Log("casper")->warn(
+            "merge over base {} rejects deploy {} ({}) whose copy in {} "
+            "is finalized",
+            HexEncode(base->hash).substr(0, 10), HexEncode(r.id).substr(0, 16),
+            merge::RejectReasonName(r.reason), HexEncode(h).substr(0, 10));
       }
-    }
-    if (user_sigs.contains(r.id)) {
-      out.rejected.push_back(
-          {r.id, r.reason == merge::RejectReason::kSettledInBase, {}});
     }
   }
   return out;

@@ -38,9 +38,6 @@ absl::StatusOr<std::optional<casper::SignedDeploy>> OwnCopy(
   return std::optional<casper::SignedDeploy>();
 }
 
-}  // namespace
-namespace {
-
 // Empty blocks a validator makes in a row for finality that does not move
 // before it leaves the rest to the heartbeat.
 constexpr int kMaxEmptyStreak = 6;
