@@ -17,11 +17,6 @@ struct Copy {
   Hash32 block{};
 };
 
-// Whether `copy` is `hash` or one of its ancestors.
-bool Under(dag::DagStore& dag, const Hash32& copy, const Hash32& hash) {
-  return dag.IsAncestor(copy, hash);
-}
-
 // The record of the stored block `hash`'s pre-state, with what owns the
 // record's spans: its metadata (parents) and, for several parents, its
 // merge record (kept in memory by the DAG for recent blocks).
@@ -82,7 +77,7 @@ absl::StatusOr<std::optional<Hash32>> Walk(dag::DagStore& dag,
       std::vector<Copy> below;
       const Copy* kept = nullptr;
       for (const Copy& c : copies) {
-        if (Under(dag, c.block, next)) {
+        if (dag.IsAncestor(c.block, next)) {
           below.push_back(c);
         } else {
           kept = &c;  // The last is the highest-numbered.
@@ -123,7 +118,7 @@ absl::StatusOr<std::optional<Hash32>> CopyInPreState(dag::DagStore& dag,
   std::erase_if(copies, [&](const Copy& c) {
     return std::none_of(
         pre.parents.begin(), pre.parents.end(),
-        [&](const Hash32& p) { return Under(dag, c.block, p); });
+        [&](const Hash32& p) { return dag.IsAncestor(c.block, p); });
   });
   return Walk(dag, pre, std::move(copies), sig);
 }
@@ -134,7 +129,7 @@ absl::StatusOr<std::optional<Hash32>> CopyInPostState(dag::DagStore& dag,
                                                       int64_t min_number) {
   ASSIGN_OR_RETURN(std::vector<Copy> copies, CopiesOf(dag, sig, min_number));
   std::erase_if(copies,
-                [&](const Copy& c) { return !Under(dag, c.block, block); });
+                [&](const Copy& c) { return !dag.IsAncestor(c.block, block); });
   if (copies.empty()) return std::nullopt;
   for (const Copy& c : copies) {
     if (c.block == block) return block;

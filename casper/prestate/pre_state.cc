@@ -153,7 +153,7 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     if (!holders.ok()) continue;
     for (const Hash32& h : *holders) {
       if (scope.contains(h) && dag_->IsFinalized(h)) {
-        Log("casper")->warn(
+        finalized_log_.Warn(
             "merge over base {} rejects deploy {} ({}) whose copy in {} "
             "is finalized",
             HexEncode(base->hash).substr(0, 10), HexEncode(r.id).substr(0, 16),

@@ -35,6 +35,7 @@
 #include "casper/merge/number_channel.h"
 #include "rspace/history/history.h"
 #include "util/bounded_cache.h"
+#include "util/logging.h"
 
 namespace rnode::casper::prestate {
 
@@ -111,6 +112,9 @@ class PreStateBuilder {
 
   BoundedCache<Hash32, std::shared_ptr<const Kept>, Hash32Hasher> indexes_;
   BlockExecutor* replayer_ = nullptr;
+  // A merge rejecting a copy finalized here: a peer's block can cause it,
+  // so its lines are rate-limited.
+  RateLimitedLog finalized_log_{"casper", kPeerLogLinesPerSecond};
   MergeObserver merge_observer_;
   uint64_t rebuilt_ = 0;
 };
