@@ -373,6 +373,7 @@ RunInfo MakeRunInfo(const Options& o, const PhasePlan& plan,
   info.verdict = verdict.text;
   info.failure_reasons = outcome.failure_reasons;
   info.local_failures = outcome.local_failures;
+  info.resigned = outcome.resigned;
   info.event_stream = outcome.event_stream.ok()
                           ? "open until the end"
                           : std::string(outcome.event_stream.message());
@@ -467,6 +468,7 @@ int Run(const Options& o) {
   outcome.failure_reasons = tracker.FailureReasons();
   outcome.local_failures = (*sender)->local_failures();
   outcome.first_local_failure = (*sender)->first_local_failure();
+  outcome.resigned = (*sender)->resigned();
   outcome.event_stream = (*events)->status();
   outcome.interrupted = g_interrupted.load();
   outcome.drain_seconds = o.drain_seconds;

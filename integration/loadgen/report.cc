@@ -265,6 +265,7 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
       {"verdict", run.verdict},
       {"failure_reasons", std::move(reasons)},
       {"local_failures", run.local_failures},
+      {"resigned", run.resigned},
       {"event_stream", run.event_stream},
       {"ramp_ceiling", Nullable(run.ramp_ceiling)},
   };

@@ -118,6 +118,9 @@ struct RunInfo {
   std::string verdict;  // Why it passed or failed.
   std::map<std::string, int64_t> failure_reasons;
   int64_t local_failures = 0;
+  // Deploys sent again under a new signature after the node said their
+  // validAfterBlockNumber window had closed (not failures).
+  int64_t resigned = 0;
   std::string event_stream;            // The event stream's final status.
   std::optional<double> ramp_ceiling;  // Deploys/s; ramps only.
 };

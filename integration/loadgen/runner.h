@@ -160,6 +160,8 @@ struct RunOutcome {
   std::map<std::string, int64_t> failure_reasons;
   int64_t local_failures = 0;
   absl::Status first_local_failure;
+  // Deploys re-signed after a stale-window refusal (DeploySender::resigned).
+  int64_t resigned = 0;
   absl::Status event_stream;  // OK if it was open until the end.
   bool interrupted = false;
   double drain_seconds = 0;

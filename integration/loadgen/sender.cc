@@ -1,6 +1,8 @@
 // DeploySender: the sender thread pool, deploy signing and doDeploy calls.
 #include "integration/loadgen/sender.h"
 
+#include <algorithm>
+#include <charconv>
 #include <utility>
 
 #include "DeployServiceV1.grpc.pb.h"
@@ -61,7 +63,41 @@ absl::StatusOr<TargetStatus> QueryStatus(
   return out;
 }
 
+// `job` signed with `valid_after`, by the key its sequence picks.
+absl::StatusOr<casper::SignedDeploy> SignJob(const SenderOptions& options,
+                                             const DeployJob& job,
+                                             int64_t valid_after) {
+  casper::DeployData data;
+  data.term = WorkloadTerm(options.workload, job.sequence);
+  data.timestamp = NowUnixMillis();
+  data.phlo_price = options.phlo_price;
+  data.phlo_limit = options.phlo_limit;
+  data.valid_after_block_number = valid_after;
+  data.shard_id = options.shard_id;
+  return casper::SignedDeploy::Sign(
+      data,
+      options.keys[static_cast<size_t>(job.sequence) % options.keys.size()]);
+}
+
 }  // namespace
+
+std::optional<int64_t> StaleWindowHeight(std::string_view refusal) {
+  constexpr std::string_view kStale = "deploy can no longer be included:";
+  constexpr std::string_view kHeight = "and the chain is at block ";
+  if (refusal.find(kStale) == std::string_view::npos) return std::nullopt;
+  const size_t at = refusal.find(kHeight);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view digits = refusal.substr(at + kHeight.size());
+  digits = digits.substr(0, digits.find_first_not_of("0123456789"));
+  int64_t height = 0;
+  const auto [end, error] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), height);
+  if (digits.empty() || error != std::errc() ||
+      end != digits.data() + digits.size()) {
+    return std::nullopt;
+  }
+  return height;
+}
 
 std::string DeployTerm(int64_t sequence) {
   const int64_t n = kFirstTermNumber + sequence;
@@ -191,43 +227,67 @@ void DeploySender::LocalFailure(absl::Status status) {
   if (first_local_failure_.ok()) first_local_failure_ = std::move(status);
 }
 
+int64_t DeploySender::resigned() const {
+  MutexLock lock(&mu_);
+  return resigned_;
+}
+
 void DeploySender::Send(const DeployJob& job) {
-  const size_t index = static_cast<size_t>(job.sequence);
-  casper::DeployData data;
-  data.term = WorkloadTerm(options_.workload, job.sequence);
-  data.timestamp = NowUnixMillis();
-  data.phlo_price = options_.phlo_price;
-  data.phlo_limit = options_.phlo_limit;
-  data.valid_after_block_number = job.valid_after_block_number;
-  data.shard_id = options_.shard_id;
-  absl::StatusOr<casper::SignedDeploy> deploy = casper::SignedDeploy::Sign(
-      data, options_.keys[index % options_.keys.size()]);
-  if (!deploy.ok()) {
-    LocalFailure(deploy.status());
-    return;
+  const size_t target =
+      static_cast<size_t>(job.sequence) % stubs_->stubs.size();
+  int64_t valid_after = job.valid_after_block_number;
+  {
+    MutexLock lock(&mu_);
+    valid_after = std::max(valid_after, valid_after_floor_);
   }
-  const std::string id = HexEncode(deploy->sig());
-  if (absl::Status s =
-          tracker_->Submitted(id, job.phase_index, job.due_seconds,
-                              static_cast<int>(index % stubs_->stubs.size()));
-      !s.ok()) {
-    LocalFailure(std::move(s));
-    return;
-  }
-  ::casper::v1::DeployService::Stub& stub =
-      *stubs_->stubs[index % stubs_->stubs.size()];
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + options_.deploy_deadline);
-  ::casper::v1::DeployResponse reply;
-  const grpc::Status status = stub.doDeploy(&ctx, deploy->ToProto(), &reply);
-  if (!status.ok()) {
-    tracker_->Failed(id, GrpcFailure(status));
-  } else if (reply.has_error()) {
-    tracker_->Failed(
-        id, absl::StrCat("refused: ",
-                         absl::StrJoin(reply.error().messages(), "; ")));
-  } else {
-    tracker_->Acknowledged(id, clock_.Now());
+  std::string id;  // The tracked id; empty until the first signature.
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<casper::SignedDeploy> deploy =
+        SignJob(options_, job, valid_after);
+    std::string signed_id = deploy.ok() ? HexEncode(deploy->sig()) : "";
+    absl::Status tracked =
+        !deploy.ok() ? deploy.status()
+        : id.empty()
+            ? tracker_->Submitted(signed_id, job.phase_index, job.due_seconds,
+                                  static_cast<int>(target))
+            : tracker_->Resigned(id, signed_id);
+    if (!tracked.ok()) {
+      // Not sent at all, or a re-signing that failed: the deploy stays
+      // refused under its last id.
+      if (id.empty()) {
+        LocalFailure(std::move(tracked));
+      } else {
+        tracker_->Failed(id, std::string(tracked.message()));
+      }
+      return;
+    }
+    id = std::move(signed_id);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() +
+                     options_.deploy_deadline);
+    ::casper::v1::DeployResponse reply;
+    const grpc::Status status =
+        stubs_->stubs[target]->doDeploy(&ctx, deploy->ToProto(), &reply);
+    if (!status.ok()) {
+      tracker_->Failed(id, GrpcFailure(status));
+      return;
+    }
+    if (!reply.has_error()) {
+      tracker_->Acknowledged(id, clock_.Now());
+      return;
+    }
+    const std::string refusal = absl::StrJoin(reply.error().messages(), "; ");
+    const std::optional<int64_t> height = StaleWindowHeight(refusal);
+    // Only a higher block makes a different deploy worth sending.
+    if (!height.has_value() || *height <= valid_after ||
+        attempt >= kMaxResigns) {
+      tracker_->Failed(id, absl::StrCat("refused: ", refusal));
+      return;
+    }
+    MutexLock lock(&mu_);
+    valid_after_floor_ = std::max(valid_after_floor_, *height);
+    valid_after = std::max(valid_after, valid_after_floor_);
+    ++resigned_;
   }
 }
 

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -36,6 +38,18 @@ inline constexpr std::chrono::milliseconds kDefaultDeployDeadline{10000};
 
 // How long Start waits for each node's gRPC port and status call.
 inline constexpr std::chrono::milliseconds kDefaultGrpcConnectTimeout{5000};
+
+// Times one deploy is re-signed and sent again after a refusal saying its
+// validAfterBlockNumber window has closed (the loadgen's view of the height
+// lagged the node's). A deploy refused so is not acknowledged, so sending it
+// again under a new signature cannot make a duplicate; a node that keeps
+// refusing is reported as refusing.
+inline constexpr int kMaxResigns = 2;
+
+// The chain height a node's refusal "deploy can no longer be included: ...
+// and the chain is at block N" names (casper::DeployPool::Add); nullopt for
+// any other text.
+std::optional<int64_t> StaleWindowHeight(std::string_view refusal);
 
 // The first N of the deploy terms "@N!(N)" (the public methodology's).
 inline constexpr int64_t kFirstTermNumber = 100000;
@@ -116,6 +130,9 @@ class DeploySender {
   int64_t local_failures() const;
   absl::Status first_local_failure() const;
 
+  // Deploys re-signed after a stale-window refusal (kMaxResigns).
+  int64_t resigned() const;
+
   const std::vector<TargetStatus>& targets() const { return targets_; }
 
  private:
@@ -144,6 +161,10 @@ class DeploySender {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int64_t local_failures_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status first_local_failure_ ABSL_GUARDED_BY(mu_);
+  int64_t resigned_ ABSL_GUARDED_BY(mu_) = 0;
+  // The highest height a stale-window refusal named: later deploys are
+  // signed valid after at least it, whatever the job says.
+  int64_t valid_after_floor_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace rnode::loadgen

@@ -89,6 +89,24 @@ bool DeployTracker::Failed(std::string_view id, std::string_view reason) {
   return true;
 }
 
+absl::Status DeployTracker::Resigned(std::string_view old_id,
+                                     std::string new_id) {
+  MutexLock lock(&mu_);
+  auto it = records_.find(AbslView(old_id));
+  if (it == records_.end()) return absl::NotFoundError("unknown deploy id");
+  if (it->second.acknowledged || it->second.failed) {
+    return absl::FailedPreconditionError(
+        "the deploy was already acknowledged or refused");
+  }
+  if (records_.contains(new_id)) {
+    return absl::AlreadyExistsError("deploy id submitted twice");
+  }
+  const Record record = it->second;
+  records_.erase(it);
+  records_.emplace(std::move(new_id), record);
+  return absl::OkStatus();
+}
+
 bool DeployTracker::Included(std::string_view id, double t, bool errored) {
   MutexLock lock(&mu_);
   auto it = records_.find(AbslView(id));

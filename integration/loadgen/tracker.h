@@ -141,6 +141,12 @@ class DeployTracker {
   bool Acknowledged(std::string_view id, double t);
   // `reason` is kept (cut to kMaxFailureReasonBytes) for FailureReasons.
   bool Failed(std::string_view id, std::string_view reason);
+  // The deploy tracked as `old_id` was refused before it was acknowledged
+  // and is sent again, re-signed, as `new_id`: the record moves to the new
+  // id and keeps its submission time, so the delay stays in its latencies.
+  // NotFound for an unknown old id, FailedPrecondition for one already
+  // acknowledged or failed, AlreadyExists for a new id already tracked.
+  absl::Status Resigned(std::string_view old_id, std::string new_id);
   // `errored`: the block says the deploy's execution errored.
   bool Included(std::string_view id, double t, bool errored = false);
   // The copy the finalized state holds (the caller skips a finalized block's

@@ -66,6 +66,33 @@ TEST(DeployTrackerTest, SummarizesLatenciesFromSubmission) {
   EXPECT_EQ(s.finalization_p99, 198);
 }
 
+TEST(DeployTrackerTest, ResignedMovesAnUnansweredRecordToItsNewId) {
+  DeployTracker tracker;
+  ASSERT_TRUE(tracker.Submitted("old", 0, 10).ok());
+  ASSERT_TRUE(tracker.Resigned("old", "new").ok());
+  EXPECT_FALSE(tracker.Acknowledged("old", 11));  // No longer tracked.
+  EXPECT_TRUE(tracker.Acknowledged("new", 12));
+  EXPECT_TRUE(tracker.Finalized("new", 14));
+  const PhaseStats s = tracker.Summarize(0, 1);
+  EXPECT_EQ(s.submitted, 1);
+  EXPECT_EQ(s.acknowledged, 1);
+  EXPECT_EQ(s.finalized, 1);
+  // Latencies run from the first submission.
+  EXPECT_EQ(s.finalization_p50, 4);
+
+  EXPECT_EQ(tracker.Resigned("unknown", "x").code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(tracker.Resigned("new", "newer").code(),
+            absl::StatusCode::kFailedPrecondition);  // Acknowledged.
+  ASSERT_TRUE(tracker.Submitted("a", 0, 20).ok());
+  ASSERT_TRUE(tracker.Submitted("b", 0, 20).ok());
+  EXPECT_EQ(tracker.Resigned("a", "b").code(),
+            absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(tracker.Failed("a", "refused"));
+  EXPECT_EQ(tracker.Resigned("a", "c").code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(DeployTrackerTest, SummaryIsPerPhaseAndEmptyPhaseHasNoLatencies) {
   DeployTracker tracker;
   ASSERT_TRUE(tracker.Submitted("a", 0, 0).ok());
