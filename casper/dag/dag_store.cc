@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
+#include "casper/dag/internal/sorted_hashes.h"
 #include "util/byte_reader.h"
 #include "util/status_macros.h"
 
@@ -94,11 +95,6 @@ Bytes CountValue(uint64_t count) {
 
 absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("block metadata record: ") + what);
-}
-
-void InsertSorted(std::vector<Hash32>& v, const Hash32& h) {
-  auto it = std::lower_bound(v.begin(), v.end(), h);
-  if (it == v.end() || *it != h) v.insert(it, h);
 }
 
 }  // namespace
@@ -269,7 +265,7 @@ absl::Status DagStore::LoadWindow() {
   for (const auto& [hash, meta] : metas_) {
     for (const Hash32& p : meta->parents) {
       if (metas_.contains(p)) {
-        InsertSorted(children_[p], hash);
+        internal::InsertSorted(children_[p], hash);
         continue;
       }
       ASSIGN_OR_RETURN(bool stored, StoredLocked(p));
@@ -279,7 +275,7 @@ absl::Status DagStore::LoadWindow() {
                                    " that is not stored");
       }
     }
-    InsertSorted(heights_[meta->block_number], hash);
+    internal::InsertSorted(heights_[meta->block_number], hash);
     ASSIGN_OR_RETURN(bool final, StoredFinalized(hash));
     if (final) finalized_.insert(hash);
   }
@@ -404,7 +400,7 @@ void DagStore::StageIndex(const BlockMeta& m, rspace::WriteBatch& batch) const {
 void DagStore::Apply(std::shared_ptr<const BlockMeta> meta) {
   const Hash32 h = meta->hash;
   for (const Hash32& p : meta->parents) {
-    if (metas_.contains(p)) InsertSorted(children_[p], h);
+    if (metas_.contains(p)) internal::InsertSorted(children_[p], h);
   }
   if (meta->invalid) {
     invalid_.insert(h);
@@ -416,7 +412,7 @@ void DagStore::Apply(std::shared_ptr<const BlockMeta> meta) {
   // A block below the window (a late block on an old branch) is in the
   // store's indexes only.
   if (meta->block_number < horizon_) return;
-  InsertSorted(heights_[meta->block_number], h);
+  internal::InsertSorted(heights_[meta->block_number], h);
   metas_[h] = std::move(meta);
 }
 

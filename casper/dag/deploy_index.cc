@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "casper/dag/internal/sorted_hashes.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::dag {
@@ -65,8 +66,7 @@ absl::Status DagStore::StageDeployIndex(const block::Block& block, bool invalid,
   for (size_t i = 0; i < keys.size(); ++i) {
     ASSIGN_OR_RETURN(std::vector<Hash32> hashes,
                      DecodeHolders(keys[i], held[i]));
-    auto at = std::lower_bound(hashes.begin(), hashes.end(), block.hash);
-    if (at == hashes.end() || *at != block.hash) hashes.insert(at, block.hash);
+    internal::InsertSorted(hashes, block.hash);
     Bytes value;
     value.reserve(hashes.size() * 32);
     for (const Hash32& h : hashes) {
