@@ -454,6 +454,44 @@ TEST_F(InvalidBlockTest, InvalidRejectedDeploy) {
   EXPECT_FALSE(validation::IsSlashable(InvalidReason::kInvalidRejectedDeploy));
 }
 
+// A block of two parents holding a deploy must name a stored merge base:
+// the repeat check walks the merge's record from it. Without one (or with
+// a hash nobody stored) the block is invalid for that, before any deploy
+// is looked up.
+TEST(MergeBaseTest, ABlockOfTwoParentsWithDeploysNamesAStoredMergeBase) {
+  // Validators 1 and 2 propose on genesis; validator 3 merges both.
+  TestNode a(1, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  TestNode c(2, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  TestNode m(3, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  ASSERT_TRUE(a.pool().Add(a.Sign("@1!(1)", kT), 0, kT).ok());
+  ASSERT_TRUE(c.pool().Add(c.Sign("@2!(2)", kT), 0, kT).ok());
+  const std::optional<block::Block> from_a = a.Propose(kT);
+  const std::optional<block::Block> from_c = c.Propose(kT);
+  ASSERT_TRUE(from_a.has_value() && from_c.has_value());
+  ASSERT_TRUE(c.Receive(*from_a, kT).valid());
+  ASSERT_TRUE(c.Receive(*from_c, kT).valid());
+  ASSERT_TRUE(m.Receive(*from_a, kT).valid());
+  ASSERT_TRUE(m.Receive(*from_c, kT).valid());
+  ASSERT_TRUE(m.pool().Add(m.Sign("@3!(3)", kT + 1), 0, kT).ok());
+  const std::optional<block::Block> merged = m.Propose(kT + 1);
+  ASSERT_TRUE(merged.has_value());
+  ASSERT_EQ(merged->header.parents.size(), 2u);
+  ASSERT_EQ(merged->body.deploys.size(), 1u);
+  ASSERT_TRUE(merged->body.merge_base.has_value());
+
+  for (const std::optional<Hash32>& base :
+       {std::optional<Hash32>(), std::optional<Hash32>(Hash32{77})}) {
+    block::Block x = *merged;
+    x.body.merge_base = base;
+    Reseal(x, 3);
+    const Verdict v = c.Receive(x, kT + 1);
+    ASSERT_EQ(v.kind, Verdict::Kind::kInvalid) << v.error;
+    EXPECT_EQ(v.reason, InvalidReason::kInvalidRejectedDeploy);
+    EXPECT_THAT(v.detail, HasSubstr("names no stored merge base"));
+  }
+  EXPECT_TRUE(c.Receive(*merged, kT + 1).valid());
+}
+
 TEST_F(InvalidBlockTest, InvalidTransaction) {
   ExpectInvalid(Check([](block::Block& x) { ++x.body.deploys[0].cost; }),
                 InvalidReason::kInvalidTransaction, "recorded cost");
