@@ -1,26 +1,30 @@
 // A real `rnode run --standalone` stops cleanly on SIGTERM and, started
 // again on the same data directory, keeps its finalized chain, its deploys,
-// its pending deploys and its key. Run with `node --test`.
+// its pending deploys, what became of deploys no block kept (EXPIRED,
+// FAILED) and its key. Run with `node --test`.
 'use strict';
 
 const { after, test } = require('node:test');
 const assert = require('node:assert/strict');
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 
 const {
-  RnodeProcess, deployIdOfSuccess, errorMessages, makeTempDir, signDeploy, waitFor,
+  RNODE_BIN, RnodeProcess, deployIdOfSuccess, errorMessages, makeTempDir, signDeploy, waitFor,
 } = require('./harness');
 
 const kTerm = 'new deployId(`rho:rchain:deployId`) in { deployId!(42) }';
 
 const dataDir = makeTempDir('restart');
 const pendingDataDir = makeTempDir('restart-pending');
+const expiredDataDir = makeTempDir('restart-expired');
 const nodes = [];
 
 after(async () => {
   for (const n of nodes) await n.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
   fs.rmSync(pendingDataDir, { recursive: true, force: true });
+  fs.rmSync(expiredDataDir, { recursive: true, force: true });
 });
 
 async function stopCleanly(n) {
@@ -108,6 +112,76 @@ test('a deploy accepted but not yet proposed survives a restart', async (t) => {
       assert.equal(view.blockHash, m[1]);
       const empty = await second.unary(second.proposeClient, 'propose', { isAsync: false });
       assert.match(errorMessages(empty, 'propose'), /No new deploys to propose\./);
+    })(t);
+  })(t);
+});
+
+// A deploy signed by `rnode sign-deploy` with an expirationTimestamp (the
+// public client does not sign that field), as a doDeploy request.
+function signExpiring(privateKey, { term, validAfterBlockNumber, expirationTimestamp }) {
+  const out = execFileSync(RNODE_BIN, ['sign-deploy', '--private-key', privateKey,
+    '--term', term, '--timestamp', String(Date.now()), '--phlo-price', '1',
+    '--phlo-limit', '1000000', '--valid-after-block-number', String(validAfterBlockNumber),
+    '--shard-id', 'root', '--expiration-timestamp', String(expirationTimestamp)]);
+  const j = JSON.parse(out.toString());
+  return {
+    id: j.sig,
+    proto: {
+      deployer: Buffer.from(j.deployer, 'hex'), term: j.term, timestamp: String(j.timestamp),
+      sig: Buffer.from(j.sig, 'hex'), sigAlgorithm: j.sigAlgorithm,
+      phloPrice: String(j.phloPrice), phloLimit: String(j.phloLimit),
+      validAfterBlockNumber: String(j.validAfterBlockNumber), shardId: j.shardId,
+      expirationTimestamp: String(j.expirationTimestamp),
+    },
+  };
+}
+
+// What gRPC deployFinalizationStatus and HTTP
+// /api/deploy-finalization-status/{id} say of `id`: both must agree.
+async function stateOf(n, id) {
+  const reply = await n.ok(n.deployClient, 'deployFinalizationStatus',
+    { deploySig: Buffer.from(id, 'hex') });
+  const http = await n.getJson(`/api/deploy-finalization-status/${id}`);
+  assert.equal(http.status, 200, JSON.stringify(http.body));
+  assert.equal(`DEPLOY_STATE_${http.body.state.toUpperCase()}`, reply.status.state,
+    `gRPC and HTTP disagree on ${id}: ${JSON.stringify(http.body)}`);
+  return reply.status.state;
+}
+
+test('a deploy whose window closed unincluded reads EXPIRED, one out of phlo FAILED, ' +
+  'also after a restart', async (t) => {
+  const args = ['--autopropose=false'];
+  const first = new RnodeProcess('expired-1', expiredDataDir, args);
+  nodes.push(first);
+  await first.start();
+  await first.withOutput(async () => {
+    const height = await first.latestBlockNumber();
+    const expiresAt = Date.now() + 2000;
+    const expiring = signExpiring(first.privateKey,
+      { term: kTerm, validAfterBlockNumber: height, expirationTimestamp: expiresAt });
+    const accepted = await first.ok(first.deployClient, 'doDeploy', expiring.proto);
+    assert.equal(deployIdOfSuccess(accepted.result), expiring.id);
+    const failing = signDeploy(first.privateKey,
+      { term: kTerm, validAfterBlockNumber: height, phloLimit: 1 });
+    const taken = await first.ok(first.deployClient, 'doDeploy', failing.proto);
+    assert.equal(deployIdOfSuccess(taken.result), failing.id);
+    assert.equal(await stateOf(first, expiring.id), 'DEPLOY_STATE_PENDING');
+
+    // Past the expiration, the block takes only the other deploy.
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresAt + 200 - Date.now())));
+    const proposed = await first.ok(first.proposeClient, 'propose', { isAsync: false });
+    assert.match(proposed.result, /^Success! Block [0-9a-f]{64} created and added\.$/);
+    await waitFor('the failing deploy to be final', async () =>
+      (await stateOf(first, failing.id)) === 'DEPLOY_STATE_FAILED');
+    assert.equal(await stateOf(first, expiring.id), 'DEPLOY_STATE_EXPIRED');
+    await stopCleanly(first);
+
+    const second = new RnodeProcess('expired-2', expiredDataDir, args);
+    nodes.push(second);
+    await second.start();
+    await second.withOutput(async () => {
+      assert.equal(await stateOf(second, expiring.id), 'DEPLOY_STATE_EXPIRED');
+      assert.equal(await stateOf(second, failing.id), 'DEPLOY_STATE_FAILED');
     })(t);
   })(t);
 });

@@ -42,6 +42,7 @@ absl::Status OpenStore(const NodeConfig& c, const std::string& data_dir,
     columns.push_back(name);
   }
   columns.push_back("deploy-pool");
+  columns.push_back("left-deploys");
   rspace::RocksDbOptions store_options;
   store_options.injectable_faults = c.fault_injection;
   store_options.block_cache_bytes = static_cast<size_t>(c.block_cache_bytes);
@@ -92,6 +93,8 @@ absl::Status OpenChain(const NodeConfig& c, NodeParts& m) {
   pool_options.rules = DeployRulesOf(c);
   ASSIGN_OR_RETURN(m.pool, casper::pool::DeployPool::Open(
                                m.pipelined.get(), kPoolColumn, pool_options));
+  ASSIGN_OR_RETURN(m.left, casper::pool::LeftDeploys::Open(m.pipelined.get(),
+                                                           kLeftDeploysColumn));
   return absl::OkStatus();
 }
 

@@ -26,6 +26,7 @@
 #include "casper/execution/executor_lanes.h"
 #include "casper/merge/merge_context.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/pool/left_deploys.h"
 #include "casper/prestate/pre_state.h"
 #include "casper/proposer/block_creator.h"
 #include "casper/validation/validator.h"
@@ -51,6 +52,7 @@ namespace rnode::node {
 // "Data directory").
 inline constexpr size_t kHistoryColumns = 3;
 inline constexpr size_t kPoolColumn = kHistoryColumns + 4;
+inline constexpr size_t kLeftDeploysColumn = kPoolColumn + 1;
 
 // No peers: a standalone validator broadcasts to no one.
 class NoPeers final : public casper::engine::Transport {
@@ -83,6 +85,7 @@ struct NodeParts {
   casper::contracts::BalanceCodec codec;
   std::unique_ptr<casper::dag::DagStore> dag;
   std::unique_ptr<casper::pool::DeployPool> pool;
+  std::unique_ptr<casper::pool::LeftDeploys> left;
   std::unique_ptr<casper::merge::MergeContext> merge_context;
   std::unique_ptr<casper::prestate::PreStateBuilder> pre_states;
   std::unique_ptr<casper::proposer::BlockCreator> creator;

@@ -232,8 +232,8 @@ absl::StatusOr<DeployStatus> ChainQueries::FindDeploy(ByteView sig) {
     }
     return s;  // pending: waiting, in blocks not final, or rejected
   }
-  if (std::optional<DeployLeft> left =
-          d_.left->Get(Bytes(sig.begin(), sig.end()))) {
+  ASSIGN_OR_RETURN(const std::optional<DeployLeft> left, d_.left->Get(sig));
+  if (left.has_value()) {
     s.state = *left == DeployLeft::kLeftOut ? DeployStatus::State::kFailed
                                             : DeployStatus::State::kExpired;
     return s;

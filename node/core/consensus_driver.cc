@@ -191,7 +191,11 @@ void ConsensusDriver::PruneExpired(int64_t now_ms) {
       d_.pool->PruneExpired(d_.dag->MaxHeight(), now_ms);
   if (!pruned.ok() || pruned->empty()) return;
   d_.metrics->DeploysExpired(pruned->size());
-  for (const Bytes& sig : *pruned) d_.left->Put(sig, DeployLeft::kExpired);
+  if (absl::Status s = d_.left->Put(*pruned, DeployLeft::kExpired, now_ms);
+      !s.ok()) {
+    Log("casper")->warn("recording {} expired deploys: {}", pruned->size(),
+                        s.ToString());
+  }
   Log("casper")->info(
       "{} deploys expired unincluded (their validity window closed)",
       pruned->size());
@@ -201,9 +205,15 @@ void ConsensusDriver::NoteLeftOut() {
   if (d_.creator == nullptr) return;
   using Why = casper::proposer::BlockCreator::LeftOut::Why;
   const auto left_out = d_.creator->TakeLeftOut();
+  std::vector<Bytes> sigs;
   for (const auto& l : left_out) {
     d_.metrics->DeployLeftOut(l.why == Why::kUnpaid ? "unpaid" : "too_large");
-    d_.left->Put(l.sig, DeployLeft::kLeftOut);
+    sigs.push_back(l.sig);
+  }
+  if (absl::Status s = d_.left->Put(sigs, DeployLeft::kLeftOut, UnixMs());
+      !s.ok()) {
+    Log("casper")->warn("recording {} deploys left out: {}", sigs.size(),
+                        s.ToString());
   }
   if (!left_out.empty()) {
     Log("casper")->info(

@@ -17,6 +17,7 @@
 #include "casper/dag/dag_store.h"
 #include "casper/engine/engine.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/pool/left_deploys.h"
 #include "casper/proposer/block_creator.h"
 #include "node/config/config.h"
 #include "node/core/catch_up.h"
@@ -27,21 +28,13 @@
 #include "node/core/node_metrics.h"
 #include "node/core/scheduler.h"
 #include "node/p2p/transport.h"
-#include "util/bounded_cache.h"
 #include "util/bytes.h"
 #include "util/logging.h"
 
 namespace rnode::node {
 
-// Why a deploy left the pool unincluded.
-enum class DeployLeft : uint8_t {
-  kExpired,  // its validity window closed
-  kLeftOut,  // a block made here left it out: its deployer could not pay
-             // its precharge, or a block with it alone is over the limit
-};
-// Deploys that left the pool unincluded, by signature, so that a client
-// asking after them learns it.
-using LeftDeploys = BoundedCache<Bytes, DeployLeft>;
+using casper::pool::DeployLeft;
+using casper::pool::LeftDeploys;
 
 // None owned; all outlive the driver. `network` is null in standalone
 // mode.

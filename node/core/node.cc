@@ -24,10 +24,6 @@ namespace {
 
 using casper::block::Block;
 
-// Deploys that left the pool unincluded, remembered for clients that ask after
-// them.
-constexpr size_t kLeftDeploysRemembered = 65536;
-
 }  // namespace
 
 // The parts (assembly.h) and the rooms that run on them, each made after
@@ -36,7 +32,6 @@ struct Node::Impl {
   explicit Impl(const NodeConfig& c) : parts(c) {}
 
   NodeParts parts;
-  LeftDeploys left{kLeftDeploysRemembered};
   std::unique_ptr<ConsensusScheduler> scheduler;
   std::unique_ptr<DiskGuard> disk;
   std::unique_ptr<CatchUpMonitor> catch_up;
@@ -158,7 +153,7 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
                  .admission = m.admission.get(),
                  .disk = m.disk.get(),
                  .metrics = p.metrics.get(),
-                 .left = &m.left,
+                 .left = p.left.get(),
                  .creator = p.creator.get()},
       work);
   m.queries =
@@ -166,7 +161,7 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
                                                .identity = &identity_,
                                                .dag = p.dag.get(),
                                                .pool = p.pool.get(),
-                                               .left = &m.left,
+                                               .left = p.left.get(),
                                                .space = p.space.get(),
                                                .runtime = p.runtime.get(),
                                                .scheduler = m.scheduler.get()});
