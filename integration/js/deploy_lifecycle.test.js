@@ -16,10 +16,8 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
-const {
-  deployIdOfSuccess, makeTempDir, newPrivateKey, rnodeJs, RnodeProcess,
-  signDeploy, waitFor,
-} = require('./harness');
+const { makeTempDir, newPrivateKey, startShard, waitFor } = require('./harness');
+const { sendDeploy, settled, sleep, statusOf, watchHeight } = require('./lifecycle');
 
 const kDeploys = Number(process.env.RNODE_LIFECYCLE_DEPLOYS || 600);
 const kRatePerSecond = 20;
@@ -40,68 +38,6 @@ after(async () => {
   // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
   if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
 });
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function lastFinalized(n) {
-  const r = await n.getJson('/api/last-finalized-block');
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.blockInfo;
-}
-
-// The counter's values at block `blockHash` (the public getDataAtName on a
-// string name).
-async function counterAt(n, blockHash) {
-  const data = await n.ok(n.deployClient, 'getDataAtName', {
-    par: { exprs: [{ g_string: kCounter }] }, blockHash, usePreStateHash: false,
-  });
-  return data.payload.par.map((p) => Number(p.exprs[0].g_int));
-}
-
-// deployFinalizationStatus of `id` on `n`: { state, rejectionCount }.
-async function statusOf(n, id) {
-  const reply = await n.unary(n.deployClient, 'deployFinalizationStatus',
-    { deploySig: Buffer.from(id, 'hex') });
-  if (reply.message === 'error') return { state: 'UNKNOWN', rejectionCount: 0 };
-  return {
-    state: reply.status.state,
-    rejectionCount: Number(reply.status.rejectionCount),
-    block: reply.status.latestBlockHash ? reply.status.latestBlockHash.toString('hex') : null,
-  };
-}
-
-const kTerminal = new Set(['DEPLOY_STATE_FINALIZED', 'DEPLOY_STATE_FAILED',
-  'DEPLOY_STATE_EXPIRED']);
-
-// Waits until every id has a terminal status on every node and the nodes
-// agree on it and on the last finalized block; returns the statuses (by
-// id) and that block.
-async function settled(all, ids, what) {
-  let last = '';
-  return waitFor(`${what}: every deploy terminal and agreed on every node`, async () => {
-    const statuses = new Map();
-    for (const id of ids) {
-      const each = await Promise.all(all.map((n) => statusOf(n, id)));
-      const states = new Set(each.map((s) => s.state));
-      if (states.size !== 1 || !kTerminal.has(each[0].state)) {
-        last = `${id.slice(0, 16)}: ${each.map((s) => s.state).join(', ')}`;
-        return null;
-      }
-      statuses.set(id, each[0]);
-    }
-    // Read after the statuses: a terminal status does not change as the
-    // last finalized block moves on, so the counter there must match.
-    const lfbs = await Promise.all(all.map(lastFinalized));
-    if (new Set(lfbs.map((b) => b.blockHash)).size !== 1) {
-      last = `last finalized blocks differ: ${lfbs.map((b) => b.blockNumber).join(', ')}`;
-      return null;
-    }
-    return { statuses, lfb: lfbs[0] };
-  }, { timeoutMs: kDrainMs, intervalMs: 1000 }).catch((e) => {
-    throw new Error(`${e.message}; last seen: ${last}\n` +
-      `${all.map((m) => m.output()).join('\n')}`);
-  });
-}
 
 // Where an expired deploy went (for the failure message): its window,
 // the blocks holding it and the blocks whose merge rejected it, with
@@ -160,72 +96,15 @@ test(`${kDeploys} increments of one counter at ${kRatePerSecond}/s on 3 validato
   'the counter equals the deploys reported FINALIZED, before and after a restart',
 async () => {
   const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
-  const addr = keys.map((k) => rnodeJs.getAddrFromPrivateKey(k));
-  const bonds = path.join(dir, 'bonds.txt');
-  const wallets = path.join(dir, 'wallets.txt');
-  fs.writeFileSync(bonds, addr.map((a) => `${a.pubKey} 1000\n`).join(''));
-  fs.writeFileSync(wallets, addr.map((a) => `${a.revAddr},5000000000000000\n`).join(''));
-  const common = [
-    '--bonds-file', bonds, '--wallets-file', wallets,
-    '--deploy-timestamp', String(Date.now()),
-    '--network-id', 'js-lifecycle', '--fault-tolerance-threshold', '0.1',
-    '--lookup-interval', '1s',
-  ];
-  const node = (label, key, extra = []) => {
-    const n = new RnodeProcess(label, path.join(dir, label), [...common, ...extra],
-      { standalone: false, privateKey: key, keepPorts: true });
-    nodes.push(n);
-    return n;
-  };
-  const v1 = node('v1', keys[0]);
-  await v1.start();
-  const boot = ['--bootstrap', (await v1.getJson('/api/status')).body.address];
-  const v2 = node('v2', keys[1], boot);
-  const v3 = node('v3', keys[2], boot);
-  await Promise.all([v2.start(), v3.start()]);
-  const all = [v1, v2, v3];
-  await waitFor('every validator connected to the 2 others', async () => {
-    for (const n of all) {
-      if ((await n.getJson('/api/status')).body.peers < 2) return false;
-    }
-    return true;
-  }, { timeoutMs: kConnectMs, intervalMs: 200 });
-
-  // The newest block any validator has, refreshed in the background (a
-  // deploy's window counts from it).
-  let height = 0;
-  let sending = true;
-  const heights = (async () => {
-    while (sending) {
-      try {
-        height = Math.max(height, ...await Promise.all(all.map((n) => n.latestBlockNumber())));
-      } catch {
-        // A call that fails leaves the last height.
-      }
-      await sleep(250);
-    }
-  })();
-
-  const send = async (i, term) => {
-    for (let attempt = 0; ; ++attempt) {
-      const n = all[(i + attempt) % all.length];
-      const d = signDeploy(keys[(i + attempt) % keys.length],
-        { term, validAfterBlockNumber: Math.max(0, height - 5) });
-      const reply = await n.unary(n.deployClient, 'doDeploy', d.proto);
-      if (reply.message !== 'error') {
-        assert.equal(deployIdOfSuccess(reply.result), d.id);
-        return d.id;
-      }
-      const why = reply.error.messages.join('; ');
-      assert.match(why, /catching up/, `doDeploy #${i} to ${n.label}: ${why}`);
-      assert.ok(attempt < 100, `#${i}: no validator takes deploys`);
-      await sleep(100);
-    }
-  };
+  const all = await startShard(dir, { validatorKeys: keys, networkId: 'js-lifecycle', nodes,
+    connectMs: kConnectMs });
+  // The newest block any validator has (a deploy's window counts from it).
+  const watch = watchHeight(all);
+  const send = (i, term) => sendDeploy(all, i, keys[i % keys.length], term, watch);
 
   const initId = await send(0, `@"${kCounter}"!(0)`);
   await waitFor('the counter to be set', async () =>
-    (await statusOf(v1, initId)).state === 'DEPLOY_STATE_FINALIZED',
+    (await statusOf(all[0], initId)).state === 'DEPLOY_STATE_FINALIZED',
   { timeoutMs: kConnectMs, intervalMs: 200 });
 
   // Paced: increment i is due at t0 + i / rate, whatever the replies take.
@@ -238,12 +117,11 @@ async () => {
     pending.push(send(i + 1, increment));
   }
   const ids = await Promise.all(pending);
-  sending = false;
-  await heights;
+  await watch.stop();
   assert.equal(new Set(ids).size, kDeploys);
   const everything = [initId, ...ids];
 
-  const before = await settled(all, everything, 'after the drain');
+  const before = await settled(all, everything, 'after the drain', kDrainMs);
   const counts = await checkCounter(all, before.statuses, before.lfb, initId);
   // The figures, for the closing note and docs/performance.md.
   console.log(`lifecycle: ${kDeploys} increments sent in ${(Date.now() - t0) / 1000} s; ` +
@@ -255,7 +133,7 @@ async () => {
   // chain, not a memory cache, and stay the same.
   for (const n of all) await n.stop();
   for (const n of all) await n.start();
-  const again = await settled(all, everything, 'after the restart');
+  const again = await settled(all, everything, 'after the restart', kDrainMs);
   for (const [id, s] of before.statuses) {
     const now = again.statuses.get(id);
     assert.equal(now.state, s.state, `${id} after the restart`);

@@ -160,6 +160,46 @@ function writeShardFiles(dir, keys, bonded = keys.length) {
   return { bonds, wallets, addr };
 }
 
+// Starts validators on 127.0.0.1, one per key of `validatorKeys` (each
+// bonded with 1000), with a funded wallet for each of those keys and of
+// `walletKeys`: v1 first, the others bootstrapped from it, in `dir`. Pushes
+// each process onto `nodes` as it is made (the caller stops them) and
+// returns them once each has all the others as peers (within `connectMs`).
+// `extraArgs` go to every node. With `observer`, a read-only node (label
+// "observer", the only kind that answers exploratory deploys) joins too and
+// comes last in the list.
+async function startShard(dir, { validatorKeys, walletKeys = [], networkId, nodes,
+  extraArgs = [], connectMs = 60000, observer = false }) {
+  const { bonds, wallets } = writeShardFiles(dir, [...validatorKeys, ...walletKeys],
+    validatorKeys.length);
+  const common = [
+    '--bonds-file', bonds, '--wallets-file', wallets,
+    '--deploy-timestamp', String(Date.now()),
+    '--network-id', networkId, '--fault-tolerance-threshold', '0.1',
+    '--lookup-interval', '1s', ...extraArgs,
+  ];
+  const node = (label, key, extra) => {
+    const n = new RnodeProcess(label, path.join(dir, label), [...common, ...extra],
+      { standalone: false, privateKey: key, keepPorts: true });
+    nodes.push(n);
+    return n;
+  };
+  const first = node('v1', validatorKeys[0], []);
+  await first.start();
+  const boot = ['--bootstrap', (await first.getJson('/api/status')).body.address];
+  const rest = validatorKeys.slice(1).map((k, i) => node(`v${i + 2}`, k, boot));
+  if (observer) rest.push(node('observer', null, boot));
+  await Promise.all(rest.map((n) => n.start()));
+  const all = [first, ...rest];
+  await waitFor(`every validator connected to the ${all.length - 1} others`, async () => {
+    for (const n of all) {
+      if ((await n.getJson('/api/status')).body.peers < all.length - 1) return false;
+    }
+    return true;
+  }, { timeoutMs: connectMs, intervalMs: 200 });
+  return all;
+}
+
 // The rnode-badpeer binary: $RNODE_BADPEER, else beside the rnode binary.
 const RNODE_BADPEER = process.env.RNODE_BADPEER ||
   path.join(path.dirname(RNODE_BIN), 'rnode-badpeer');
@@ -593,5 +633,6 @@ module.exports = {
   startBadpeer,
   stopAllAfter,
   waitFor,
+  startShard,
   writeShardFiles,
 };
