@@ -39,6 +39,15 @@ after(async () => {
   if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+// The counter's values at block `blockHash` (the public getDataAtName on a
+// string name).
+async function counterAt(n, blockHash) {
+  const data = await n.ok(n.deployClient, 'getDataAtName', {
+    par: { exprs: [{ g_string: kCounter }] }, blockHash, usePreStateHash: false,
+  });
+  return data.payload.par.map((p) => Number(p.exprs[0].g_int));
+}
+
 // Where an expired deploy went (for the failure message): its window,
 // the blocks holding it and the blocks whose merge rejected it, with
 // their numbers and creators.

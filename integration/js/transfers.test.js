@@ -19,7 +19,7 @@
 // effect is in the balances (one whose effect was dropped, or counted
 // twice, leaves two wallets off by its amount).
 //
-// RNODE_TRANSFERS sets the count (default 600; the acceptance run of issue
+// RNODE_TRANSFERS sets the count (default 300; the acceptance run of issue
 // 44 is 2,000), RNODE_TRANSFER_WALLETS the wallets (default 100) and
 // RNODE_TRANSFER_SEED the amounts' seed (printed). Run with `node --test`.
 'use strict';
@@ -32,7 +32,7 @@ const path = require('node:path');
 const { makeTempDir, newPrivateKey, rnodeJs, startShard } = require('./harness');
 const { sendDeploy, settled, sleep, watchHeight } = require('./lifecycle');
 
-const kTransfers = Number(process.env.RNODE_TRANSFERS || 600);
+const kTransfers = Number(process.env.RNODE_TRANSFERS || 300);
 const kWallets = Number(process.env.RNODE_TRANSFER_WALLETS || 100);
 const kSeed = Number(process.env.RNODE_TRANSFER_SEED || (Date.now() % 0x7fffffff));
 const kRatePerSecond = 20;

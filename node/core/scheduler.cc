@@ -186,7 +186,9 @@ ConsensusScheduler::Propose ConsensusScheduler::ProposalDue(
   // tens of blocks a second the block height outruns the deploys'
   // 50-block lifespan, and every block costs each peer a replay. A full
   // block's worth of deploys does not wait for it.
-  const auto spaced = last_made_ + options_.min_interval;
+  const auto spaced = last_made_.has_value()
+                          ? *last_made_ + options_.min_interval
+                          : Clock::time_point::min();
   if (deploys_waiting_ > 0) {
     const auto due =
         deploys_waiting_ >= options_.full_block

@@ -155,10 +155,12 @@ class ConsensusScheduler {
   Clock::time_point first_waiting_ ABSL_GUARDED_BY(mu_){};
   uint64_t deploys_admitting_ ABSL_GUARDED_BY(mu_) = 0;
   // Consensus thread only: when the next housekeeping is due, when this
-  // node last made a block, and a pool whose deploys no block could take
+  // node last made a block (none yet: nothing to space from; the steady
+  // clock's epoch is the machine's boot, which may be less than the
+  // minimum interval ago), and a pool whose deploys no block could take
   // (future validAfterBlockNumber) to look at again.
   Clock::time_point next_housekeeping_{};
-  Clock::time_point last_made_{};
+  std::optional<Clock::time_point> last_made_;
   bool retry_later_ = false;
   Clock::time_point retry_at_{};
 };
