@@ -1,6 +1,7 @@
 // Casper benchmarks: fork choice and the finalizer on a DAG of 100
-// validators and 10,000 blocks (the consensus issue's sizes), block
-// encoding, hashing and the seal check.
+// validators and 10,000 blocks (the consensus issue's sizes), the repeat
+// check's walk (prestate::CopyInPreState), block encoding, hashing and the
+// seal check.
 //
 // The DAG: validators take turns; each block's parent is the previous block
 // and it justifies every validator's latest block (a synchronous shard), so
@@ -21,6 +22,7 @@
 #include "casper/execution/executor_lanes.h"
 #include "casper/genesis/genesis.h"
 #include "casper/pool/deploy_pool.h"
+#include "casper/prestate/ancestry.h"
 #include "casper/proposer/block_creator.h"
 #include "casper/validation/validator.h"
 #include "crypto/rev_address.h"
@@ -116,6 +118,74 @@ void BM_Finalizer(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Finalizer)->Unit(benchmark::kMillisecond);
+
+// A chain of `blocks` blocks (genesis first), each holding
+// `deploys_per_block` deploys with distinct signatures (unsigned data: the
+// DAG indexes signatures, it does not check them); `tip` is the last.
+struct DeployChain {
+  rspace::InMemoryStore store{4};
+  std::unique_ptr<dag::DagStore> dag;
+  std::vector<Hash32> hashes;
+};
+
+Bytes DeploySig(int block, int i) {
+  Bytes sig(71, 0x30);
+  for (int k = 0; k < 4; ++k) {
+    sig[1 + k] = static_cast<uint8_t>(block >> (8 * k));
+    sig[5 + k] = static_cast<uint8_t>(i >> (8 * k));
+  }
+  return sig;
+}
+
+std::unique_ptr<DeployChain> BuildDeployChain(int blocks,
+                                              int deploys_per_block) {
+  auto d = std::make_unique<DeployChain>();
+  d->dag = *dag::DagStore::Open(&d->store, dag::DagColumnsFrom(0));
+  const crypto::Secp256k1PublicKey key = crypto::Secp256k1PublicKeyOf(KeyOf(0));
+  for (int n = 0; n < blocks; ++n) {
+    block::Block b;
+    if (n > 0) b.header.parents = {d->hashes.back()};
+    b.body.state.block_number = n;
+    b.body.state.bonds = {{key, 100}};
+    b.sender = key;
+    b.seq_num = n;
+    if (n > 0) {
+      for (int i = 0; i < deploys_per_block; ++i) {
+        block::ProcessedDeploy pd;
+        pd.sig = DeploySig(n, i);
+        pd.deployer = key;
+        b.body.deploys.push_back(std::move(pd));
+      }
+    }
+    b.hash = block::ComputeBlockHash(b);
+    (void)*d->dag->Insert(b);
+    d->hashes.push_back(b.hash);
+  }
+  return d;
+}
+
+// The repeat check, run by the creator for each deploy it selects and by
+// the validator for each deploy of a block, on a chain of 1,000 blocks of
+// 100 deploys: arg 0, a deploy no block holds (one index read, the common
+// case); arg 1, one held 25 blocks below the pre-state (the holder's
+// ancestry is checked down the chain).
+void BM_CopyInPreState(benchmark::State& state) {
+  static const std::unique_ptr<DeployChain> d = BuildDeployChain(1000, 100);
+  const int top = static_cast<int>(d->hashes.size()) - 1;
+  const Bytes sig = state.range(0) == 1 ? DeploySig(top - 25, 0)
+                                        : DeploySig(top + 10, 0);
+  const Hash32 parents[1] = {d->hashes.back()};
+  for (auto _ : state) {
+    auto held = prestate::CopyInPreState(*d->dag, {parents, std::nullopt, {}},
+                                         sig, top + 1 - 50);
+    if (!held.ok() || held->has_value() != (state.range(0) == 1)) {
+      state.SkipWithError("unexpected answer");
+      return;
+    }
+    benchmark::DoNotOptimize(held);
+  }
+}
+BENCHMARK(BM_CopyInPreState)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // The clique oracle for a block everyone agrees with (all 4,950 pairs).
 void BM_CliqueOracleAllAgree(benchmark::State& state) {
