@@ -63,20 +63,24 @@ absl::StatusOr<TargetStatus> QueryStatus(
   return out;
 }
 
-// `job` signed with `valid_after`, by the key its sequence picks.
+// The index of the key that signs `job`.
+size_t KeyIndex(const SenderOptions& options, const DeployJob& job) {
+  return static_cast<size_t>(job.sequence) % options.keys.size();
+}
+
+// `job` signed with `valid_after` and `timestamp`, by its key.
 absl::StatusOr<casper::SignedDeploy> SignJob(const SenderOptions& options,
                                              const DeployJob& job,
-                                             int64_t valid_after) {
+                                             int64_t valid_after,
+                                             int64_t timestamp) {
   casper::DeployData data;
   data.term = WorkloadTerm(options.workload, job.sequence);
-  data.timestamp = NowUnixMillis();
+  data.timestamp = timestamp;
   data.phlo_price = options.phlo_price;
   data.phlo_limit = options.phlo_limit;
   data.valid_after_block_number = valid_after;
   data.shard_id = options.shard_id;
-  return casper::SignedDeploy::Sign(
-      data,
-      options.keys[static_cast<size_t>(job.sequence) % options.keys.size()]);
+  return casper::SignedDeploy::Sign(data, options.keys[KeyIndex(options, job)]);
 }
 
 }  // namespace
@@ -149,7 +153,8 @@ DeploySender::DeploySender(SenderOptions options, DeployTracker* tracker,
       tracker_(tracker),
       clock_(clock),
       stubs_(std::move(stubs)),
-      targets_(std::move(targets)) {}
+      targets_(std::move(targets)),
+      last_timestamp_(options_.keys.size(), 0) {}
 
 DeploySender::~DeploySender() { Stop(); }
 
@@ -227,6 +232,13 @@ void DeploySender::LocalFailure(absl::Status status) {
   if (first_local_failure_.ok()) first_local_failure_ = std::move(status);
 }
 
+int64_t DeploySender::NextTimestamp(size_t key) {
+  MutexLock lock(&mu_);
+  int64_t& last = last_timestamp_[key];
+  last = std::max(NowUnixMillis(), last + 1);
+  return last;
+}
+
 int64_t DeploySender::resigned() const {
   MutexLock lock(&mu_);
   return resigned_;
@@ -242,8 +254,8 @@ void DeploySender::Send(const DeployJob& job) {
   }
   std::string id;  // The tracked id; empty until the first signature.
   for (int attempt = 0;; ++attempt) {
-    absl::StatusOr<casper::SignedDeploy> deploy =
-        SignJob(options_, job, valid_after);
+    absl::StatusOr<casper::SignedDeploy> deploy = SignJob(
+        options_, job, valid_after, NextTimestamp(KeyIndex(options_, job)));
     std::string signed_id = deploy.ok() ? HexEncode(deploy->sig()) : "";
     absl::Status tracked =
         !deploy.ok() ? deploy.status()

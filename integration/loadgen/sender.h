@@ -143,6 +143,12 @@ class DeploySender {
   void Work();
   void Send(const DeployJob& job);
   void LocalFailure(absl::Status status);
+  // A timestamp for a deploy of key `key`: now, in milliseconds, or one
+  // more than the key's last if that is not earlier. Deterministic
+  // signatures make two deploys of one key with the same data the same
+  // deploy, and a workload's terms repeat (every counter increment is the
+  // same term): two sent in one millisecond would be one.
+  int64_t NextTimestamp(size_t key);
 
   const SenderOptions options_;
   DeployTracker* const tracker_;
@@ -162,6 +168,7 @@ class DeploySender {
   int64_t local_failures_ ABSL_GUARDED_BY(mu_) = 0;
   absl::Status first_local_failure_ ABSL_GUARDED_BY(mu_);
   int64_t resigned_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<int64_t> last_timestamp_ ABSL_GUARDED_BY(mu_);  // By key.
   // The highest height a stale-window refusal named: later deploys are
   // signed valid after at least it, whatever the job says.
   int64_t valid_after_floor_ ABSL_GUARDED_BY(mu_) = 0;

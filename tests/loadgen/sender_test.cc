@@ -100,8 +100,10 @@ class FakeDeployService final : public ::casper::v1::DeployService::Service {
 };
 
 std::unique_ptr<DeploySender> StartSender(const FakeDeployService& node,
-                                          DeployTracker* tracker) {
+                                          DeployTracker* tracker,
+                                          Workload workload = {}) {
   SenderOptions options;
+  options.workload = std::move(workload);
   options.grpc_targets = {node.target()};
   crypto::Secp256k1PrivateKey key{};
   key[31] = 7;
@@ -185,6 +187,21 @@ TEST(DeploySenderTest, ARefusalNamingNoHigherBlockIsNotRetried) {
   EXPECT_EQ(node.valid_afters(), (std::vector<int64_t>{10, 500}));
   EXPECT_EQ(sender->resigned(), 1);
   EXPECT_EQ(tracker.Totals().failed, 1);
+}
+
+TEST(DeploySenderTest, RepeatedTermsOfOneKeyAreDistinctDeploys) {
+  // Every counter increment is the same term; 50 of them from one key go
+  // out well within a few milliseconds.
+  FakeDeployService node(FakeDeployService::Rule::kWindowFromHeight, 0);
+  DeployTracker tracker;
+  std::unique_ptr<DeploySender> sender = StartSender(
+      node, &tracker, Workload{WorkloadKind::kCounter, "run", {}, 1});
+  ASSERT_NE(sender, nullptr);
+  for (int64_t i = 1; i <= 50; ++i) sender->Dispatch(Job(i, 0));
+  sender->WaitIdle();
+  EXPECT_EQ(sender->local_failures(), 0) << sender->first_local_failure();
+  EXPECT_EQ(tracker.Totals().submitted, 50);
+  EXPECT_EQ(tracker.Totals().acknowledged, 50);
 }
 
 TEST(DeploySenderTest, OtherRefusalsAreNotRetried) {
