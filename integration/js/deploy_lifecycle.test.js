@@ -11,12 +11,12 @@
 // `node --test`.
 'use strict';
 
-const { after, test } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const path = require('node:path');
 
-const { makeTempDir, newPrivateKey, startShard, waitFor } = require('./harness');
+const {
+  makeTempDir, newPrivateKey, startShard, stopAllAfter, waitFor,
+} = require('./harness');
 const { sendDeploy, settled, sleep, statusOf, watchHeight } = require('./lifecycle');
 
 const kDeploys = Number(process.env.RNODE_LIFECYCLE_DEPLOYS || 600);
@@ -30,14 +30,7 @@ const kDrainMs = 300000;
 const dir = makeTempDir('lifecycle');
 const nodes = [];
 
-after(async () => {
-  for (const n of nodes) await n.stop();
-  if (process.env.RNODE_TEST_KEEP) {
-    for (const n of nodes) fs.writeFileSync(path.join(dir, `${n.label}.log`), n.output());
-  }
-  // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
-  if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
-});
+stopAllAfter(dir, nodes);
 
 // The counter's values at block `blockHash` (the public getDataAtName on a
 // string name).

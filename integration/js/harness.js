@@ -602,15 +602,19 @@ function liveCase(node) {
 }
 
 // After the file's tests: stops the attacker (`attacker()`, null when none
-// was started) and `nodes`, then removes `dir` (RNODE_TEST_KEEP=1 keeps it,
-// with the nodes' logs).
-function stopAllAfter(dir, nodes, attacker) {
+// was started or not given) and `nodes`, then removes `dir` (RNODE_TEST_KEEP=1
+// keeps it, and writes each node's output there as <label>.log).
+function stopAllAfter(dir, nodes, attacker = () => null) {
   const { after } = require('node:test');
   after(async () => {
     const a = attacker();
     if (a !== null) await a.stop();
     for (const n of nodes) await n.stop();
-    if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
+    if (process.env.RNODE_TEST_KEEP) {
+      for (const n of nodes) fs.writeFileSync(path.join(dir, `${n.label}.log`), n.output());
+    } else {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 }
 

@@ -24,12 +24,12 @@
 // RNODE_TRANSFER_SEED the amounts' seed (printed). Run with `node --test`.
 'use strict';
 
-const { after, test } = require('node:test');
+const { test } = require('node:test');
 const assert = require('node:assert/strict');
-const fs = require('node:fs');
-const path = require('node:path');
 
-const { makeTempDir, newPrivateKey, rnodeJs, startShard } = require('./harness');
+const {
+  makeTempDir, newPrivateKey, rnodeJs, startShard, stopAllAfter,
+} = require('./harness');
 const { sendDeploy, settled, sleep, watchHeight } = require('./lifecycle');
 
 const kTransfers = Number(process.env.RNODE_TRANSFERS || 300);
@@ -48,14 +48,7 @@ const kDrainMs = 300000;
 const dir = makeTempDir('transfers');
 const nodes = [];
 
-after(async () => {
-  for (const n of nodes) await n.stop();
-  if (process.env.RNODE_TEST_KEEP) {
-    for (const n of nodes) fs.writeFileSync(path.join(dir, `${n.label}.log`), n.output());
-  }
-  // RNODE_TEST_KEEP=1 keeps the nodes' data dirs (and their logs).
-  if (!process.env.RNODE_TEST_KEEP) fs.rmSync(dir, { recursive: true, force: true });
-});
+stopAllAfter(dir, nodes);
 
 // mulberry32: a small seeded generator, so a failing run can be repeated.
 function generator(seed) {
