@@ -374,6 +374,8 @@ RunInfo MakeRunInfo(const Options& o, const PhasePlan& plan,
   info.failure_reasons = outcome.failure_reasons;
   info.local_failures = outcome.local_failures;
   info.resigned = outcome.resigned;
+  info.finalized_unseen = outcome.totals.finalized_unseen;
+  info.expired = outcome.expired;
   info.event_stream = outcome.event_stream.ok()
                           ? "open until the end"
                           : std::string(outcome.event_stream.message());
@@ -457,7 +459,12 @@ int Run(const Options& o) {
                  console, valid_after, scrapes,  g_interrupted};
   const std::vector<PhaseMeasurement> measured =
       RunPhases(plan->phases, plan->ramp, ctx);
-  if (!g_interrupted.load()) Drain(o.drain_seconds, ctx);
+  int64_t expired = 0;
+  if (!g_interrupted.load()) {
+    const double drain_end = clock.Now() + o.drain_seconds;
+    Drain(o.drain_seconds, ctx);
+    expired = SettleByQuery(std::max(0.0, drain_end - clock.Now()), ctx);
+  }
   monitor.Stop();
   console.EndProgress();
   (*sender)->Stop();
@@ -469,6 +476,7 @@ int Run(const Options& o) {
   outcome.local_failures = (*sender)->local_failures();
   outcome.first_local_failure = (*sender)->first_local_failure();
   outcome.resigned = (*sender)->resigned();
+  outcome.expired = expired;
   outcome.event_stream = (*events)->status();
   outcome.interrupted = g_interrupted.load();
   outcome.drain_seconds = o.drain_seconds;

@@ -266,6 +266,8 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
       {"failure_reasons", std::move(reasons)},
       {"local_failures", run.local_failures},
       {"resigned", run.resigned},
+      {"finalized_unseen", run.finalized_unseen},
+      {"expired", run.expired},
       {"event_stream", run.event_stream},
       {"ramp_ceiling", Nullable(run.ramp_ceiling)},
   };

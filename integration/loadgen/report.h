@@ -121,6 +121,11 @@ struct RunInfo {
   // Deploys sent again under a new signature after the node said their
   // validAfterBlockNumber window had closed (not failures).
   int64_t resigned = 0;
+  // Acknowledged deploys a node's status answer, not an event, showed
+  // final (the event stream had closed or fallen behind), and those it
+  // called EXPIRED.
+  int64_t finalized_unseen = 0;
+  int64_t expired = 0;
   std::string event_stream;            // The event stream's final status.
   std::optional<double> ramp_ceiling;  // Deploys/s; ramps only.
 };

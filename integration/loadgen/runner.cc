@@ -252,6 +252,31 @@ void Drain(double seconds, RunContext& ctx) {
   }
 }
 
+int64_t SettleByQuery(double seconds, RunContext& ctx) {
+  const double deadline = ctx.clock.Now() + seconds;
+  int64_t expired = 0;
+  while (!ctx.interrupted.load()) {
+    const std::vector<PendingDeploy> pending =
+        ctx.tracker.PendingDeploys(kMaxTrackedDeploys);
+    if (pending.empty()) return 0;
+    expired = 0;
+    for (const PendingDeploy& p : pending) {
+      const absl::StatusOr<NodeDeployState> s =
+          ctx.sender.QueryState(p.id, p.target);
+      if (!s.ok()) continue;
+      if (*s == NodeDeployState::kFinalized || *s == NodeDeployState::kFailed) {
+        ctx.tracker.FinalizedUnseen(p.id, *s == NodeDeployState::kFailed);
+      } else if (*s == NodeDeployState::kExpired) {
+        ++expired;
+      }
+    }
+    if (ctx.clock.Now() >= deadline) break;
+    SleepUntil(RunClock::Clock::now() + std::chrono::seconds(1),
+               ctx.interrupted);
+  }
+  return expired;
+}
+
 Verdict Judge(const RunOutcome& o) {
   const TrackerTotals& t = o.totals;
   std::vector<std::string> problems;
@@ -284,10 +309,11 @@ Verdict Judge(const RunOutcome& o) {
                                          absl::SixDigits(*p.included_at), " s")
                           : std::string("in no block"));
     }
-    problems.push_back(absl::StrCat(t.pending,
-                                    " acknowledged deploys not finalized "
-                                    "within the drain of ",
-                                    o.drain_seconds, " s", which));
+    problems.push_back(absl::StrCat(
+        t.pending, " acknowledged deploys not finalized within the drain of ",
+        o.drain_seconds, " s",
+        o.expired > 0 ? absl::StrCat(" (", o.expired, " EXPIRED)") : "",
+        which));
   }
   if (!o.event_stream.ok()) {
     problems.push_back(std::string(o.event_stream.message()));

@@ -146,6 +146,15 @@ std::vector<PhaseMeasurement> RunPhases(const std::vector<Phase>& phases,
 // early when interrupted or when the event stream has ended.
 void Drain(double seconds, RunContext& ctx);
 
+// For the acknowledged deploys no event showed final (the observer closes
+// a stream that falls behind, as at overload): asks the node each was sent
+// to (DeploySender::QueryState), settling those it calls FINALIZED or
+// FAILED (DeployTracker::FinalizedUnseen); again once a second while some
+// are pending, until `seconds` pass (one pass at least). Returns how many
+// of those still pending the nodes called EXPIRED at the last pass:
+// acknowledged and never to be included.
+int64_t SettleByQuery(double seconds, RunContext& ctx);
+
 // What the verdict is made of.
 struct RunOutcome {
   TrackerTotals totals;
@@ -162,6 +171,8 @@ struct RunOutcome {
   absl::Status first_local_failure;
   // Deploys re-signed after a stale-window refusal (DeploySender::resigned).
   int64_t resigned = 0;
+  // Acknowledged deploys a node called EXPIRED (SettleByQuery).
+  int64_t expired = 0;
   absl::Status event_stream;  // OK if it was open until the end.
   bool interrupted = false;
   double drain_seconds = 0;

@@ -232,6 +232,35 @@ void DeploySender::LocalFailure(absl::Status status) {
   if (first_local_failure_.ok()) first_local_failure_ = std::move(status);
 }
 
+absl::StatusOr<NodeDeployState> DeploySender::QueryState(std::string_view id,
+                                                         int target) const {
+  absl::StatusOr<Bytes> sig = HexDecode(id);
+  if (!sig.ok()) return absl::InvalidArgumentError("deploy id is not hex");
+  const size_t node =
+      target < 0 ? 0 : static_cast<size_t>(target) % stubs_->stubs.size();
+  ::casper::DeployFinalizationStatusQuery query;
+  query.set_deploysig(sig->data(), sig->size());
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + options_.deploy_deadline);
+  ::casper::v1::DeployFinalizationStatusResponse reply;
+  const grpc::Status status =
+      stubs_->stubs[node]->deployFinalizationStatus(&ctx, query, &reply);
+  if (!status.ok()) return absl::UnavailableError(GrpcFailure(status));
+  if (reply.has_error()) return NodeDeployState::kUnknown;
+  switch (reply.status().state()) {
+    case ::casper::DEPLOY_STATE_FINALIZED:
+      return NodeDeployState::kFinalized;
+    case ::casper::DEPLOY_STATE_FAILED:
+      return NodeDeployState::kFailed;
+    case ::casper::DEPLOY_STATE_EXPIRED:
+      return NodeDeployState::kExpired;
+    case ::casper::DEPLOY_STATE_PENDING:
+      return NodeDeployState::kPending;
+    default:
+      return NodeDeployState::kUnknown;
+  }
+}
+
 int64_t DeploySender::NextTimestamp(size_t key) {
   MutexLock lock(&mu_);
   int64_t& last = last_timestamp_[key];

@@ -82,6 +82,16 @@ struct DeployJob {
   int64_t valid_after_block_number = 0;
 };
 
+// What a node answers of a deploy (deployFinalizationStatus); kUnknown
+// when it answers with an error (it knows no such deploy).
+enum class NodeDeployState {
+  kPending,
+  kFinalized,
+  kFailed,
+  kExpired,
+  kUnknown
+};
+
 // What a node's status call said when the sender started.
 struct TargetStatus {
   std::string target;
@@ -129,6 +139,13 @@ class DeploySender {
   // they are not in the tracker. The first such error, OK if none.
   int64_t local_failures() const;
   absl::Status first_local_failure() const;
+
+  // Asks node `target` (an index of the targets; a negative one means the
+  // first) what became of the deploy `id` (the lower-case hex of its
+  // signature), within the deploy deadline. InvalidArgument for an id that
+  // is not hex; Unavailable when the call fails.
+  absl::StatusOr<NodeDeployState> QueryState(std::string_view id,
+                                             int target) const;
 
   // Deploys re-signed after a stale-window refusal (kMaxResigns).
   int64_t resigned() const;

@@ -140,7 +140,7 @@ bool DeployTracker::Finalized(std::string_view id, double t, bool errored) {
   auto it = records_.find(AbslView(id));
   if (it == records_.end()) return false;
   Record& r = it->second;
-  if (r.finalized_at != kNever) return false;
+  if (r.finalized_at != kNever || r.finalized_unseen) return false;
   r.finalized_at = t;
   r.errored = errored;
   ++totals_.finalized;
@@ -149,6 +149,22 @@ bool DeployTracker::Finalized(std::string_view id, double t, bool errored) {
     ++totals_.included;
   }
   if (r.acknowledged && --totals_.pending == 0) no_pending_.SignalAll();
+  return true;
+}
+
+bool DeployTracker::FinalizedUnseen(std::string_view id, bool errored) {
+  MutexLock lock(&mu_);
+  auto it = records_.find(AbslView(id));
+  if (it == records_.end()) return false;
+  Record& r = it->second;
+  if (!r.acknowledged || r.finalized_at != kNever || r.finalized_unseen) {
+    return false;
+  }
+  r.finalized_unseen = true;
+  r.errored = errored;
+  ++totals_.finalized;
+  ++totals_.finalized_unseen;
+  if (--totals_.pending == 0) no_pending_.SignalAll();
   return true;
 }
 
@@ -176,10 +192,12 @@ PhaseStats DeployTracker::Summarize(int phase_index,
       }
       if (r.rejections > 0) ++s.rejected;
       if (r.reproposed) ++s.reproposed;
-      if (r.finalized_at != kNever) {
+      if (r.finalized_at != kNever || r.finalized_unseen) {
         ++s.finalized;
         ++(r.errored ? s.finalized_failed : s.finalized_with_effect);
-        finalization.push_back(r.finalized_at - r.submitted_at);
+        if (!r.finalized_unseen) {
+          finalization.push_back(r.finalized_at - r.submitted_at);
+        }
       } else if (r.acknowledged) {
         ++s.not_finalized;
       }
@@ -232,7 +250,9 @@ std::vector<PendingDeploy> DeployTracker::PendingDeploys(size_t max) const {
     MutexLock lock(&mu_);
     for (const auto& entry : records_) {
       const Record& r = entry.second;
-      if (!r.acknowledged || r.finalized_at != kNever) continue;
+      if (!r.acknowledged || r.finalized_at != kNever || r.finalized_unseen) {
+        continue;
+      }
       PendingDeploy p;
       p.id = entry.first;
       p.phase = r.phase;

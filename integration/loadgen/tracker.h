@@ -84,6 +84,8 @@ struct TrackerTotals {
   int64_t included = 0;
   int64_t finalized = 0;
   int64_t pending = 0;  // Acknowledged and not finalized.
+  // Of `finalized`, those a node's status answer settled (FinalizedUnseen).
+  int64_t finalized_unseen = 0;
 };
 
 // Cumulative counts at the end of second `t` (events with time < t), and
@@ -153,6 +155,11 @@ class DeployTracker {
   // copies a merge rejected); `errored`: that copy's execution errored.
   // Also records the inclusion at `t` if none was seen.
   bool Finalized(std::string_view id, double t, bool errored = false);
+  // A node says the acknowledged deploy `id`, whose finalization no event
+  // showed (the event stream closed or fell behind), is final: FAILED when
+  // `errored`. It counts as finalized without a latency sample. False for
+  // an unknown id, one not acknowledged or already finalized.
+  bool FinalizedUnseen(std::string_view id, bool errored);
   // A merge rejected a copy of `id` / a block holds it again after one did.
   bool Rejected(std::string_view id);
   bool Reproposed(std::string_view id);
@@ -196,6 +203,7 @@ class DeployTracker {
     bool failed = false;
     bool errored = false;
     bool reproposed = false;
+    bool finalized_unseen = false;  // No finalized_at: see FinalizedUnseen.
     uint32_t rejections = 0;
     double submitted_at = 0;
     double acknowledged_at = kNever;

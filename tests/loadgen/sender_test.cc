@@ -86,7 +86,26 @@ class FakeDeployService final : public ::casper::v1::DeployService::Service {
       reply->mutable_error()->add_messages("deploy pool is full");
     } else {
       reply->set_result("Success!");
+      accepted_.push_back(deploy->sig());
     }
+    return grpc::Status::OK;
+  }
+
+  // FINALIZED for the first deploy it accepted, PENDING for the others,
+  // an error for any other signature.
+  grpc::Status deployFinalizationStatus(
+      grpc::ServerContext*, const ::casper::DeployFinalizationStatusQuery* q,
+      ::casper::v1::DeployFinalizationStatusResponse* reply) override {
+    MutexLock lock(&mu_);
+    for (size_t i = 0; i < accepted_.size(); ++i) {
+      if (accepted_[i] != q->deploysig()) continue;
+      reply->mutable_status()->set_state(i == 0
+                                             ? ::casper::DEPLOY_STATE_FINALIZED
+                                             : ::casper::DEPLOY_STATE_PENDING);
+      return grpc::Status::OK;
+    }
+    reply->mutable_error()->add_messages(
+        "Couldn't find block containing deploy");
     return grpc::Status::OK;
   }
 
@@ -97,6 +116,7 @@ class FakeDeployService final : public ::casper::v1::DeployService::Service {
   std::unique_ptr<grpc::Server> server_;
   mutable Mutex mu_;
   std::vector<int64_t> valid_afters_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> accepted_ ABSL_GUARDED_BY(mu_);  // Signatures.
 };
 
 std::unique_ptr<DeploySender> StartSender(const FakeDeployService& node,
@@ -202,6 +222,25 @@ TEST(DeploySenderTest, RepeatedTermsOfOneKeyAreDistinctDeploys) {
   EXPECT_EQ(sender->local_failures(), 0) << sender->first_local_failure();
   EXPECT_EQ(tracker.Totals().submitted, 50);
   EXPECT_EQ(tracker.Totals().acknowledged, 50);
+}
+
+TEST(DeploySenderTest, QueryStateAsksTheNodeWhatBecameOfADeploy) {
+  FakeDeployService node(FakeDeployService::Rule::kWindowFromHeight, 0);
+  DeployTracker tracker;
+  std::unique_ptr<DeploySender> sender = StartSender(node, &tracker);
+  ASSERT_NE(sender, nullptr);
+  sender->Dispatch(Job(0, 0));
+  sender->WaitIdle();
+  sender->Dispatch(Job(1, 0));
+  sender->WaitIdle();
+  const std::vector<PendingDeploy> sent = tracker.PendingDeploys(2);
+  ASSERT_EQ(sent.size(), 2u);  // By submission time: deploy 0 first.
+  EXPECT_EQ(*sender->QueryState(sent[0].id, sent[0].target),
+            NodeDeployState::kFinalized);
+  EXPECT_EQ(*sender->QueryState(sent[1].id, -1), NodeDeployState::kPending);
+  EXPECT_EQ(*sender->QueryState("3044", 0), NodeDeployState::kUnknown);
+  EXPECT_EQ(sender->QueryState("not hex", 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(DeploySenderTest, OtherRefusalsAreNotRetried) {

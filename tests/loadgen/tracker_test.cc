@@ -66,6 +66,38 @@ TEST(DeployTrackerTest, SummarizesLatenciesFromSubmission) {
   EXPECT_EQ(s.finalization_p99, 198);
 }
 
+TEST(DeployTrackerTest, FinalizedUnseenSettlesWithoutALatencySample) {
+  DeployTracker tracker;
+  ASSERT_TRUE(tracker.Submitted("seen", 0, 10).ok());
+  ASSERT_TRUE(tracker.Submitted("unseen", 0, 10).ok());
+  ASSERT_TRUE(tracker.Submitted("failed", 0, 10).ok());
+  ASSERT_TRUE(tracker.Submitted("refused", 0, 10).ok());
+  for (const char* id : {"seen", "unseen", "failed"}) {
+    ASSERT_TRUE(tracker.Acknowledged(id, 11));
+  }
+  ASSERT_TRUE(tracker.Failed("refused", "no"));
+  ASSERT_TRUE(tracker.Finalized("seen", 13));
+  EXPECT_EQ(tracker.Pending(), 2);
+  EXPECT_TRUE(tracker.FinalizedUnseen("unseen", false));
+  EXPECT_TRUE(tracker.FinalizedUnseen("failed", true));
+  EXPECT_FALSE(tracker.FinalizedUnseen("unseen", false));   // Once.
+  EXPECT_FALSE(tracker.FinalizedUnseen("seen", false));     // An event did.
+  EXPECT_FALSE(tracker.FinalizedUnseen("refused", false));  // Never acked.
+  EXPECT_FALSE(tracker.Finalized("unseen", 20));  // A late event: no change.
+  EXPECT_EQ(tracker.Pending(), 0);
+  EXPECT_TRUE(tracker.PendingDeploys(10).empty());
+  const TrackerTotals t = tracker.Totals();
+  EXPECT_EQ(t.finalized, 3);
+  EXPECT_EQ(t.finalized_unseen, 2);
+  const PhaseStats s = tracker.Summarize(0, 1);
+  EXPECT_EQ(s.finalized, 3);
+  EXPECT_EQ(s.finalized_with_effect, 2);
+  EXPECT_EQ(s.finalized_failed, 1);
+  EXPECT_EQ(s.not_finalized, 0);
+  EXPECT_EQ(s.finalization_p50, 3);  // Only the event's sample: 13 - 10.
+  EXPECT_EQ(s.finalization_p99, 3);
+}
+
 TEST(DeployTrackerTest, ResignedMovesAnUnansweredRecordToItsNewId) {
   DeployTracker tracker;
   ASSERT_TRUE(tracker.Submitted("old", 0, 10).ok());
