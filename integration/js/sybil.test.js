@@ -71,9 +71,16 @@ test('200 fresh identities and a fake holder neither stall deploys nor keep a bo
       return holder && sybils ? sybils : null;
     }, { timeoutMs: kJoinMs, intervalMs: 200 });
     console.log(`sybils joined: ${JSON.stringify(joined)}`);
-    // Half the slots are for anyone; the fake holder took one of them.
-    assert.ok(joined.admitted <= kMaxPeers / 2 - 1, JSON.stringify(joined));
-    assert.ok(joined.refused >= kSybils - kMaxPeers / 2, JSON.stringify(joined));
+    // Half the slots are for anyone; the fake holder took one of them. A
+    // sybil admitted beyond them took the slot of a silent one (v1 evicts
+    // a link that stopped answering to make room: under a sanitizer the
+    // 200 joins are slow enough for early sybils to go silent), so the
+    // bound is on the sybils holding a slot at once.
+    const evicted = await metric(v1, 'p2p_peers_evicted_total');
+    assert.ok(joined.admitted - evicted <= kMaxPeers / 2 - 1,
+      `${JSON.stringify(joined)}, ${evicted} evicted`);
+    assert.ok(joined.refused >= kSybils - kMaxPeers / 2 - evicted,
+      `${JSON.stringify(joined)}, ${evicted} evicted`);
     assert.ok(await metric(v1, 'p2p_peers_refused_total') >= kSybils - kMaxPeers / 2);
 
     // No bonded validator is connected: the fake holder's answer would make
