@@ -138,7 +138,7 @@ std::unique_ptr<DeploySender> StartSender(const FakeDeployService& node,
 DeployJob Job(int64_t sequence, int64_t valid_after) {
   DeployJob job;
   job.sequence = sequence;
-  job.due_seconds = 1.5;
+  job.due_seconds = 1.5 + static_cast<double>(sequence);  // Distinct.
   job.valid_after_block_number = valid_after;
   return job;
 }
