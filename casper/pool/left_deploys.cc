@@ -119,28 +119,28 @@ absl::Status LeftDeploys::Put(std::span<const Bytes> sigs, DeployLeft why,
 }
 
 absl::Status LeftDeploys::Trim(int64_t now_ms) {
+  // One pass over the age index from its oldest entry and one write,
+  // however many records go.
   const int64_t oldest_kept = now_ms - options_.max_age_ms;
-  while (size_ > 0) {
-    std::optional<Bytes> first;
-    const Bytes from{kAgePrefix};
-    RETURN_IF_ERROR(
-        store_->ScanFrom(column_, from, [&](ByteView key, ByteView) {
-          if (!key.empty() && key[0] == kAgePrefix && key.size() > 9) {
-            first = Bytes(key.begin(), key.end());
-          }
-          return false;
-        }));
-    if (!first.has_value()) return absl::OkStatus();
-    const int64_t at_ms = ReadBe64(ByteView(*first).subspan(1, 8));
-    if (size_ <= options_.max_records && at_ms >= oldest_kept) {
-      return absl::OkStatus();
+  size_t remaining = size_;
+  rspace::WriteBatch batch;
+  const Bytes from{kAgePrefix};
+  RETURN_IF_ERROR(store_->ScanFrom(column_, from, [&](ByteView key, ByteView) {
+    if (remaining == 0 || key.size() <= 9 || key[0] != kAgePrefix) {
+      return false;
     }
-    rspace::WriteBatch batch;
-    batch.Delete(column_, *first);
-    batch.Delete(column_, SigKey(ByteView(*first).subspan(9)));
-    RETURN_IF_ERROR(store_->Write(batch));
-    --size_;
-  }
+    if (remaining <= options_.max_records &&
+        ReadBe64(key.subspan(1, 8)) >= oldest_kept) {
+      return false;
+    }
+    batch.Delete(column_, key);
+    batch.Delete(column_, SigKey(key.subspan(9)));
+    --remaining;
+    return true;
+  }));
+  if (remaining == size_) return absl::OkStatus();
+  RETURN_IF_ERROR(store_->Write(batch));
+  size_ = remaining;
   return absl::OkStatus();
 }
 
