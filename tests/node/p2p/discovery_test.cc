@@ -373,8 +373,7 @@ class FakeKademlia final : public kad::KademliaRPCService::Service {
   }
 
   PeerNode peer() const {
-    return Peer(IdOf(0xfa), "127.0.0.1", 40400,
-                static_cast<uint32_t>(port_));
+    return Peer(IdOf(0xfa), "127.0.0.1", 40400, static_cast<uint32_t>(port_));
   }
 
  private:
@@ -427,10 +426,9 @@ TEST(DiscoveryTest, RequestsFromAnotherNetworkAreRefusedAndAddNothing) {
   const PeerNode a = Peer(IdOf(0x20));
   EXPECT_EQ(Ping(s->self, a, "othernet", kTimeout, Tls(0x20)).code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(Lookup(s->self, a.id, a, "othernet", kTimeout, Tls(0x20))
-                .status()
-                .code(),
-            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(
+      Lookup(s->self, a.id, a, "othernet", kTimeout, Tls(0x20)).status().code(),
+      absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(s->table.size(), 0u);
 }
 
@@ -539,9 +537,9 @@ TEST(DiscoveryTest, ANodeLearnsAThirdNodeThroughTheBootstrap) {
   // A reaches B at the address it learned; B learns A in turn.
   for (const PeerNode& p : *found) (void)a->table.Upsert(p);
   ASSERT_EQ(a->table.Find(b->self.id), b->self);
-  EXPECT_TRUE(Ping(*a->table.Find(b->self.id), a->self, kNetwork, kTimeout,
-                   Tls(0x20))
-                  .ok());
+  EXPECT_TRUE(
+      Ping(*a->table.Find(b->self.id), a->self, kNetwork, kTimeout, Tls(0x20))
+          .ok());
   EXPECT_EQ(b->table.Find(a->self.id), a->self);
 }
 
@@ -567,10 +565,9 @@ TEST(DiscoveryTest, CallsToASilentPeerEndAtTheirDeadline) {
       Ping(to, Peer(IdOf(0x20)), kNetwork, kCallTimeout, Tls(0x20));
   EXPECT_TRUE(absl::IsDeadlineExceeded(ping) || absl::IsUnavailable(ping))
       << ping;
-  const absl::Status lookup =
-      Lookup(to, IdOf(0x20), Peer(IdOf(0x20)), kNetwork, kCallTimeout,
-             Tls(0x20))
-          .status();
+  const absl::Status lookup = Lookup(to, IdOf(0x20), Peer(IdOf(0x20)), kNetwork,
+                                     kCallTimeout, Tls(0x20))
+                                  .status();
   EXPECT_TRUE(absl::IsDeadlineExceeded(lookup) || absl::IsUnavailable(lookup))
       << lookup;
   EXPECT_LT(Clock::now() - start, 2 * kCallTimeout + kDeadlineSlack);
@@ -604,17 +601,18 @@ TEST(DiscoveryTest, LookupSkipsMalformedNodesAndKeepsAtMostK) {
     if (i == 3) nodes.push_back(short_id);  // also between good ones
   }
   FakeKademlia fake(kNetwork, nodes);
-  absl::StatusOr<std::vector<PeerNode>> found =
-      Lookup(fake.peer(), IdOf(0x20), Peer(IdOf(0x20)), kNetwork, kTimeout,
-             Tls(0x20));
+  absl::StatusOr<std::vector<PeerNode>> found = Lookup(
+      fake.peer(), IdOf(0x20), Peer(IdOf(0x20)), kNetwork, kTimeout, Tls(0x20));
   ASSERT_TRUE(found.ok()) << found.status();
   good.resize(kLookupPeers);
   EXPECT_EQ(*found, good);
 }
 
 // The bound itself cannot be hit deterministically (a handler does not
-// block), so this checks what a burst can see: answers or RESOURCE_EXHAUSTED,
-// and a server that still works afterwards.
+// block), so this checks what a burst can see: answers, RESOURCE_EXHAUSTED,
+// or UNAVAILABLE (gRPC under its thread quota may drop a connection during
+// its handshake; CI saw "failed to connect to all addresses" once), at least
+// one answer, and a server that still works afterwards.
 TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
   DiscoveryOptions options;
   options.max_in_flight = 1;
@@ -634,11 +632,16 @@ TEST(DiscoveryTest, ABurstIsAnsweredOrRefusedAsBusy) {
     });
   }
   for (std::thread& t : threads) t.join();
+  int answered = 0;
   for (const auto& statuses : results) {
     for (const absl::Status& st : statuses) {
-      EXPECT_TRUE(st.ok() || absl::IsResourceExhausted(st)) << st;
+      EXPECT_TRUE(st.ok() || absl::IsResourceExhausted(st) ||
+                  absl::IsUnavailable(st))
+          << st;
+      if (st.ok()) ++answered;
     }
   }
+  EXPECT_GT(answered, 0);
   EXPECT_TRUE(
       Ping(s->self, Peer(IdOf(0x20)), kNetwork, kTimeout, Tls(0x20)).ok());
 }
