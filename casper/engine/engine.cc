@@ -31,6 +31,18 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
     case Verdict::Kind::kInternal:
       return r.verdict.error;
     case Verdict::Kind::kMissingDependency: {
+      const int64_t highest = dag_->MaxHeight();
+      if (!waiters_.contains(block.hash) &&
+          block.number() > highest + options_.max_ahead) {
+        ++counters_.ahead;
+        r.kind = Received::Kind::kAhead;
+        r.verdict.detail =
+            absl::StrCat("its dependencies are missing and its number ",
+                         block.number(), " is more than ", options_.max_ahead,
+                         " above this node's highest block (", highest,
+                         "); it catches up by height first");
+        return r;
+      }
       if (!waiters_.contains(block.hash) && !BondedSomewhere(block.sender)) {
         ++counters_.refused;
         r.kind = Received::Kind::kRefused;

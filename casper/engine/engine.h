@@ -88,6 +88,13 @@ struct EngineOptions {
   // dependencies nobody serves must not hold memory, or keep the node
   // asking, for good.
   int64_t buffer_ttl_ms = 300'000;
+  // A block numbered more than this above the highest stored block waits
+  // for nothing: it is refused (Received::kAhead) unless a waiting block
+  // needs it. Following a chain down from a far tip by its parents would
+  // hold the whole gap here, and a gap larger than max_buffered wedged the
+  // node (issue 48); a node that far behind fetches by height instead
+  // (node/core/chain_sync.h), whose requests stay below this.
+  int64_t max_ahead = 128;
   consensus::FinalizerOptions finalizer;
   // Not owned; may be null.
   EngineListener* listener = nullptr;
@@ -105,6 +112,10 @@ struct Received {
     // requested (`verdict.detail` says why). A block that a waiting block
     // needs later is fetched again then.
     kRefused,
+    // Its dependencies are missing and its number is more than
+    // EngineOptions::max_ahead above the highest stored block: not
+    // buffered, nothing requested; the node catches up by height first.
+    kAhead,
   };
   Kind kind = Kind::kAdded;
   validation::Verdict verdict;
@@ -116,6 +127,8 @@ struct EngineCounters {
   uint64_t buffered = 0;
   uint64_t buffer_full = 0;
   uint64_t refused = 0;
+  // Blocks refused as too far ahead (Received::kAhead).
+  uint64_t ahead = 0;
   // Buffered blocks dropped after EngineOptions::buffer_ttl_ms (or with a
   // block they waited for).
   uint64_t expired = 0;

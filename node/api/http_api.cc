@@ -44,6 +44,14 @@ json PeerListJson(const ::casper::Status& s) {
 
 json StatusJson(Node& node) {
   ::casper::Status s = StatusOf(node);
+  // Ours (not in the public Status): how far catching up is, in a shard.
+  json sync = nullptr;
+  if (std::optional<SyncProgress> p = node.sync_progress()) {
+    sync = json{{"state", SyncStateName(p->state)},
+                {"height", p->local},
+                {"peersHeight", p->target},
+                {"blocksBehind", p->behind()}};
+  }
   return json{
       {"version", {{"api", s.version().api()}, {"node", s.version().node()}}},
       {"address", s.address()},
@@ -61,7 +69,8 @@ json StatusJson(Node& node) {
       {"isReadOnly", s.isreadonly()},
       {"isReady", s.isready()},
       {"currentEpoch", s.currentepoch()},
-      {"epochLength", s.epochlength()}};
+      {"epochLength", s.epochlength()},
+      {"sync", sync}};
 }
 
 bool FullView(const http::Request& req, bool default_full) {

@@ -145,6 +145,60 @@ absl::StatusOr<Block> StoredGenesis(const NodeConfig& c, NodeParts& m) {
 }
 
 // The transport's counters and the network's gauges.
+// Catching up by height (docs/metrics.md "Catching up").
+absl::Status RegisterSyncMetrics(metrics::Registry* registry,
+                                 const ChainSync* sync) {
+  struct SyncCounter {
+    const char* name;
+    const char* help;
+    uint64_t SyncCounters::*field;
+  };
+  for (const SyncCounter& sc : {
+           SyncCounter{"rnode_sync_ranges_asked_total",
+                       "block range requests sent while behind",
+                       &SyncCounters::ranges_asked},
+           SyncCounter{"rnode_sync_range_timeouts_total",
+                       "block range requests whose answer did not end in "
+                       "time (asked of another peer)",
+                       &SyncCounters::range_timeouts},
+           SyncCounter{"rnode_sync_ranges_served_total",
+                       "block range requests answered",
+                       &SyncCounters::ranges_served},
+           SyncCounter{"rnode_sync_range_blocks_served_total",
+                       "blocks streamed in answer to range requests",
+                       &SyncCounters::range_blocks_served},
+           SyncCounter{"rnode_sync_heights_ignored_total",
+                       "peers' heights not counted: the peer is not proven "
+                       "to run a bonded validator",
+                       &SyncCounters::heights_ignored},
+           SyncCounter{"rnode_sync_catch_ups_total",
+                       "times this node was far behind its peers and "
+                       "caught up",
+                       &SyncCounters::catch_ups},
+           SyncCounter{"rnode_sync_caught_up_heights_total",
+                       "block numbers closed by catching up (its rate is "
+                       "the catch-up rate)",
+                       &SyncCounters::caught_up_numbers},
+       }) {
+    RETURN_IF_ERROR(registry->AddCallbackCounter(
+        sc.name, sc.help, [sync, field = sc.field] {
+          return static_cast<double>(sync->counters().*field);
+        }));
+  }
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_sync_blocks_behind",
+      "block numbers this node's highest block is below its peers' height",
+      [sync] { return static_cast<double>(sync->Progress().behind()); }));
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_sync_peers_height",
+      "the peers' height (the second highest a peer told; -1 for none)",
+      [sync] { return static_cast<double>(sync->Progress().target); }));
+  return registry->AddCallbackGauge(
+      "rnode_sync_last_catch_up_seconds",
+      "how long the last catch-up took, from far behind to caught up",
+      [sync] { return sync->counters().last_catch_up_seconds; });
+}
+
 absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
     metrics::Registry* registry, CasperNetwork* net,
     const NetworkGauges& gauges) {
@@ -206,7 +260,9 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
           "rnode_behind_seconds_total",
           "time this validator was behind its peers and refused deploys "
           "as catching up, by reason: paused (the process was stopped), "
-          "resuming (just after), parents (blocks wait for their "
+          "resuming (just after), starting (no peer has told its height "
+          "yet), far_behind (far below the peers' height: fetching by "
+          "height), parents (blocks wait for their "
           "parents), missing (a block asked for is long missing), queue "
           "(blocks wait for the consensus thread)",
           {"reason"}));
@@ -288,6 +344,11 @@ absl::Status AssembleCasper(
     network_options.behind_from_bonded_only = true;
     m.network = std::make_unique<CasperNetwork>(
         m.dag.get(), genesis, std::move(callbacks), network_options);
+    ChainSyncOptions sync_options;
+    sync_options.has_bootstrap = !c.bootstrap.empty();
+    sync_options.bonded_only = true;
+    m.sync = std::make_unique<ChainSync>(m.dag.get(), sync_options);
+    m.network->SetSync(m.sync.get());
   }
   m.listener = std::move(listener);
   casper::engine::EngineOptions engine_options;
@@ -372,10 +433,12 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> StartNetwork(
   ASSIGN_OR_RETURN(m.transport,
                    p2p::Transport::Start(to, m.network.get(), registry));
   m.network->Attach(m.transport.get());
+  m.sync->Attach(m.transport.get());
   metrics::Family<metrics::Counter>* behind_seconds = nullptr;
   if (registry != nullptr) {
     ASSIGN_OR_RETURN(behind_seconds,
                      RegisterNetworkMetrics(registry, m.network.get(), gauges));
+    RETURN_IF_ERROR(RegisterSyncMetrics(registry, m.sync.get()));
   }
   m.peer_table = std::make_unique<p2p::PeerTable>(id, to.max_peers);
   p2p::DiscoveryOptions dopt;

@@ -31,6 +31,7 @@
 #include "casper/proposer/block_creator.h"
 #include "casper/validation/validator.h"
 #include "node/config/config.h"
+#include "node/core/chain_sync.h"
 #include "node/core/engine_events.h"
 #include "node/core/identity.h"
 #include "node/core/network.h"
@@ -92,7 +93,9 @@ struct NodeParts {
   std::unique_ptr<casper::validation::BlockValidator> validator;
   NoPeers peers;
   // Peer-to-peer (null in standalone mode). The network is the engine's
-  // transport; stopped before anything it calls into.
+  // transport; stopped before anything it calls into. It hands catching
+  // up by height to `sync` (declared first, so destroyed after it).
+  std::unique_ptr<ChainSync> sync;
   std::unique_ptr<CasperNetwork> network;
   // This node's TLS identity (protocol and discovery ports, discovery's
   // outbound calls).

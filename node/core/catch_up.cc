@@ -56,6 +56,10 @@ const char* BehindName(Behind b) {
       return "paused";
     case Behind::kResuming:
       return "resuming";
+    case Behind::kStarting:
+      return "starting";
+    case Behind::kFarBehind:
+      return "far_behind";
     case Behind::kParents:
       return "parents";
     case Behind::kMissing:
@@ -67,8 +71,12 @@ const char* BehindName(Behind b) {
 }
 
 CatchUpMonitor::CatchUpMonitor(const CasperNetwork* network,
-                               const ConsensusScheduler* scheduler)
-    : network_(network), scheduler_(scheduler), resumed_ms_(kNoResume) {}
+                               const ConsensusScheduler* scheduler,
+                               const ChainSync* sync)
+    : network_(network),
+      scheduler_(scheduler),
+      sync_(sync),
+      resumed_ms_(kNoResume) {}
 
 CatchUpMonitor::~CatchUpMonitor() { Stop(); }
 
@@ -90,6 +98,16 @@ Behind CatchUpMonitor::Reason() const {
   if (now - watch_tick_ms_.load() > kPauseNoticedMs) return Behind::kPaused;
   if (resumed != kNoResume && now - resumed < kResumeGraceMs) {
     return Behind::kResuming;
+  }
+  if (sync_ != nullptr) {
+    switch (sync_->Progress().state) {
+      case SyncState::kStarting:
+        return Behind::kStarting;
+      case SyncState::kBehind:
+        return Behind::kFarBehind;
+      case SyncState::kCaughtUp:
+        break;
+    }
   }
   if (engine_buffered_.load(std::memory_order_relaxed) >= kBehindBuffered) {
     return Behind::kParents;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "node/core/chain_sync.h"
 #include "node/core/network.h"
 #include "node/core/scheduler.h"
 #include "node/metrics/metrics.h"
@@ -28,20 +29,31 @@ inline constexpr auto kPauseNoticed = std::chrono::seconds(3);
 
 // Why this validator is behind its peers, or kNo: the process was paused
 // (or is, as far as the pause watch has seen) or resumed within the grace
-// time, blocks wait for their parents, a block asked for is long missing,
-// or blocks wait for the consensus thread.
-enum class Behind { kNo, kPaused, kResuming, kParents, kMissing, kQueue };
-inline constexpr size_t kBehindReasons = 6;
+// time, no peer has told its height yet (ChainSync), the peers' height is
+// far above this node's, blocks wait for their parents, a block asked for
+// is long missing, or blocks wait for the consensus thread.
+enum class Behind {
+  kNo,
+  kPaused,
+  kResuming,
+  kStarting,
+  kFarBehind,
+  kParents,
+  kMissing,
+  kQueue
+};
+inline constexpr size_t kBehindReasons = 8;
 // The reason's metric label.
 const char* BehindName(Behind b);
 
 // Thread-safe.
 class CatchUpMonitor {
  public:
-  // `network` (null in standalone mode: never behind) and `scheduler`
-  // (its queue of peer blocks) are not owned and outlive this.
+  // `network` (null in standalone mode: never behind), `scheduler` (its
+  // queue of peer blocks) and `sync` (the peers' height; null with no
+  // network) are not owned and outlive this.
   CatchUpMonitor(const CasperNetwork* network,
-                 const ConsensusScheduler* scheduler);
+                 const ConsensusScheduler* scheduler, const ChainSync* sync);
   ~CatchUpMonitor();  // Stop().
   CatchUpMonitor(const CatchUpMonitor&) = delete;
   CatchUpMonitor& operator=(const CatchUpMonitor&) = delete;
@@ -69,6 +81,7 @@ class CatchUpMonitor {
 
   const CasperNetwork* const network_;
   const ConsensusScheduler* const scheduler_;
+  const ChainSync* const sync_;
   metrics::Family<metrics::Counter>* behind_seconds_ = nullptr;
   StopSignal stop_;
   std::thread thread_;

@@ -79,6 +79,12 @@ void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
                    HexEncode(block.sender), r->verdict.detail);
     return;
   }
+  if (r->kind == Kind::kAhead) {
+    // A tip far above this node: it catches up by height (ChainSync), so
+    // a peer's announcements need no word each.
+    d_.metrics->BlocksNotBuffered("ahead");
+    return;
+  }
   if (r->kind == Kind::kAdded) d_.disk->Ok();
   if (r->kind == Kind::kInvalid) {
     peer_log_.Warn("block {} by {} is invalid: {}", HexEncode(block.hash),

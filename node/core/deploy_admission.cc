@@ -192,12 +192,14 @@ absl::Status DeployAdmission::CheckNodeCanTake() {
     d_.metrics->DeployRefused("disk_full");
     return rspace::NoSpaceError(kDiskFull);
   }
-  if (d_.catch_up->CatchingUp()) {
+  if (const Behind why = d_.catch_up->Reason(); why != Behind::kNo) {
     d_.metrics->DeployRefused("catching_up");
-    return absl::UnavailableError(
+    return absl::UnavailableError(absl::StrCat(
         "Deploy was not accepted: this validator is catching up with its "
-        "peers and cannot judge the deploy's validity window yet; retry "
-        "shortly or deploy to another validator.");
+        "peers (",
+        BehindName(why),
+        ") and cannot judge the deploy's validity window yet; retry "
+        "shortly or deploy to another validator."));
   }
   // In a shard an acknowledged deploy is on two machines (Admit): a
   // validator cut off from every peer cannot give that, nor judge the

@@ -8,6 +8,7 @@
 #include "CasperMessage.pb.h"
 #include "casper/block/block_codec.h"
 #include "crypto/secp256k1.h"
+#include "node/core/chain_sync.h"
 #include "util/logging.h"
 
 namespace rnode::node {
@@ -442,6 +443,45 @@ void CasperNetwork::OnConnected(const p2p::PeerNode& peer) {
   (void)t->Send(peer.id, packet::kApprovedBlockRequest,
                 req.SerializeAsString());
   (void)t->Send(peer.id, packet::kForkChoiceTipRequest, "");
+  if (sync_ != nullptr) sync_->OnConnected(peer);
+}
+
+void CasperNetwork::OnBlockPacket(const p2p::PeerNode& from,
+                                  const std::string& content) {
+  absl::StatusOr<Block> block = casper::block::DecodeBlock(
+      ByteView(reinterpret_cast<const uint8_t*>(content.data()),
+               content.size()),
+      options_.max_block_bytes);
+  if (!block.ok()) {
+    return Malformed(from, absl::StrCat("undecodable block: ",
+                                        std::string(block.status().message())));
+  }
+  {
+    MutexLock lock(&mu_);
+    ++counters_.blocks_received;
+    if (dag_->Contains(block->hash)) {
+      // Stored already (a range answer overlapping what announcements
+      // brought, or a late answer): nothing for the engine to do.
+      ++counters_.duplicates_dropped;
+      auto it = wanted_.find(block->hash);
+      if (it != wanted_.end() && !it->second.received) EraseWantedLocked(it);
+      return;
+    }
+    auto it = wanted_.find(block->hash);
+    if (it != wanted_.end()) {
+      if (it->second.received) {  // a late answer to an earlier request
+        ++counters_.duplicates_dropped;
+        return;
+      }
+      if (it->second.asked == from.id) {
+        ReleaseLocked(from.id);
+        it->second.asked.clear();
+      }
+      it->second.received = static_cast<bool>(callbacks_.block);
+      it->second.served = true;
+    }
+  }
+  if (callbacks_.block) callbacks_.block(*std::move(block));
 }
 
 void CasperNetwork::OnPacket(const p2p::PeerNode& from,
@@ -449,34 +489,7 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
                              bool streamed) {
   if (type_id == packet::kBlockMessage) {
     if (!streamed) return Malformed(from, "a block must be streamed");
-    absl::StatusOr<Block> block = casper::block::DecodeBlock(
-        ByteView(reinterpret_cast<const uint8_t*>(content.data()),
-                 content.size()),
-        options_.max_block_bytes);
-    if (!block.ok()) {
-      return Malformed(from,
-                       absl::StrCat("undecodable block: ",
-                                    std::string(block.status().message())));
-    }
-    {
-      MutexLock lock(&mu_);
-      ++counters_.blocks_received;
-      auto it = wanted_.find(block->hash);
-      if (it != wanted_.end()) {
-        if (it->second.received) {  // a late answer to an earlier request
-          ++counters_.duplicates_dropped;
-          return;
-        }
-        if (it->second.asked == from.id) {
-          ReleaseLocked(from.id);
-          it->second.asked.clear();
-        }
-        it->second.received = static_cast<bool>(callbacks_.block);
-        it->second.served = true;
-      }
-    }
-    if (callbacks_.block) callbacks_.block(*std::move(block));
-    return;
+    return OnBlockPacket(from, content);
   }
   if (type_id == packet::kApprovedBlock) {
     ::casper::ApprovedBlockProto msg;
@@ -499,6 +512,9 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     return;
   }
   if (streamed) return Malformed(from, "unexpected streamed packet");
+  if (sync_ != nullptr && ChainSync::Handles(type_id)) {
+    return sync_->OnPacket(from, type_id, content);
+  }
   // The four packets that carry one block hash.
   std::optional<Hash32> hash;
   bool hash_packet = true;

@@ -43,6 +43,8 @@ class DeployDataProto;
 
 namespace rnode::node {
 
+class ChainSync;
+
 // The packet type names (Packet.typeId), the public ones and our deploy
 // gossip.
 namespace packet {
@@ -121,8 +123,9 @@ struct NetworkCounters {
   uint64_t blocks_served = 0;
   uint64_t requests_sent = 0;
   uint64_t retries = 0;
-  // Copies of a block already received and not yet handed on, dropped on
-  // arrival (a slow consensus thread must not be fed the same block twice).
+  // Copies of a block already received and not yet handed on, or already
+  // stored, dropped on arrival (a slow consensus thread must not be fed
+  // the same block twice).
   uint64_t duplicates_dropped = 0;
   uint64_t wanted_given_up = 0;
   // Blocks given up after NetworkOptions::max_attempts asks unserved.
@@ -153,6 +156,10 @@ class CasperNetwork final : public casper::engine::Transport,
                 NetworkCallbacks callbacks, const NetworkOptions& options = {});
   ~CasperNetwork() override;  // Stop()
 
+  // Catching up by height (not owned; may be null; must outlive the
+  // network): its packets (ChainSync::Handles) and new peers go to it.
+  // Before Attach.
+  void SetSync(ChainSync* sync) { sync_ = sync; }
   // The transport to send on (not owned; must outlive the network until
   // Stop). Starts the retry timer.
   void Attach(p2p::Transport* transport);
@@ -240,6 +247,9 @@ class CasperNetwork final : public casper::engine::Transport,
   };
 
   void OnHashAnnounced(const p2p::PeerNode& from, const Hash32& hash);
+  // A streamed BlockMessage: decoded and handed to the node, unless it is
+  // stored already or a copy waits in the node's queue.
+  void OnBlockPacket(const p2p::PeerNode& from, const std::string& content);
   void ServeBlock(const p2p::PeerNode& to, const Hash32& hash);
   void SendHasBlock(const p2p::PeerNode& to, const Hash32& hash);
   // Asks for `hash` (under mu_): the next holder with room; if none has
@@ -271,6 +281,7 @@ class CasperNetwork final : public casper::engine::Transport,
   const NetworkCallbacks callbacks_;
   const NetworkOptions options_;
   BoundedCache<Hash32, std::shared_ptr<const p2p::Blob>, Hash32Hasher> blobs_;
+  ChainSync* sync_ = nullptr;
 
   mutable Mutex mu_;
   CondVar cv_;

@@ -58,6 +58,7 @@ void Node::Stop() {
   m.discovery_loop.Stop();
   if (m.catch_up != nullptr) m.catch_up->Stop();
   // The network's timer, then the transport's servers and dispatchers.
+  if (m.parts.sync != nullptr) m.parts.sync->Stop();
   if (m.parts.network != nullptr) m.parts.network->Stop();
   if (m.parts.transport != nullptr) m.parts.transport->Stop();
   if (m.parts.discovery != nullptr) m.parts.discovery->Stop();
@@ -125,8 +126,8 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
   RETURN_IF_ERROR(AssembleCasper(c, identity_, genesis, std::move(callbacks),
                                  std::move(listener), p));
   m.disk = std::make_unique<DiskGuard>(p.pipelined.get(), kPoolColumn);
-  m.catch_up =
-      std::make_unique<CatchUpMonitor>(p.network.get(), m.scheduler.get());
+  m.catch_up = std::make_unique<CatchUpMonitor>(
+      p.network.get(), m.scheduler.get(), p.sync.get());
   m.admission = std::make_unique<DeployAdmission>(
       AdmissionDeps{.config = &config_,
                     .identity = &identity_,
@@ -215,7 +216,15 @@ absl::Status Node::DropFinalizedFromPool() {
 }
 
 bool Node::ready() const {
-  return impl_->scheduler != nullptr && impl_->scheduler->ready();
+  if (impl_->scheduler == nullptr || !impl_->scheduler->ready()) return false;
+  const ChainSync* sync = impl_->parts.sync.get();
+  return sync == nullptr || sync->Progress().state == SyncState::kCaughtUp;
+}
+
+std::optional<SyncProgress> Node::sync_progress() const {
+  const ChainSync* sync = impl_->parts.sync.get();
+  if (sync == nullptr) return std::nullopt;
+  return sync->Progress();
 }
 
 int64_t Node::last_finalized_number() const {

@@ -29,6 +29,7 @@
 #include "casper/deploy.h"
 #include "crypto/secp256k1.h"
 #include "node/config/config.h"
+#include "node/core/chain_sync.h"
 #include "node/core/identity.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/peer.h"
@@ -129,8 +130,12 @@ class Node {
   const crypto::Secp256k1PublicKey& public_key() const {
     return identity_.public_key;
   }
-  // False until the consensus thread runs (then true until Stop).
+  // False until the consensus thread runs (then true until Stop), and in
+  // a shard while the node has not heard its peers' height or is far
+  // below it (ChainSync: it is catching up).
   bool ready() const;
+  // Where catching up stands; nullopt in standalone mode.
+  std::optional<SyncProgress> sync_progress() const;
   int64_t last_finalized_number() const;
 
   // The stored block with this hash, or the only one whose hex starts

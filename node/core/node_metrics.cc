@@ -48,7 +48,8 @@ absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
                           "wait for them, by reason: unbonded (the sender is "
                           "bonded in no state this node knows), full (the "
                           "buffer's budgets), expired (waited out the time "
-                          "to live)",
+                          "to live), ahead (far above this node's highest "
+                          "block: it catches up by height)",
                           {"reason"}));
   ASSIGN_OR_RETURN(m->deploys_expired_,
                    r->AddCounter("rnode_deploys_expired_total",

@@ -684,6 +684,36 @@ TEST(ShardTest, ABlockAWaitingBlockNeedsWaitsWhateverItsSender) {
   EXPECT_EQ(net[1].engine->buffered(), 2u);
 }
 
+// Issue 48: a node far behind followed a far tip down by its parents and
+// held the whole gap in the buffer; past 1,024 blocks every block was
+// refused as "buffer full" and the node never caught up. A block numbered
+// more than max_ahead above the highest stored block now waits for
+// nothing and nothing is asked for it (the node catches up by height); one
+// at the limit waits as before.
+TEST(ShardTest, ABlockFarAboveTheHighestStoredIsRefusedNothingAsked) {
+  Network net(3);
+  auto made = net[0].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(made.has_value());
+  const int64_t limit = EngineOptions{}.max_ahead;
+  const int64_t highest = net[1].node.dag().MaxHeight();
+  block::Block far = *made;
+  far.body.state.block_number = highest + limit + 1;
+  far = Reparented(far, Phantom(6), 1);
+  auto r = net[1].engine->OnBlock(far, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kAhead) << r->verdict.detail;
+  EXPECT_EQ(net[1].engine->buffered(), 0u);
+  EXPECT_EQ(net[1].engine->counters().ahead, 1u);
+  EXPECT_EQ(Requests(net, Phantom(6)), 0u);
+  block::Block near = *made;
+  near.body.state.block_number = highest + limit;
+  near = Reparented(near, Phantom(7), 1);
+  r = net[1].engine->OnBlock(near, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kBuffered) << r->verdict.detail;
+  EXPECT_EQ(Requests(net, Phantom(7)), 2u);  // both other validators
+}
+
 // Issue 43: the buffer was bounded by count only (1,024 blocks, each up to
 // the stream budget). Its bytes are bounded, in all and per sender: one
 // validator's blocks cannot take the room of the others'.

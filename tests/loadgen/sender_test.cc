@@ -51,6 +51,12 @@ class FakeDeployService final : public ::casper::v1::DeployService::Service {
   }
   ~FakeDeployService() override {
     if (server_ != nullptr) server_->Shutdown();
+    // What the handlers' threads wrote is freed after their last unlock:
+    // TSan saw the destructor free a string a finished gRPC thread had
+    // pushed, with no order between them that it could see.
+    MutexLock lock(&mu_);
+    accepted_.clear();
+    valid_afters_.clear();
   }
 
   std::string target() const { return absl::StrCat("127.0.0.1:", port_); }

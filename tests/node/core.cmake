@@ -6,6 +6,7 @@ rnode_test(node_core_tests SOURCES core_test.cc
 rnode_test(node_gossip_backup_tests SOURCES gossip_backup_test.cc
   DEPS rnode_node_core rnode_casper rnode_crypto)
 rnode_test(node_network_tests SOURCES network_test.cc peer_discovery_test.cc
+  chain_sync_test.cc
   DEPS rnode_node_core rnode_node_p2p rnode_casper rnode_crypto rnode_proto
        rnode_rspace rnode_util)
 # The consensus thread's schedule over a scripted ConsensusWork.

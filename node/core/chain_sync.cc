@@ -1,0 +1,411 @@
+#include "node/core/chain_sync.h"
+
+#include <algorithm>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "node/core/network.h"
+#include "node/p2p/chunker.h"
+#include "rnode_sync.pb.h"
+
+namespace rnode::node {
+namespace {
+
+int64_t Ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+}
+
+}  // namespace
+
+const char* SyncStateName(SyncState s) {
+  switch (s) {
+    case SyncState::kStarting:
+      return "starting";
+    case SyncState::kBehind:
+      return "behind";
+    case SyncState::kCaughtUp:
+      return "caught_up";
+  }
+  return "?";
+}
+
+ChainSync::ChainSync(casper::dag::DagStore* dag,
+                     const ChainSyncOptions& options)
+    : dag_(dag), options_(options), had_history_(dag->MaxHeight() > 0) {
+  MutexLock lock(&mu_);
+  local_moved_ = created_;
+}
+
+ChainSync::~ChainSync() { Stop(); }
+
+void ChainSync::Attach(p2p::Transport* transport) {
+  {
+    MutexLock lock(&mu_);
+    transport_ = transport;
+  }
+  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+}
+
+void ChainSync::Stop() {
+  stop_.Stop();
+  if (thread_.joinable()) thread_.join();
+  MutexLock lock(&mu_);
+  transport_ = nullptr;
+}
+
+p2p::Transport* ChainSync::CurrentTransport() const {
+  MutexLock lock(&mu_);
+  return transport_;
+}
+
+bool ChainSync::Handles(std::string_view type_id) {
+  return type_id == packet::kChainHeightRequest ||
+         type_id == packet::kChainHeight ||
+         type_id == packet::kBlockRangeRequest ||
+         type_id == packet::kBlockRangeEnd;
+}
+
+int64_t ChainSync::Target(std::vector<int64_t> heights) {
+  if (heights.empty()) return -1;
+  std::sort(heights.begin(), heights.end(), std::greater<>());
+  return heights.size() == 1 ? heights[0] : heights[1];
+}
+
+SyncProgress ChainSync::Progress() const {
+  const int64_t local = dag_->MaxHeight();
+  MutexLock lock(&mu_);
+  SyncProgress p;
+  p.local = local;
+  const Clock::time_point now = Clock::now();
+  p.target = TargetLocked(now);
+  if (!heard_) {
+    const bool alone =
+        !options_.has_bootstrap &&
+        (!had_history_ || now - created_ >= options_.alone_grace);
+    p.state = alone ? SyncState::kCaughtUp : SyncState::kStarting;
+  } else {
+    // The thread marks the node behind on its next tick; a height heard
+    // since counts already (a node that just heard it is far below must
+    // not look ready until then).
+    const bool far = p.target >= 0 && p.target - local > EnterBehindLocked();
+    p.state = behind_ || far ? SyncState::kBehind : SyncState::kCaughtUp;
+  }
+  return p;
+}
+
+SyncCounters ChainSync::counters() const {
+  MutexLock lock(&mu_);
+  return counters_;
+}
+
+int64_t ChainSync::TargetLocked(Clock::time_point now) const {
+  std::vector<int64_t> fresh;
+  for (const auto& [peer, h] : heights_) {
+    if (now - h.heard <= options_.height_ttl) fresh.push_back(h.max_number);
+  }
+  return Target(std::move(fresh));
+}
+
+void ChainSync::Loop() {
+  while (!stop_.WaitFor(options_.tick)) Tick(Clock::now());
+}
+
+void ChainSync::Tick(Clock::time_point now) {
+  p2p::Transport* t = CurrentTransport();
+  if (t == nullptr) return;
+  const int64_t local = dag_->MaxHeight();
+  bool ask = false;
+  bool ask_tips = false;
+  {
+    MutexLock lock(&mu_);
+    if (local != last_local_) {
+      last_local_ = local;
+      local_moved_ = now;
+    }
+    std::erase_if(heights_, [&](const auto& entry) {
+      return now - entry.second.heard > options_.height_ttl;
+    });
+    const int64_t target = TargetLocked(now);
+    const SyncState state = StateLocked(local, target, now);
+    const auto interval = state == SyncState::kCaughtUp
+                              ? options_.ask_interval
+                              : options_.ask_interval_behind;
+    if (now - last_ask_ >= interval) {
+      last_ask_ = now;
+      ask = true;
+      // Near but below the peers (ranges stop at near_numbers, and a tip
+      // asked for on connecting can be lost while the peer has not yet
+      // taken the link): their tips, whose parents the engine asks for,
+      // bring the rest.
+      ask_tips = state == SyncState::kCaughtUp && target > local;
+    }
+    if (behind_) RequestLocked(t, local, target, now);
+  }
+  if (ask) {
+    t->SendToAll(packet::kChainHeightRequest,
+                 sync::ChainHeightRequest().SerializeAsString());
+  }
+  if (ask_tips) t->SendToAll(packet::kForkChoiceTipRequest, "");
+}
+
+SyncState ChainSync::StateLocked(int64_t local, int64_t target,
+                                 Clock::time_point now) {
+  if (!heard_) {
+    if (options_.has_bootstrap) return SyncState::kStarting;
+    if (had_history_ && now - created_ < options_.alone_grace) {
+      return SyncState::kStarting;
+    }
+    if (had_history_ && !said_alone_) {
+      said_alone_ = true;
+      Log("p2p")->info(
+          "no peer told its height in {} ms; going on as the shard's first "
+          "node (a peer's height later still makes this node catch up)",
+          Ms(options_.alone_grace));
+    }
+    return SyncState::kCaughtUp;
+  }
+  // Every peer's height expired (the peers are gone): nothing to be
+  // behind of.
+  const int64_t gap = target < 0 ? 0 : target - local;
+  if (!behind_ && gap > EnterBehindLocked()) {
+    behind_ = true;
+    behind_since_ = now;
+    behind_from_ = local;
+    next_from_ = local + 1;
+    outstanding_.reset();
+    Log("p2p")->info(
+        "{} numbers below its peers (at #{}, this node at #{}); fetching "
+        "the blocks by height",
+        gap, target, local);
+  } else if (behind_ && gap <= options_.near_numbers) {
+    behind_ = false;
+    last_ask_ = Clock::time_point{};  // the tips at once (Tick)
+    outstanding_.reset();
+    const double seconds =
+        std::chrono::duration<double>(now - behind_since_).count();
+    ++counters_.catch_ups;
+    counters_.caught_up_numbers +=
+        static_cast<uint64_t>(std::max<int64_t>(0, local - behind_from_));
+    counters_.last_catch_up_seconds = seconds;
+    Log("p2p")->info(
+        "caught up with its peers: #{} to #{} in {:.1f} s ({} ranges asked, "
+        "{} timed out)",
+        behind_from_, local, seconds, counters_.ranges_asked,
+        counters_.range_timeouts);
+  }
+  if (!behind_) synced_once_ = true;
+  return behind_ ? SyncState::kBehind : SyncState::kCaughtUp;
+}
+
+int64_t ChainSync::EnterBehindLocked() const {
+  return synced_once_ ? options_.behind_numbers : options_.near_numbers;
+}
+
+void ChainSync::RequestLocked(p2p::Transport* t, int64_t local, int64_t target,
+                              Clock::time_point now) {
+  if (outstanding_.has_value()) {
+    if (now - outstanding_->asked < options_.request_timeout) return;
+    ++counters_.range_timeouts;
+    slow_peer_ = outstanding_->peer;
+    peer_log_.Info(
+        "range from #{} asked of {}: no end in {} ms; asking another",
+        outstanding_->from, HexEncode(outstanding_->peer),
+        Ms(options_.request_timeout));
+    next_from_ = std::min(next_from_, outstanding_->from);
+    outstanding_.reset();
+  }
+  if (next_from_ > local + 1 && now - local_moved_ >= options_.stall_timeout) {
+    // What was asked did not all arrive (a stream lost with its peer):
+    // from the highest stored block again.
+    peer_log_.Info(
+        "no block stored in {} ms while behind; asking again "
+        "from #{}",
+        Ms(options_.stall_timeout), local + 1);
+    next_from_ = local + 1;
+    local_moved_ = now;
+  }
+  const int64_t from = std::max(next_from_, local + 1);
+  if (from > target || from > local + options_.ahead) return;
+  // The peers whose height reaches `from`, the slow one last; rotated so
+  // that the requests spread.
+  std::vector<const Bytes*> fast;
+  const Bytes* slow = nullptr;
+  for (const auto& [peer, h] : heights_) {
+    if (h.max_number < from) continue;
+    if (peer == slow_peer_) {
+      slow = &peer;
+    } else {
+      fast.push_back(&peer);
+    }
+  }
+  const Bytes* pick =
+      fast.empty() ? slow : fast[counters_.ranges_asked % fast.size()];
+  if (pick == nullptr) return;
+  sync::BlockRangeRequest req;
+  req.set_from_number(from);
+  req.set_numbers(options_.window);
+  if (!t->Send(*pick, packet::kBlockRangeRequest, req.SerializeAsString())
+           .ok()) {
+    return;  // its queue is full or it left: the next tick tries again
+  }
+  outstanding_ = Outstanding{*pick, from, now};
+  ++counters_.ranges_asked;
+}
+
+void ChainSync::OnConnected(const p2p::PeerNode& peer) {
+  p2p::Transport* t = CurrentTransport();
+  if (t == nullptr) return;
+  (void)t->Send(peer.id, packet::kChainHeightRequest,
+                sync::ChainHeightRequest().SerializeAsString());
+}
+
+void ChainSync::Malformed(const p2p::PeerNode& from, std::string_view what) {
+  p2p::Transport* t = nullptr;
+  {
+    MutexLock lock(&mu_);
+    ++counters_.malformed;
+    t = transport_;
+  }
+  if (t != nullptr) t->Punish(from.id, what);
+}
+
+void ChainSync::OnPacket(const p2p::PeerNode& from, std::string_view type_id,
+                         const std::string& content) {
+  if (type_id == packet::kChainHeightRequest) {
+    sync::ChainHeightRequest req;
+    if (!req.ParseFromString(content)) return Malformed(from, type_id);
+    return SendHeight(from);
+  }
+  if (type_id == packet::kChainHeight) {
+    sync::ChainHeight msg;
+    if (!msg.ParseFromString(content) || msg.max_number() < 0) {
+      return Malformed(from, type_id);
+    }
+    return OnHeight(from, msg.max_number());
+  }
+  if (type_id == packet::kBlockRangeRequest) {
+    sync::BlockRangeRequest req;
+    if (!req.ParseFromString(content) || req.from_number() < 0) {
+      return Malformed(from, type_id);
+    }
+    return ServeRange(from, req.from_number(), req.numbers());
+  }
+  if (type_id == packet::kBlockRangeEnd) {
+    sync::BlockRangeEnd msg;
+    if (!msg.ParseFromString(content) || msg.from_number() < 0 ||
+        msg.next_number() < msg.from_number() ||
+        msg.next_number() - msg.from_number() > kMaxRangeNumbers ||
+        msg.max_number() < 0) {
+      return Malformed(from, type_id);
+    }
+    return OnRangeEnd(from, msg.from_number(), msg.next_number(),
+                      msg.max_number());
+  }
+}
+
+void ChainSync::SendHeight(const p2p::PeerNode& to) {
+  p2p::Transport* t = CurrentTransport();
+  if (t == nullptr) return;
+  sync::ChainHeight msg;
+  msg.set_max_number(std::max<int64_t>(0, dag_->MaxHeight()));
+  if (std::optional<Hash32> lfb = dag_->LastFinalized()) {
+    absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+        dag_->Meta(*lfb);
+    if (meta.ok()) msg.set_finalized_number((*meta)->block_number);
+  }
+  (void)t->Send(to.id, packet::kChainHeight, msg.SerializeAsString());
+}
+
+void ChainSync::OnHeight(const p2p::PeerNode& from, int64_t max_number) {
+  // Asked before taking mu_: the transport has locks of its own.
+  bool counts = true;
+  if (options_.bonded_only) {
+    p2p::Transport* t = CurrentTransport();
+    counts = t != nullptr && t->BondedValidatorOf(from.id).has_value();
+  }
+  MutexLock lock(&mu_);
+  if (!counts) {
+    ++counters_.heights_ignored;
+    return;
+  }
+  ++counters_.heights_heard;
+  auto it = heights_.find(from.id);
+  if (it == heights_.end()) {
+    if (heights_.size() >= kMaxPeerHeights) return;
+    it = heights_.emplace(from.id, PeerHeight{}).first;
+  }
+  it->second = PeerHeight{max_number, Clock::now()};
+  heard_ = true;
+}
+
+void ChainSync::OnRangeEnd(const p2p::PeerNode& from, int64_t from_number,
+                           int64_t next_number, int64_t max_number) {
+  MutexLock lock(&mu_);
+  // The peer's height, as fresh as its answer (only a peer whose height
+  // counted has an entry).
+  if (auto it = heights_.find(from.id); it != heights_.end()) {
+    it->second = PeerHeight{max_number, Clock::now()};
+  }
+  if (!outstanding_.has_value() || outstanding_->peer != from.id ||
+      outstanding_->from != from_number) {
+    return;  // late, or not asked
+  }
+  ++counters_.ranges_ended;
+  if (next_number > from_number) {
+    next_from_ = std::max(next_from_, next_number);
+  } else {
+    slow_peer_ = from.id;  // busy, or nothing there: another peer next
+  }
+  outstanding_.reset();
+}
+
+void ChainSync::ServeRange(const p2p::PeerNode& to, int64_t from,
+                           uint32_t numbers) {
+  p2p::Transport* t = CurrentTransport();
+  if (t == nullptr) return;
+  numbers = std::clamp<uint32_t>(numbers, 1, kMaxRangeNumbers);
+  const int64_t top = dag_->MaxHeight();
+  int64_t n = from;
+  uint32_t blocks = 0;
+  bool cut = false;
+  // Whole numbers only, at least one: a number is sent again from its
+  // start when the budget cuts it.
+  for (; n < from + numbers && n <= top && !cut; ++n) {
+    if (blocks >= options_.max_range_blocks) break;
+    for (const Hash32& h : dag_->AtHeight(n)) {
+      absl::StatusOr<std::optional<Bytes>> stored = dag_->GetBlockBytes(h);
+      if (!stored.ok() || !stored->has_value()) continue;
+      const Bytes& encoded = **stored;
+      absl::StatusOr<p2p::Transport::Permit> permit =
+          t->ReserveStream(to.id, p2p::MaxWireBytes(encoded.size()));
+      if (!permit.ok()) {
+        cut = true;
+        break;
+      }
+      absl::StatusOr<p2p::Blob> blob = p2p::MakeBlob(
+          packet::kBlockMessage, std::string(encoded.begin(), encoded.end()));
+      if (!blob.ok()) continue;
+      if (!t->Stream(to.id, *std::move(permit), *blob).ok()) {
+        cut = true;
+        break;
+      }
+      ++blocks;
+    }
+    if (cut) break;
+  }
+  {
+    MutexLock lock(&mu_);
+    ++counters_.ranges_served;
+    counters_.range_blocks_served += blocks;
+    if (cut) ++counters_.serve_busy;
+  }
+  sync::BlockRangeEnd end;
+  end.set_from_number(from);
+  end.set_next_number(std::max(n, from));
+  end.set_blocks(blocks);
+  end.set_max_number(std::max<int64_t>(0, top));
+  (void)t->Send(to.id, packet::kBlockRangeEnd, end.SerializeAsString());
+}
+
+}  // namespace rnode::node
