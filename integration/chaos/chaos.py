@@ -21,6 +21,11 @@ and judges it. Scenarios:
                (POST /api/fault/isolate on its admin port; the shard runs
                with --fault-injection), then heal it (/api/fault/heal)
   restart-all  SIGKILL every validator at once, restart them all
+  long-outage  stop a validator (SIGTERM) for 10 minutes while the stream
+               runs at 50 deploys/s (--quick: until the others made 1,200
+               blocks, past the engine's old 1,024-block buffer; 300 with
+               --sanitized), then start it: within 60 s (300 s sanitized) it
+               has the others' last finalized block and proposes again
   disk-full    fill a validator's disk for 30 s (--quick 15 s): every write
                of its store fails as on a full disk (POST
                /api/fault/disk-full), so it refuses deploys with
@@ -118,7 +123,7 @@ TAIL_S = 10
 DRAIN_S = 120
 POLL_S = 0.25
 SCENARIOS = ("kill9", "sigstop", "partition", "restart-all", "disk-full",
-             "hostile", "bad-peer")
+             "long-outage", "hostile", "bad-peer")
 
 
 def note(message):
@@ -447,6 +452,97 @@ def restart_all(shard, rng, quick):
     for v in shard.validators():
         shard.start(v)
     return lfb_numbers(shard), f"{len(shard.validators())} restarted"
+
+
+# long-outage (issue 48): the blocks the others make while the victim is
+# down. The quick form is past the engine's old buffer of 1,024 blocks
+# waiting for parents, which wedged a node that far behind for good; the
+# full one is ten minutes at LONG_OUTAGE_RATE. Under a sanitizer the quick
+# form is shorter (replay there is several times slower) but still far
+# beyond the gap the hash walk closes.
+LONG_OUTAGE_BLOCKS = 1200
+LONG_OUTAGE_SANITIZED_BLOCKS = 300
+LONG_OUTAGE_FULL_S = 600
+LONG_OUTAGE_RATE = 50
+# From its restart, the victim has the others' last finalized block (and
+# proposes again) within this long; a sanitizer build gets longer.
+CATCH_UP_S = 60
+CATCH_UP_SANITIZED_S = 300
+DAG_BLOCKS = "casper_dag_blocks"
+CREATED = 'casper_propose_total{result="created"}'
+
+
+def stop_cleanly(shard, node):
+    """SIGTERM, then waits for the exit (SIGKILL after 30 s)."""
+    os.kill(node["pid"], signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    child = shard.children.pop(node["name"], None)
+    while shard_tool.alive(node["pid"]) and (
+            child is None or child.poll() is None):
+        if time.monotonic() > deadline:
+            shard.kill(node)
+            return
+        time.sleep(0.05)
+
+
+def long_outage(shard, rng, quick, sanitized=False):
+    """A validator is stopped while the others make blocks (past the old
+    buffer's 1,024 in the quick form, ten minutes in the full one), then
+    started again: within CATCH_UP_S it has the others' last finalized
+    block and proposes again."""
+    victim = rng.choice(shard.validators()[1:])
+    others = [n for n in shard.nodes() if n is not victim]
+    witness = others[0]
+    stop_cleanly(shard, victim)
+    start_blocks = metrics(witness).get(DAG_BLOCKS, 0)
+    started = time.monotonic()
+    if quick:
+        want = LONG_OUTAGE_SANITIZED_BLOCKS if sanitized else LONG_OUTAGE_BLOCKS
+        note(f"long-outage: {victim['name']} stopped until the others make "
+             f"{want} blocks")
+        deadline = started + 40 * 60 if sanitized else started + 600
+        while metrics(witness).get(DAG_BLOCKS, 0) < start_blocks + want:
+            if time.monotonic() > deadline:
+                raise CheckFailed(f"the others made only "
+                                  f"{metrics(witness).get(DAG_BLOCKS, 0) - start_blocks:.0f} "
+                                  f"of {want} blocks in {deadline - started:.0f} s")
+            time.sleep(1)
+    else:
+        note(f"long-outage: {victim['name']} stopped for "
+             f"{LONG_OUTAGE_FULL_S} s")
+        time.sleep(LONG_OUTAGE_FULL_S)
+    down = time.monotonic() - started
+    made = metrics(witness).get(DAG_BLOCKS, 0) - start_blocks
+    target = max((lfb(n) or (-1, ""))[0] for n in others)
+    restarted = time.monotonic()
+    shard.start(victim)
+    ready_s = time.monotonic() - restarted
+    limit = CATCH_UP_SANITIZED_S if sanitized else CATCH_UP_S
+    created = metrics(victim).get(CREATED, 0)
+    caught = proposed = None
+    while time.monotonic() - restarted < limit:
+        now = time.monotonic() - restarted
+        mine = lfb(victim)
+        if caught is None and mine and mine[0] >= target and all(
+                is_finalized(n, mine[1]) for n in others):
+            caught = now
+        if proposed is None and metrics(victim).get(CREATED, 0) > created:
+            proposed = now
+        if caught is not None and proposed is not None:
+            break
+        time.sleep(POLL_S)
+    what = (f"{victim['name']} down {down:.0f} s while the others made "
+            f"{made:.0f} blocks (last finalized #{target}); ready after "
+            f"{ready_s:.1f} s")
+    if caught is None or proposed is None:
+        raise CheckFailed(
+            f"{what}; within {limit} s of its restart: "
+            f"{'had' if caught is not None else 'did not have'} the others' "
+            f"last finalized block, "
+            f"{'proposed' if proposed is not None else 'proposed nothing'}")
+    return lfb_numbers(shard), (f"{what}, the others' last finalized block "
+                                f"after {caught:.1f} s, proposing after "
+                                f"{proposed:.1f} s")
 
 
 DISK_FULL = 'rnode_deploys_refused_total{reason="disk_full"}'
@@ -833,7 +929,8 @@ def strict_stream(folder):
 
 RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
            "restart-all": restart_all, "disk-full": disk_full,
-           "hostile": hostile, "bad-peer": bad_peer}
+           "hostile": hostile, "bad-peer": bad_peer,
+           "long-outage": long_outage}
 # A scenario's nominal length (s) for its stream; it may end early. The
 # stream must outlast the fault's own checks: disk-full waits for the victim
 # to take a deploy once space returns, which under the sanitizer builds
@@ -842,7 +939,8 @@ RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
 # still ended first).
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
           "restart-all": (30, 30), "disk-full": (90, 90),
-          "hostile": (40, 90), "bad-peer": (5, 5)}
+          "hostile": (40, 90), "bad-peer": (5, 5),
+          "long-outage": (240, LONG_OUTAGE_FULL_S + 2 * CATCH_UP_S)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
@@ -852,10 +950,14 @@ def run_scenario(name, shard, a, rng, out_dir):
     length = LENGTH[name][0 if a.quick else 1] + LEAD_S + TAIL_S
     if name == "hostile" and a.sanitized:
         length += 120  # the attacks take minutes under a sanitizer
+    if name == "long-outage" and a.sanitized:
+        length += CATCH_UP_SANITIZED_S
     rate = a.rate
     if name == "hostile":
         rate = HOSTILE_SANITIZED_RATE if a.sanitized else max(a.rate,
                                                                HOSTILE_RATE)
+    if name == "long-outage" and not a.sanitized:
+        rate = max(a.rate, LONG_OUTAGE_RATE)
     args = loadtest.target_args(a.loadgen, shard.folder, sub) + [
         "--phases", f"{rate}/s:{length}s", "--allow-failures",
         "--drain-seconds", str(DRAIN_S)]
@@ -869,6 +971,9 @@ def run_scenario(name, shard, a, rng, out_dir):
                 if name == "hostile":
                     baseline, row["detail"] = hostile(shard, rng, a.quick,
                                                       a.sanitized)
+                elif name == "long-outage":
+                    baseline, row["detail"] = long_outage(
+                        shard, rng, a.quick, a.sanitized)
                 else:
                     baseline, row["detail"] = RUNNERS[name](shard, rng,
                                                             a.quick)

@@ -140,6 +140,7 @@ void ChainSync::Tick(Clock::time_point now) {
       // bring the rest.
       ask_tips = state == SyncState::kCaughtUp && target > local;
     }
+    ask_tips = ask_tips || std::exchange(tips_due_, false);
     if (behind_) RequestLocked(t, local, target, now);
   }
   if (ask) {
@@ -180,7 +181,10 @@ SyncState ChainSync::StateLocked(int64_t local, int64_t target,
         gap, target, local);
   } else if (behind_ && gap <= options_.near_numbers) {
     behind_ = false;
-    last_ask_ = Clock::time_point{};  // the tips at once (Tick)
+    // The peers' tips at once: the last ranges may have left blocks of
+    // the top numbers out (cut by a stream budget, or not yet made when
+    // asked), and the tips' parents lead to them.
+    tips_due_ = true;
     outstanding_.reset();
     const double seconds =
         std::chrono::duration<double>(now - behind_since_).count();

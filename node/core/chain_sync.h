@@ -208,6 +208,8 @@ class ChainSync {
   bool said_alone_ ABSL_GUARDED_BY(mu_) = false;
   // Caught up at least once since this node started.
   bool synced_once_ ABSL_GUARDED_BY(mu_) = false;
+  // Just caught up: the next tick asks the peers for their tips.
+  bool tips_due_ ABSL_GUARDED_BY(mu_) = false;
   // Behind (state kBehind), since when, and from which number.
   bool behind_ ABSL_GUARDED_BY(mu_) = false;
   Clock::time_point behind_since_ ABSL_GUARDED_BY(mu_){};
