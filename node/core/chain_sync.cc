@@ -370,12 +370,15 @@ void ChainSync::ServeRange(const p2p::PeerNode& to, int64_t from,
   if (t == nullptr) return;
   numbers = std::clamp<uint32_t>(numbers, 1, kMaxRangeNumbers);
   const int64_t top = dag_->MaxHeight();
+  // Past the top (any `from` a peer sends) nothing is read; below it the
+  // sum cannot overflow.
+  const int64_t stop = from > top ? from : std::min(top + 1, from + numbers);
   int64_t n = from;
   uint32_t blocks = 0;
   bool cut = false;
   // Whole numbers only, at least one: a number is sent again from its
   // start when the budget cuts it.
-  for (; n < from + numbers && n <= top && !cut; ++n) {
+  for (; n < stop && !cut; ++n) {
     if (blocks >= options_.max_range_blocks) break;
     for (const Hash32& h : dag_->AtHeight(n)) {
       absl::StatusOr<std::optional<Bytes>> stored = dag_->GetBlockBytes(h);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -348,6 +349,17 @@ TEST(ChainSyncTest, ARangeAnswerIsBounded) {
                   .ok());
   ASSERT_TRUE(
       Eventually([&] { return server2.sync().counters().ranges_served == 1; }));
+  EXPECT_LE(server2.sync().counters().range_blocks_served,
+            static_cast<uint64_t>(3 * kMaxRangeNumbers));
+
+  // A range far past the top reads nothing (and does not overflow).
+  req.set_from_number(std::numeric_limits<int64_t>::max());
+  ASSERT_TRUE(asker2.transport()
+                  .Send(server2.transport().self().id,
+                        packet::kBlockRangeRequest, req.SerializeAsString())
+                  .ok());
+  ASSERT_TRUE(
+      Eventually([&] { return server2.sync().counters().ranges_served == 2; }));
   EXPECT_LE(server2.sync().counters().range_blocks_served,
             static_cast<uint64_t>(3 * kMaxRangeNumbers));
 }
