@@ -96,6 +96,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -1125,6 +1126,33 @@ def cache_warm(row):
     return bool(bound) and used is not None and used >= WARM_CACHE_SHARE * bound
 
 
+# The lines by which a sanitizer build reports a fault: one in a node's or
+# the load generator's log fails the campaign (the chaos_quick test under
+# the asan and tsan presets would otherwise pass whatever the nodes
+# reported; ctest sees only the campaign's exit code).
+SANITIZER_REPORT = re.compile(
+    r"WARNING: ThreadSanitizer:|ERROR: AddressSanitizer:|"
+    r"ERROR: LeakSanitizer:|SUMMARY: UndefinedBehaviorSanitizer:")
+
+
+def sanitizer_reports(*folders):
+    """The sanitizer report lines in the *.log files under `folders`, each
+    as "path: line"."""
+    found = []
+    for folder in folders:
+        for root, _, files in os.walk(folder):
+            for name in sorted(files):
+                if not name.endswith(".log"):
+                    continue
+                path = os.path.join(root, name)
+                with open(path, errors="replace") as f:
+                    for line in f:
+                        if SANITIZER_REPORT.search(line):
+                            found.append(f"{os.path.relpath(path, folder)}: "
+                                         f"{line.strip()}")
+    return found
+
+
 def keep_logs(folder, out_dir):
     """Copies every node's node.log from the shard's folder to
     out_dir/logs/NODE.log (a failed soak is read from them)."""
@@ -1388,7 +1416,14 @@ def main():
             rows.append(row)
             note(f"{name}: {'passed' if row['passed'] else 'FAILED'}")
     finally:
-        loadtest.shard_down(folder, wipe=not a.keep)
+        loadtest.shard_down(folder, wipe=False)
+        reports = sanitizer_reports(folder, out_dir)
+        for line in reports[:20]:
+            note(f"sanitizer report: {line}")
+        if reports:
+            keep_logs(folder, out_dir)
+        if not a.keep:
+            shutil.rmtree(folder, ignore_errors=True)
         if a.keep:
             note(f"shard kept in {folder}")
     table = render(rows, seed, a.rate)
@@ -1398,7 +1433,11 @@ def main():
     with open(os.path.join(out_dir, "chaos.json"), "w") as f:
         json.dump({"seed": seed, "rate": a.rate, "quick": a.quick,
                    "scenarios": rows}, f, indent=1)
-    passed = len(rows) == len(names) and all(r["passed"] for r in rows)
+    passed = (len(rows) == len(names) and all(r["passed"] for r in rows)
+              and not reports)
+    if reports:
+        note(f"{len(reports)} sanitizer report lines in the nodes' and "
+             f"the load generator's logs (kept in {out_dir}/logs)")
     note(f"{'all verdicts green' if passed else 'FAILED'}; {out_dir}/chaos.md")
     return 0 if passed else 1
 

@@ -228,6 +228,12 @@ function startBadpeer(args) {
     liveChildren.delete(child);
     resolve(code);
   }));
+  // Once its output has ended (after 'exit').
+  child.once('close', () => {
+    for (const line of stderr.split('\n')) {
+      if (kSanitizerReport.test(line)) sanitizerReports.push(`rnode-badpeer: ${line}`);
+    }
+  });
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
     child, lines, exited, running,
@@ -238,6 +244,20 @@ function startBadpeer(args) {
     },
   };
 }
+
+// The lines by which a sanitizer build reports a fault. One in the output
+// of a node (or of rnode-badpeer) fails the test file when it exits: the
+// suites under the asan and tsan presets would otherwise pass whatever the
+// node processes reported, as ctest sees only the test binaries' own.
+const kSanitizerReport =
+  /(WARNING: ThreadSanitizer:|ERROR: AddressSanitizer:|ERROR: LeakSanitizer:|SUMMARY: UndefinedBehaviorSanitizer:)/;
+const sanitizerReports = [];
+process.on('exit', () => {
+  if (sanitizerReports.length === 0) return;
+  console.error(`sanitizer reports in rnode output (${sanitizerReports.length}):\n` +
+    sanitizerReports.slice(0, 20).join('\n'));
+  process.exitCode = 1;
+});
 
 // One `rnode run` process (standalone by default, or a shard node) and
 // clients of its APIs.
@@ -405,6 +425,7 @@ class RnodeProcess {
         if (name === 'stdout' && /(standalone validator|node) ready in \d+ ms/.test(line)) {
           this.readyLine = true;
         }
+        if (kSanitizerReport.test(line)) sanitizerReports.push(`${this.label}: ${line}`);
         this.note(`[${name}] ${line}`);
       }
     });
