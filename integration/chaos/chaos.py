@@ -22,7 +22,7 @@ and judges it. Scenarios:
                with --fault-injection), then heal it (/api/fault/heal)
   restart-all  SIGKILL every validator at once, restart them all
   long-outage  stop a validator (SIGTERM) for 10 minutes while the stream
-               runs at 50 deploys/s (--quick: until the others made 1,200
+               runs at 50 deploys/s (--quick: until the others made 1,100
                blocks, past the engine's old 1,024-block buffer; 300 with
                --sanitized), then start it: within 60 s (300 s sanitized) it
                has the others' last finalized block and proposes again
@@ -461,7 +461,7 @@ def restart_all(shard, rng, quick):
 # full one is ten minutes at LONG_OUTAGE_RATE. Under a sanitizer the quick
 # form is shorter (replay there is several times slower) but still far
 # beyond the gap the hash walk closes.
-LONG_OUTAGE_BLOCKS = 1200
+LONG_OUTAGE_BLOCKS = 1100
 LONG_OUTAGE_SANITIZED_BLOCKS = 300
 LONG_OUTAGE_FULL_S = 600
 LONG_OUTAGE_RATE = 50
@@ -941,7 +941,7 @@ RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
           "restart-all": (30, 30), "disk-full": (90, 90),
           "hostile": (40, 90), "bad-peer": (5, 5),
-          "long-outage": (240, LONG_OUTAGE_FULL_S + 2 * CATCH_UP_S)}
+          "long-outage": (220, LONG_OUTAGE_FULL_S + 2 * CATCH_UP_S)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
