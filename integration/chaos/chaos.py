@@ -932,6 +932,8 @@ RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
            "restart-all": restart_all, "disk-full": disk_full,
            "hostile": hostile, "bad-peer": bad_peer,
            "long-outage": long_outage}
+# The runners that also take --sanitized (their sizes or bounds change).
+TAKES_SANITIZED = ("hostile", "long-outage")
 # A scenario's nominal length (s) for its stream; it may end early. The
 # stream must outlast the fault's own checks: disk-full waits for the victim
 # to take a deploy once space returns, which under the sanitizer builds
@@ -969,15 +971,10 @@ def run_scenario(name, shard, a, rng, out_dir):
         try:
             time.sleep(LEAD_S)
             try:
-                if name == "hostile":
-                    baseline, row["detail"] = hostile(shard, rng, a.quick,
-                                                      a.sanitized)
-                elif name == "long-outage":
-                    baseline, row["detail"] = long_outage(
-                        shard, rng, a.quick, a.sanitized)
-                else:
-                    baseline, row["detail"] = RUNNERS[name](shard, rng,
-                                                            a.quick)
+                extra = ((a.sanitized,) if name in TAKES_SANITIZED
+                         else ())
+                baseline, row["detail"] = RUNNERS[name](shard, rng, a.quick,
+                                                        *extra)
                 row["checks"]["fault"] = (True, row["detail"])
             except CheckFailed as e:
                 row["checks"]["fault"] = (False, str(e))

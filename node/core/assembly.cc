@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -144,47 +145,66 @@ absl::StatusOr<Block> StoredGenesis(const NodeConfig& c, NodeParts& m) {
   return *std::move(stored);
 }
 
-// The transport's counters and the network's gauges.
+// A callback counter for one field of a counters struct.
+template <typename Counters>
+struct CounterField {
+  const char* name;
+  const char* help;
+  uint64_t Counters::*field;
+};
+
+// One callback counter per entry of `fields`, each reading its field of
+// what `read` returns (a snapshot of the counters, taken per scrape).
+template <typename Counters, typename Read>
+absl::Status AddCounterFields(
+    metrics::Registry* registry,
+    std::initializer_list<CounterField<Counters>> fields, Read read) {
+  for (const CounterField<Counters>& f : fields) {
+    RETURN_IF_ERROR(
+        registry->AddCallbackCounter(f.name, f.help, [read, field = f.field] {
+          return static_cast<double>(read().*field);
+        }));
+  }
+  return absl::OkStatus();
+}
+
 // Catching up by height (docs/metrics.md "Catching up").
 absl::Status RegisterSyncMetrics(metrics::Registry* registry,
                                  const ChainSync* sync) {
-  struct SyncCounter {
-    const char* name;
-    const char* help;
-    uint64_t SyncCounters::*field;
-  };
-  for (const SyncCounter& sc : {
-           SyncCounter{"rnode_sync_ranges_asked_total",
-                       "block range requests sent while behind",
-                       &SyncCounters::ranges_asked},
-           SyncCounter{"rnode_sync_range_timeouts_total",
-                       "block range requests whose answer did not end in "
-                       "time (asked of another peer)",
-                       &SyncCounters::range_timeouts},
-           SyncCounter{"rnode_sync_ranges_served_total",
-                       "block range requests answered",
-                       &SyncCounters::ranges_served},
-           SyncCounter{"rnode_sync_range_blocks_served_total",
-                       "blocks streamed in answer to range requests",
-                       &SyncCounters::range_blocks_served},
-           SyncCounter{"rnode_sync_heights_ignored_total",
-                       "peers' heights not counted: the peer is not proven "
-                       "to run a bonded validator",
-                       &SyncCounters::heights_ignored},
-           SyncCounter{"rnode_sync_catch_ups_total",
-                       "times this node was far behind its peers and "
-                       "caught up",
-                       &SyncCounters::catch_ups},
-           SyncCounter{"rnode_sync_caught_up_heights_total",
-                       "block numbers closed by catching up (its rate is "
-                       "the catch-up rate)",
-                       &SyncCounters::caught_up_numbers},
-       }) {
-    RETURN_IF_ERROR(registry->AddCallbackCounter(
-        sc.name, sc.help, [sync, field = sc.field] {
-          return static_cast<double>(sync->counters().*field);
-        }));
-  }
+  using F = CounterField<SyncCounters>;
+  RETURN_IF_ERROR(AddCounterFields<SyncCounters>(
+      registry,
+      {
+          F{"rnode_sync_ranges_asked_total",
+            "block range requests sent while behind",
+            &SyncCounters::ranges_asked},
+          F{"rnode_sync_range_timeouts_total",
+            "block range requests whose answer did not end in "
+            "time (asked of another peer)",
+            &SyncCounters::range_timeouts},
+          F{"rnode_sync_ranges_served_total", "block range requests answered",
+            &SyncCounters::ranges_served},
+          F{"rnode_sync_range_blocks_served_total",
+            "blocks streamed in answer to range requests",
+            &SyncCounters::range_blocks_served},
+          F{"rnode_sync_heights_ignored_total",
+            "peers' heights not counted: the peer is not proven "
+            "to run a bonded validator",
+            &SyncCounters::heights_ignored},
+          F{"rnode_sync_catch_ups_total",
+            "times this node was far behind its peers and "
+            "caught up",
+            &SyncCounters::catch_ups},
+          F{"rnode_sync_caught_up_heights_total",
+            "block numbers closed by catching up (its rate is "
+            "the catch-up rate)",
+            &SyncCounters::caught_up_numbers},
+          F{"rnode_sync_range_serve_busy_total",
+            "range answers cut short: the stream budget for "
+            "that peer was spent (it asks again from there)",
+            &SyncCounters::serve_busy},
+      },
+      [sync] { return sync->counters(); }));
   RETURN_IF_ERROR(registry->AddCallbackGauge(
       "rnode_sync_blocks_behind",
       "block numbers this node's highest block is below its peers' height",
@@ -199,61 +219,55 @@ absl::Status RegisterSyncMetrics(metrics::Registry* registry,
       [sync] { return sync->counters().last_catch_up_seconds; });
 }
 
+// The transport's counters and the network's gauges.
 absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
     metrics::Registry* registry, CasperNetwork* net,
     const NetworkGauges& gauges) {
-  struct NetCounter {
-    const char* name;
-    const char* help;
-    uint64_t NetworkCounters::*field;
-  };
-  for (const NetCounter& nc : {
-           NetCounter{"casper_peer_blocks_received_total",
-                      "blocks received from peers (decoded)",
-                      &NetworkCounters::blocks_received},
-           NetCounter{"casper_peer_blocks_served_total",
-                      "blocks streamed to peers that asked",
-                      &NetworkCounters::blocks_served},
-           NetCounter{"casper_block_requests_total",
-                      "block requests sent to peers",
-                      &NetworkCounters::requests_sent},
-           NetCounter{"casper_block_request_retries_total",
-                      "block requests repeated after a timeout",
-                      &NetworkCounters::retries},
-           NetCounter{"casper_peer_blocks_duplicate_total",
-                      "copies of a block already received and not yet "
-                      "handed on, dropped on arrival",
-                      &NetworkCounters::duplicates_dropped},
-           NetCounter{"casper_block_requests_given_up_total",
-                      "blocks no longer asked for (too many wanted)",
-                      &NetworkCounters::wanted_given_up},
-           NetCounter{"casper_block_requests_expired_total",
-                      "announced blocks given up after 8 asks no peer served",
-                      &NetworkCounters::wanted_expired},
-           NetCounter{"casper_block_requests_stale_total",
-                      "blocks the node needs that 8 asks did not bring: "
-                      "still asked for, no longer counted as behind",
-                      &NetworkCounters::wanted_stale},
-           NetCounter{"casper_gossip_deploys_from_unbonded_total",
-                      "deploys offered by peers not proven to run a bonded "
-                      "validator, declined",
-                      &NetworkCounters::deploys_from_unbonded},
-           NetCounter{"casper_block_serve_busy_total",
-                      "block requests not served: the stream budget was "
-                      "spent (the requester asks again)",
-                      &NetworkCounters::serve_busy},
-           NetCounter{"casper_peer_packets_malformed_total",
-                      "Casper packets from peers that did not decode",
-                      &NetworkCounters::malformed},
-           NetCounter{"casper_peer_genesis_mismatch_total",
-                      "peers refused for another genesis",
-                      &NetworkCounters::genesis_mismatch},
-       }) {
-    RETURN_IF_ERROR(
-        registry->AddCallbackCounter(nc.name, nc.help, [net, field = nc.field] {
-          return static_cast<double>(net->counters().*field);
-        }));
-  }
+  using F = CounterField<NetworkCounters>;
+  RETURN_IF_ERROR(AddCounterFields<NetworkCounters>(
+      registry,
+      {
+          F{"casper_peer_blocks_received_total",
+            "blocks received from peers (decoded)",
+            &NetworkCounters::blocks_received},
+          F{"casper_peer_blocks_served_total",
+            "blocks streamed to peers that asked",
+            &NetworkCounters::blocks_served},
+          F{"casper_block_requests_total", "block requests sent to peers",
+            &NetworkCounters::requests_sent},
+          F{"casper_block_request_retries_total",
+            "block requests repeated after a timeout",
+            &NetworkCounters::retries},
+          F{"casper_peer_blocks_duplicate_total",
+            "copies of a block already received and not yet "
+            "handed on, dropped on arrival",
+            &NetworkCounters::duplicates_dropped},
+          F{"casper_block_requests_given_up_total",
+            "blocks no longer asked for (too many wanted)",
+            &NetworkCounters::wanted_given_up},
+          F{"casper_block_requests_expired_total",
+            "announced blocks given up after 8 asks no peer served",
+            &NetworkCounters::wanted_expired},
+          F{"casper_block_requests_stale_total",
+            "blocks the node needs that 8 asks did not bring: "
+            "still asked for, no longer counted as behind",
+            &NetworkCounters::wanted_stale},
+          F{"casper_gossip_deploys_from_unbonded_total",
+            "deploys offered by peers not proven to run a bonded "
+            "validator, declined",
+            &NetworkCounters::deploys_from_unbonded},
+          F{"casper_block_serve_busy_total",
+            "block requests not served: the stream budget was "
+            "spent (the requester asks again)",
+            &NetworkCounters::serve_busy},
+          F{"casper_peer_packets_malformed_total",
+            "Casper packets from peers that did not decode",
+            &NetworkCounters::malformed},
+          F{"casper_peer_genesis_mismatch_total",
+            "peers refused for another genesis",
+            &NetworkCounters::genesis_mismatch},
+      },
+      [net] { return net->counters(); }));
   ASSIGN_OR_RETURN(
       metrics::Family<metrics::Counter> * behind_seconds,
       registry->AddCounterFamily(

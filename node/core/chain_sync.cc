@@ -80,10 +80,7 @@ SyncProgress ChainSync::Progress() const {
   const Clock::time_point now = Clock::now();
   p.target = TargetLocked(now);
   if (!heard_) {
-    const bool alone =
-        !options_.has_bootstrap &&
-        (!had_history_ || now - created_ >= options_.alone_grace);
-    p.state = alone ? SyncState::kCaughtUp : SyncState::kStarting;
+    p.state = AloneLocked(now) ? SyncState::kCaughtUp : SyncState::kStarting;
   } else {
     // The thread marks the node behind on its next tick; a height heard
     // since counts already (a node that just heard it is far below must
@@ -153,10 +150,7 @@ void ChainSync::Tick(Clock::time_point now) {
 SyncState ChainSync::StateLocked(int64_t local, int64_t target,
                                  Clock::time_point now) {
   if (!heard_) {
-    if (options_.has_bootstrap) return SyncState::kStarting;
-    if (had_history_ && now - created_ < options_.alone_grace) {
-      return SyncState::kStarting;
-    }
+    if (!AloneLocked(now)) return SyncState::kStarting;
     if (had_history_ && !said_alone_) {
       said_alone_ = true;
       Log("p2p")->info(
@@ -200,6 +194,11 @@ SyncState ChainSync::StateLocked(int64_t local, int64_t target,
   }
   if (!behind_) synced_once_ = true;
   return behind_ ? SyncState::kBehind : SyncState::kCaughtUp;
+}
+
+bool ChainSync::AloneLocked(Clock::time_point now) const {
+  return !options_.has_bootstrap &&
+         (!had_history_ || now - created_ >= options_.alone_grace);
 }
 
 int64_t ChainSync::EnterBehindLocked() const {
@@ -355,7 +354,6 @@ void ChainSync::OnRangeEnd(const p2p::PeerNode& from, int64_t from_number,
       outstanding_->from != from_number) {
     return;  // late, or not asked
   }
-  ++counters_.ranges_ended;
   if (next_number > from_number) {
     next_from_ = std::max(next_from_, next_number);
   } else {

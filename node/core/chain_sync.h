@@ -61,7 +61,7 @@ struct ChainSyncOptions {
   // A range answer that has not ended this long is asked of another peer.
   std::chrono::milliseconds request_timeout{5000};
   // The highest stored block unchanged this long while behind, with
-  // nothing outstanding: the requests start again from it (a block of the
+  // requests already past it: they start again from it (a block of the
   // window was lost on the way).
   std::chrono::milliseconds stall_timeout{10000};
   // How often every peer is asked for its height: while starting or behind,
@@ -112,7 +112,6 @@ struct SyncCounters {
   // Heights from peers not proven to run a bonded validator (bonded_only).
   uint64_t heights_ignored = 0;
   uint64_t ranges_asked = 0;
-  uint64_t ranges_ended = 0;
   uint64_t range_timeouts = 0;
   uint64_t ranges_served = 0;
   uint64_t range_blocks_served = 0;
@@ -182,6 +181,10 @@ class ChainSync {
   SyncState StateLocked(int64_t local, int64_t target, Clock::time_point now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t TargetLocked(Clock::time_point now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // With no peer's height heard yet, whether this node counts as the
+  // first of its shard (ChainSyncOptions::has_bootstrap, alone_grace).
+  bool AloneLocked(Clock::time_point now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The gap (numbers) beyond which this node counts as behind: until it
   // has first caught up, near_numbers (a restarted node is not ready while
