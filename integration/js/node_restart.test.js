@@ -156,7 +156,10 @@ test('a deploy whose window closed unincluded reads EXPIRED, one out of phlo FAI
   await first.start();
   await first.withOutput(async () => {
     const height = await first.latestBlockNumber();
-    const expiresAt = Date.now() + 2000;
+    // Long enough for two deploys and a status read to land before it:
+    // 2 s was too short under ASan beside the chaos campaign (2026-12-06:
+    // the first deploy arrived a second past its expiration).
+    const expiresAt = Date.now() + 8000;
     const expiring = signExpiring(first.privateKey,
       { term: kTerm, validAfterBlockNumber: height, expirationTimestamp: expiresAt });
     const accepted = await first.ok(first.deployClient, 'doDeploy', expiring.proto);
