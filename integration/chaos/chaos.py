@@ -1027,12 +1027,13 @@ SOAK_RSS_GROWTH = 0.10
 SOAK_WINDOW_MIN = 10
 
 
-def rss_kib(pid):
-    """A process's resident set (KiB) from /proc; None once it is gone."""
+def rss_kib(pid, field="VmRSS"):
+    """A process's resident set (KiB) from /proc (VmHWM: its peak); None
+    once it is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
     except (OSError, ValueError):
         pass

@@ -46,18 +46,6 @@ JOIN_STREAM_S = 60
 RSS_ALLOWANCE_KIB = 100 * 1024
 
 
-def peak_kib(pid):
-    """The kernel's record of a process's highest resident set (KiB)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
-
-
 def stream(a, shard, sub, rate, seconds):
     """Starts rnode-loadgen at `rate` for `seconds` (then its drain)."""
     os.makedirs(sub, exist_ok=True)
@@ -137,7 +125,7 @@ def join(a, shard, out_dir):
                     figures["lfb"] = mine[0]
                     break
             time.sleep(0.5)
-        figures["peak_kib"] = peak_kib(child.pid)
+        figures["peak_kib"] = chaos.rss_kib(child.pid, "VmHWM")
         figures["sampled_max_kib"] = rss_max
         figures["validators_kib"] = validators_rss
         figures["validators_now_kib"] = {
