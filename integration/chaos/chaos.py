@@ -152,8 +152,7 @@ class Shard:
         return [n for n in self.nodes() if n["role"] == "validator"]
 
     def save(self):
-        with open(shard_tool.state_path(self.folder), "w") as f:
-            json.dump(self.state, f, indent=1)
+        shard_tool.save_state(self.folder, self.state)
 
     def kill(self, node, sig=signal.SIGKILL):
         os.kill(node["pid"], sig)
@@ -253,6 +252,17 @@ def is_finalized(node, block_hash):
         return http_json(node, f"/api/is-finalized/{block_hash}") is True
     except (OSError, ValueError, urllib.error.URLError):
         return False
+
+
+def holds_final(node, target, others):
+    """`node`'s last finalized block (number, hash) when it is numbered
+    `target` or more and is finalized on every node of `others`; else
+    None."""
+    mine = lfb(node)
+    if mine and mine[0] >= target and all(
+            is_finalized(n, mine[1]) for n in others):
+        return mine
+    return None
 
 
 def post_state(node, block_hash):
@@ -523,9 +533,7 @@ def long_outage(shard, rng, quick, sanitized=False):
     caught = proposed = None
     while time.monotonic() - restarted < limit:
         now = time.monotonic() - restarted
-        mine = lfb(victim)
-        if caught is None and mine and mine[0] >= target and all(
-                is_finalized(n, mine[1]) for n in others):
+        if caught is None and holds_final(victim, target, others) is not None:
             caught = now
         if proposed is None and metrics(victim).get(CREATED, 0) > created:
             proposed = now

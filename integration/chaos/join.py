@@ -52,8 +52,8 @@ def stream(a, shard, sub, rate, seconds):
     args = chaos.loadtest.target_args(a.loadgen, shard.folder, sub) + [
         "--phases", f"{rate}/s:{seconds}s", "--drain-seconds",
         str(chaos.DRAIN_S)]
-    log = open(os.path.join(sub, "loadgen.log"), "w")
-    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    with open(os.path.join(sub, "loadgen.log"), "w") as log:
+        return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
 
 
 def fill(a, shard, out_dir):
@@ -86,8 +86,7 @@ def join(a, shard, out_dir):
     """Starts a fresh observer and follows it until it holds the others'
     last finalized block; returns the figures."""
     others = list(shard.nodes())
-    d = shard.folder
-    node = chaos.shard_tool.add_observer(d, shard.state)
+    node = chaos.shard_tool.add_observer(shard.folder, shard.state)
     load = stream(a, shard, os.path.join(out_dir, "join-stream"), JOIN_RATE,
                   JOIN_STREAM_S)
     started = time.monotonic()
@@ -118,11 +117,10 @@ def join(a, shard, out_dir):
                     pass
             if figures["ready_s"] is not None:
                 target = max((chaos.lfb(n) or (-1, ""))[0] for n in others)
-                mine = chaos.lfb(node)
-                if mine and mine[0] >= target and all(
-                        chaos.is_finalized(n, mine[1]) for n in others):
+                held = chaos.holds_final(node, target, others)
+                if held is not None:
                     figures["caught_up_s"] = round(now, 1)
-                    figures["lfb"] = mine[0]
+                    figures["lfb"] = held[0]
                     break
             time.sleep(0.5)
         figures["peak_kib"] = chaos.rss_kib(child.pid, "VmHWM")
