@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "casper/prestate/ancestry.h"
 #include "node/core/clock.h"
 #include "rspace/storage/kv_store.h"
 #include "util/logging.h"
@@ -111,7 +110,7 @@ void ConsensusDriver::NoteBuffer() {
 
 bool ConsensusDriver::NeedsOwnBlock() const {
   if (!d_.identity->is_validator() || !d_.config->autopropose ||
-      unfinalized_work_.empty()) {
+      !HasUnfinalizedWork()) {
     return false;
   }
   if (!SelfBonded(*d_.dag, *d_.identity)) return false;
@@ -146,7 +145,7 @@ void ConsensusDriver::Heartbeat(Clock::time_point now) {
   }
   const NodeConfig& c = *d_.config;
   if (c.heartbeat_enabled && d_.identity->is_validator() && c.autopropose &&
-      !unfinalized_work_.empty() &&
+      HasUnfinalizedWork() &&
       now - lfb_moved_ >=
           std::chrono::milliseconds(c.heartbeat_check_interval_ms)) {
     lfb_moved_ = now;  // once per interval
@@ -342,24 +341,31 @@ absl::StatusOr<size_t> ConsensusDriver::RecoverRejected(
   if (!d_.identity->is_validator()) return 0;
   const std::optional<Hash32> lfb = d_.dag->LastFinalized();
   if (!lfb.has_value()) return 0;
+  const int64_t next = d_.dag->MaxHeight() + 1;
+  const int64_t now = UnixMs();
+  // Awaited deploys the new finalized state holds through a copy finalized
+  // earlier: the engine hears only of the newly finalized blocks' copies,
+  // so these leave the pool here.
+  ASSIGN_OR_RETURN(const std::vector<Bytes> settled,
+                   awaited_.Settle(*d_.dag, *lfb, next, now));
+  if (!settled.empty()) {
+    RETURN_IF_ERROR(d_.pool->Remove(settled));
+    Log("casper")->info(
+        "{} deploys a finalized merge had rejected are final (an earlier "
+        "copy)",
+        settled.size());
+  }
+  ASSIGN_OR_RETURN(const std::vector<Bytes> rejected,
+                   awaited_.NoteFinalized(*d_.dag, *lfb, blocks, next, now));
   size_t back = 0;
-  for (const Hash32& h : blocks) {
-    ASSIGN_OR_RETURN(
-        const std::shared_ptr<const casper::dag::MergeRecord> record,
-        d_.dag->MergeRecordOf(h));
-    for (const casper::block::RejectedDeploy& r : record->rejected) {
-      if (d_.pool->Contains(r.sig)) continue;
-      ASSIGN_OR_RETURN(
-          const std::optional<Hash32> held,
-          casper::prestate::CopyInPostState(*d_.dag, *lfb, r.sig, 0));
-      if (held.has_value()) continue;
-      ASSIGN_OR_RETURN(std::optional<casper::SignedDeploy> mine,
-                       OwnCopy(*d_.dag, d_.identity->public_key, r.sig));
-      if (!mine.has_value()) continue;
-      // Refused when its window has closed (or the pool is full): then it
-      // reads EXPIRED, as the chain says.
-      if (d_.pool->Add(*mine, d_.dag->MaxHeight(), UnixMs()).ok()) ++back;
-    }
+  for (const Bytes& sig : rejected) {
+    if (d_.pool->Contains(sig)) continue;
+    ASSIGN_OR_RETURN(std::optional<casper::SignedDeploy> mine,
+                     OwnCopy(*d_.dag, d_.identity->public_key, sig));
+    if (!mine.has_value()) continue;
+    // Refused when its window has closed (or the pool is full): then it
+    // reads EXPIRED, as the chain says.
+    if (d_.pool->Add(*mine, d_.dag->MaxHeight(), now).ok()) ++back;
   }
   return back;
 }

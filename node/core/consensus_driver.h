@@ -18,6 +18,7 @@
 #include "casper/engine/engine.h"
 #include "casper/pool/deploy_pool.h"
 #include "casper/pool/left_deploys.h"
+#include "casper/prestate/awaiting.h"
 #include "casper/proposer/block_creator.h"
 #include "node/config/config.h"
 #include "node/core/catch_up.h"
@@ -108,13 +109,19 @@ class ConsensusDriver final : public ConsensusWork {
   // count and the expired blocks' metric.
   void NoteBuffer();
   // After finalizing `blocks`: each deploy their merges rejected that the
-  // finalized state does not hold, and that a block of this validator
-  // held, goes back in the pool while its window is open. The pool keeps
-  // a deploy until the finalized state holds it, but a merge whose base is
-  // below a finalized block can reject a copy the finalized state held
-  // when the pool let it go (docs/validation.md "A deploy again").
-  // Returns how many went back.
+  // finalized state does not hold is awaited (`awaited_`) while its window
+  // is open, and goes back in the pool if a block of this validator held
+  // it. The pool keeps a deploy until the finalized state holds it, but a
+  // merge whose base is below a finalized block can reject a copy the
+  // finalized state held when the pool let it go (docs/validation.md "A
+  // deploy again"). Awaited deploys the new finalized state holds leave
+  // the pool. Returns how many went back.
   absl::StatusOr<size_t> RecoverRejected(std::span<const Hash32> blocks);
+  // Whether anything waits for finality: blocks with work, or deploys a
+  // finalized merge rejected that the finalized state does not hold.
+  bool HasUnfinalizedWork() const {
+    return !unfinalized_work_.empty() || !awaited_.empty();
+  }
 
   using Clock = std::chrono::steady_clock;
   const DriverDeps d_;
@@ -122,6 +129,11 @@ class ConsensusDriver final : public ConsensusWork {
   bool has_bootstrap_ = false;
   // Blocks with user deploys or a slash not yet final.
   std::set<Hash32> unfinalized_work_;
+  // Deploys a finalized merge rejected, until the finalized state holds
+  // them or their window closes: work for every validator, so that blocks
+  // are made (empty if the merge of the tips already holds a copy) and
+  // finalized. In memory: after a restart the pool holds its own again.
+  casper::prestate::AwaitedDeploys awaited_;
   // Empty blocks this node made in a row for finality without finality
   // moving; at kMaxEmptyStreak it waits for the heartbeat instead (no
   // empty-block churn when finality is stuck).

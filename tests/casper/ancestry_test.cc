@@ -7,6 +7,7 @@
 #include <optional>
 #include <vector>
 
+#include "casper/prestate/awaiting.h"
 #include "gtest/gtest.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/casper/dag_test_blocks.h"
@@ -145,6 +146,91 @@ TEST_F(AncestryTest, AStoredMergeWithoutItsBaseIsDataLoss) {
   const Hash32 m = Add(3, 1, 2, {a, c});  // no merge base recorded
   auto copy = CopyInPostState(*dag_, m, kSig, 0);
   EXPECT_EQ(copy.status().code(), absl::StatusCode::kDataLoss);
+}
+
+// Deploys a finalized merge rejected are awaited while the finalized state
+// lacks them (awaiting.h): the stall the ASan suite hit had a recovered
+// deploy that no validator made a block for.
+class AwaitedDeploysTest : public AncestryTest {
+ protected:
+  // A (copy of the deploy) and C race; M merges them over the genesis and
+  // rejects A's copy.
+  void Race() {
+    a_ = Add(1, 1, 1, {genesis_}, {7});
+    c_ = Add(2, 1, 1, {genesis_});
+    m_ = Add(3, 1, 2, {c_, a_}, {}, genesis_, {kSig});
+  }
+  std::vector<Bytes> Note(AwaitedDeploys& w, const Hash32& lfb,
+                          std::vector<Hash32> blocks, int64_t next) {
+    auto noted = w.NoteFinalized(*dag_, lfb, blocks, next, /*now_ms=*/0);
+    EXPECT_TRUE(noted.ok()) << noted.status();
+    return noted.ok() ? *noted : std::vector<Bytes>{};
+  }
+  std::vector<Bytes> Settle(AwaitedDeploys& w, const Hash32& lfb,
+                            int64_t next) {
+    auto held = w.Settle(*dag_, lfb, next, /*now_ms=*/0);
+    EXPECT_TRUE(held.ok()) << held.status();
+    return held.ok() ? *held : std::vector<Bytes>{};
+  }
+  Hash32 a_{}, c_{}, m_{};
+};
+
+TEST_F(AwaitedDeploysTest, ARejectionTheFinalizedStateLacksIsAwaitedOnce) {
+  Race();
+  AwaitedDeploys w;
+  EXPECT_EQ(Note(w, m_, {a_, c_, m_}, 3), std::vector<Bytes>{kSig});
+  EXPECT_TRUE(w.Contains(kSig));
+  EXPECT_EQ(Note(w, m_, {m_}, 3), std::vector<Bytes>{});  // already
+  EXPECT_EQ(Settle(w, m_, 3), std::vector<Bytes>{});
+  EXPECT_EQ(w.size(), 1u);
+}
+
+// The finalized state comes to hold the first copy again (a later merge
+// over a base below A keeps it): the deploy is done, and leaves the pool.
+TEST_F(AwaitedDeploysTest, AFinalizedStateHoldingAnEarlierCopySettlesIt) {
+  Race();
+  AwaitedDeploys w;
+  ASSERT_EQ(Note(w, m_, {a_, c_, m_}, 3), std::vector<Bytes>{kSig});
+  const Hash32 y = Add(2, 2, 2, {c_});
+  const Hash32 n = Add(1, 2, 3, {y, a_}, {}, genesis_);
+  ASSERT_EQ(Post(n), a_);
+  EXPECT_EQ(Settle(w, n, 4), std::vector<Bytes>{kSig});
+  EXPECT_TRUE(w.empty());
+}
+
+TEST_F(AwaitedDeploysTest, ARejectionTheFinalizedStateHoldsIsNotAwaited) {
+  Race();
+  const Hash32 r = Add(3, 2, 3, {m_}, {7});  // included again
+  AwaitedDeploys w;
+  EXPECT_EQ(Note(w, r, {a_, c_, m_, r}, 4), std::vector<Bytes>{});
+  EXPECT_TRUE(w.empty());
+}
+
+// The test deploys are valid after block 0: blocks up to 49 may hold
+// them.
+TEST_F(AwaitedDeploysTest, AClosedWindowEndsTheWait) {
+  Race();
+  AwaitedDeploys w;
+  EXPECT_EQ(Note(w, m_, {a_, c_, m_}, 50), std::vector<Bytes>{});
+  ASSERT_EQ(Note(w, m_, {a_, c_, m_}, 49), std::vector<Bytes>{kSig});
+  EXPECT_EQ(Settle(w, m_, 49), std::vector<Bytes>{});
+  EXPECT_EQ(w.size(), 1u);
+  EXPECT_EQ(Settle(w, m_, 50), std::vector<Bytes>{});  // closed, not held
+  EXPECT_TRUE(w.empty());
+}
+
+TEST_F(AwaitedDeploysTest, TheOldestIsForgottenAtCapacity) {
+  Race();
+  const Bytes other = Deploy(8).sig;
+  const Hash32 a2 = Add(1, 2, 3, {m_}, {8});
+  const Hash32 c2 = Add(2, 2, 3, {m_});
+  const Hash32 m2 = Add(3, 2, 4, {c2, a2}, {}, m_, {other});
+  AwaitedDeploys w(/*capacity=*/1);
+  ASSERT_EQ(Note(w, m_, {a_, c_, m_}, 3), std::vector<Bytes>{kSig});
+  EXPECT_EQ(Note(w, m2, {a2, c2, m2}, 5), std::vector<Bytes>{other});
+  EXPECT_EQ(w.size(), 1u);
+  EXPECT_TRUE(w.Contains(other));
+  EXPECT_FALSE(w.Contains(kSig));
 }
 
 TEST(NamesRejectedTest, MatchesWholeSignaturesOnly) {
