@@ -819,6 +819,73 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
   }
 }
 
+namespace {
+
+// The blocks reachable from `from` by parent links, itself included,
+// numbered at least `floor`.
+absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> AncestorsDownTo(
+    const DagStore& dag, const Hash32& from, int64_t floor) {
+  absl::flat_hash_set<Hash32, Hash32Hasher> seen{from};
+  std::deque<Hash32> queue{from};
+  while (!queue.empty()) {
+    const Hash32 h = queue.front();
+    queue.pop_front();
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> read = dag.Meta(h);
+    if (!read.ok()) {
+      return absl::DataLossError(
+          "block " + HexEncode(h) +
+          " is not readable: " + std::string(read.status().message()));
+    }
+    // Held here: below the DAG's window this is the record's only owner.
+    const std::shared_ptr<const BlockMeta> meta = *std::move(read);
+    if (meta->block_number <= floor) continue;  // its parents are lower
+    for (const Hash32& p : meta->parents) {
+      if (seen.insert(p).second) queue.push_back(p);
+    }
+  }
+  return seen;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
+    const DagStore& dag, std::span<const Hash32> parents) {
+  if (parents.empty()) {
+    return absl::InvalidArgumentError("no parents to merge");
+  }
+  std::vector<std::shared_ptr<const BlockMeta>> metas;
+  for (const Hash32& p : parents) {
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> m = dag.Meta(p);
+    if (!m.ok()) return m.status();
+    metas.push_back(*std::move(m));
+  }
+  const std::shared_ptr<const BlockMeta> main = metas.front();
+  ASSIGN_OR_RETURN(const std::shared_ptr<const BlockMeta> meet,
+                   MainChainMeet(dag, std::move(metas)));
+  std::vector<absl::flat_hash_set<Hash32, Hash32Hasher>> others;
+  for (size_t i = 1; i < parents.size(); ++i) {
+    ASSIGN_OR_RETURN(auto below,
+                     AncestorsDownTo(dag, parents[i], meet->block_number));
+    others.push_back(std::move(below));
+  }
+  std::shared_ptr<const BlockMeta> c = main;
+  while (c->hash != meet->hash) {
+    const bool common =
+        std::all_of(others.begin(), others.end(),
+                    [&](const auto& below) { return below.contains(c->hash); });
+    if (common) return c;
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> parent =
+        dag.Meta(c->parents.front());
+    if (!parent.ok()) {
+      return absl::DataLossError(
+          "main parent of block " + HexEncode(c->hash) +
+          " is not readable: " + std::string(parent.status().message()));
+    }
+    c = *std::move(parent);
+  }
+  return meet;
+}
+
 size_t DagStore::size() const {
   MutexLock lock(&mu_);
   return static_cast<size_t>(count_);

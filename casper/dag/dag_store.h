@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -274,6 +275,19 @@ class DagStore {
 // if a main parent cannot be read.
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks);
+
+// The merge base of a block of `parents` (stored, at least one; the first
+// is the main parent): the highest block on the main parent's main-parent
+// chain, the main parent included, that is an ancestor-or-self of every
+// parent. Never lower than MainChainMeet of the parents, which is on that
+// chain and common to all, and often higher: a parent whose own main
+// chain reaches the main parent's chain low down may still descend from a
+// block high on it, and the blocks between are then not merged again
+// (docs/merge.md "Base and scope"). Cost: the parents' ancestors down to
+// the meet. Errors: MainChainMeet's; DataLoss if an ancestor is not
+// readable.
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
+    const DagStore& dag, std::span<const Hash32> parents);
 
 // The work a validator goes on finalizing after a restart: the valid blocks
 // above the last finalized block's number (all blocks when nothing is

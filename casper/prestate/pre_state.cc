@@ -86,8 +86,7 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     out.root = cursors.front()->post_state;
     return out;
   }
-  ASSIGN_OR_RETURN(const auto base,
-                   dag::MainChainMeet(*dag_, std::move(cursors)));
+  ASSIGN_OR_RETURN(const auto base, dag::MergeBaseOf(*dag_, parents));
   // The scope: ancestors of the parents that are not ancestors of the base.
   std::set<Hash32> scope;
   std::deque<Hash32> queue(parents.begin(), parents.end());

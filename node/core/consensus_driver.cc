@@ -343,16 +343,18 @@ absl::StatusOr<size_t> ConsensusDriver::RecoverRejected(
   if (!lfb.has_value()) return 0;
   const int64_t next = d_.dag->MaxHeight() + 1;
   const int64_t now = UnixMs();
-  // Awaited deploys the new finalized state holds through a copy finalized
-  // earlier: the engine hears only of the newly finalized blocks' copies,
-  // so these leave the pool here.
-  ASSIGN_OR_RETURN(const std::vector<Bytes> settled,
+  // Awaited deploys the new finalized state holds. The engine took out of
+  // the pool those whose held copy it just finalized; one still pooled is
+  // held through a copy finalized earlier, and leaves the pool here.
+  ASSIGN_OR_RETURN(std::vector<Bytes> settled,
                    awaited_.Settle(*d_.dag, *lfb, next, now));
+  std::erase_if(settled,
+                [&](const Bytes& sig) { return !d_.pool->Contains(sig); });
   if (!settled.empty()) {
     RETURN_IF_ERROR(d_.pool->Remove(settled));
     Log("casper")->info(
-        "{} deploys a finalized merge had rejected are final (an earlier "
-        "copy)",
+        "{} deploys a finalized merge had rejected are final through a copy "
+        "finalized earlier; they leave the pool",
         settled.size());
   }
   ASSIGN_OR_RETURN(const std::vector<Bytes> rejected,

@@ -140,6 +140,24 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   const block::Block b2 = MakeBlock(2, 1, 1, {g.hash}, {{k2, g.hash}});
   ASSERT_TRUE(*dag->Insert(b2));
   EXPECT_EQ(dag->LatestMessages().at(k2), std::min(b.hash, b2.hash));
+
+  // The merge base: the highest block on the main parent's main chain
+  // that every parent descends from. d's chain runs d, b, g; c descends
+  // from b, so a block of (d, c) merges over b, where the main chains
+  // meet at g. With c the main parent, neither c nor a is under d: g.
+  const block::Block d = MakeBlock(3, 1, 2, {b.hash}, {{k2, b.hash}});
+  ASSERT_TRUE(*dag->Insert(d));
+  const std::vector<Hash32> dc{d.hash, c.hash};
+  const std::vector<Hash32> cd{c.hash, d.hash};
+  EXPECT_EQ(
+      (*MainChainMeet(*dag, {*dag->Meta(d.hash), *dag->Meta(c.hash)}))->hash,
+      g.hash);
+  EXPECT_EQ((*MergeBaseOf(*dag, dc))->hash, b.hash);
+  EXPECT_EQ((*MergeBaseOf(*dag, cd))->hash, g.hash);
+  const std::vector<Hash32> only_a{a.hash};
+  EXPECT_EQ((*MergeBaseOf(*dag, only_a))->hash, a.hash);
+  EXPECT_EQ(MergeBaseOf(*dag, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(DagStoreTest, DeployIndexListsEveryBlockHoldingADeploy) {
