@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "casper/deploy.h"
 #include "node/core/clock.h"
 #include "rspace/storage/kv_store.h"
 #include "util/logging.h"
@@ -334,6 +335,31 @@ void ConsensusDriver::NoteFinalized(std::span<const Hash32> blocks) {
         "{} deploys a finalized merge rejected are proposed again", *back);
     if (d_.scheduler != nullptr) d_.scheduler->DeploysArrived(*back);
   }
+}
+
+absl::Status ConsensusDriver::ResumeAwaited() {
+  if (!d_.identity->is_validator()) return absl::OkStatus();
+  const std::optional<Hash32> lfb = d_.dag->LastFinalized();
+  if (!lfb.has_value()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const auto lfb_meta, d_.dag->Meta(*lfb));
+  std::vector<Hash32> finalized;
+  for (int64_t n = std::max<int64_t>(
+           0, lfb_meta->block_number - casper::kDeployLifespanBlocks);
+       n <= lfb_meta->block_number; ++n) {
+    for (const Hash32& h : d_.dag->AtHeight(n)) {
+      if (d_.dag->IsFinalized(h)) finalized.push_back(h);
+    }
+  }
+  ASSIGN_OR_RETURN(const std::vector<Bytes> awaited,
+                   awaited_.NoteFinalized(*d_.dag, *lfb, finalized,
+                                          d_.dag->MaxHeight() + 1, UnixMs()));
+  if (!awaited.empty()) {
+    Log("casper")->info(
+        "{} deploys finalized merges rejected are awaited again (the "
+        "finalized state does not hold them)",
+        awaited.size());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<size_t> ConsensusDriver::RecoverRejected(

@@ -64,6 +64,12 @@ class ConsensusDriver final : public ConsensusWork {
   ConsensusDriver(const DriverDeps& deps, std::span<const Hash32> unfinalized);
 
   void OnPeerBlock(const casper::block::Block& block) override;
+  // At start: the deploys the finalized merges of the last
+  // kDeployLifespanBlocks block numbers rejected that the finalized state
+  // does not hold are awaited again (one rejected further down has its
+  // window closed), so a restart of every node does not bring back the
+  // stall `awaited_` prevents. Errors: the DAG's.
+  absl::Status ResumeAwaited();
   void Housekeeping() override;
   absl::StatusOr<Hash32> ProposeScheduled(bool empty) override;
   size_t pooled() const override { return d_.pool->size(); }
@@ -132,7 +138,7 @@ class ConsensusDriver final : public ConsensusWork {
   // Deploys a finalized merge rejected, until the finalized state holds
   // them or their window closes: work for every validator, so that blocks
   // are made (empty if the merge of the tips already holds a copy) and
-  // finalized. In memory: after a restart the pool holds its own again.
+  // finalized. In memory; rebuilt from the DAG at start (ResumeAwaited).
   casper::prestate::AwaitedDeploys awaited_;
   // Empty blocks this node made in a row for finality without finality
   // moving; at kMaxEmptyStreak it waits for the heartbeat instead (no

@@ -167,6 +167,9 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
                                                .runtime = p.runtime.get(),
                                                .scheduler = m.scheduler.get()});
   RETURN_IF_ERROR(DropFinalizedFromPool());
+  if (absl::Status s = m.driver->ResumeAwaited(); !s.ok()) {
+    Log("casper")->warn("rejected deploys not awaited again: {}", s.ToString());
+  }
   RETURN_IF_ERROR(p.metrics->Attach(registry, p.dag.get(), p.pool.get(), [&m] {
     return m.scheduler->queued_tasks();
   }));
