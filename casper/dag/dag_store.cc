@@ -786,40 +786,20 @@ bool LatestJustifiesOthers(const DagStore& dag,
   return true;
 }
 
-absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
-    const DagStore& dag,
-    std::vector<std::shared_ptr<const BlockMeta>> cursors) {
-  if (cursors.empty()) {
-    return absl::InvalidArgumentError("no blocks to meet");
-  }
-  while (true) {
-    bool same = true;
-    int64_t top = cursors.front()->block_number;
-    for (const auto& c : cursors) {
-      same = same && c->hash == cursors.front()->hash;
-      top = std::max(top, c->block_number);
-    }
-    if (same) return cursors.front();
-    for (auto& c : cursors) {
-      if (c->block_number != top) continue;
-      if (c->parents.empty()) {
-        return absl::FailedPreconditionError(
-            "main-parent chains never meet: block " + HexEncode(c->hash) +
-            " is a root");
-      }
-      absl::StatusOr<std::shared_ptr<const BlockMeta>> parent =
-          dag.Meta(c->parents.front());
-      if (!parent.ok()) {
-        return absl::DataLossError(
-            "main parent of block " + HexEncode(c->hash) +
-            " is not readable: " + std::string(parent.status().message()));
-      }
-      c = *std::move(parent);
-    }
-  }
-}
-
 namespace {
+
+// The main parent of `block` (which has parents); DataLoss if unreadable.
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MainParentOf(
+    const DagStore& dag, const BlockMeta& block) {
+  absl::StatusOr<std::shared_ptr<const BlockMeta>> parent =
+      dag.Meta(block.parents.front());
+  if (!parent.ok()) {
+    return absl::DataLossError(
+        "main parent of block " + HexEncode(block.hash) +
+        " is not readable: " + std::string(parent.status().message()));
+  }
+  return *std::move(parent);
+}
 
 // The blocks reachable from `from` by parent links, itself included,
 // numbered at least `floor`.
@@ -848,6 +828,32 @@ absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> AncestorsDownTo(
 
 }  // namespace
 
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
+    const DagStore& dag,
+    std::vector<std::shared_ptr<const BlockMeta>> cursors) {
+  if (cursors.empty()) {
+    return absl::InvalidArgumentError("no blocks to meet");
+  }
+  while (true) {
+    bool same = true;
+    int64_t top = cursors.front()->block_number;
+    for (const auto& c : cursors) {
+      same = same && c->hash == cursors.front()->hash;
+      top = std::max(top, c->block_number);
+    }
+    if (same) return cursors.front();
+    for (auto& c : cursors) {
+      if (c->block_number != top) continue;
+      if (c->parents.empty()) {
+        return absl::FailedPreconditionError(
+            "main-parent chains never meet: block " + HexEncode(c->hash) +
+            " is a root");
+      }
+      ASSIGN_OR_RETURN(c, MainParentOf(dag, *c));
+    }
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
     const DagStore& dag, std::span<const Hash32> parents) {
   if (parents.empty()) {
@@ -874,14 +880,7 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
         std::all_of(others.begin(), others.end(),
                     [&](const auto& below) { return below.contains(c->hash); });
     if (common) return c;
-    absl::StatusOr<std::shared_ptr<const BlockMeta>> parent =
-        dag.Meta(c->parents.front());
-    if (!parent.ok()) {
-      return absl::DataLossError(
-          "main parent of block " + HexEncode(c->hash) +
-          " is not readable: " + std::string(parent.status().message()));
-    }
-    c = *std::move(parent);
+    ASSIGN_OR_RETURN(c, MainParentOf(dag, *c));
   }
   return meet;
 }

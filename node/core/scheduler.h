@@ -45,7 +45,8 @@ class ConsensusWork {
   // Every kHousekeepingInterval.
   virtual void Housekeeping() = 0;
   // Makes a block: of the pool's deploys (a block only if there is
-  // something to put in it), or an empty one for finality (`empty`).
+  // something to put in it), or an empty one for finality (`empty`; none
+  // when nothing waits for finality any more).
   virtual absl::StatusOr<Hash32> ProposeScheduled(bool empty) = 0;
   // Deploys in the pool (any thread).
   virtual size_t pooled() const = 0;
