@@ -1008,6 +1008,11 @@ def run_scenario(name, shard, a, rng, out_dir):
     row["checks"]["stream"] = (code == 0, verdict)
     if name == "hostile":
         ok, text = strict_stream(sub)
+        if not ok:
+            # Which validator was behind, and why (a refusal as "catching
+            # up" names only the reason; TSan suite, 2026-12-06).
+            text += "; " + "; ".join(f"{v['name']} {behind_split(v)}"
+                                     for v in shard.validators())
         row["checks"]["stream"] = (code == 0 and ok, f"{verdict}; {text}")
     try:
         lowest, text = check_agreement(shard)
