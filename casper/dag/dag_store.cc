@@ -855,23 +855,22 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
 }
 
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
-    const DagStore& dag, std::span<const Hash32> parents) {
+    const DagStore& dag,
+    std::vector<std::shared_ptr<const BlockMeta>> parents) {
   if (parents.empty()) {
     return absl::InvalidArgumentError("no parents to merge");
   }
-  std::vector<std::shared_ptr<const BlockMeta>> metas;
-  for (const Hash32& p : parents) {
-    absl::StatusOr<std::shared_ptr<const BlockMeta>> m = dag.Meta(p);
-    if (!m.ok()) return m.status();
-    metas.push_back(*std::move(m));
-  }
-  const std::shared_ptr<const BlockMeta> main = metas.front();
-  ASSIGN_OR_RETURN(const std::shared_ptr<const BlockMeta> meet,
-                   MainChainMeet(dag, std::move(metas)));
-  std::vector<absl::flat_hash_set<Hash32, Hash32Hasher>> others;
+  const std::shared_ptr<const BlockMeta> main = parents.front();
+  std::vector<Hash32> others_hashes;
   for (size_t i = 1; i < parents.size(); ++i) {
+    others_hashes.push_back(parents[i]->hash);
+  }
+  ASSIGN_OR_RETURN(const std::shared_ptr<const BlockMeta> meet,
+                   MainChainMeet(dag, std::move(parents)));
+  std::vector<absl::flat_hash_set<Hash32, Hash32Hasher>> others;
+  for (const Hash32& other : others_hashes) {
     ASSIGN_OR_RETURN(auto below,
-                     AncestorsDownTo(dag, parents[i], meet->block_number));
+                     AncestorsDownTo(dag, other, meet->block_number));
     others.push_back(std::move(below));
   }
   std::shared_ptr<const BlockMeta> c = main;

@@ -26,7 +26,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -276,8 +275,8 @@ class DagStore {
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks);
 
-// The merge base of a block of `parents` (stored, at least one; the first
-// is the main parent): the highest block on the main parent's main-parent
+// The merge base of a block of `parents` (their records, at least one; the
+// first is the main parent): the highest block on the main parent's main-parent
 // chain, the main parent included, that is an ancestor-or-self of every
 // parent. Never lower than MainChainMeet of the parents, which is on that
 // chain and common to all, and often higher: a parent whose own main
@@ -287,7 +286,7 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
 // the meet. Errors: MainChainMeet's; DataLoss if an ancestor is not
 // readable.
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
-    const DagStore& dag, std::span<const Hash32> parents);
+    const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> parents);
 
 // The work a validator goes on finalizing after a restart: the valid blocks
 // above the last finalized block's number (all blocks when nothing is

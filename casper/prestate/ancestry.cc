@@ -101,6 +101,27 @@ absl::StatusOr<std::optional<Hash32>> Walk(dag::DagStore& dag,
 
 }  // namespace
 
+absl::StatusOr<std::optional<block::ProcessedDeploy>> StoredCopy(
+    dag::DagStore& dag, ByteView sig,
+    const crypto::Secp256k1PublicKey* sender) {
+  ASSIGN_OR_RETURN(const std::vector<Hash32> holders,
+                   dag.BlocksWithDeploy(sig));
+  for (const Hash32& h : holders) {
+    ASSIGN_OR_RETURN(const auto meta, dag.Meta(h));
+    if (meta->invalid || (sender != nullptr && meta->sender != *sender)) {
+      continue;
+    }
+    ASSIGN_OR_RETURN(std::optional<block::Block> b, dag.GetBlock(h));
+    if (!b.has_value()) continue;
+    for (block::ProcessedDeploy& d : b->body.deploys) {
+      if (std::equal(d.sig.begin(), d.sig.end(), sig.begin(), sig.end())) {
+        return std::optional<block::ProcessedDeploy>(std::move(d));
+      }
+    }
+  }
+  return std::optional<block::ProcessedDeploy>();
+}
+
 bool NamesRejected(std::span<const block::RejectedDeploy> rejected,
                    ByteView sig) {
   return std::any_of(

@@ -58,6 +58,13 @@ absl::StatusOr<std::optional<Hash32>> CopyInPostState(dag::DagStore& dag,
                                                       ByteView sig,
                                                       int64_t min_number);
 
+// The deploy `sig` as the first valid stored block holding it records it
+// (deploy index order), of a block by `sender` when given; nullopt when
+// there is none. Errors: the DAG's.
+absl::StatusOr<std::optional<block::ProcessedDeploy>> StoredCopy(
+    dag::DagStore& dag, ByteView sig,
+    const crypto::Secp256k1PublicKey* sender = nullptr);
+
 // Whether `rejected` (a block's record, ascending by signature) names
 // `sig`.
 bool NamesRejected(std::span<const block::RejectedDeploy> rejected,

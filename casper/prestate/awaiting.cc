@@ -14,21 +14,11 @@ namespace rnode::casper::prestate {
 
 absl::StatusOr<std::optional<AwaitedDeploys::Window>> AwaitedDeploys::WindowOf(
     dag::DagStore& dag, ByteView sig) const {
-  ASSIGN_OR_RETURN(const std::vector<Hash32> copies, dag.BlocksWithDeploy(sig));
-  for (const Hash32& c : copies) {
-    ASSIGN_OR_RETURN(const auto meta, dag.Meta(c));
-    if (meta->invalid) continue;
-    ASSIGN_OR_RETURN(std::optional<block::Block> b, dag.GetBlock(c));
-    if (!b.has_value()) continue;
-    for (const block::ProcessedDeploy& d : b->body.deploys) {
-      if (!std::equal(d.sig.begin(), d.sig.end(), sig.begin(), sig.end())) {
-        continue;
-      }
-      return std::optional<Window>(Window{LastBlockNumber(d.data, lifespan_),
-                                          d.data.expiration_timestamp, 0});
-    }
-  }
-  return std::optional<Window>();
+  ASSIGN_OR_RETURN(const std::optional<block::ProcessedDeploy> d,
+                   StoredCopy(dag, sig));
+  if (!d.has_value()) return std::optional<Window>();
+  return std::optional<Window>(Window{LastBlockNumber(d->data, lifespan_),
+                                      d->data.expiration_timestamp, 0});
 }
 
 absl::StatusOr<std::vector<Bytes>> AwaitedDeploys::NoteFinalized(

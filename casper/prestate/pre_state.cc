@@ -86,7 +86,8 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     out.root = cursors.front()->post_state;
     return out;
   }
-  ASSIGN_OR_RETURN(const auto base, dag::MergeBaseOf(*dag_, parents));
+  ASSIGN_OR_RETURN(const auto base,
+                   dag::MergeBaseOf(*dag_, std::move(cursors)));
   // The scope: ancestors of the parents that are not ancestors of the base.
   std::set<Hash32> scope;
   std::deque<Hash32> queue(parents.begin(), parents.end());

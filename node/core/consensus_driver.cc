@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "casper/deploy.h"
+#include "casper/prestate/ancestry.h"
 #include "node/core/clock.h"
 #include "rspace/storage/kv_store.h"
 #include "util/logging.h"
@@ -20,22 +21,13 @@ namespace {
 absl::StatusOr<std::optional<casper::SignedDeploy>> OwnCopy(
     casper::dag::DagStore& dag, const crypto::Secp256k1PublicKey& me,
     ByteView sig) {
-  ASSIGN_OR_RETURN(const std::vector<Hash32> copies, dag.BlocksWithDeploy(sig));
-  for (const Hash32& c : copies) {
-    ASSIGN_OR_RETURN(const auto meta, dag.Meta(c));
-    if (meta->sender != me || meta->invalid) continue;
-    ASSIGN_OR_RETURN(std::optional<casper::block::Block> b, dag.GetBlock(c));
-    if (!b.has_value()) continue;
-    for (const casper::block::ProcessedDeploy& d : b->body.deploys) {
-      if (!std::equal(d.sig.begin(), d.sig.end(), sig.begin(), sig.end())) {
-        continue;
-      }
-      absl::StatusOr<casper::SignedDeploy> s = casper::SignedDeploy::Verify(
-          d.data, d.deployer, d.sig, casper::SigAlgorithmName(d.sig_algorithm));
-      if (s.ok()) return std::optional<casper::SignedDeploy>(*std::move(s));
-    }
-  }
-  return std::optional<casper::SignedDeploy>();
+  ASSIGN_OR_RETURN(const std::optional<casper::block::ProcessedDeploy> d,
+                   casper::prestate::StoredCopy(dag, sig, &me));
+  if (!d.has_value()) return std::optional<casper::SignedDeploy>();
+  absl::StatusOr<casper::SignedDeploy> s = casper::SignedDeploy::Verify(
+      d->data, d->deployer, d->sig, casper::SigAlgorithmName(d->sig_algorithm));
+  if (!s.ok()) return std::optional<casper::SignedDeploy>();
+  return std::optional<casper::SignedDeploy>(*std::move(s));
 }
 
 // Empty blocks a validator makes in a row for finality that does not move

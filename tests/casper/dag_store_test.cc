@@ -147,15 +147,16 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   // meet at g. With c the main parent, neither c nor a is under d: g.
   const block::Block d = MakeBlock(3, 1, 2, {b.hash}, {{k2, b.hash}});
   ASSERT_TRUE(*dag->Insert(d));
-  const std::vector<Hash32> dc{d.hash, c.hash};
-  const std::vector<Hash32> cd{c.hash, d.hash};
   EXPECT_EQ(
       (*MainChainMeet(*dag, {*dag->Meta(d.hash), *dag->Meta(c.hash)}))->hash,
       g.hash);
-  EXPECT_EQ((*MergeBaseOf(*dag, dc))->hash, b.hash);
-  EXPECT_EQ((*MergeBaseOf(*dag, cd))->hash, g.hash);
-  const std::vector<Hash32> only_a{a.hash};
-  EXPECT_EQ((*MergeBaseOf(*dag, only_a))->hash, a.hash);
+  EXPECT_EQ(
+      (*MergeBaseOf(*dag, {*dag->Meta(d.hash), *dag->Meta(c.hash)}))->hash,
+      b.hash);
+  EXPECT_EQ(
+      (*MergeBaseOf(*dag, {*dag->Meta(c.hash), *dag->Meta(d.hash)}))->hash,
+      g.hash);
+  EXPECT_EQ((*MergeBaseOf(*dag, {*dag->Meta(a.hash)}))->hash, a.hash);
   EXPECT_EQ(MergeBaseOf(*dag, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
