@@ -127,6 +127,12 @@ struct MergeOptions {
   // one is rejected (kSettledInBase): applying the deploy again is never
   // right. The caller computes them from the DAG (prestate/ancestry.h).
   std::span<const Bytes> settled;
+  // Ids of scope deploys the main parent's state holds, ascending; not
+  // owned. A branch holding one is preferred: the merge rejects as few
+  // preferred branches as it can, and only then minimises the cost
+  // (docs/merge.md §5.2), so a merge keeps what its main parent kept, and
+  // a deploy final on the main chain stays in effect.
+  std::span<const Bytes> preferred;
 };
 
 // Merges `scope` (in any order) onto `base_root` and commits the new state

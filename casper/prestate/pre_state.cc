@@ -126,16 +126,26 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   }
   // Deploys of the scope whose effect the base already holds (an earlier
   // copy below it): the merger rejects their scope copies.
+  // Deploys of the scope whose effect the main parent's state holds (a
+  // copy in its ancestry that its merges kept): their branches are
+  // preferred, so the merge keeps what the main parent kept.
   std::vector<Bytes> settled;
+  std::vector<Bytes> preferred;
   for (const Bytes& sig : user_sigs) {
     ASSIGN_OR_RETURN(std::optional<Hash32> copy,
                      CopyInPostState(*dag_, base->hash, sig, 0));
-    if (copy.has_value()) settled.push_back(sig);
+    if (copy.has_value()) {
+      settled.push_back(sig);
+      continue;
+    }
+    ASSIGN_OR_RETURN(copy, CopyInPostState(*dag_, parents.front(), sig, 0));
+    if (copy.has_value() && scope.contains(*copy)) preferred.push_back(sig);
   }
   merge::MergeOptions options;
   options.number_codec = codec_;
   options.term_factory = term_factory_;
   options.settled = settled;
+  options.preferred = preferred;
   ASSIGN_OR_RETURN(
       merge::MergeResult merged,
       merge::Merge(*history_, base->post_state, indexes, options, *context_));

@@ -2,12 +2,14 @@
 // "Multi-parent blocks"): one parent's post-state, or the merge of the
 // parents' scope over their merge base.
 //
-// The merge base is the highest block on the main-parent chain of every
-// parent; the scope is every block that is an ancestor of (or is) a parent
-// but not an ancestor of the base. The merger (casper/merge) combines the
-// scope's deploys over the base's post-state and rejects conflicting
-// branches; the result is the same on every node that holds the same
-// blocks.
+// The merge base is the highest block on the main parent's main chain that
+// every parent descends from (dag::MergeBaseOf); the scope is every block
+// that is an ancestor of (or is) a parent but not an ancestor of the base.
+// The merger (casper/merge) combines the scope's deploys over the base's
+// post-state and rejects conflicting branches, preferring the branches of
+// deploys the main parent's state holds (so a merge never undoes what its
+// main parent kept); the result is the same on every node that holds the
+// same blocks.
 //
 // The merger reads each scope block's index (built once, when the block is
 // admitted or created, from its deploys' outcomes); the builder keeps them

@@ -541,6 +541,75 @@ TEST_P(StaleViewTest, ABlockMadeOnAStaleViewBecomesAParent) {
   }
 }
 
+// A block made on a stale view holds an increment of the counter that an
+// increment finalized meanwhile also took. The merge that takes the stale
+// block in has its base below the finalized one, so both increments are in
+// its scope and only one can stay: it keeps the finalized one, because the
+// main parent's state holds it, although the stale one costs more (the
+// merger otherwise rejects the cheaper branch). The stale increment is
+// rejected, proposed again by its validator, and finalized after it.
+// Regression: the merge rejected the finalized increment, and a deploy
+// read FINALIZED read PENDING again.
+TEST(ShardTest, AStaleBlockDoesNotUndoAFinalizedDeploy) {
+  Network net(3, 100'000, /*max_parents=*/3);
+  const std::string increment = "for (@n <- @\"c\") { @\"c\"!(n + 1) }";
+  ASSERT_TRUE(net[0]
+                  .node.pool()
+                  .Add(net[0].node.Sign("@\"c\"!(0)", net.now), 0, net.now)
+                  .ok());
+  ASSERT_TRUE(net.Propose(0).has_value());
+  net.cut.insert(2);
+  SignedDeploy cheap = net[0].node.Sign(increment, net.now + 1);
+  ASSERT_TRUE(net[0].node.pool().Add(cheap, 0, net.now).ok());
+  const auto kept = net.Propose(0);
+  ASSERT_TRUE(kept.has_value());
+  for (int round = 0; round < 10; ++round) {
+    net.Propose(0, /*allow_empty=*/true);
+    net.Propose(1, /*allow_empty=*/true);
+  }
+  ASSERT_TRUE(net[0].node.dag().IsFinalized(*kept));
+  // The same increment with more work: its branch costs more.
+  SignedDeploy costly = net[2].node.Sign(
+      "for (@n <- @\"c\") { @\"c\"!(n + 1) | @\"w\"!(1) | @\"w\"!(2) | "
+      "@\"w\"!(3) | @\"w\"!(4) | @\"w\"!(5) | @\"w\"!(6) }",
+      net.now + 2, 3);
+  ASSERT_TRUE(net[2].node.pool().Add(costly, 0, net.now).ok());
+  const auto stale = net.Propose(2);
+  ASSERT_TRUE(stale.has_value());
+  net.cut.clear();
+  net.Propose(0, /*allow_empty=*/true);
+  ASSERT_TRUE(net.Propose(2, /*allow_empty=*/true).has_value());
+  auto sb = net[2].node.dag().GetBlock(*stale);
+  ASSERT_TRUE(sb.ok() && sb->has_value());
+  net[2].Broadcast(**sb);
+  net.Pump();
+  for (int round = 0; round < 4; ++round) {
+    for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  }
+  ExpectConverged(net);
+  const Hash32 lfb = *net[0].node.dag().LastFinalized();
+  ASSERT_TRUE(net[0].node.dag().IsAncestor(*stale, lfb));
+  for (auto& p : net.peers) {
+    EXPECT_EQ(p->engine->counters().invalid, 0u) << p->index;
+    // No merge ever rejected the finalized increment.
+    auto rejecting = p->node.dag().BlocksRejectingDeploy(cheap.sig());
+    ASSERT_TRUE(rejecting.ok());
+    EXPECT_TRUE(rejecting->empty()) << p->index;
+    auto copy = prestate::CopyInPostState(p->node.dag(), lfb, cheap.sig(), 0);
+    ASSERT_TRUE(copy.ok()) << copy.status();
+    EXPECT_EQ(*copy, std::optional<Hash32>(*kept)) << p->index;
+    // The stale increment was rejected, went in a block again, and is
+    // final there.
+    rejecting = p->node.dag().BlocksRejectingDeploy(costly.sig());
+    ASSERT_TRUE(rejecting.ok());
+    EXPECT_FALSE(rejecting->empty()) << p->index;
+    copy = prestate::CopyInPostState(p->node.dag(), lfb, costly.sig(), 0);
+    ASSERT_TRUE(copy.ok()) << copy.status();
+    ASSERT_TRUE(copy->has_value()) << p->index;
+    EXPECT_NE(**copy, *stale) << p->index;
+  }
+}
+
 TEST(ShardTest, AMissingBlockIsFetchedThenAccepted) {
   Network net(3);
   // Validator 1 proposes twice while cut off; then its link heals and its

@@ -177,6 +177,17 @@ void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled) {
   }
 }
 
+void MarkPreferred(Conflicts& conflicts, std::span<const Bytes> preferred,
+                   uint32_t branches) {
+  if (preferred.empty()) return;
+  conflicts.preferred.assign(branches, false);
+  for (const DeployRef& r : conflicts.ids) {
+    if (std::binary_search(preferred.begin(), preferred.end(), *r.id)) {
+      conflicts.preferred[r.branch] = true;
+    }
+  }
+}
+
 absl::StatusOr<BaseChecks> CheckBase(const ScopeIndex& index,
                                      const Branches& branches,
                                      const Conflicts& conflicts,

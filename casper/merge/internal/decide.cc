@@ -63,7 +63,17 @@ Decision Decide(const Branches& branches, const Conflicts& conflicts,
   const uint32_t nb = branches.count;
   RejectionProblem problem;
   problem.cost.resize(nb);
-  for (uint32_t b = 0; b < nb; ++b) problem.cost[b] = branches.info[b].cost;
+  // A preferred branch weighs more than all the others together: rejecting
+  // one is worse than rejecting every other branch (docs/merge.md §5.2).
+  unsigned __int128 weight = 1;
+  const std::vector<bool>& preferred = conflicts.preferred;
+  for (uint32_t b = 0; b < nb; ++b) {
+    problem.cost[b] = branches.info[b].cost;
+    if (preferred.empty() || !preferred[b]) weight += problem.cost[b];
+  }
+  for (uint32_t b = 0; b < nb && !preferred.empty(); ++b) {
+    if (preferred[b]) problem.cost[b] += weight;
+  }
   problem.prerejected = checks.prerejected;
   problem.base_join = checks.base_join;
   problem.groups = conflicts.groups;

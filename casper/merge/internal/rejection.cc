@@ -310,7 +310,7 @@ class Solver {
   struct Search {
     size_t k = 0;
     std::vector<uint32_t> adj;
-    std::vector<uint64_t> cost;
+    std::vector<u128> cost;
     std::vector<SearchChannel> channels;
     std::vector<__int128> sums;  // Sum of kept diffs so far, per channel.
     bool found = false;

@@ -36,7 +36,9 @@ class BranchDiffs {
 // The inputs of SolveRejection; the spans and `diffs` are borrowed from the
 // merge's steps (no copy per merge) and must outlive the call.
 struct RejectionProblem {
-  std::vector<uint64_t> cost;                                // Per branch.
+  // Per branch: its phlo cost, plus, for a preferred branch (Decide), a
+  // weight above the sum of every other branch's cost.
+  std::vector<unsigned __int128> cost;
   std::span<const std::optional<RejectReason>> prerejected;  // Per branch.
   std::vector<bool> base_join;                               // Per branch.
   std::span<const ConflictGroup> groups;  // Groups with an edge.

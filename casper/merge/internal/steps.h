@@ -207,6 +207,8 @@ struct Conflicts {
   // kSettledInBase if it holds a deploy the base holds (MarkSettled).
   std::vector<std::optional<RejectReason>> duplicate;
   std::vector<DeployRef> ids;  // Ascending by (id, branch).
+  // Per branch when any is preferred (MarkPreferred), else empty.
+  std::vector<bool> preferred;
 };
 
 // The conflict groups of deploy ids and event keys (docs/merge.md §4): no
@@ -218,6 +220,11 @@ Conflicts CollectConflicts(const ScopeIndex& index, const Branches& branches,
 // (ascending ids whose effect the base holds), unless it is already
 // rejected as a duplicate.
 void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled);
+
+// Marks preferred every branch holding one of `preferred` (ascending ids
+// of deploys the main parent's state holds; docs/merge.md §5.2).
+void MarkPreferred(Conflicts& conflicts, std::span<const Bytes> preferred,
+                   uint32_t branches);
 
 struct BaseChecks {
   // Per branch; kDuplicateInBranch wins over kUnavailable.
@@ -257,7 +264,8 @@ struct Decision {
   size_t greedy_components = 0;
 };
 
-// The cost-optimal rejected set (SolveRejection) and the rejected deploys.
+// The optimal rejected set (SolveRejection: fewest preferred branches
+// rejected, then the least cost) and the rejected deploys.
 Decision Decide(const Branches& branches, const Conflicts& conflicts,
                 const BaseChecks& checks, const NumberBases& numbers);
 

@@ -67,7 +67,8 @@ class MergerTest : public ::testing::Test {
 
   absl::StatusOr<MergeResult> Run(std::vector<BlockInput> blocks,
                                   bool with_codec = true,
-                                  std::span<const Bytes> settled = {}) {
+                                  std::span<const Bytes> settled = {},
+                                  std::span<const Bytes> preferred = {}) {
     std::vector<std::shared_ptr<const BlockIndex>> idx;
     for (auto& b : blocks) {
       auto x = BuildBlockIndex(std::move(b));
@@ -77,6 +78,7 @@ class MergerTest : public ::testing::Test {
     MergeOptions options;
     if (with_codec) options.number_codec = &codec_;
     options.settled = settled;
+    options.preferred = preferred;
     return Merge(*th_.history, base_root_, idx, options);
   }
 
@@ -294,6 +296,69 @@ TEST_F(MergerTest, ExactSearchBeatsPickingTheMostExpensiveFirst) {
   ASSERT_EQ(r->rejected.size(), 1u);
   EXPECT_EQ(r->rejected[0].id, b.id);
   EXPECT_EQ(r->metrics.exact_components, 1u);
+}
+
+// A preferred branch (its deploy is in the main parent's state) is kept
+// although rejecting it would cost least: the two cheaper-together
+// branches it conflicts with are rejected instead.
+TEST_F(MergerTest, APreferredBranchIsKeptOverAnyCostOfOthers) {
+  Datum x = MakeDatum(1, 1), y = MakeDatum(2, 2);
+  base_[C(1)].data = {x};
+  base_[C(2)].data = {y};
+  CommitBase();
+  DeployInput a = Deploy("a", 5'000);
+  TakeDatum(a, C(1), x, 1);
+  DeployInput b = Deploy("b", 6);
+  TakeDatum(b, C(1), x, 2);
+  TakeDatum(b, C(2), y, 3);
+  DeployInput c = Deploy("c", 5'000);
+  TakeDatum(c, C(2), y, 4);
+  auto blocks = [&] {
+    return std::vector{Block(1, {a}), Block(2, {b}), Block(3, {c})};
+  };
+  auto plain = Run(blocks());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_EQ(plain->rejected.size(), 1u);
+  EXPECT_EQ(plain->rejected[0].id, b.id);
+  const std::vector<Bytes> preferred{b.id};
+  auto r = Run(blocks(), true, {}, preferred);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rejected.size(), 2u);
+  EXPECT_EQ(r->rejected[0].id, a.id);
+  EXPECT_EQ(r->rejected[1].id, c.id);
+  EXPECT_EQ(r->rejected[0].reason, RejectReason::kConflict);
+  EXPECT_EQ(r->metrics.exact_components, 1u);
+  // Two preferred branches in conflict: the fewest preferred go (b), then
+  // the order is the usual one (c, not preferred, stays with a).
+  const std::vector<Bytes> both{a.id, b.id};
+  auto two = Run(blocks(), true, {}, both);
+  ASSERT_TRUE(two.ok()) << two.status();
+  ASSERT_EQ(two->rejected.size(), 1u);
+  EXPECT_EQ(two->rejected[0].id, b.id);
+}
+
+// Above the exact bound the greedy fallback keeps the preferred branch
+// first, the cheapest of the race.
+TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsThePreferred) {
+  Datum x = MakeDatum(1, 1);
+  base_[C(1)].data = {x};
+  CommitBase();
+  std::vector<BlockInput> blocks;
+  const int n = static_cast<int>(kMaxExactComponentBranches) + 4;
+  for (int i = 0; i < n; ++i) {
+    DeployInput d =
+        Deploy("d" + std::to_string(i), 10 + static_cast<uint64_t>(i));
+    TakeDatum(d, C(1), x, i);
+    blocks.push_back(Block(i, {d}));
+  }
+  const std::vector<Bytes> preferred{Deploy("d0", 10).id};
+  auto r = Run(blocks, true, {}, preferred);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->metrics.greedy_components, 1u);
+  ASSERT_EQ(r->rejected.size(), static_cast<size_t>(n - 1));
+  for (const auto& b : r->branches) {
+    EXPECT_EQ(b.rejected, b.cost != 10u) << b.cost;
+  }
 }
 
 TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsTheMostExpensive) {
