@@ -31,6 +31,7 @@
 #include "node/p2p/transport.h"
 #include "routing.pb.h"
 #include "util/bytes.h"
+#include "util/fair_queue.h"
 #include "util/logging.h"
 #include "util/mutex.h"
 #include "util/token_bucket.h"
@@ -225,8 +226,10 @@ struct Transport::Impl final {
   Mutex queue_mu;
   CondVar queue_cv;
   bool queue_stopping ABSL_GUARDED_BY(queue_mu) = false;
-  std::deque<Event> small ABSL_GUARDED_BY(queue_mu);
-  std::deque<Event> large ABSL_GUARDED_BY(queue_mu);
+  // Per sender, served in turn (a flooding peer holds back another's
+  // packets by at most one of its own each; docs/p2p.md "Budgets").
+  FairQueue<Bytes, Event> small ABSL_GUARDED_BY(queue_mu);
+  FairQueue<Bytes, Event> large ABSL_GUARDED_BY(queue_mu);
   std::thread small_dispatcher;
   std::thread large_dispatcher;
   std::thread reaper;

@@ -68,7 +68,8 @@ std::unique_ptr<grpc::Service> Transport::Impl::NewRoutingService() {
 void Transport::Impl::Post(Event e, bool large_queue) {
   MutexLock lock(&queue_mu);
   if (queue_stopping) return;
-  (large_queue ? large : small).push_back(std::move(e));
+  const Bytes sender = e.from.id;
+  (large_queue ? large : small).Push(sender, std::move(e));
   queue_cv.SignalAll();
 }
 
@@ -77,11 +78,10 @@ void Transport::Impl::DispatchLoop(bool large_queue) {
     Event e;
     {
       MutexLock lock(&queue_mu);
-      std::deque<Event>& q = large_queue ? large : small;
+      FairQueue<Bytes, Event>& q = large_queue ? large : small;
       while (!queue_stopping && q.empty()) queue_cv.Wait(&queue_mu);
       if (queue_stopping) return;
-      e = std::move(q.front());
-      q.pop_front();
+      e = q.Pop();
     }
     switch (e.kind) {
       case Event::Kind::kConnected:

@@ -811,6 +811,47 @@ TEST(TransportBackPressureTest, BlockedHandlerMakesThePeerBusyAndLosesNothing) {
   }
 }
 
+// A peer that floods does not hold back another peer's packets: the
+// dispatcher serves the senders in turn, one packet each, so a packet
+// waits behind at most one packet of each other sender (regression: one
+// queue for every sender, and an honest validator's block waited behind
+// the whole of an attacker's backlog).
+TEST(TransportBackPressureTest, AFloodingPeerDoesNotDelayAnotherPeersPackets) {
+  auto nodes = StartStar({Options(1), Options(2), Options(3)});
+  ASSERT_EQ(nodes.size(), 3u);
+  TestNode* hub = nodes[0].get();
+  TestNode* flooder = nodes[1].get();
+  TestNode* honest = nodes[2].get();
+  hub->handler.Block(/*streamed=*/false);
+  ASSERT_TRUE(flooder->t().Send(hub->id(), "Flood", "0").ok());
+  ASSERT_TRUE(hub->handler.AwaitBlocked(1));
+  constexpr uint64_t kFlood = 40;
+  for (uint64_t i = 1; i < kFlood; ++i) {
+    ASSERT_TRUE(flooder->t().Send(hub->id(), "Flood", absl::StrCat(i)).ok());
+  }
+  ASSERT_TRUE(
+      Eventually([&] { return hub->t().counters().packets_in >= kFlood; }));
+  ASSERT_TRUE(honest->t().Send(hub->id(), "Block", "honest").ok());
+  ASSERT_TRUE(
+      Eventually([&] { return hub->t().counters().packets_in >= kFlood + 1; }));
+  hub->handler.Release();
+  ASSERT_TRUE(hub->handler.AwaitPackets(kFlood + 1));
+  const std::vector<Recorder::Packet> got = hub->handler.packets();
+  const auto at = std::find_if(got.begin(), got.end(), [](const auto& p) {
+    return p.content == "honest";
+  });
+  ASSERT_NE(at, got.end());
+  // The one being handled, at most one more of the flood, then it.
+  EXPECT_LE(at - got.begin(), 2) << "behind the flood";
+  // The flood's own order is kept.
+  int last = -1;
+  for (const Recorder::Packet& p : got) {
+    if (p.type_id != "Flood") continue;
+    EXPECT_EQ(std::stoi(p.content), last + 1);
+    last = std::stoi(p.content);
+  }
+}
+
 TEST(TransportBackPressureTest, SmallPacketsPassWhileTheStreamHandlerBlocks) {
   auto nodes = StartStar({Options(1), Options(2)});
   ASSERT_EQ(nodes.size(), 2u);
