@@ -112,6 +112,13 @@ struct MergeResult {
   MergeMetrics metrics;
 };
 
+// A copy of a deploy in the scope: its id and the block holding it.
+struct DeployCopy {
+  Bytes id;
+  Hash32 block{};
+  auto operator<=>(const DeployCopy&) const = default;
+};
+
 struct MergeOptions {
   // Required when a deploy in scope has number diffs; not owned.
   const NumberChannelCodec* number_codec = nullptr;
@@ -127,12 +134,13 @@ struct MergeOptions {
   // one is rejected (kSettledInBase): applying the deploy again is never
   // right. The caller computes them from the DAG (prestate/ancestry.h).
   std::span<const Bytes> settled;
-  // Ids of scope deploys the main parent's state holds, ascending; not
-  // owned. A branch holding one is preferred: the merge rejects as few
-  // preferred branches as it can, and only then minimises the cost
+  // The scope copies whose effect the main parent's state holds,
+  // ascending; not owned. A branch holding one (that copy: another copy
+  // of the same deploy does not count) is preferred: the merge rejects as
+  // few preferred branches as it can, and only then minimises the cost
   // (docs/merge.md §5.2), so a merge keeps what its main parent kept, and
   // a deploy final on the main chain stays in effect.
-  std::span<const Bytes> preferred;
+  std::span<const DeployCopy> preferred;
 };
 
 // Merges `scope` (in any order) onto `base_root` and commits the new state

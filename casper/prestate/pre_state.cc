@@ -130,7 +130,7 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   // copy in its ancestry that its merges kept): their branches are
   // preferred, so the merge keeps what the main parent kept.
   std::vector<Bytes> settled;
-  std::vector<Bytes> preferred;
+  std::vector<merge::DeployCopy> preferred;
   for (const Bytes& sig : user_sigs) {
     ASSIGN_OR_RETURN(std::optional<Hash32> copy,
                      CopyInPostState(*dag_, base->hash, sig, 0));
@@ -139,7 +139,9 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
       continue;
     }
     ASSIGN_OR_RETURN(copy, CopyInPostState(*dag_, parents.front(), sig, 0));
-    if (copy.has_value() && scope.contains(*copy)) preferred.push_back(sig);
+    if (copy.has_value() && scope.contains(*copy)) {
+      preferred.push_back({sig, *copy});
+    }
   }
   merge::MergeOptions options;
   options.number_codec = codec_;

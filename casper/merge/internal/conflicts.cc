@@ -177,13 +177,22 @@ void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled) {
   }
 }
 
-void MarkPreferred(Conflicts& conflicts, std::span<const Bytes> preferred,
-                   uint32_t branches) {
+void MarkPreferred(Conflicts& conflicts, const Branches& branches,
+                   std::span<const DeployCopy> preferred) {
   if (preferred.empty()) return;
-  conflicts.preferred.assign(branches, false);
+  conflicts.preferred.assign(branches.count, false);
   for (const DeployRef& r : conflicts.ids) {
-    if (std::binary_search(preferred.begin(), preferred.end(), *r.id)) {
-      conflicts.preferred[r.branch] = true;
+    // The preferred copies of this id (ascending by block).
+    auto it = std::lower_bound(
+        preferred.begin(), preferred.end(), *r.id,
+        [](const DeployCopy& c, const Bytes& id) { return c.id < id; });
+    for (; it != preferred.end() && it->id == *r.id; ++it) {
+      const std::vector<ChainKey>& chains = branches.info[r.branch].chains;
+      if (std::any_of(chains.begin(), chains.end(), [&](const ChainKey& k) {
+            return k.block == it->block;
+          })) {
+        conflicts.preferred[r.branch] = true;
+      }
     }
   }
 }

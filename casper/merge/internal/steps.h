@@ -221,10 +221,10 @@ Conflicts CollectConflicts(const ScopeIndex& index, const Branches& branches,
 // rejected as a duplicate.
 void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled);
 
-// Marks preferred every branch holding one of `preferred` (ascending ids
-// of deploys the main parent's state holds; docs/merge.md §5.2).
-void MarkPreferred(Conflicts& conflicts, std::span<const Bytes> preferred,
-                   uint32_t branches);
+// Marks preferred every branch holding one of `preferred` (ascending
+// copies the main parent's state holds; docs/merge.md §5.2).
+void MarkPreferred(Conflicts& conflicts, const Branches& branches,
+                   std::span<const DeployCopy> preferred);
 
 struct BaseChecks {
   // Per branch; kDuplicateInBranch wins over kUnavailable.

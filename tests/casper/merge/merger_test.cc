@@ -68,7 +68,7 @@ class MergerTest : public ::testing::Test {
   absl::StatusOr<MergeResult> Run(std::vector<BlockInput> blocks,
                                   bool with_codec = true,
                                   std::span<const Bytes> settled = {},
-                                  std::span<const Bytes> preferred = {}) {
+                                  std::span<const DeployCopy> preferred = {}) {
     std::vector<std::shared_ptr<const BlockIndex>> idx;
     for (auto& b : blocks) {
       auto x = BuildBlockIndex(std::move(b));
@@ -320,7 +320,7 @@ TEST_F(MergerTest, APreferredBranchIsKeptOverAnyCostOfOthers) {
   ASSERT_TRUE(plain.ok()) << plain.status();
   ASSERT_EQ(plain->rejected.size(), 1u);
   EXPECT_EQ(plain->rejected[0].id, b.id);
-  const std::vector<Bytes> preferred{b.id};
+  const std::vector<DeployCopy> preferred{{b.id, HashOf(600, 2)}};
   auto r = Run(blocks(), true, {}, preferred);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->rejected.size(), 2u);
@@ -330,11 +330,39 @@ TEST_F(MergerTest, APreferredBranchIsKeptOverAnyCostOfOthers) {
   EXPECT_EQ(r->metrics.exact_components, 1u);
   // Two preferred branches in conflict: the fewest preferred go (b), then
   // the order is the usual one (c, not preferred, stays with a).
-  const std::vector<Bytes> both{a.id, b.id};
+  const std::vector<DeployCopy> both{{a.id, HashOf(600, 1)},
+                                     {b.id, HashOf(600, 2)}};
   auto two = Run(blocks(), true, {}, both);
   ASSERT_TRUE(two.ok()) << two.status();
   ASSERT_EQ(two->rejected.size(), 1u);
   EXPECT_EQ(two->rejected[0].id, b.id);
+}
+
+// Only the copy the main parent's state holds is preferred: another copy
+// of the same deploy (in another parent's lineage) is not, so of the two
+// (one conflict clique) the merge keeps the main lineage's, here the
+// cheaper one.
+TEST_F(MergerTest, OnlyThePreferredCopyOfADeployIsPreferred) {
+  CommitBase();
+  const Hash32 main_copy = HashOf(600, 1), other_copy = HashOf(600, 2);
+  auto blocks = [&] {
+    return std::vector{Block(1, {Deploy("d", 5)}), Block(2, {Deploy("d", 50)})};
+  };
+  auto rejected_block = [](const MergeResult& r) {
+    std::vector<Hash32> out;
+    for (const BranchInfo& b : r.branches) {
+      if (b.rejected) out.push_back(b.chains.front().block);
+    }
+    return out;
+  };
+  auto plain = Run(blocks());
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(rejected_block(*plain), std::vector<Hash32>{main_copy});
+  const std::vector<DeployCopy> preferred{{Deploy("d", 5).id, main_copy}};
+  auto r = Run(blocks(), true, {}, preferred);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(rejected_block(*r), std::vector<Hash32>{other_copy});
+  EXPECT_TRUE(r->rejected.empty());  // the deploy is kept, once
 }
 
 // Above the exact bound the greedy fallback keeps the preferred branch
@@ -351,7 +379,8 @@ TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsThePreferred) {
     TakeDatum(d, C(1), x, i);
     blocks.push_back(Block(i, {d}));
   }
-  const std::vector<Bytes> preferred{Deploy("d0", 10).id};
+  const std::vector<DeployCopy> preferred{
+      {Deploy("d0", 10).id, HashOf(600, 0)}};
   auto r = Run(blocks, true, {}, preferred);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->metrics.greedy_components, 1u);
