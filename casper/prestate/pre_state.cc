@@ -125,10 +125,10 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
     user_sigs.insert(kept->user_sigs.begin(), kept->user_sigs.end());
   }
   // Deploys of the scope whose effect the base already holds (an earlier
-  // copy below it): the merger rejects their scope copies.
-  // Deploys of the scope whose effect the main parent's state holds (a
-  // copy in its ancestry that its merges kept): their branches are
-  // preferred, so the merge keeps what the main parent kept.
+  // copy below it): the merger rejects their scope copies. Of the others,
+  // the scope copies the main parent's state holds (its merges kept them):
+  // their branches are preferred, so the merge keeps what the main parent
+  // kept.
   std::vector<Bytes> settled;
   std::vector<merge::DeployCopy> preferred;
   for (const Bytes& sig : user_sigs) {

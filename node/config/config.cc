@@ -38,6 +38,10 @@ const Setting kSettings[] = {
     {"storage.block-cache-size", "block-cache-size",
      "bound of the store's block cache in bytes (e.g. 64M)",
      &NodeConfig::block_cache_bytes},
+    {"storage.min-free-bytes", "min-free-bytes",
+     "free space below which deploys are refused as disk_full (e.g. 1G; 0: "
+     "none)",
+     &NodeConfig::min_free_bytes},
     {"logging.level", "", "trace, debug, info, warn, error, critical, off",
      &NodeConfig::log_level},
     {"threads", "threads", "worker threads (0: all hardware threads)",
@@ -469,6 +473,7 @@ absl::Status Validate(const NodeConfig& c) {
        {std::tuple{"threads", c.threads, int64_t{0}},
         std::tuple{"storage.block-cache-size", c.block_cache_bytes,
                    int64_t{1} << 20},
+        std::tuple{"storage.min-free-bytes", c.min_free_bytes, int64_t{0}},
         std::tuple{"casper.genesis-block-data.pos-multi-sig-quorum",
                    c.pos_multi_sig_quorum, int64_t{0}},
         std::tuple{"casper.genesis-block-data.native-token-decimals",

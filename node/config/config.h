@@ -35,6 +35,10 @@ struct NodeConfig {
   std::string data_dir;  // "" = $HOME/.rnode
   // Bound of the store's RocksDB block cache (hot blocks of its tables).
   int64_t block_cache_bytes = 64 << 20;
+  // Free-space floor of the data dir's file system: below it deploys are
+  // refused as disk_full before any write fails (node/core/disk_guard.h).
+  // 0: no floor.
+  int64_t min_free_bytes = int64_t{1} << 30;
   std::string config_file;
   std::string log_level = "info";
   // Worker threads of the node's one pool (interpreter rounds, signature

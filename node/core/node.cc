@@ -1,7 +1,10 @@
 #include "node/core/node.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -125,7 +128,10 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
       });
   RETURN_IF_ERROR(AssembleCasper(c, identity_, genesis, std::move(callbacks),
                                  std::move(listener), p));
-  m.disk = std::make_unique<DiskGuard>(p.pipelined.get(), kPoolColumn);
+  m.disk = std::make_unique<DiskGuard>(
+      p.pipelined.get(), kPoolColumn,
+      DiskFloor{.path = DataDir(c),
+                .min_free = static_cast<uint64_t>(c.min_free_bytes)});
   m.catch_up = std::make_unique<CatchUpMonitor>(
       p.network.get(), m.scheduler.get(), p.sync.get());
   m.admission = std::make_unique<DeployAdmission>(
@@ -175,6 +181,20 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
   }));
   RETURN_IF_ERROR(p.metrics->AttachStorage(
       registry, p.store.get(), p.pipelined.get(), &p.space->history().trie()));
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_disk_free_bytes",
+      "Free bytes of the data dir's file system (NaN when unreadable)",
+      [disk = m.disk.get()]() -> absl::StatusOr<double> {
+        const std::optional<uint64_t> free = disk->FreeBytes();
+        return free.has_value() ? static_cast<double>(*free)
+                                : std::numeric_limits<double>::quiet_NaN();
+      }));
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_disk_min_free_bytes",
+      "The free-space floor below which deploys are refused (0: none)",
+      [disk = m.disk.get()]() -> absl::StatusOr<double> {
+        return static_cast<double>(disk->min_free());
+      }));
   if (p.network != nullptr) RETURN_IF_ERROR(StartShard(registry, out));
   m.scheduler->Start(m.driver.get(), p.pool->size());
   return absl::OkStatus();

@@ -106,6 +106,12 @@ TEST(ConfigTest, DurationsAndSizesTakeUnits) {
   EXPECT_EQ(c.grpc_max_recv_message_bytes, 256 << 10);
   ASSERT_TRUE(ApplySetting(c, "storage.block-cache-size", "16M").ok());
   EXPECT_EQ(c.block_cache_bytes, 16 << 20);
+  EXPECT_EQ(c.min_free_bytes, int64_t{1} << 30);  // the default
+  ASSERT_TRUE(ApplySetting(c, "storage.min-free-bytes", "2G").ok());
+  EXPECT_EQ(c.min_free_bytes, int64_t{2} << 30);
+  c.min_free_bytes = -1;
+  EXPECT_NE(Validate(c).message().find("storage.min-free-bytes"),
+            std::string::npos);
 }
 
 TEST(ConfigTest, ABlockCacheBelowOneMebibyteIsRefused) {

@@ -16,3 +16,6 @@ rnode_test(node_scheduler_tests SOURCES scheduler_test.cc
 # the file system.
 rnode_test(node_genesis_setup_tests SOURCES genesis_setup_test.cc
   DEPS rnode_node_core rnode_node_config rnode_crypto rnode_util)
+# The free-space floor over an injected reading.
+rnode_test(node_disk_guard_tests SOURCES disk_guard_test.cc
+  DEPS rnode_node_core)

@@ -569,6 +569,35 @@ TEST_F(NodeTest, AFullDiskRefusesDeploysAndTheNodeGoesOnWhenSpaceReturns) {
   EXPECT_EQ(node_->FindDeploy(*r)->state, DeployStatus::State::kFinalized);
 }
 
+// Below the free-space floor (storage.min-free-bytes) deploys are refused
+// as disk_full before any write fails, and the gauges say why; with the
+// floor off the same deploy goes through.
+TEST_F(NodeTest, BelowTheFreeSpaceFloorDeploysAreRefusedAsDiskFull) {
+  config_.min_free_bytes = int64_t{1} << 60;  // more than any disk here
+  Open();
+  const ::casper::DeployDataProto d = Signed(Data("@3!(3)"));
+  absl::StatusOr<Bytes> r = node_->Deploy(d);
+  EXPECT_TRUE(rspace::IsNoSpace(r.status())) << r.status();
+  EXPECT_NE(r.status().message().find(
+                "bytes free, below its floor of 1152921504606846976 "
+                "(storage.min-free-bytes)"),
+            std::string::npos)
+      << r.status();
+  EXPECT_EQ(node_->pending_deploys(), 0u);
+  EXPECT_NE(registry_->Render().find(
+                "rnode_deploys_refused_total{reason=\"disk_full\"} 1"),
+            std::string::npos);
+  EXPECT_GT(Metric("rnode_disk_free_bytes"), 0);
+  EXPECT_EQ(Metric("rnode_disk_min_free_bytes"), 1152921504606846976.0);
+  Close();
+  config_.min_free_bytes = 0;
+  Open();
+  r = node_->Deploy(d);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(WaitFinalized(*r).state, DeployStatus::State::kFinalized);
+  EXPECT_EQ(Metric("rnode_disk_min_free_bytes"), 0);
+}
+
 TEST_F(NodeTest, FaultInjectionIsRefusedUnlessSwitchedOn) {
   Open();
   EXPECT_EQ(node_->SetDiskFull(true).code(),
