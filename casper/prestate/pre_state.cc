@@ -138,6 +138,10 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
       settled.push_back(sig);
       continue;
     }
+    // The walk from the main parent costs a DAG walk per deploy down to
+    // its copy: bounded to scopes of kMaxPreferenceScopeBlocks (a deep
+    // scope, a parent thousands of blocks stale, merges without it).
+    if (scope.size() > kMaxPreferenceScopeBlocks) continue;
     ASSIGN_OR_RETURN(copy, CopyInPostState(*dag_, parents.front(), sig, 0));
     if (copy.has_value() && scope.contains(*copy)) {
       preferred.push_back({sig, *copy});
