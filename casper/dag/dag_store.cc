@@ -860,20 +860,15 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
   if (parents.empty()) {
     return absl::InvalidArgumentError("no parents to merge");
   }
-  const std::shared_ptr<const BlockMeta> main = parents.front();
-  std::vector<Hash32> others_hashes;
-  for (size_t i = 1; i < parents.size(); ++i) {
-    others_hashes.push_back(parents[i]->hash);
-  }
   ASSIGN_OR_RETURN(const std::shared_ptr<const BlockMeta> meet,
-                   MainChainMeet(dag, std::move(parents)));
+                   MainChainMeet(dag, parents));
   std::vector<absl::flat_hash_set<Hash32, Hash32Hasher>> others;
-  for (const Hash32& other : others_hashes) {
-    ASSIGN_OR_RETURN(auto below,
-                     AncestorsDownTo(dag, other, meet->block_number));
+  for (size_t i = 1; i < parents.size(); ++i) {
+    ASSIGN_OR_RETURN(
+        auto below, AncestorsDownTo(dag, parents[i]->hash, meet->block_number));
     others.push_back(std::move(below));
   }
-  std::shared_ptr<const BlockMeta> c = main;
+  std::shared_ptr<const BlockMeta> c = parents.front();
   while (c->hash != meet->hash) {
     const bool common =
         std::all_of(others.begin(), others.end(),

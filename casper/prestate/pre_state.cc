@@ -129,6 +129,10 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   // the scope copies the main parent's state holds (its merges kept them):
   // their branches are preferred, so the merge keeps what the main parent
   // kept.
+  // Finding the preferred copies costs a DAG walk per deploy down to its
+  // copy: only for scopes of kMaxPreferenceScopeBlocks (a deep scope, a
+  // parent thousands of blocks stale, merges without it).
+  const bool prefer = scope.size() <= kMaxPreferenceScopeBlocks;
   std::vector<Bytes> settled;
   std::vector<merge::DeployCopy> preferred;
   for (const Bytes& sig : user_sigs) {
@@ -138,10 +142,7 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
       settled.push_back(sig);
       continue;
     }
-    // The walk from the main parent costs a DAG walk per deploy down to
-    // its copy: bounded to scopes of kMaxPreferenceScopeBlocks (a deep
-    // scope, a parent thousands of blocks stale, merges without it).
-    if (scope.size() > kMaxPreferenceScopeBlocks) continue;
+    if (!prefer) continue;
     ASSIGN_OR_RETURN(copy, CopyInPostState(*dag_, parents.front(), sig, 0));
     if (copy.has_value() && scope.contains(*copy)) {
       preferred.push_back({sig, *copy});

@@ -192,12 +192,11 @@ absl::Status DeployAdmission::CheckNodeCanTake() {
     d_.metrics->DeployRefused("disk_full");
     return rspace::NoSpaceError(kDiskFull);
   }
-  if (d_.disk->BelowFloor()) {
+  if (const std::optional<uint64_t> free = d_.disk->BelowFloor()) {
     d_.metrics->DeployRefused("disk_full");
     return rspace::NoSpaceError(absl::StrCat(
-        "Deploy was not accepted: this validator's disk has ",
-        d_.disk->FreeBytes().value_or(0), " bytes free, below its floor of ",
-        d_.disk->min_free(),
+        "Deploy was not accepted: this validator's disk has ", *free,
+        " bytes free, below its floor of ", d_.disk->min_free(),
         " (storage.min-free-bytes), so it takes no new deploys to store; "
         "retry once space returns or deploy to another validator."));
   }

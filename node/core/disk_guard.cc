@@ -24,7 +24,9 @@ absl::StatusOr<uint64_t> FreeBytesAt(const std::string& path) {
 
 DiskGuard::DiskGuard(rspace::KeyValueStore* store, size_t probe_column,
                      DiskFloor floor)
-    : store_(store), probe_column_(probe_column), floor_(std::move(floor)) {}
+    : store_(store), probe_column_(probe_column), floor_(std::move(floor)) {
+  if (!floor_.free_bytes) floor_.free_bytes = FreeBytesAt;
+}
 
 void DiskGuard::Full(const absl::Status& s) {
   if (!full_.exchange(true)) {
@@ -60,9 +62,7 @@ std::optional<uint64_t> DiskGuard::FreeBytes() {
     return free_;
   }
   read_at_ = now;
-  absl::StatusOr<uint64_t> got = floor_.free_bytes
-                                     ? floor_.free_bytes(floor_.path)
-                                     : FreeBytesAt(floor_.path);
+  absl::StatusOr<uint64_t> got = floor_.free_bytes(floor_.path);
   if (got.ok()) {
     free_ = *got;
     unreadable_ = false;
@@ -77,8 +77,8 @@ std::optional<uint64_t> DiskGuard::FreeBytes() {
   return free_;
 }
 
-bool DiskGuard::BelowFloor() {
-  if (floor_.min_free == 0) return false;
+std::optional<uint64_t> DiskGuard::BelowFloor() {
+  if (floor_.min_free == 0) return std::nullopt;
   const std::optional<uint64_t> free = FreeBytes();
   const bool below = free.has_value() && *free < floor_.min_free;
   MutexLock lock(&mu_);
@@ -89,14 +89,14 @@ bool DiskGuard::BelowFloor() {
           "the data dir's disk has {} bytes free, below the floor of {} "
           "(storage.min-free-bytes): deploys are refused until space "
           "returns",
-          free.value_or(0), floor_.min_free);
+          *free, floor_.min_free);
     } else {
       Log("node")->warn(
           "the data dir's disk is above its free-space floor "
           "again: deploys are taken");
     }
   }
-  return below;
+  return below ? free : std::nullopt;
 }
 
 }  // namespace rnode::node

@@ -33,7 +33,7 @@ absl::StatusOr<uint64_t> FreeBytesAt(const std::string& path);
 struct DiskFloor {
   std::string path;       // The data dir.
   uint64_t min_free = 0;  // 0: no floor.
-  // Reads the free bytes of `path`; default FreeBytesAt (tests inject).
+  // Reads the free bytes of `path`; null: FreeBytesAt (tests inject).
   std::function<absl::StatusOr<uint64_t>(const std::string&)> free_bytes =
       nullptr;
 };
@@ -61,16 +61,16 @@ class DiskGuard {
   // The free bytes of the data dir's file system, read at most every
   // kFreshFor; nullopt when it cannot be read (said once per change).
   std::optional<uint64_t> FreeBytes();
-  // Whether the free space is below the floor (false without a floor, or
-  // when it cannot be read: the floor never refuses on a guess). The
-  // change is logged once each way.
-  bool BelowFloor();
+  // The free bytes when they are below the floor; nullopt otherwise
+  // (without a floor, or when they cannot be read: the floor never refuses
+  // on a guess). The change is logged once each way.
+  std::optional<uint64_t> BelowFloor();
   uint64_t min_free() const { return floor_.min_free; }
 
  private:
   rspace::KeyValueStore* const store_;
   const size_t probe_column_;
-  const DiskFloor floor_;
+  DiskFloor floor_;  // Set once, in the constructor.
   std::atomic<bool> full_{false};
   Mutex mu_;
   std::chrono::steady_clock::time_point read_at_ ABSL_GUARDED_BY(mu_){};

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <initializer_list>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -124,14 +125,16 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   EXPECT_FALSE(dag->IsAncestor(a.hash, b.hash));
   EXPECT_FALSE(dag->IsAncestor(c.hash, g.hash));
 
+  // The stored records of `blocks`, in order.
+  auto records = [&](std::initializer_list<Hash32> blocks) {
+    std::vector<std::shared_ptr<const BlockMeta>> out;
+    for (const Hash32& h : blocks) out.push_back(*dag->Meta(h));
+    return out;
+  };
   // Main chains: c's runs c, a, g; b's runs b, g; they meet at g, and a
   // block meets itself.
-  EXPECT_EQ(
-      (*MainChainMeet(*dag, {*dag->Meta(c.hash), *dag->Meta(b.hash)}))->hash,
-      g.hash);
-  EXPECT_EQ(
-      (*MainChainMeet(*dag, {*dag->Meta(c.hash), *dag->Meta(a.hash)}))->hash,
-      a.hash);
+  EXPECT_EQ((*MainChainMeet(*dag, records({c.hash, b.hash})))->hash, g.hash);
+  EXPECT_EQ((*MainChainMeet(*dag, records({c.hash, a.hash})))->hash, a.hash);
   EXPECT_EQ(MainChainMeet(*dag, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 
@@ -147,16 +150,10 @@ TEST_F(DagStoreTest, DerivedViewsFollowTheDag) {
   // meet at g. With c the main parent, neither c nor a is under d: g.
   const block::Block d = MakeBlock(3, 1, 2, {b.hash}, {{k2, b.hash}});
   ASSERT_TRUE(*dag->Insert(d));
-  EXPECT_EQ(
-      (*MainChainMeet(*dag, {*dag->Meta(d.hash), *dag->Meta(c.hash)}))->hash,
-      g.hash);
-  EXPECT_EQ(
-      (*MergeBaseOf(*dag, {*dag->Meta(d.hash), *dag->Meta(c.hash)}))->hash,
-      b.hash);
-  EXPECT_EQ(
-      (*MergeBaseOf(*dag, {*dag->Meta(c.hash), *dag->Meta(d.hash)}))->hash,
-      g.hash);
-  EXPECT_EQ((*MergeBaseOf(*dag, {*dag->Meta(a.hash)}))->hash, a.hash);
+  EXPECT_EQ((*MainChainMeet(*dag, records({d.hash, c.hash})))->hash, g.hash);
+  EXPECT_EQ((*MergeBaseOf(*dag, records({d.hash, c.hash})))->hash, b.hash);
+  EXPECT_EQ((*MergeBaseOf(*dag, records({c.hash, d.hash})))->hash, g.hash);
+  EXPECT_EQ((*MergeBaseOf(*dag, records({a.hash})))->hash, a.hash);
   EXPECT_EQ(MergeBaseOf(*dag, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

@@ -140,6 +140,16 @@ class Network {
     return h.ok() ? *h : std::nullopt;
   }
 
+  // `rounds` rounds in which every validator proposes in turn, empty
+  // blocks allowed (what gathers the votes finality needs).
+  void ProposeRounds(int rounds) {
+    for (int round = 0; round < rounds; ++round) {
+      for (int k = 0; k < static_cast<int>(peers.size()); ++k) {
+        Propose(k, /*allow_empty=*/true);
+      }
+    }
+  }
+
   Peer& operator[](int i) { return *peers[i]; }
 
   std::vector<std::unique_ptr<Peer>> peers;
@@ -207,7 +217,7 @@ TEST(ShardTest, ThreeValidatorsIncludeAndFinalizeEveryDeploy) {
     }
   }
   // Empty blocks let the last deploys gather the votes they need.
-  for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  net.ProposeRounds(1);
   ExpectConverged(net);
   for (auto& p : net.peers) {
     for (const Bytes& sig : sigs) {
@@ -263,7 +273,7 @@ TEST(ShardTest, MultiParentBlocksMergeTheirScope) {
     net.now += 10;
     net.Pump();
   }
-  for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
+  net.ProposeRounds(1);
   ExpectConverged(net);
   // Some block has several parents and a merge base.
   bool merged = false;
@@ -409,9 +419,7 @@ TEST(ShardTest, ADeployAMergeRejectedGoesInABlockAgainAndIsFinalizedOnce) {
   auto none = net[owner].engine->Propose(net.now + 5);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
-  for (int round = 0; round < 2; ++round) {
-    for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
-  }
+  net.ProposeRounds(2);
   ExpectConverged(net);
   const Hash32 lfb = *net[0].node.dag().LastFinalized();
   ASSERT_TRUE(net[0].node.dag().IsAncestor(*again, lfb));
@@ -529,9 +537,7 @@ TEST_P(StaleViewTest, ABlockMadeOnAStaleViewBecomesAParent) {
   const auto next = net.Propose(0, /*allow_empty=*/true);
   ASSERT_TRUE(next.has_value());
   EXPECT_TRUE(net[0].node.dag().IsAncestor(*stale, *next));
-  for (int round = 0; round < 3; ++round) {
-    for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
-  }
+  net.ProposeRounds(3);
   ExpectConverged(net);
   for (auto& p : net.peers) {
     auto holders = p->node.dag().BlocksWithDeploy(d.sig());
@@ -583,9 +589,7 @@ TEST(ShardTest, AStaleBlockDoesNotUndoAFinalizedDeploy) {
   ASSERT_TRUE(sb.ok() && sb->has_value());
   net[2].Broadcast(**sb);
   net.Pump();
-  for (int round = 0; round < 4; ++round) {
-    for (int k = 0; k < 3; ++k) net.Propose(k, /*allow_empty=*/true);
-  }
+  net.ProposeRounds(4);
   ExpectConverged(net);
   const Hash32 lfb = *net[0].node.dag().LastFinalized();
   ASSERT_TRUE(net[0].node.dag().IsAncestor(*stale, lfb));

@@ -19,17 +19,17 @@ TEST(DiskGuardTest, TheFloorRefusesBelowItAndNeverOnAGuess) {
                               ++reads;
                               return free;
                             }});
-  EXPECT_FALSE(guard.BelowFloor());
+  EXPECT_FALSE(guard.BelowFloor().has_value());
   EXPECT_EQ(guard.FreeBytes(), 5000u);
   EXPECT_EQ(reads, 1);  // fresh for a while: read once
   free = uint64_t{4095};
   std::this_thread::sleep_for(DiskGuard::kFreshFor * 2);
-  EXPECT_TRUE(guard.BelowFloor());
+  EXPECT_TRUE(guard.BelowFloor().has_value());
   EXPECT_EQ(reads, 2);
   // Unreadable: not below (the floor does not refuse on a guess).
   free = absl::PermissionDeniedError("no");
   std::this_thread::sleep_for(DiskGuard::kFreshFor * 2);
-  EXPECT_FALSE(guard.BelowFloor());
+  EXPECT_FALSE(guard.BelowFloor().has_value());
   EXPECT_EQ(guard.FreeBytes(), std::nullopt);
   // A write failure is a separate verdict: the floor does not make the
   // store unwritable.
@@ -38,7 +38,7 @@ TEST(DiskGuardTest, TheFloorRefusesBelowItAndNeverOnAGuess) {
 
 TEST(DiskGuardTest, WithoutAFloorNothingIsRefusedAndTheRealDiskIsRead) {
   DiskGuard guard(nullptr, 0, DiskFloor{.path = "/", .min_free = 0});
-  EXPECT_FALSE(guard.BelowFloor());
+  EXPECT_FALSE(guard.BelowFloor().has_value());
   const std::optional<uint64_t> free = guard.FreeBytes();
   ASSERT_TRUE(free.has_value());
   EXPECT_GT(*free, 0u);

@@ -1,5 +1,6 @@
 // Unit tests of the merger's rules on small hand-built scopes.
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "casper/merge/merger.h"
@@ -365,20 +366,30 @@ TEST_F(MergerTest, OnlyThePreferredCopyOfADeployIsPreferred) {
   EXPECT_TRUE(r->rejected.empty());  // the deploy is kept, once
 }
 
+// A hot race above the exact bound: kMaxExactComponentBranches + 4 blocks,
+// block i holding deploy "d<i>" of cost `cost(i)`, each taking the one
+// datum `x` on C(1).
+std::vector<BlockInput> HotRace(const Datum& x,
+                                const std::function<uint64_t(int)>& cost) {
+  std::vector<BlockInput> blocks;
+  const int n = static_cast<int>(kMaxExactComponentBranches) + 4;
+  for (int i = 0; i < n; ++i) {
+    DeployInput d = Deploy("d" + std::to_string(i), cost(i));
+    TakeDatum(d, C(1), x, i);
+    blocks.push_back(Block(i, {d}));
+  }
+  return blocks;
+}
+
 // Above the exact bound the greedy fallback keeps the preferred branch
 // first, the cheapest of the race.
 TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsThePreferred) {
   Datum x = MakeDatum(1, 1);
   base_[C(1)].data = {x};
   CommitBase();
-  std::vector<BlockInput> blocks;
-  const int n = static_cast<int>(kMaxExactComponentBranches) + 4;
-  for (int i = 0; i < n; ++i) {
-    DeployInput d =
-        Deploy("d" + std::to_string(i), 10 + static_cast<uint64_t>(i));
-    TakeDatum(d, C(1), x, i);
-    blocks.push_back(Block(i, {d}));
-  }
+  const std::vector<BlockInput> blocks =
+      HotRace(x, [](int i) { return 10 + static_cast<uint64_t>(i); });
+  const int n = static_cast<int>(blocks.size());
   const std::vector<DeployCopy> preferred{
       {Deploy("d0", 10).id, HashOf(600, 0)}};
   auto r = Run(blocks, true, {}, preferred);
@@ -394,14 +405,9 @@ TEST_F(MergerTest, HotRaceAboveTheExactBoundKeepsTheMostExpensive) {
   Datum x = MakeDatum(1, 1);
   base_[C(1)].data = {x};
   CommitBase();
-  std::vector<BlockInput> blocks;
   const int n = static_cast<int>(kMaxExactComponentBranches) + 4;
-  for (int i = 0; i < n; ++i) {
-    DeployInput d = Deploy("d" + std::to_string(i),
-                           10 + static_cast<uint64_t>((i * 7) % n));
-    TakeDatum(d, C(1), x, i);
-    blocks.push_back(Block(i, {d}));
-  }
+  const std::vector<BlockInput> blocks = HotRace(
+      x, [n](int i) { return 10 + static_cast<uint64_t>((i * 7) % n); });
   auto r = Run(blocks);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->metrics.greedy_components, 1u);
