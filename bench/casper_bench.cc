@@ -6,7 +6,10 @@
 // The DAG: validators take turns; each block's parent is the previous block
 // and it justifies every validator's latest block (a synchronous shard), so
 // the latest messages are the last 100 blocks, all on one main chain.
+#include <algorithm>
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -172,8 +175,8 @@ std::unique_ptr<DeployChain> BuildDeployChain(int blocks,
 void BM_CopyInPreState(benchmark::State& state) {
   static const std::unique_ptr<DeployChain> d = BuildDeployChain(1000, 100);
   const int top = static_cast<int>(d->hashes.size()) - 1;
-  const Bytes sig = state.range(0) == 1 ? DeploySig(top - 25, 0)
-                                        : DeploySig(top + 10, 0);
+  const Bytes sig =
+      state.range(0) == 1 ? DeploySig(top - 25, 0) : DeploySig(top + 10, 0);
   const Hash32 parents[1] = {d->hashes.back()};
   for (auto _ : state) {
     auto held = prestate::CopyInPreState(*d->dag, {parents, std::nullopt, {}},
@@ -186,6 +189,52 @@ void BM_CopyInPreState(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CopyInPreState)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// The preference of a merge (docs/merge.md §5.2): which copies of its
+// scope's deploys its main parent's state holds. The main parent heads a
+// chain of range(0) blocks of 10 deploys above the merge base (the scope,
+// as when the other parent is that stale). range(1): 0, one walk of the
+// scope (ScopeCopiesInPostState, what PreStateBuilder runs); 1, the walk
+// per deploy (CopyInPostState), which it replaced.
+void BM_ScopeCopies(benchmark::State& state) {
+  const int blocks = static_cast<int>(state.range(0));
+  static std::map<int, std::unique_ptr<DeployChain>> chains;
+  std::unique_ptr<DeployChain>& d = chains[blocks];
+  if (d == nullptr) d = BuildDeployChain(blocks + 1, 10);
+  const std::set<Hash32> scope(d->hashes.begin() + 1, d->hashes.end());
+  std::vector<Bytes> sigs;
+  for (int n = 1; n <= blocks; ++n) {
+    for (int i = 0; i < 10; ++i) sigs.push_back(DeploySig(n, i));
+  }
+  std::sort(sigs.begin(), sigs.end());
+  const Hash32 main = d->hashes.back();
+  for (auto _ : state) {
+    size_t held = 0;
+    if (state.range(1) == 0) {
+      auto copies = prestate::ScopeCopiesInPostState(
+          *d->dag, main, [&](const Hash32& h) { return scope.contains(h); },
+          sigs);
+      held = copies.ok() ? copies->size() : 0;
+    } else {
+      for (const Bytes& sig : sigs) {
+        auto copy = prestate::CopyInPostState(*d->dag, main, sig, 0);
+        held += copy.ok() && copy->has_value() && scope.contains(**copy);
+      }
+    }
+    if (held != sigs.size()) {
+      state.SkipWithError("not every copy is held");
+      return;
+    }
+  }
+  state.counters["scope_blocks"] = blocks;
+  state.counters["deploys"] = static_cast<double>(sigs.size());
+}
+BENCHMARK(BM_ScopeCopies)
+    ->Args({100, 0})
+    ->Args({100, 1})
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Unit(benchmark::kMillisecond);
 
 // The clique oracle for a block everyone agrees with (all 4,950 pairs).
 void BM_CliqueOracleAllAgree(benchmark::State& state) {

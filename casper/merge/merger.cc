@@ -75,7 +75,7 @@ absl::StatusOr<MergeResult> Merge(
   internal::Conflicts conflicts =
       internal::CollectConflicts(index, branches, scratch);
   internal::MarkSettled(conflicts, options.settled);
-  internal::MarkPreferred(conflicts, branches, options.preferred);
+  internal::MarkPreferred(conflicts, index, branches, options.preferred);
   const auto wait0 = Clock::now();
   ASSIGN_OR_RETURN(std::unique_ptr<internal::BaseSnapshot> base,
                    pending.Wait());

@@ -22,6 +22,7 @@
 #include <optional>
 #include <span>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
@@ -57,6 +58,29 @@ absl::StatusOr<std::optional<Hash32>> CopyInPostState(dag::DagStore& dag,
                                                       const Hash32& block,
                                                       ByteView sig,
                                                       int64_t min_number);
+
+// A deploy and the block whose copy of it a state holds.
+struct HeldCopy {
+  Bytes sig;
+  Hash32 block{};
+  bool operator==(const HeldCopy&) const = default;
+};
+
+// For each of `sigs`, the copy CopyInPostState(dag, main, sig, 0) answers
+// when that copy is a block `in_scope` accepts; the others are left out.
+// In the order of `sigs`.
+// `in_scope` must accept a set closed upwards within main's ancestry: an
+// ancestor of `main` it refuses has no ancestor it accepts. The scope of a
+// merge (ancestors of its parents that are not ancestors of its base) is
+// such a set. Cost: one walk of main's path through the set (single
+// parents and merge bases) and of the set's blocks under it, then per
+// deploy its copies; a copy outside the set costs a few ancestry walks.
+// CopyInPostState per deploy walks the DAG once per deploy instead.
+// Errors: CopyInPostState's.
+absl::StatusOr<std::vector<HeldCopy>> ScopeCopiesInPostState(
+    dag::DagStore& dag, const Hash32& main,
+    absl::FunctionRef<bool(const Hash32&)> in_scope,
+    std::span<const Bytes> sigs);
 
 // The deploy `sig` as the first valid stored block holding it records it
 // (deploy index order), of a block by `sender` when given; nullopt when

@@ -129,25 +129,21 @@ absl::StatusOr<PreState> PreStateBuilder::Compute(
   // the scope copies the main parent's state holds (its merges kept them):
   // their branches are preferred, so the merge keeps what the main parent
   // kept.
-  // Finding the preferred copies costs a DAG walk per deploy down to its
-  // copy: only for scopes of kMaxPreferenceScopeBlocks (a deep scope, a
-  // parent thousands of blocks stale, merges without it).
-  const bool prefer = scope.size() <= kMaxPreferenceScopeBlocks;
   std::vector<Bytes> settled;
-  std::vector<merge::DeployCopy> preferred;
+  std::vector<Bytes> unsettled;
   for (const Bytes& sig : user_sigs) {
     ASSIGN_OR_RETURN(std::optional<Hash32> copy,
                      CopyInPostState(*dag_, base->hash, sig, 0));
-    if (copy.has_value()) {
-      settled.push_back(sig);
-      continue;
-    }
-    if (!prefer) continue;
-    ASSIGN_OR_RETURN(copy, CopyInPostState(*dag_, parents.front(), sig, 0));
-    if (copy.has_value() && scope.contains(*copy)) {
-      preferred.push_back({sig, *copy});
-    }
+    (copy.has_value() ? settled : unsettled).push_back(sig);
   }
+  ASSIGN_OR_RETURN(
+      const std::vector<HeldCopy> held,
+      ScopeCopiesInPostState(
+          *dag_, parents.front(),
+          [&](const Hash32& h) { return scope.contains(h); }, unsettled));
+  std::vector<merge::DeployCopy> preferred;
+  preferred.reserve(held.size());
+  for (const HeldCopy& c : held) preferred.push_back({c.sig, c.block});
   merge::MergeOptions options;
   options.number_codec = codec_;
   options.term_factory = term_factory_;

@@ -54,10 +54,6 @@ class PreStateBuilder {
   // Indexes of the scope blocks a node keeps: blocks above the last
   // finalized one, with room to spare.
   static constexpr size_t kDefaultIndexCapacity = 4096;
-  // Largest scope whose merge prefers the main parent's kept deploys
-  // (docs/merge.md §5.2): the preference walks the DAG once per scope
-  // deploy. A consensus constant.
-  static constexpr size_t kMaxPreferenceScopeBlocks = 64;
 
   // None owned; all must outlive the builder.
   PreStateBuilder(dag::DagStore* dag, rspace::History* history,

@@ -3,14 +3,20 @@
 // single parents and merge bases.
 #include "casper/prestate/ancestry.h"
 
+#include <algorithm>
+#include <deque>
 #include <memory>
 #include <optional>
+#include <random>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "casper/prestate/awaiting.h"
 #include "gtest/gtest.h"
 #include "rspace/storage/kv_store.h"
 #include "tests/casper/dag_test_blocks.h"
+#include "tests/test_seed.h"
 
 namespace rnode::casper::prestate {
 namespace {
@@ -146,6 +152,102 @@ TEST_F(AncestryTest, AStoredMergeWithoutItsBaseIsDataLoss) {
   const Hash32 m = Add(3, 1, 2, {a, c});  // no merge base recorded
   auto copy = CopyInPostState(*dag_, m, kSig, 0);
   EXPECT_EQ(copy.status().code(), absl::StatusCode::kDataLoss);
+}
+
+// ScopeCopiesInPostState answers what CopyInPostState answers per deploy,
+// on random DAGs: validators building on their own and others' latest
+// blocks, now and then on a stale one, with merges over the real merge base
+// that reject random deploys, and a small pool of deploys copied many times
+// (so copies meet in scopes, below bases and on the path).
+TEST_F(AncestryTest, ScopeCopiesAgreeWithTheWalkPerDeploy) {
+  const uint64_t seed = rnode::testing::TestSeed(4417);
+  std::mt19937_64 rng(seed);
+  constexpr int kValidators = 4, kPool = 6;
+  const int blocks = 240, queries = 400;
+  std::vector<Bytes> pool;
+  for (int d = 0; d < kPool; ++d) pool.push_back(Deploy(d).sig);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto meta = [&](const Hash32& h) { return *dag_->Meta(h); };
+  size_t held = 0, compared = 0;
+  {
+    std::vector<Hash32> all{genesis_};
+    std::vector<Hash32> latest(kValidators, genesis_);
+    std::vector<int32_t> seq(kValidators, 0);
+    // The merge base of `parents` (first the main one), as MergeBaseOf.
+    auto base_of = [&](const std::vector<Hash32>& parents) {
+      std::vector<std::shared_ptr<const dag::BlockMeta>> metas;
+      for (const Hash32& p : parents) metas.push_back(meta(p));
+      return (*dag::MergeBaseOf(*dag_, metas))->hash;
+    };
+    for (int n = 0; n < blocks; ++n) {
+      const size_t v = pick(kValidators);
+      std::vector<Hash32> parents{latest[v]};
+      for (size_t o = 0; o < kValidators; ++o) {
+        if (o != v && pick(3) != 0) parents.push_back(latest[o]);
+      }
+      if (pick(5) == 0) parents.push_back(all[pick(all.size())]);  // stale
+      std::sort(parents.begin(), parents.end());
+      parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+      // Not a parent that is an ancestor of another.
+      std::erase_if(parents, [&](const Hash32& p) {
+        return std::any_of(parents.begin(), parents.end(), [&](auto& q) {
+          return q != p && dag_->IsAncestor(p, q);
+        });
+      });
+      std::swap(parents.front(), parents[pick(parents.size())]);
+      int64_t number = 0;
+      for (const Hash32& p : parents) {
+        number = std::max(number, meta(p)->block_number + 1);
+      }
+      std::vector<int> deploys;
+      for (int d = 0; d < kPool; ++d) {
+        if (pick(5) == 0) deploys.push_back(d);
+      }
+      std::optional<Hash32> base;
+      std::vector<Bytes> rejected;
+      if (parents.size() >= 2) {
+        base = base_of(parents);
+        for (const Bytes& sig : pool) {
+          if (pick(3) == 0) rejected.push_back(sig);
+        }
+      }
+      const Hash32 h = Add(static_cast<uint8_t>(v + 1), ++seq[v], number,
+                           parents, deploys, base, rejected);
+      latest[v] = h;
+      all.push_back(h);
+    }
+    for (int q = 0; q < queries; ++q) {
+      std::vector<Hash32> parents{all[pick(all.size())], all[pick(all.size())]};
+      if (parents[0] == parents[1]) continue;
+      const Hash32 base = base_of(parents);
+      std::set<Hash32> scope;
+      std::deque<Hash32> queue(parents.begin(), parents.end());
+      while (!queue.empty()) {
+        const Hash32 h = queue.front();
+        queue.pop_front();
+        if (dag_->IsAncestor(h, base) || !scope.insert(h).second) continue;
+        for (const Hash32& p : meta(h)->parents) queue.push_back(p);
+      }
+      std::vector<HeldCopy> expected;
+      for (const Bytes& sig : pool) {
+        auto copy = CopyInPostState(*dag_, parents[0], sig, 0);
+        ASSERT_TRUE(copy.ok()) << copy.status();
+        if (copy->has_value() && scope.contains(**copy)) {
+          expected.push_back({sig, **copy});
+        }
+      }
+      auto got = ScopeCopiesInPostState(
+          *dag_, parents[0], [&](const Hash32& h) { return scope.contains(h); },
+          pool);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(*got, expected) << "query " << q;
+      held += expected.size();
+      ++compared;
+    }
+  }
+  // The DAGs are rich enough that the answer is often a held copy.
+  EXPECT_GT(compared, 200u);
+  EXPECT_GT(held, compared / 2);
 }
 
 // Deploys a finalized merge rejected are awaited while the finalized state

@@ -547,16 +547,41 @@ TEST_P(StaleViewTest, ABlockMadeOnAStaleViewBecomesAParent) {
   }
 }
 
+// The number of blocks in the scope of the merge block `merge`: ancestors
+// of its parents that are not ancestors of its merge base.
+size_t MergeScopeSize(dag::DagStore& dag, const Hash32& merge) {
+  auto record = dag.MergeRecordOf(merge);
+  if (!record.ok() || *record == nullptr || !(*record)->merge_base) return 0;
+  const Hash32 base = *(*record)->merge_base;
+  std::set<Hash32> scope;
+  std::vector<Hash32> stack = dag.Meta(merge).value()->parents;
+  while (!stack.empty()) {
+    const Hash32 h = stack.back();
+    stack.pop_back();
+    if (dag.IsAncestor(h, base) || !scope.insert(h).second) continue;
+    for (const Hash32& q : dag.Meta(h).value()->parents) stack.push_back(q);
+  }
+  return scope.size();
+}
+
 // A block made on a stale view holds an increment of the counter that an
 // increment finalized meanwhile also took. The merge that takes the stale
 // block in has its base below the finalized one, so both increments are in
 // its scope and only one can stay: it keeps the finalized one, because the
 // main parent's state holds it, although the stale one costs more (the
 // merger otherwise rejects the cheaper branch). The stale increment is
-// rejected, proposed again by its validator, and finalized after it.
-// Regression: the merge rejected the finalized increment, and a deploy
-// read FINALIZED read PENDING again.
-TEST(ShardTest, AStaleBlockDoesNotUndoAFinalizedDeploy) {
+// rejected, proposed again by its validator while its window is open, and
+// finalized after it. Regression: the merge rejected the finalized
+// increment, and a deploy read FINALIZED read PENDING again. The parameter is
+// the rounds the stale validator misses: 60 gives the merge a scope of over a
+// hundred blocks (regression: the preference was bounded to scopes of 64
+// blocks, as finding the preferred copies cost a DAG walk per deploy).
+class StaleIncrementTest : public ::testing::TestWithParam<int> {};
+
+INSTANTIATE_TEST_SUITE_P(ScopeSizes, StaleIncrementTest,
+                         ::testing::Values(10, 60));
+
+TEST_P(StaleIncrementTest, AStaleBlockDoesNotUndoAFinalizedDeploy) {
   Network net(3, 100'000, /*max_parents=*/3);
   const std::string increment = "for (@n <- @\"c\") { @\"c\"!(n + 1) }";
   ASSERT_TRUE(net[0]
@@ -569,7 +594,7 @@ TEST(ShardTest, AStaleBlockDoesNotUndoAFinalizedDeploy) {
   ASSERT_TRUE(net[0].node.pool().Add(cheap, 0, net.now).ok());
   const auto kept = net.Propose(0);
   ASSERT_TRUE(kept.has_value());
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < GetParam(); ++round) {
     net.Propose(0, /*allow_empty=*/true);
     net.Propose(1, /*allow_empty=*/true);
   }
@@ -606,11 +631,19 @@ TEST(ShardTest, AStaleBlockDoesNotUndoAFinalizedDeploy) {
     // final there.
     rejecting = p->node.dag().BlocksRejectingDeploy(costly.sig());
     ASSERT_TRUE(rejecting.ok());
-    EXPECT_FALSE(rejecting->empty()) << p->index;
+    ASSERT_FALSE(rejecting->empty()) << p->index;
+    // The merge that rejected it had the stale distance in its scope.
+    EXPECT_GE(MergeScopeSize(p->node.dag(), rejecting->front()), 2 * GetParam())
+        << p->index;
     copy = prestate::CopyInPostState(p->node.dag(), lfb, costly.sig(), 0);
     ASSERT_TRUE(copy.ok()) << copy.status();
-    ASSERT_TRUE(copy->has_value()) << p->index;
-    EXPECT_NE(**copy, *stale) << p->index;
+    if (2 * GetParam() < kDeployLifespanBlocks) {
+      ASSERT_TRUE(copy->has_value()) << p->index;
+      EXPECT_NE(**copy, *stale) << p->index;
+    } else {
+      // Its window (blocks 1 to 50) closed long before the merge.
+      EXPECT_EQ(*copy, std::nullopt) << p->index;
+    }
   }
 }
 

@@ -97,7 +97,7 @@ Conflicts CollectConflicts(const ScopeIndex& index, const Branches& branches,
       const uint32_t b = branches.chain_branch[index.chain_offset[bl] + c];
       for (uint32_t d : block.flat.deploys.of(c)) {
         ids.push_back(
-            DeployRef{block.flat.id_prefix[d], &block.deploys[d].id, b});
+            DeployRef{block.flat.id_prefix[d], &block.deploys[d].id, b, bl});
       }
     }
   }
@@ -177,22 +177,19 @@ void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled) {
   }
 }
 
-void MarkPreferred(Conflicts& conflicts, const Branches& branches,
+void MarkPreferred(Conflicts& conflicts, const ScopeIndex& index,
+                   const Branches& branches,
                    std::span<const DeployCopy> preferred) {
   if (preferred.empty()) return;
   conflicts.preferred.assign(branches.count, false);
   for (const DeployRef& r : conflicts.ids) {
-    // The preferred copies of this id (ascending by block).
+    // The preferred copies of this id (ascending by block): this one?
     auto it = std::lower_bound(
         preferred.begin(), preferred.end(), *r.id,
         [](const DeployCopy& c, const Bytes& id) { return c.id < id; });
+    const Hash32& block = index.blocks[r.block]->hash;
     for (; it != preferred.end() && it->id == *r.id; ++it) {
-      const std::vector<ChainKey>& chains = branches.info[r.branch].chains;
-      if (std::any_of(chains.begin(), chains.end(), [&](const ChainKey& k) {
-            return k.block == it->block;
-          })) {
-        conflicts.preferred[r.branch] = true;
-      }
+      if (it->block == block) conflicts.preferred[r.branch] = true;
     }
   }
 }

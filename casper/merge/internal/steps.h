@@ -193,12 +193,13 @@ absl::StatusOr<Branches> BuildBranches(const ScopeIndex& index,
 
 // --- 4. Conflicts -----------------------------------------------------------
 
-// A deploy id of the scope with its branch; the id is borrowed from the
-// scope.
+// A deploy id of the scope with its branch and its block (a position in
+// the scope index); the id is borrowed from the scope.
 struct DeployRef {
   uint64_t prefix = 0;
   const Bytes* id = nullptr;
   uint32_t branch = 0;
+  uint32_t block = 0;
 };
 
 struct Conflicts {
@@ -223,7 +224,8 @@ void MarkSettled(Conflicts& conflicts, std::span<const Bytes> settled);
 
 // Marks preferred every branch holding one of `preferred` (ascending
 // copies the main parent's state holds; docs/merge.md §5.2).
-void MarkPreferred(Conflicts& conflicts, const Branches& branches,
+void MarkPreferred(Conflicts& conflicts, const ScopeIndex& index,
+                   const Branches& branches,
                    std::span<const DeployCopy> preferred);
 
 struct BaseChecks {
