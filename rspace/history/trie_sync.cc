@@ -197,8 +197,9 @@ absl::StatusOr<TrieImporter::Accepted> TrieImporter::Accept(
   for (const TrieSyncItem& item : items) {
     auto flying = in_flight_.find(Pending{item.hash, 0});
     if (flying == in_flight_.end()) {
-      out.rejected.push_back({item.hash, "trie node " + HexEncode(item.hash) +
-                                             " was not asked for"});
+      out.rejected.push_back(
+          {item.hash,
+           "trie node " + HexEncode(item.hash) + " was not asked for", false});
       continue;
     }
     const Pending p = *flying;

@@ -85,6 +85,9 @@ class TrieImporter {
   struct Rejected {
     Hash32 hash{};
     std::string reason;
+    // False: the node was not in flight (an answer after its request was
+    // given back, or never asked for); it may be right, and is not stored.
+    bool asked = true;
   };
   struct Accepted {
     size_t nodes = 0;  // Stored by this call.

@@ -16,6 +16,11 @@ rnode_test(node_scheduler_tests SOURCES scheduler_test.cc
 # the file system.
 rnode_test(node_genesis_setup_tests SOURCES genesis_setup_test.cc
   DEPS rnode_node_core rnode_node_config rnode_crypto rnode_util)
+# Trie nodes between real transports on loopback: honest, corrupt, cut and
+# silent peers, refusals, a restarted fetch.
+rnode_test(node_state_sync_tests SOURCES state_sync_test.cc
+  DEPS rnode_node_core rnode_node_p2p rnode_rspace_sync rnode_rspace
+       rnode_crypto rnode_proto rnode_util)
 # The free-space floor over an injected reading.
 rnode_test(node_disk_guard_tests SOURCES disk_guard_test.cc
   DEPS rnode_node_core)

@@ -212,6 +212,8 @@ TEST_F(TrieSyncTest, AlteredAnswersAreRejectedAndAskedAgain) {
     EXPECT_FALSE(stored->has_value());
   }
   EXPECT_NE(accepted->rejected[5].reason.find("not asked"), std::string::npos);
+  for (size_t i = 0; i < 5; ++i) EXPECT_TRUE(accepted->rejected[i].asked);
+  EXPECT_FALSE(accepted->rejected[5].asked);
   // The honest answers to the five complete the trie.
   Pump(imp);
   ASSERT_TRUE(imp.done());
