@@ -244,7 +244,7 @@ void StateFetcher::Round(Clock::time_point now) {
     }
     MutexLock lock(&mu_);
     ++progress_.requests;
-    ++peers_[*peer].in_flight;
+    if (auto p = peers_.find(*peer); p != peers_.end()) ++p->second.in_flight;
     requests_.emplace(id, Request{*peer, std::move(hashes), now});
   }
   MutexLock lock(&mu_);
