@@ -554,12 +554,15 @@ size_t MergeScopeSize(dag::DagStore& dag, const Hash32& merge) {
   if (!record.ok() || *record == nullptr || !(*record)->merge_base) return 0;
   const Hash32 base = *(*record)->merge_base;
   std::set<Hash32> scope;
+  // Each record held while its parents are read: a block below the DAG's
+  // window is read from the store, and the record is then its only owner.
   std::vector<Hash32> stack = dag.Meta(merge).value()->parents;
   while (!stack.empty()) {
     const Hash32 h = stack.back();
     stack.pop_back();
     if (dag.IsAncestor(h, base) || !scope.insert(h).second) continue;
-    for (const Hash32& q : dag.Meta(h).value()->parents) stack.push_back(q);
+    const std::shared_ptr<const dag::BlockMeta> meta = dag.Meta(h).value();
+    stack.insert(stack.end(), meta->parents.begin(), meta->parents.end());
   }
   return scope.size();
 }
