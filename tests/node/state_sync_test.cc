@@ -7,6 +7,7 @@
 #include "node/core/state_sync.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -84,8 +85,12 @@ class Side : public p2p::PacketHandler {
         this, nullptr);
     EXPECT_TRUE(t.ok()) << t.status();
     if (t.ok()) transport_ = *std::move(t);
+    live_.store(transport_.get());
   }
+  // The transport stops first: its dispatchers, which call OnPacket, are
+  // joined before anything they touch goes.
   ~Side() override {
+    transport_->Stop();
     fetcher_->Stop();
     transport_.reset();
   }
@@ -100,13 +105,18 @@ class Side : public p2p::PacketHandler {
 
   void OnPacket(const p2p::PeerNode& from, const std::string& type_id,
                 std::string content, bool streamed) override {
+    // A packet can come while the constructor has not stored the
+    // transport yet: dropped (the requester asks again).
+    p2p::Transport* t = live_.load();
+    if (t == nullptr) return;
     if (type_id == packet::kTrieNodesRequest) {
       if (serving_ == Serving::kHonest) {
-        server_->Serve(*transport_, from, content);
+        server_->Serve(*t, from, content);
       } else if (serving_ != Serving::kSilent) {
-        ServeAltered(from, content);
+        ServeAltered(*t, from, content);
       }
     } else if (type_id == packet::kTrieNodes) {
+      MutexLock lock(&fetcher_mu_);
       fetcher_->OnAnswer(from, content);
     }
   }
@@ -151,13 +161,19 @@ class Side : public p2p::PacketHandler {
   }
   // A new fetcher on the same store (the process restarted).
   void Restart() {
-    fetcher_->Stop();
-    fetcher_ = std::make_unique<StateFetcher>(&store_, rspace::HistoryColumns{},
-                                              Fast());
+    std::unique_ptr<StateFetcher> old;
+    {
+      MutexLock lock(&fetcher_mu_);
+      old = std::move(fetcher_);
+      fetcher_ = std::make_unique<StateFetcher>(
+          &store_, rspace::HistoryColumns{}, Fast());
+    }
+    old->Stop();
   }
 
   // The honest answer, every node altered, streamed.
-  void ServeAltered(const p2p::PeerNode& to, const std::string& content) {
+  void ServeAltered(p2p::Transport& t, const p2p::PeerNode& to,
+                    const std::string& content) {
     sync::TrieNodesRequest request;
     ASSERT_TRUE(request.ParseFromString(content));
     std::vector<Hash32> hashes;
@@ -185,12 +201,11 @@ class Side : public p2p::PacketHandler {
       }
     }
     std::string encoded = answer.SerializeAsString();
-    auto permit =
-        transport_->ReserveStream(to.id, p2p::MaxWireBytes(encoded.size()));
+    auto permit = t.ReserveStream(to.id, p2p::MaxWireBytes(encoded.size()));
     ASSERT_TRUE(permit.ok());
     auto blob = p2p::MakeBlob(packet::kTrieNodes, std::move(encoded));
     ASSERT_TRUE(blob.ok());
-    (void)transport_->Stream(to.id, *std::move(permit), *blob);
+    (void)t.Stream(to.id, *std::move(permit), *blob);
   }
 
   const Bytes& id() const { return transport_->self().id; }
@@ -203,6 +218,11 @@ class Side : public p2p::PacketHandler {
   rspace::InMemoryStore store_{3};
   std::unique_ptr<rspace::History> history_;
   std::unique_ptr<TrieServer> server_;
+  // Replaced by Restart (the test's thread) while the dispatcher hands it
+  // answers: the dispatcher holds fetcher_mu_ while it uses it.
+  Mutex fetcher_mu_;
+  // transport_, for the dispatchers: set once it is stored.
+  std::atomic<p2p::Transport*> live_{nullptr};
   std::unique_ptr<StateFetcher> fetcher_;
   std::unique_ptr<p2p::Transport> transport_;
   mutable Mutex mu_;
