@@ -97,6 +97,14 @@ class TrieSyncTest : public ::testing::Test {
     ASSERT_TRUE(AdoptTrieRoot(side.store, {}, root_).ok());
   }
 
+  // The nodes of the trie: what a clean import into an empty store fetches.
+  uint64_t NodesOfTrie() {
+    Side fresh;
+    uint64_t all = 0;
+    ImportAll(fresh, &all);
+    return all;
+  }
+
   // The same channel states under the root in `side` as in the source.
   void ExpectSameState(Side& side) {
     auto reopened = History::Open(&side.store, Options());
@@ -109,7 +117,7 @@ class TrieSyncTest : public ::testing::Test {
     }
   }
 
-  // The answer to `asked` with `mutate` applied to its item `which`.
+  // The source's honest answer to `asked`, with no byte budget.
   std::vector<TrieSyncItem> Answer(const std::vector<Hash32>& asked) {
     auto answer =
         ExportTrieNodes(source_.store, HistoryColumns{}, asked, 1 << 30);
@@ -225,9 +233,7 @@ TEST_F(TrieSyncTest, AlteredAnswersAreRejectedAndAskedAgain) {
 // again: the walk of what is stored finds exactly what is missing, and no
 // node is fetched twice over the two runs.
 TEST_F(TrieSyncTest, ARestartFetchesNoStoredNodeAgain) {
-  Side fresh;
-  uint64_t all = 0;
-  ImportAll(fresh, &all);
+  const uint64_t all = NodesOfTrie();
   Side dest;
   uint64_t first = 0;
   {
@@ -253,9 +259,7 @@ TEST_F(TrieSyncTest, ARestartFetchesNoStoredNodeAgain) {
 // A store that already holds an older state (the genesis, for a joining
 // node) fetches only the nodes the new root does not share with it.
 TEST_F(TrieSyncTest, NodesSharedWithAStoredStateAreNotFetched) {
-  Side fresh;
-  uint64_t all = 0;
-  ImportAll(fresh, &all);
+  const uint64_t all = NodesOfTrie();
   Side dest;
   // The old state: the same channels but one in fifty.
   std::vector<LeafUpdate> older;
