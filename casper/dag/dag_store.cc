@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -831,6 +832,13 @@ absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> AncestorsDownTo(
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag,
     std::vector<std::shared_ptr<const BlockMeta>> cursors) {
+  return MainChainMeetAtOrAbove(dag, std::move(cursors),
+                                std::numeric_limits<int64_t>::min());
+}
+
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeetAtOrAbove(
+    const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> cursors,
+    int64_t lowest) {
   if (cursors.empty()) {
     return absl::InvalidArgumentError("no blocks to meet");
   }
@@ -841,6 +849,8 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
       same = same && c->hash == cursors.front()->hash;
       top = std::max(top, c->block_number);
     }
+    // Every cursor is below `lowest` once the highest is: so is the meet.
+    if (top < lowest) return std::shared_ptr<const BlockMeta>();
     if (same) return cursors.front();
     for (auto& c : cursors) {
       if (c->block_number != top) continue;

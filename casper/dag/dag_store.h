@@ -275,6 +275,23 @@ class DagStore {
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
     const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks);
 
+// MainChainMeet, walking no lower than block number `lowest`: null when the
+// chains meet below it (or never meet). The cost is bounded by the blocks
+// of the chains numbered from `lowest` up.
+absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeetAtOrAbove(
+    const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks,
+    int64_t lowest);
+
+// How far below a block of several parents their main-parent chains may
+// meet: at a block numbered at least the block's number - kMaxMergeDepth
+// (docs/validation.md "Parents"). It bounds every merge's scope, so that a
+// node that keeps (retention) or fetches (joining) the blocks of that many
+// numbers below its last finalized block holds every block a merge to come
+// can read. Far above a partition healed in minutes at the shard's rate of
+// block numbers, and a block left out for it only delays its deploys: they
+// stay pooled until the finalized state holds them.
+inline constexpr int64_t kMaxMergeDepth = 512;
+
 // The merge base of a block of `parents` (their records, at least one; the
 // first is the main parent): the highest block on the main parent's main-parent
 // chain, the main parent included, that is an ancestor-or-self of every

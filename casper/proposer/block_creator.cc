@@ -29,22 +29,48 @@ absl::StatusOr<Hash32> ForkChoiceRoot(dag::DagStore& dag) {
   return lowest.front();
 }
 
+// The parents of a block, main parent first, that keep the merge depth
+// rule: those whose main chain meets the main parent's at most
+// `max_merge_depth` numbers below the block (docs/validation.md "Parents").
+absl::StatusOr<std::vector<Hash32>> KeepWithinMergeDepth(
+    dag::DagStore& dag, std::vector<Hash32> parents, int64_t max_merge_depth) {
+  std::vector<std::shared_ptr<const dag::BlockMeta>> metas;
+  for (const Hash32& p : parents) {
+    ASSIGN_OR_RETURN(auto m, dag.Meta(p));
+    metas.push_back(std::move(m));
+  }
+  // The block's number with all of them: leaving some out lowers it, which
+  // only loosens the bound for those kept. The meet of a set is the lowest
+  // of each one's meet with the main parent (main chains form a tree).
+  int64_t number = 0;
+  for (const auto& m : metas) number = std::max(number, m->block_number + 1);
+  const int64_t lowest = number - max_merge_depth;
+  std::vector<Hash32> kept{parents.front()};
+  for (size_t i = 1; i < metas.size(); ++i) {
+    if (metas[i]->block_number < lowest) continue;  // its chain is lower
+    ASSIGN_OR_RETURN(auto meet, dag::MainChainMeetAtOrAbove(
+                                    dag, {metas.front(), metas[i]}, lowest));
+    if (meet != nullptr) kept.push_back(parents[i]);
+  }
+  return kept;
+}
+
 // The main parent, then, when the block may merge (`merges`), fork
 // choice's next ones (`chosen`, main parent first) and every other tip,
-// newest first, up to `max_parents`.
+// newest first, up to `max_parents`, of those that keep the merge depth
+// rule.
 absl::StatusOr<std::vector<Hash32>> BlockParents(
     dag::DagStore& dag, const Hash32& main, const std::vector<Hash32>& chosen,
-    bool merges, size_t max_parents) {
-  std::vector<Hash32> parents{main};
-  if (!merges) return parents;
-  for (size_t i = 1; i < chosen.size() && i < max_parents; ++i) {
-    parents.push_back(chosen[i]);
-  }
+    bool merges, size_t max_parents, int64_t max_merge_depth) {
+  if (!merges) return std::vector<Hash32>{main};
+  std::vector<Hash32> parents = chosen;  // main first
   // Every other tip too (newest first), so that no valid block is left
   // out of the chain for good: fork choice scores only the blocks on the
   // validators' main-parent chains, and a block made on a stale view (a
   // validator that was paused) would otherwise never be a parent again,
-  // its deploys never final. Its conflicts are resolved by the merge.
+  // its deploys never final. Its conflicts are resolved by the merge. One
+  // whose chain meets ours too far down stays out: its deploys wait in
+  // the pools that hold them to go in a block again.
   std::vector<std::pair<int64_t, Hash32>> others;
   for (const Hash32& t : dag.Tips()) {
     if (std::find(parents.begin(), parents.end(), t) != parents.end()) {
@@ -56,10 +82,11 @@ absl::StatusOr<std::vector<Hash32>> BlockParents(
   std::sort(others.begin(), others.end(), [](const auto& x, const auto& y) {
     return x.first != y.first ? x.first > y.first : x.second < y.second;
   });
-  for (const auto& [number, t] : others) {
-    if (parents.size() >= max_parents) break;
-    parents.push_back(t);
-  }
+  // In that order, so the first max_parents kept are fork choice's first.
+  for (const auto& [number, t] : others) parents.push_back(t);
+  ASSIGN_OR_RETURN(parents, KeepWithinMergeDepth(dag, std::move(parents),
+                                                 max_merge_depth));
+  parents.resize(std::min(parents.size(), max_parents));
   return parents;
 }
 
@@ -159,7 +186,8 @@ absl::StatusOr<std::optional<block::Block>> BlockCreator::Create(
   }
   ASSIGN_OR_RETURN(const std::vector<Hash32> parents,
                    BlockParents(*dag_, main->hash, fc.parents,
-                                pre_states_ != nullptr, options_.max_parents));
+                                pre_states_ != nullptr, options_.max_parents,
+                                options_.max_merge_depth));
   ASSIGN_OR_RETURN(const Placement at, PlaceBlock(*dag_, parents, now_ms));
   prestate::PreState pre;
   if (pre_states_ != nullptr) {

@@ -45,6 +45,10 @@ struct CreatorOptions {
   // The shard's largest block, encoded (casper.max-block-bytes): the
   // creator takes fewer deploys rather than make a larger one.
   size_t max_block_bytes = limits::kMaxBlockBytes;
+  // A consensus rule (dag::kMaxMergeDepth): parents whose main chain meets
+  // the main parent's further down are left out. Other values are for
+  // tests.
+  int64_t max_merge_depth = dag::kMaxMergeDepth;
 };
 
 class BlockCreator {

@@ -308,6 +308,27 @@ std::optional<Verdict> CheckBlockNumber(const CheckInput& in, Found& found) {
   return std::nullopt;
 }
 
+// The parents' main-parent chains meet at most max_merge_depth numbers
+// below the block, so its merge's scope is bounded (docs/validation.md
+// "Parents"). Checked before the pre-state: the walk stops at the bound, so
+// a block naming a parent far down costs that walk, not the merge.
+std::optional<Verdict> CheckMergeDepth(const CheckInput& in,
+                                       const Found& found) {
+  if (found.parents.size() < 2) return std::nullopt;
+  const int64_t lowest = found.number - in.options.max_merge_depth;
+  auto meet = dag::MainChainMeetAtOrAbove(in.dag, found.parents, lowest);
+  if (!meet.ok()) return Internal(meet.status());
+  if (*meet == nullptr) {
+    return Invalid(R::kInvalidParents,
+                   absl::StrCat("the parents' main-parent chains meet below "
+                                "block number ",
+                                lowest, " (more than ",
+                                in.options.max_merge_depth,
+                                " below the block's ", found.number, ")"));
+  }
+  return std::nullopt;
+}
+
 // One more than the sender's justified block.
 std::optional<Verdict> CheckSequenceNumber(const CheckInput& in, Found& found) {
   const block::Block& b = in.b;
@@ -589,6 +610,7 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   if (auto v = CheckSender(in, found)) return *std::move(v);
   if (auto v = CheckJustifications(in, found)) return *std::move(v);
   if (auto v = CheckBlockNumber(in, found)) return *std::move(v);
+  if (auto v = CheckMergeDepth(in, found)) return *std::move(v);
   if (auto v = CheckSequenceNumber(in, found)) return *std::move(v);
   if (auto v = CheckJustificationRegression(in, found)) return *std::move(v);
   if (auto v = CheckTimestamp(in, found)) return *std::move(v);

@@ -44,7 +44,8 @@ enum class InvalidReason : uint8_t {
   kInvalidFormat,              // No sender, or not the shard's version.
   kBlockTooLarge,              // Encoded above the shard's max-block-bytes.
   kInvalidShardId,             // Not this shard (the block or a deploy).
-  kInvalidParents,             // None, repeated, too many, or an invalid one.
+  kInvalidParents,             // None, repeated, too many, an invalid one,
+                               // or main chains meeting too far down.
   kInvalidSender,              // Not bonded in the main parent's state.
   kInvalidFollows,             // Justifications: repeated, or not exactly
                                // the main parent's bonded validators.
@@ -105,6 +106,8 @@ struct ValidatorOptions {
   DeployRules deploy_rules;
   // The shard's largest block, encoded (casper.max-block-bytes).
   size_t max_block_bytes = limits::kMaxBlockBytes;
+  // A consensus rule (dag::kMaxMergeDepth); other values are for tests.
+  int64_t max_merge_depth = dag::kMaxMergeDepth;
 };
 
 class BlockValidator {

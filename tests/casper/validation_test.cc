@@ -492,6 +492,71 @@ TEST(MergeBaseTest, ABlockOfTwoParentsWithDeploysNamesAStoredMergeBase) {
   EXPECT_TRUE(c.Receive(*merged, kT + 1).valid());
 }
 
+// The parents of a block meet within max_merge_depth numbers of it
+// (docs/validation.md "Parents"): a creator leaves out a tip whose main
+// chain meets the main parent's further down, and a block that names one
+// anyway is InvalidParents. Validators 1 and 3 each make six blocks on
+// their own chain from genesis, unheard by the other; at depth 3 the
+// seventh block of validator 1 cannot merge validator 3's (the chains meet
+// at genesis, 7 numbers down, though both tips are numbered 6), at depth
+// 100 it can. Before the rule the merge was valid at any depth.
+TEST(MergeDepthTest, ParentsWhoseChainsMeetTooFarDownAreLeftOutAndRefused) {
+  TestNode a(1, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  TestNode b(2, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  TestNode stale(3, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  std::vector<block::Block> made;
+  for (int i = 0; i < 6; ++i) {
+    for (TestNode* maker : {&a, &stale}) {
+      const std::optional<block::Block> next = maker->Propose(kT + i, true);
+      ASSERT_TRUE(next.has_value());
+      ASSERT_TRUE(maker->Receive(*next, kT + i).valid());
+      made.push_back(*next);
+    }
+  }
+  const Hash32 old = made.back().hash;  // the stale chain's tip, number 6
+  for (const block::Block& x : made) {
+    if (x.sender != a.key().pk) {
+      ASSERT_TRUE(a.Receive(x, kT + 6).valid());
+    }
+    ASSERT_TRUE(b.Receive(x, kT + 6).valid());
+  }
+  constexpr int64_t kDepth = 3;
+
+  proposer::CreatorOptions shallow;
+  shallow.max_parents = 3;
+  shallow.max_merge_depth = kDepth;
+  a.SetCreatorOptions(shallow);
+  const std::optional<block::Block> left_out = a.Propose(kT + 7, true);
+  ASSERT_TRUE(left_out.has_value());
+  EXPECT_EQ(left_out->number(), 7);
+  EXPECT_EQ(left_out->header.parents.size(), 1u);
+
+  proposer::CreatorOptions deep = shallow;
+  deep.max_merge_depth = 100;
+  a.SetCreatorOptions(deep);
+  const std::optional<block::Block> merging = a.Propose(kT + 7, true);
+  ASSERT_TRUE(merging.has_value());
+  ASSERT_EQ(merging->header.parents.size(), 2u);
+  EXPECT_THAT(merging->header.parents, ::testing::Contains(old));
+
+  validation::ValidatorOptions strict;
+  strict.max_merge_depth = kDepth;
+  b.SetValidatorOptions(strict);
+  const Verdict v = b.Receive(*merging, kT + 7);
+  ASSERT_EQ(v.kind, Verdict::Kind::kInvalid) << v.error;
+  EXPECT_EQ(v.reason, InvalidReason::kInvalidParents);
+  EXPECT_THAT(v.detail, HasSubstr("meet below block number 4"));
+  EXPECT_TRUE(b.Receive(*left_out, kT + 7).valid());
+  // At a depth that reaches genesis the merge is valid.
+  TestNode c(2, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  validation::ValidatorOptions loose;
+  loose.max_merge_depth = 7;
+  c.SetValidatorOptions(loose);
+  for (const block::Block& x : made) ASSERT_TRUE(c.Receive(x, kT + 7).valid());
+  const Verdict at_seven = c.Receive(*merging, kT + 7);
+  EXPECT_TRUE(at_seven.valid()) << at_seven.detail << at_seven.error;
+}
+
 TEST_F(InvalidBlockTest, InvalidTransaction) {
   ExpectInvalid(Check([](block::Block& x) { ++x.body.deploys[0].cost; }),
                 InvalidReason::kInvalidTransaction, "recorded cost");
