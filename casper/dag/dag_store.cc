@@ -38,6 +38,8 @@ constexpr std::string_view kTipPrefix = "T";
 constexpr std::string_view kInvalidPrefix = "I";
 // L, sender's key (65 bytes) -> hash of its latest message.
 constexpr std::string_view kLatestPrefix = "L";
+// The floor of an anchored DAG (8 bytes, little-endian); absent otherwise.
+constexpr std::string_view kFloorKey = "floor";
 
 Bytes IndexKey(std::string_view prefix, const Hash32& hash) {
   Bytes key(prefix.begin(), prefix.end());
@@ -232,6 +234,16 @@ absl::Status DagStore::LoadWindow() {
     return absl::DataLossError("the DAG's block count is missing or malformed");
   }
   count_ = static_cast<uint64_t>(stored_count);
+  ASSIGN_OR_RETURN(std::optional<Bytes> floor,
+                   store_->Get(columns_.state, AsBytes(kFloorKey)));
+  if (floor.has_value()) {
+    ByteReader floor_reader(*floor);
+    int64_t number = 0;
+    if (!floor_reader.I64(number) || !floor_reader.done()) {
+      return absl::DataLossError("the DAG's floor is malformed");
+    }
+    floor_ = number;
+  }
   ASSIGN_OR_RETURN(last_finalized_, ReadLastFinalized());
   if (last_finalized_.has_value()) {
     ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> lfb_meta,
@@ -270,7 +282,7 @@ absl::Status DagStore::LoadWindow() {
         continue;
       }
       ASSIGN_OR_RETURN(bool stored, StoredLocked(p));
-      if (!stored) {
+      if (!stored && !IsHistory(*meta)) {
         return absl::DataLossError("block " + HexEncode(hash) +
                                    " names parent " + HexEncode(p) +
                                    " that is not stored");
@@ -390,7 +402,8 @@ void DagStore::StageIndex(const BlockMeta& m, rspace::WriteBatch& batch) const {
   for (const Hash32& p : m.parents) {
     if (tips_.contains(p)) batch.Delete(state, IndexKey(kTipPrefix, p));
   }
-  batch.Put(state, IndexKey(kTipPrefix, m.hash), Bytes{});
+  // History is never a tip: what was built on it may not be stored here.
+  if (!IsHistory(m)) batch.Put(state, IndexKey(kTipPrefix, m.hash), Bytes{});
   if (BecomesLatest(m)) {
     Bytes key(kLatestPrefix.begin(), kLatestPrefix.end());
     key.insert(key.end(), m.sender.begin(), m.sender.end());
@@ -407,7 +420,7 @@ void DagStore::Apply(std::shared_ptr<const BlockMeta> meta) {
     invalid_.insert(h);
   } else {
     for (const Hash32& p : meta->parents) tips_.erase(p);
-    tips_.insert(h);
+    if (!IsHistory(*meta)) tips_.insert(h);
     if (BecomesLatest(*meta)) latest_[meta->sender] = meta;
   }
   // A block below the window (a late block on an old branch) is in the
@@ -504,11 +517,14 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
           absl::StrCat("block ", HexEncode(block.hash), " needs ", what, " ",
                        HexEncode(h), ", which is not stored"));
     };
+    // History (at or below an anchored DAG's floor) comes without what
+    // lies under it.
+    const bool history = IsHistory(meta);
     for (const Hash32& p : block.header.parents) {
-      RETURN_IF_ERROR(require(p, "parent"));
+      if (!history) RETURN_IF_ERROR(require(p, "parent"));
     }
     for (const auto& j : block.justifications) {
-      RETURN_IF_ERROR(require(j.latest_block, "justification"));
+      if (!history) RETURN_IF_ERROR(require(j.latest_block, "justification"));
     }
     StageIndex(meta, batch);
     batch.Put(columns_.state, AsBytes(kBlockCountKey), CountValue(count_ + 1));
@@ -643,7 +659,8 @@ bool DagStore::WalkFinds(const BlockMeta& target,
     for (const Hash32& p : m->parents) {
       if (!seen.insert(p).second) continue;
       absl::StatusOr<std::shared_ptr<const BlockMeta>> pm = FindMeta(p);
-      if (!pm.ok() || *pm == nullptr) return false;
+      if (!pm.ok()) return false;
+      if (*pm == nullptr) continue;  // under an anchored DAG's floor
       // A block's number exceeds its parents', so nothing below the
       // ancestor's number can lead to it.
       if ((*pm)->block_number >= floor) queue.push_back(*std::move(pm));
@@ -676,6 +693,9 @@ absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
     if (final) continue;
     ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> m, FindMeta(h));
     if (m == nullptr) {
+      // A parent of history, under an anchored DAG's floor: the anchor
+      // finalized everything there is of it.
+      if (floor_.has_value() && h != hash) continue;
       return absl::DataLossError("block " + HexEncode(h) +
                                  " to finalize is not stored");
     }
@@ -689,6 +709,147 @@ absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
   out.reserve(found.size());
   for (const auto& [number, h] : found) out.push_back(h);
   return out;
+}
+
+std::optional<int64_t> DagStore::floor() const {
+  MutexLock lock(&mu_);
+  return floor_;
+}
+
+absl::Status DagStore::CheckAnchorable(std::span<const block::Block> blocks,
+                                       const Hash32& anchor,
+                                       int64_t floor) const {
+  if (floor_.has_value() || count_ != 1) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "only a DAG holding its genesis alone can be anchored; this one ",
+        floor_.has_value() ? "is anchored already"
+                           : absl::StrCat("holds ", count_, " blocks")));
+  }
+  absl::flat_hash_set<Hash32, Hash32Hasher> given;
+  const block::Block* anchor_block = nullptr;
+  for (const block::Block& b : blocks) {
+    if (b.hash == Hash32{}) {
+      return absl::InvalidArgumentError("block has no hash (not sealed)");
+    }
+    if (!given.insert(b.hash).second) {
+      return absl::InvalidArgumentError("block " + HexEncode(b.hash) +
+                                        " is given twice");
+    }
+    ASSIGN_OR_RETURN(bool stored, StoredLocked(b.hash));
+    if (stored) {
+      return absl::FailedPreconditionError("block " + HexEncode(b.hash) +
+                                           " is stored already");
+    }
+    if (b.hash == anchor) anchor_block = &b;
+  }
+  if (anchor_block == nullptr) {
+    return absl::InvalidArgumentError("the anchor " + HexEncode(anchor) +
+                                      " is not among the blocks");
+  }
+  if (anchor_block->body.state.block_number <= floor) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the anchor is numbered ",
+                     anchor_block->body.state.block_number,
+                     ", not above the floor ", floor));
+  }
+  for (const block::Block& b : blocks) {
+    if (b.body.state.block_number <= floor) continue;
+    std::vector<std::pair<const char*, Hash32>> needs;
+    for (const Hash32& p : b.header.parents) needs.emplace_back("parent", p);
+    for (const auto& j : b.justifications) {
+      needs.emplace_back("justification", j.latest_block);
+    }
+    for (const auto& [what, h] : needs) {
+      if (given.contains(h)) continue;
+      ASSIGN_OR_RETURN(bool stored, StoredLocked(h));
+      if (!stored) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("block ", HexEncode(b.hash), " needs ", what, " ",
+                         HexEncode(h), ", which is neither given nor stored"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DagStore::Anchor(std::span<const block::Block> blocks,
+                              const Hash32& anchor, int64_t floor) {
+  MutexLock write_lock(&write_mu_);
+  // Parents before children, as Insert would have seen them.
+  std::vector<const block::Block*> order;
+  for (const block::Block& b : blocks) order.push_back(&b);
+  std::sort(order.begin(), order.end(), [](const auto* x, const auto* y) {
+    return std::tie(x->body.state.block_number, x->hash) <
+           std::tie(y->body.state.block_number, y->hash);
+  });
+  rspace::WriteBatch batch;
+  {
+    MutexLock lock(&mu_);
+    RETURN_IF_ERROR(CheckAnchorable(blocks, anchor, floor));
+  }
+  RETURN_IF_ERROR(StageDeployIndexes(blocks, /*invalid=*/false, batch));
+  // The anchor and its ancestors among the blocks are finalized.
+  absl::flat_hash_map<Hash32, const block::Block*, Hash32Hasher> by_hash;
+  for (const block::Block& b : blocks) by_hash.emplace(b.hash, &b);
+  absl::flat_hash_set<Hash32, Hash32Hasher> final{anchor};
+  std::deque<Hash32> queue{anchor};
+  while (!queue.empty()) {
+    const block::Block* b = by_hash.at(queue.front());
+    queue.pop_front();
+    for (const Hash32& p : b->header.parents) {
+      if (by_hash.contains(p) && final.insert(p).second) queue.push_back(p);
+    }
+  }
+  for (const Hash32& f : final) {
+    batch.Put(columns_.state, IndexKey(kFinalizedPrefix, f), Bytes{});
+  }
+  for (const block::Block* b : order) {
+    batch.Put(columns_.blocks, Bytes(b->hash.begin(), b->hash.end()),
+              block::EncodeBlock(*b));
+  }
+  std::vector<std::shared_ptr<const BlockMeta>> metas;
+  for (const block::Block* b : order) {
+    metas.push_back(std::make_shared<const BlockMeta>(MetaOf(*b, false)));
+    batch.Put(columns_.meta, Bytes(b->hash.begin(), b->hash.end()),
+              EncodeBlockMeta(*metas.back()));
+  }
+  const int64_t anchor_number = by_hash.at(anchor)->body.state.block_number;
+  MutexLock lock(&mu_);
+  // The views as they are (the genesis alone, so small), to put back if
+  // the write fails: the index records are staged from views that each
+  // block changes.
+  const auto saved = std::make_tuple(horizon_, metas_, children_, heights_,
+                                     finalized_, latest_, tips_, invalid_);
+  floor_ = floor;  // staged as history from here
+  EvictBelow(anchor_number - options_.kept_below_finalized);
+  // The genesis stops being a tip: it lies under the anchor, finalized.
+  for (const Hash32& t : tips_) {
+    batch.Delete(columns_.state, IndexKey(kTipPrefix, t));
+  }
+  tips_.clear();
+  for (const auto& meta : metas) {
+    StageIndex(*meta, batch);
+    Apply(meta);
+  }
+  batch.Put(columns_.state, AsBytes(kLastFinalizedKey), anchor);
+  batch.Put(columns_.state, AsBytes(kBlockCountKey),
+            CountValue(count_ + blocks.size()));
+  batch.Put(columns_.state, AsBytes(kFloorKey),
+            CountValue(static_cast<uint64_t>(floor)));
+  // The one write made under the view lock: readers wait for it, once.
+  if (absl::Status s = store_->WriteOwned(std::move(batch)); !s.ok()) {
+    std::tie(horizon_, metas_, children_, heights_, finalized_, latest_, tips_,
+             invalid_) = saved;
+    floor_.reset();
+    return s;
+  }
+  for (const Hash32& f : final) {
+    if (metas_.contains(f)) finalized_.insert(f);
+  }
+  last_finalized_ = anchor;
+  count_ += blocks.size();
+  for (const block::Block& b : blocks) KeepMergeRecord(b);
+  return absl::OkStatus();
 }
 
 absl::Status DagStore::SetLastFinalized(const Hash32& hash) {

@@ -13,7 +13,8 @@
 //
 // Every Insert is one atomic, durable store write: after a crash the store
 // reopens to the blocks whose Insert returned, and the DAG is always closed
-// under parents and justifications.
+// under parents and justifications above its floor (none for a DAG grown
+// from its genesis; see Anchor).
 //
 // Thread-safe. Writers (Insert, SetLastFinalized) are serialised; the
 // in-memory views are read under a short lock, never while the store is
@@ -26,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -107,7 +109,8 @@ class DagStore {
   // nothing if a block with its hash is already stored (the first copy
   // wins). FailedPrecondition naming the hash if a parent or a
   // justification's block is not stored (the caller buffers the block
-  // until it is); InvalidArgument for an unsealed block (zero hash).
+  // until it is), unless the block is numbered at or below the DAG's
+  // floor (history); InvalidArgument for an unsealed block (zero hash).
   absl::StatusOr<bool> Insert(const block::Block& block, bool invalid = false);
 
   // Queries of blocks below the window read the store; a read error
@@ -161,6 +164,28 @@ class DagStore {
   // True when `ancestor` is `hash` or reachable from it through parents.
   bool IsAncestor(const Hash32& ancestor, const Hash32& hash) const;
 
+  // --- Joining from a last finalized state (docs/p2p.md "Joining") -------
+  // A DAG that starts at its genesis has no floor. One that a joining node
+  // anchored at a peer's last finalized block has one: blocks numbered at
+  // or below it are history, stored without their parents and
+  // justifications (this node never held what lies under them).
+  std::optional<int64_t> floor() const;
+
+  // Stores `blocks` (sealed, any order, none stored yet) and makes `anchor`,
+  // one of them, the last finalized block with `floor` as the DAG's floor,
+  // in one atomic write. Each block numbered above the floor must find its
+  // parents and justified blocks among `blocks` or stored; those at or
+  // below it need not. The anchor and its ancestors among `blocks` are
+  // finalized. The caller vouches for the blocks (docs/p2p.md "Joining":
+  // finality by the bonds, the chain to the genesis): nothing here
+  // validates them. FailedPrecondition, changing nothing, unless the DAG
+  // holds its genesis alone (a node that has followed the shard has
+  // nothing to anchor), or when a block above the floor misses a
+  // dependency; InvalidArgument for an unsealed block, an anchor not among
+  // `blocks` or at or below the floor.
+  absl::Status Anchor(std::span<const block::Block> blocks,
+                      const Hash32& anchor, int64_t floor);
+
   // Records `hash` (a stored block) as the last finalized block; it and
   // every ancestor count as finalized from then on. FailedPrecondition if
   // it is not stored or does not descend from the current last finalized
@@ -195,10 +220,23 @@ class DagStore {
   // `block` (deploy_index.cc).
   absl::Status StageDeployIndex(const block::Block& block, bool invalid,
                                 rspace::WriteBatch& batch) const;
+  // The same for several blocks at once (none in the index yet).
+  absl::Status StageDeployIndexes(std::span<const block::Block> blocks,
+                                  bool invalid,
+                                  rspace::WriteBatch& batch) const;
+  // Anchor's checks of its input, under the lock.
+  absl::Status CheckAnchorable(std::span<const block::Block> blocks,
+                               const Hash32& anchor, int64_t floor) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds `meta` to the in-memory views, as StageIndex's records say (to
   // the window's only if it is numbered in it).
   void Apply(std::shared_ptr<const BlockMeta> meta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `meta` is history: at or below an anchored DAG's floor.
+  bool IsHistory(const BlockMeta& meta) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return floor_.has_value() && meta.block_number <= *floor_;
+  }
   // Whether `meta` displaces its sender's latest message.
   bool BecomesLatest(const BlockMeta& meta) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -261,6 +299,7 @@ class DagStore {
   // Valid blocks without valid children.
   std::set<Hash32> tips_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
+  std::optional<int64_t> floor_ ABSL_GUARDED_BY(mu_);
   uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
   // Merge records of blocks of several parents (thread-safe on its own).
   BoundedCache<Hash32, std::shared_ptr<const MergeRecord>, Hash32Hasher>

@@ -3,8 +3,10 @@
 #include "casper/dag/dag_store.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -46,33 +48,43 @@ Bytes RejectionKey(ByteView sig) {
 
 absl::Status DagStore::StageDeployIndex(const block::Block& block, bool invalid,
                                         rspace::WriteBatch& batch) const {
+  return StageDeployIndexes(std::span<const block::Block>(&block, 1), invalid,
+                            batch);
+}
+
+absl::Status DagStore::StageDeployIndexes(std::span<const block::Block> blocks,
+                                          bool invalid,
+                                          rspace::WriteBatch& batch) const {
   // The deploy index: sig -> ascending hashes of the blocks holding it,
   // and the rejection index: the blocks whose merge rejected it (a valid
-  // block's record only), read for all of the block's deploys at once.
+  // block's record only), read for all of the blocks' deploys at once.
   // Only the (serialised) writer changes them, so read-modify-write is
   // safe.
-  std::vector<Bytes> keys;
-  for (const auto& d : block.body.deploys) keys.push_back(d.sig);
-  if (!invalid) {
+  std::map<Bytes, std::vector<Hash32>> added;
+  for (const block::Block& block : blocks) {
+    for (const auto& d : block.body.deploys) {
+      internal::InsertSorted(added[d.sig], block.hash);
+    }
+    if (invalid) continue;
     for (const auto& r : block.body.rejected) {
-      keys.push_back(RejectionKey(r.sig));
+      internal::InsertSorted(added[RejectionKey(r.sig)], block.hash);
     }
   }
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  const std::vector<ByteView> views(keys.begin(), keys.end());
+  std::vector<ByteView> views;
+  views.reserve(added.size());
+  for (const auto& [key, hashes] : added) views.emplace_back(key);
   ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
                    store_->MultiGet(columns_.deploys, views));
-  for (size_t i = 0; i < keys.size(); ++i) {
-    ASSIGN_OR_RETURN(std::vector<Hash32> hashes,
-                     DecodeHolders(keys[i], held[i]));
-    internal::InsertSorted(hashes, block.hash);
+  size_t i = 0;
+  for (const auto& [key, more] : added) {
+    ASSIGN_OR_RETURN(std::vector<Hash32> hashes, DecodeHolders(key, held[i++]));
+    for (const Hash32& h : more) internal::InsertSorted(hashes, h);
     Bytes value;
     value.reserve(hashes.size() * 32);
     for (const Hash32& h : hashes) {
       value.insert(value.end(), h.begin(), h.end());
     }
-    batch.Put(columns_.deploys, keys[i], value);
+    batch.Put(columns_.deploys, key, value);
   }
   return absl::OkStatus();
 }

@@ -289,6 +289,102 @@ TEST_F(DagStoreTest, ReopeningRebuildsEveryView) {
   EXPECT_EQ(dag->GetBlock(b.hash)->value(), b);
 }
 
+// A joining node's DAG (docs/p2p.md "Joining"): its genesis, then a window
+// of a peer's blocks anchored at the peer's last finalized block. Blocks at
+// or below the floor come without their parents; above it every
+// dependency is given or stored, and that holds for inserts afterwards, and
+// across a reopen.
+TEST_F(DagStoreTest, AnAnchoredWindowFollowsOnAsADagFromGenesis) {
+  // The shard's chain: g, then 1..10 by validators 1 and 2 in turn; block 8
+  // justifies block 3 (a validator long silent), blocks 6 and 7 both hold
+  // deploy 4 (a copy a merge rejected, proposed again).
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  std::vector<block::Block> chain{g};
+  for (int n = 1; n <= 10; ++n) {
+    const uint8_t seed = n % 2 == 1 ? 1 : 2;
+    std::vector<block::Justification> justified;
+    if (n == 8) justified.push_back({MakeTestKey(3).pk, chain[3].hash});
+    std::vector<int> deploys;
+    if (n == 6 || n == 7) deploys.push_back(4);
+    chain.push_back(MakeBlock(seed, n, n, {chain.back().hash}, justified,
+                              deploys));
+  }
+  std::vector<block::Block> window(chain.begin() + 5, chain.end());
+  constexpr int64_t kFloor = 5;
+  const Hash32 lfb = chain[8].hash;
+  Hash32 b11_hash{};
+  {
+    auto dag = Open();
+    ASSERT_TRUE(*dag->Insert(g));
+    ASSERT_TRUE(dag->SetLastFinalized(g.hash).ok());
+    // Block 8's justification is neither given nor stored: refused, and
+    // nothing changed.
+    absl::Status missing = dag->Anchor(window, lfb, kFloor);
+    EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_THAT(missing.message(), HasSubstr("needs justification"));
+    EXPECT_EQ(dag->size(), 1u);
+    EXPECT_EQ(dag->LastFinalized(), g.hash);
+    EXPECT_FALSE(dag->floor().has_value());
+    EXPECT_EQ(dag->Anchor(window, chain[4].hash, kFloor).code(),
+              absl::StatusCode::kInvalidArgument);  // not among them
+    EXPECT_EQ(dag->Anchor(window, chain[5].hash, kFloor).code(),
+              absl::StatusCode::kInvalidArgument);  // at the floor
+
+    window.push_back(chain[3]);  // history: its own parent is not given
+    ASSERT_TRUE(dag->Anchor(window, lfb, kFloor).ok());
+    EXPECT_EQ(dag->size(), 8u);
+    EXPECT_EQ(dag->floor(), kFloor);
+    EXPECT_EQ(dag->LastFinalized(), lfb);
+    for (int n : {5, 6, 7, 8}) EXPECT_TRUE(dag->IsFinalized(chain[n].hash)) << n;
+    EXPECT_FALSE(dag->IsFinalized(chain[9].hash));
+    EXPECT_THAT(dag->Tips(), ElementsAre(chain[10].hash));
+    EXPECT_THAT(dag->Children(chain[8].hash), ElementsAre(chain[9].hash));
+    EXPECT_TRUE(dag->IsAncestor(chain[5].hash, chain[10].hash));
+    EXPECT_TRUE(dag->IsAncestor(g.hash, chain[10].hash));  // finalized
+    std::vector<Hash32> holders{chain[6].hash, chain[7].hash};
+    std::sort(holders.begin(), holders.end());
+    EXPECT_EQ(*dag->BlocksWithDeploy(Deploy(4).sig), holders);
+    EXPECT_EQ(dag->LatestMessages().at(MakeTestKey(2).pk), chain[10].hash);
+    EXPECT_EQ(dag->Anchor(window, lfb, kFloor).code(),
+              absl::StatusCode::kFailedPrecondition);  // once
+
+    // It follows the shard: a child, finality, and history below the floor
+    // without its parents; above the floor a missing parent is refused.
+    const block::Block b11 = MakeBlock(1, 11, 11, {chain[10].hash});
+    b11_hash = b11.hash;
+    ASSERT_TRUE(*dag->Insert(b11));
+    ASSERT_TRUE(dag->SetLastFinalized(chain[10].hash).ok());
+    EXPECT_TRUE(dag->IsFinalized(chain[9].hash));
+    ASSERT_TRUE(*dag->Insert(chain[2]));
+    const block::Block orphan = MakeBlock(2, 12, 12, {StateHash(99)});
+    EXPECT_EQ(dag->Insert(orphan).status().code(),
+              absl::StatusCode::kFailedPrecondition);
+  }
+  auto dag = Open();
+  ASSERT_NE(dag, nullptr);
+  EXPECT_EQ(dag->floor(), kFloor);
+  EXPECT_EQ(dag->size(), 10u);
+  EXPECT_EQ(dag->LastFinalized(), chain[10].hash);
+  EXPECT_FALSE(dag->IsFinalized(StateHash(99)));
+  EXPECT_TRUE(dag->Contains(chain[2].hash));
+  // History is never a tip.
+  EXPECT_THAT(dag->Tips(), ElementsAre(b11_hash));
+}
+
+// Only a DAG holding its genesis alone can be anchored.
+TEST_F(DagStoreTest, ADagThatFollowedTheShardIsNotAnchored) {
+  auto dag = Open();
+  const block::Block g = MakeBlock(1, 0, 0, {});
+  const block::Block a = MakeBlock(1, 1, 1, {g.hash});
+  ASSERT_TRUE(*dag->Insert(g));
+  ASSERT_TRUE(*dag->Insert(a));
+  const block::Block b = MakeBlock(2, 1, 2, {a.hash});
+  const absl::Status s = dag->Anchor(std::vector<block::Block>{b}, b.hash, 1);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("holds 2 blocks"));
+  EXPECT_FALSE(dag->Contains(b.hash));
+}
+
 TEST_F(DagStoreTest, OpenRefusesADamagedStore) {
   const block::Block g = MakeBlock(1, 0, 0, {});
   const block::Block a = MakeBlock(2, 1, 1, {g.hash});
