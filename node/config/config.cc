@@ -42,6 +42,11 @@ const Setting kSettings[] = {
      "free space below which deploys are refused as disk_full (e.g. 1G; 0: "
      "none)",
      &NodeConfig::min_free_bytes},
+    {"sync.state-min-finalized", "state-sync-min-finalized",
+     "a new node joins from its peers' last finalized state when that "
+     "block is numbered at least this (-1: never; it replays from the "
+     "genesis)",
+     &NodeConfig::state_sync_min_finalized},
     {"logging.level", "", "trace, debug, info, warn, error, critical, off",
      &NodeConfig::log_level},
     {"threads", "threads", "worker threads (0: all hardware threads)",
@@ -474,6 +479,8 @@ absl::Status Validate(const NodeConfig& c) {
         std::tuple{"storage.block-cache-size", c.block_cache_bytes,
                    int64_t{1} << 20},
         std::tuple{"storage.min-free-bytes", c.min_free_bytes, int64_t{0}},
+        std::tuple{"sync.state-min-finalized", c.state_sync_min_finalized,
+                   int64_t{-1}},
         std::tuple{"casper.genesis-block-data.pos-multi-sig-quorum",
                    c.pos_multi_sig_quorum, int64_t{0}},
         std::tuple{"casper.genesis-block-data.native-token-decimals",

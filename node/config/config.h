@@ -39,6 +39,11 @@ struct NodeConfig {
   // refused as disk_full before any write fails (node/core/disk_guard.h).
   // 0: no floor.
   int64_t min_free_bytes = int64_t{1} << 30;
+  // A new node (its DAG holds the genesis alone) with a bootstrap joins
+  // from its bonded peers' last finalized state when that block is
+  // numbered at least this (docs/p2p.md "Joining"); below it, or at -1,
+  // it replays the blocks from the genesis.
+  int64_t state_sync_min_finalized = 1024;
   std::string config_file;
   std::string log_level = "info";
   // Worker threads of the node's one pool (interpreter rounds, signature

@@ -278,7 +278,8 @@ absl::StatusOr<metrics::Family<metrics::Counter>*> RegisterNetworkMetrics(
           "yet), far_behind (far below the peers' height: fetching by "
           "height), parents (blocks wait for their "
           "parents), missing (a block asked for is long missing), queue "
-          "(blocks wait for the consensus thread)",
+          "(blocks wait for the consensus thread), syncing (joining from "
+          "the shard's last finalized state)",
           {"reason"}));
   RETURN_IF_ERROR(registry->AddCallbackGauge(
       "casper_blocks_wanted", "blocks asked from peers and not received",

@@ -66,6 +66,8 @@ const char* BehindName(Behind b) {
       return "missing";
     case Behind::kQueue:
       return "queue";
+    case Behind::kSyncing:
+      return "syncing";
   }
   return "?";
 }
@@ -93,6 +95,7 @@ void CatchUpMonitor::Stop() {
 
 Behind CatchUpMonitor::Reason() const {
   if (network_ == nullptr) return Behind::kNo;
+  if (syncing_.load()) return Behind::kSyncing;
   const int64_t now = SteadyMs();
   const int64_t resumed = resumed_ms_.load();
   if (now - watch_tick_ms_.load() > kPauseNoticedMs) return Behind::kPaused;

@@ -40,9 +40,10 @@ enum class Behind {
   kFarBehind,
   kParents,
   kMissing,
-  kQueue
+  kQueue,
+  kSyncing  // joining from the shard's last finalized state (StateJoin)
 };
-inline constexpr size_t kBehindReasons = 8;
+inline constexpr size_t kBehindReasons = 9;
 // The reason's metric label.
 const char* BehindName(Behind b);
 
@@ -71,6 +72,8 @@ class CatchUpMonitor {
   void set_engine_buffered(size_t n) {
     engine_buffered_.store(n, std::memory_order_relaxed);
   }
+  // Whether the node is joining from state (before anything else counts).
+  void set_syncing(bool syncing) { syncing_.store(syncing); }
 
  private:
   void WatchLoop();
@@ -90,6 +93,7 @@ class CatchUpMonitor {
   std::atomic<int64_t> watch_tick_ms_{0};
   std::atomic<int64_t> resumed_ms_;
   std::atomic<size_t> engine_buffered_{0};
+  std::atomic<bool> syncing_{false};
 };
 
 }  // namespace rnode::node

@@ -79,7 +79,9 @@ SyncProgress ChainSync::Progress() const {
   p.local = local;
   const Clock::time_point now = Clock::now();
   p.target = TargetLocked(now);
-  if (!heard_) {
+  if (held_) {
+    p.state = SyncState::kStarting;
+  } else if (!heard_) {
     p.state = AloneLocked(now) ? SyncState::kCaughtUp : SyncState::kStarting;
   } else {
     // The thread marks the node behind on its next tick; a height heard
@@ -124,7 +126,9 @@ void ChainSync::Tick(Clock::time_point now) {
       return now - entry.second.heard > options_.height_ttl;
     });
     const int64_t target = TargetLocked(now);
-    const SyncState state = StateLocked(local, target, now);
+    // Held (a joining node): heights are asked, nothing is fetched.
+    const SyncState state =
+        held_ ? SyncState::kStarting : StateLocked(local, target, now);
     const auto interval = state == SyncState::kCaughtUp
                               ? options_.ask_interval
                               : options_.ask_interval_behind;
@@ -137,8 +141,8 @@ void ChainSync::Tick(Clock::time_point now) {
       // bring the rest.
       ask_tips = state == SyncState::kCaughtUp && target > local;
     }
-    ask_tips = ask_tips || std::exchange(tips_due_, false);
-    if (behind_) RequestLocked(t, local, target, now);
+    ask_tips = !held_ && (ask_tips || std::exchange(tips_due_, false));
+    if (behind_ && !held_) RequestLocked(t, local, target, now);
   }
   if (ask) {
     t->SendToAll(packet::kChainHeightRequest,
@@ -285,7 +289,17 @@ void ChainSync::OnPacket(const p2p::PeerNode& from, std::string_view type_id,
     if (!msg.ParseFromString(content) || msg.max_number() < 0) {
       return Malformed(from, type_id);
     }
-    return OnHeight(from, msg.max_number());
+    PeerHeight told{.max_number = msg.max_number(),
+                    .finalized_number = msg.finalized_number()};
+    if (msg.finalized_hash().size() == told.finalized_hash.size()) {
+      std::copy(msg.finalized_hash().begin(), msg.finalized_hash().end(),
+                told.finalized_hash.begin());
+    } else if (!msg.finalized_hash().empty()) {
+      return Malformed(from, type_id);
+    } else {
+      told.finalized_number = -1;  // a node from before the hash was told
+    }
+    return OnHeight(from, told);
   }
   if (type_id == packet::kBlockRangeRequest) {
     sync::BlockRangeRequest req;
@@ -315,12 +329,15 @@ void ChainSync::SendHeight(const p2p::PeerNode& to) {
   if (std::optional<Hash32> lfb = dag_->LastFinalized()) {
     absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
         dag_->Meta(*lfb);
-    if (meta.ok()) msg.set_finalized_number((*meta)->block_number);
+    if (meta.ok()) {
+      msg.set_finalized_number((*meta)->block_number);
+      msg.set_finalized_hash(std::string(lfb->begin(), lfb->end()));
+    }
   }
   (void)t->Send(to.id, packet::kChainHeight, msg.SerializeAsString());
 }
 
-void ChainSync::OnHeight(const p2p::PeerNode& from, int64_t max_number) {
+void ChainSync::OnHeight(const p2p::PeerNode& from, const PeerHeight& told) {
   // Asked before taking mu_: the transport has locks of its own.
   bool counts = true;
   if (options_.bonded_only) {
@@ -338,17 +355,47 @@ void ChainSync::OnHeight(const p2p::PeerNode& from, int64_t max_number) {
     if (heights_.size() >= kMaxPeerHeights) return;
     it = heights_.emplace(from.id, PeerHeight{}).first;
   }
-  it->second = PeerHeight{max_number, Clock::now()};
+  it->second = told;
+  it->second.heard = Clock::now();
   heard_ = true;
+}
+
+std::vector<PeerFinalized> ChainSync::PeersFinalized() const {
+  MutexLock lock(&mu_);
+  const Clock::time_point now = Clock::now();
+  std::vector<PeerFinalized> out;
+  for (const auto& [peer, h] : heights_) {
+    if (now - h.heard > options_.height_ttl || h.finalized_number < 0) {
+      continue;
+    }
+    out.push_back(PeerFinalized{peer, h.finalized_number, h.finalized_hash});
+  }
+  return out;
+}
+
+void ChainSync::Hold(bool held) {
+  MutexLock lock(&mu_);
+  if (held_ && !held) {
+    // Fetching starts again from what the DAG holds now.
+    behind_ = false;
+    outstanding_.reset();
+  }
+  held_ = held;
+}
+
+void ChainSync::SetRangeEndListener(RangeEndListener listener) {
+  range_end_listener_ = std::move(listener);
 }
 
 void ChainSync::OnRangeEnd(const p2p::PeerNode& from, int64_t from_number,
                            int64_t next_number, int64_t max_number) {
+  if (range_end_listener_) range_end_listener_(from, from_number, next_number);
   MutexLock lock(&mu_);
   // The peer's height, as fresh as its answer (only a peer whose height
   // counted has an entry).
   if (auto it = heights_.find(from.id); it != heights_.end()) {
-    it->second = PeerHeight{max_number, Clock::now()};
+    it->second.max_number = max_number;
+    it->second.heard = Clock::now();
   }
   if (!outstanding_.has_value() || outstanding_->peer != from.id ||
       outstanding_->from != from_number) {

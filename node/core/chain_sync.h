@@ -13,11 +13,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "casper/dag/dag_store.h"
 #include "node/p2p/transport.h"
@@ -107,6 +109,13 @@ struct SyncProgress {
   int64_t behind() const { return target > local ? target - local : 0; }
 };
 
+// A peer's last finalized block as it told it (ChainHeight).
+struct PeerFinalized {
+  Bytes peer;
+  int64_t number = -1;
+  Hash32 hash{};
+};
+
 struct SyncCounters {
   uint64_t heights_heard = 0;
   // Heights from peers not proven to run a bonded validator (bonded_only).
@@ -150,6 +159,20 @@ class ChainSync {
   SyncProgress Progress() const;
   SyncCounters counters() const;
 
+  // --- For a joining node (StateJoin; docs/p2p.md "Joining") ----------
+  // The last finalized blocks the peers whose heights count told, fresh
+  // ones only, by peer.
+  std::vector<PeerFinalized> PeersFinalized() const;
+  // While held, the node fetches no ranges and counts as starting (its
+  // DAG is about to be anchored); heights are still asked and ranges
+  // served. Starts the fetching from the DAG's height when released.
+  void Hold(bool held);
+  // Told each BlockRangeEnd a peer sends (after ChainSync's own use of
+  // it), on the dispatcher's thread. Set before Attach.
+  using RangeEndListener = std::function<void(
+      const p2p::PeerNode& from, int64_t from_number, int64_t next_number)>;
+  void SetRangeEndListener(RangeEndListener listener);
+
   // The peers' height from `heights` (the fresh ones, any order): the
   // second highest when there are two or more, so that one peer alone
   // cannot hold this node behind with a made-up height; the only one
@@ -161,6 +184,8 @@ class ChainSync {
   struct PeerHeight {
     int64_t max_number = -1;
     Clock::time_point heard{};
+    int64_t finalized_number = -1;
+    Hash32 finalized_hash{};
   };
   struct Outstanding {
     Bytes peer;
@@ -173,7 +198,7 @@ class ChainSync {
   p2p::Transport* CurrentTransport() const;
   void SendHeight(const p2p::PeerNode& to);
   void ServeRange(const p2p::PeerNode& to, int64_t from, uint32_t numbers);
-  void OnHeight(const p2p::PeerNode& from, int64_t max_number);
+  void OnHeight(const p2p::PeerNode& from, const PeerHeight& told);
   void OnRangeEnd(const p2p::PeerNode& from, int64_t from_number,
                   int64_t next_number, int64_t max_number);
   void Malformed(const p2p::PeerNode& from, std::string_view what);
@@ -228,6 +253,8 @@ class ChainSync {
   Clock::time_point local_moved_ ABSL_GUARDED_BY(mu_){};
   Clock::time_point last_ask_ ABSL_GUARDED_BY(mu_){};
   SyncCounters counters_ ABSL_GUARDED_BY(mu_);
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+  RangeEndListener range_end_listener_;  // set before the transport runs
   // Lines a peer's packets cause.
   RateLimitedLog peer_log_{"p2p", kPeerLogLinesPerSecond};
 };

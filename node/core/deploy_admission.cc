@@ -200,7 +200,13 @@ absl::Status DeployAdmission::CheckNodeCanTake() {
         " (storage.min-free-bytes), so it takes no new deploys to store; "
         "retry once space returns or deploy to another validator."));
   }
-  if (const Behind why = d_.catch_up->Reason(); why != Behind::kNo) {
+  if (const Behind why = d_.catch_up->Reason(); why == Behind::kSyncing) {
+    d_.metrics->DeployRefused("syncing");
+    return absl::UnavailableError(
+        "Deploy was not accepted: this validator is syncing (joining the "
+        "shard from its last finalized state) and cannot judge the deploy "
+        "yet; retry once it is ready or deploy to another validator.");
+  } else if (why != Behind::kNo) {
     d_.metrics->DeployRefused("catching_up");
     return absl::UnavailableError(absl::StrCat(
         "Deploy was not accepted: this validator is catching up with its "

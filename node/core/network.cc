@@ -9,6 +9,7 @@
 #include "casper/block/block_codec.h"
 #include "crypto/secp256k1.h"
 #include "node/core/chain_sync.h"
+#include "node/core/state_sync.h"
 #include "util/logging.h"
 
 namespace rnode::node {
@@ -481,6 +482,7 @@ void CasperNetwork::OnBlockPacket(const p2p::PeerNode& from,
       it->second.served = true;
     }
   }
+  if (callbacks_.divert && callbacks_.divert(from, *block)) return;
   if (callbacks_.block) callbacks_.block(*std::move(block));
 }
 
@@ -510,6 +512,13 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
       return Malformed(from, "another genesis");
     }
     return;
+  }
+  // State sync: requests unary, answers on either channel.
+  if (type_id == packet::kTrieNodes && trie_.answer) {
+    return trie_.answer(from, content);
+  }
+  if (type_id == packet::kTrieNodesRequest && trie_.serve && !streamed) {
+    return trie_.serve(from, content);
   }
   if (streamed) return Malformed(from, "unexpected streamed packet");
   if (sync_ != nullptr && ChainSync::Handles(type_id)) {

@@ -109,6 +109,10 @@ struct NetworkCallbacks {
   // A decoded block from a peer, for the engine. May block while the
   // consensus thread is behind (back-pressure on the stream dispatcher).
   std::function<void(casper::block::Block)> block;
+  // Asked first, when set: a joining node's StateJoin takes the blocks
+  // (true) until it is done; then they go to `block`.
+  std::function<bool(const p2p::PeerNode& from, casper::block::Block& block)>
+      divert;
   // A deploy a peer admitted (already decoded, not yet verified), to hold
   // in case that peer does not include it. OK when it is held here (or
   // already in this node's pool or a block); an error saying why not (an
@@ -160,6 +164,17 @@ class CasperNetwork final : public casper::engine::Transport,
   // network): its packets (ChainSync::Handles) and new peers go to it.
   // Before Attach.
   void SetSync(ChainSync* sync) { sync_ = sync; }
+  // Where the state sync's packets go (node/core/state_sync.h): a peer's
+  // TrieNodesRequest (unary) to `serve`, a TrieNodes answer (either
+  // channel) to `answer`. Unset, they are ignored (a streamed one is
+  // punished as unexpected). Set before Attach.
+  struct TrieHandlers {
+    std::function<void(const p2p::PeerNode&, const std::string&)> serve;
+    std::function<void(const p2p::PeerNode&, const std::string&)> answer;
+  };
+  void SetTrieHandlers(TrieHandlers handlers) {
+    trie_ = std::move(handlers);
+  }
   // The transport to send on (not owned; must outlive the network until
   // Stop). Starts the retry timer.
   void Attach(p2p::Transport* transport);
@@ -282,6 +297,7 @@ class CasperNetwork final : public casper::engine::Transport,
   const NetworkOptions options_;
   BoundedCache<Hash32, std::shared_ptr<const p2p::Blob>, Hash32Hasher> blobs_;
   ChainSync* sync_ = nullptr;
+  TrieHandlers trie_;
 
   mutable Mutex mu_;
   CondVar cv_;

@@ -19,6 +19,8 @@
 #include "node/core/genesis_setup.h"
 #include "node/core/peer_discovery.h"
 #include "node/core/scheduler.h"
+#include "node/core/state_join.h"
+#include "node/core/state_sync.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
 
@@ -41,6 +43,10 @@ struct Node::Impl {
   std::unique_ptr<DeployAdmission> admission;
   std::unique_ptr<ConsensusDriver> driver;
   std::unique_ptr<ChainQueries> queries;
+  // State sync (in a shard): the serving side always, the join while a new
+  // node joins from state.
+  std::unique_ptr<TrieServer> trie_server;
+  std::unique_ptr<StateJoin> join;
   DiscoveryLoop discovery_loop;
 };
 
@@ -59,6 +65,7 @@ void Node::Stop() {
     m.scheduler->Join();
   }
   m.discovery_loop.Stop();
+  if (m.join != nullptr) m.join->Stop();
   if (m.catch_up != nullptr) m.catch_up->Stop();
   // The network's timer, then the transport's servers and dispatchers.
   if (m.parts.sync != nullptr) m.parts.sync->Stop();
@@ -116,6 +123,10 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
   NetworkCallbacks callbacks;
   callbacks.block = [&m](Block b) {
     m.scheduler->QueuePeerBlock(std::move(b));
+  };
+  // Set (in StartShard) before the transport starts, never reset.
+  callbacks.divert = [&m](const p2p::PeerNode& from, Block& b) {
+    return m.join != nullptr && m.join->OnBlock(from, b);
   };
   callbacks.deploy = [&m](const ::casper::DeployDataProto& d) {
     return m.admission->HoldGossiped(d);
@@ -203,12 +214,14 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
 absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
   Impl& m = *impl_;
   NodeParts& p = m.parts;
+  PrepareStateSync();
   NetworkGauges gauges{
       .blocks_waiting = [&m] { return m.scheduler->queued_blocks(); },
       .deploys_held = [&m] { return m.admission->held(); }};
   ASSIGN_OR_RETURN(metrics::Family<metrics::Counter> * behind_seconds,
                    StartNetwork(config_, identity_, p, registry, gauges, out));
   m.driver->AttachTransport(p.transport.get(), p.bootstrap.has_value());
+  if (m.join != nullptr) m.join->Start(p.transport.get());
   m.discovery_loop.Start(
       p.transport.get(), p.peer_table.get(),
       DiscoveryLoopOptions{
@@ -218,6 +231,58 @@ absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
           .tls = p.tls});
   m.catch_up->Start(behind_seconds);
   return absl::OkStatus();
+}
+
+void Node::PrepareStateSync() {
+  Impl& m = *impl_;
+  NodeParts& p = m.parts;
+  rspace::History* history = &p.space->history();
+  // The history's columns are the store's first (kHistoryColumns).
+  const rspace::HistoryColumns columns{};
+  // Peers joining from state ask for the tries of any state this node
+  // holds (each answer is bounded; a root it does not hold is refused).
+  m.trie_server = std::make_unique<TrieServer>(
+      p.pipelined.get(), columns, [history](const Hash32& root) {
+        absl::StatusOr<bool> held = history->HasRoot(root);
+        return held.ok() && *held;
+      });
+  CasperNetwork::TrieHandlers handlers;
+  handlers.serve = [&m, &p](const p2p::PeerNode& from,
+                            const std::string& content) {
+    if (p.transport != nullptr) m.trie_server->Serve(*p.transport, from, content);
+  };
+  // A new node with a bootstrap joins from state when its peers' chain is
+  // long enough (StateJoin decides); one with history follows as before.
+  const bool fresh = p.dag->size() == 1 && p.dag->MaxHeight() == 0;
+  if (fresh && !config_.bootstrap.empty() &&
+      config_.state_sync_min_finalized >= 0) {
+    StateJoinOptions options;
+    options.min_finalized_number = config_.state_sync_min_finalized;
+    m.join = std::make_unique<StateJoin>(
+        StateJoin::Deps{
+            .dag = p.dag.get(),
+            .store = p.pipelined.get(),
+            .columns = columns,
+            .sync = p.sync.get(),
+            .has_root = [history](const Hash32& root) {
+              return history->HasRoot(root);
+            },
+            .hand_on = [&m](Block b) {
+              m.scheduler->QueuePeerBlock(std::move(b));
+            },
+            .done = [&m] { m.catch_up->set_syncing(false); }},
+        options);
+    m.catch_up->set_syncing(true);
+    p.sync->SetRangeEndListener([&m](const p2p::PeerNode& from, int64_t f,
+                                     int64_t next) {
+      m.join->OnRangeEnd(from, f, next);
+    });
+    handlers.answer = [&m](const p2p::PeerNode& from,
+                           const std::string& content) {
+      m.join->OnTrieNodes(from, content);
+    };
+  }
+  p.network->SetTrieHandlers(std::move(handlers));
 }
 
 absl::Status Node::DropFinalizedFromPool() {
@@ -240,6 +305,7 @@ absl::Status Node::DropFinalizedFromPool() {
 
 bool Node::ready() const {
   if (impl_->scheduler == nullptr || !impl_->scheduler->ready()) return false;
+  if (impl_->join != nullptr && impl_->join->active()) return false;
   const ChainSync* sync = impl_->parts.sync.get();
   return sync == nullptr || sync->Progress().state == SyncState::kCaughtUp;
 }

@@ -194,6 +194,9 @@ class Node {
   absl::Status Assemble(const casper::block::Block& genesis,
                         metrics::Registry* registry, std::ostream& out);
   absl::Status StartShard(metrics::Registry* registry, std::ostream& out);
+  // Before the transport starts: the trie server's and, for a new node
+  // with a bootstrap, the join's hooks into the network.
+  void PrepareStateSync();
   // Deploys a crash left in the pool after their block was finalized.
   absl::Status DropFinalizedFromPool();
 

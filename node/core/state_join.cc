@@ -1,0 +1,542 @@
+#include "node/core/state_join.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <utility>
+
+#include "CasperMessage.pb.h"
+#include "absl/strings/str_cat.h"
+#include "node/core/network.h"
+#include "rnode_sync.pb.h"
+
+namespace rnode::node {
+namespace {
+
+using casper::block::Block;
+
+// Dependencies asked for by hash at once.
+constexpr size_t kMaxAsked = 64;
+// A failed join starts over after this long.
+constexpr int kRetrySeconds = 5;
+
+bool Bonded(const std::vector<casper::block::Bond>& bonds,
+            const crypto::Secp256k1PublicKey& key) {
+  return casper::block::StakeOf(bonds, key) > 0;
+}
+
+}  // namespace
+
+const char* JoinPhaseName(JoinPhase p) {
+  switch (p) {
+    case JoinPhase::kChoosing:
+      return "choosing";
+    case JoinPhase::kBlocks:
+      return "blocks";
+    case JoinPhase::kStates:
+      return "states";
+    case JoinPhase::kDone:
+      return "done";
+    case JoinPhase::kNotNeeded:
+      return "not_needed";
+    case JoinPhase::kFailed:
+      return "failed";
+  }
+  return "?";
+}
+
+StateJoin::StateJoin(Deps deps, StateJoinOptions options)
+    : d_(std::move(deps)), options_(options) {}
+
+StateJoin::~StateJoin() { Stop(); }
+
+void StateJoin::Start(p2p::Transport* t) {
+  d_.sync->Hold(true);
+  started_ = Clock::now();
+  {
+    MutexLock lock(&mu_);
+    transport_ = t;
+  }
+  Log("p2p")->info(
+      "joining from the shard's last finalized state: asking the bonded "
+      "peers where it is");
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void StateJoin::Stop() {
+  stop_.Stop();
+  if (thread_.joinable()) thread_.join();
+  std::unique_ptr<StateFetcher> fetcher;
+  {
+    MutexLock lock(&mu_);
+    fetcher = std::move(fetcher_);
+    transport_ = nullptr;
+  }
+  if (fetcher != nullptr) fetcher->Stop();
+}
+
+JoinProgress StateJoin::Progress() const {
+  MutexLock lock(&mu_);
+  JoinProgress p = progress_;
+  p.blocks = blocks_.size();
+  if (p.phase == JoinPhase::kChoosing || p.phase == JoinPhase::kBlocks ||
+      p.phase == JoinPhase::kStates) {
+    p.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+  }
+  if (fetcher_ != nullptr) {
+    const StateFetchProgress f = fetcher_->Progress();
+    p.trie_nodes += f.fetched_nodes;
+    p.trie_bytes += f.fetched_bytes;
+  }
+  return p;
+}
+
+bool StateJoin::OnBlock(const p2p::PeerNode& from, Block& block) {
+  if (!active_.load()) return false;
+  if (const casper::block::SealError e = casper::block::CheckSeal(block);
+      e != casper::block::SealError::kNone) {
+    p2p::Transport* t = nullptr;
+    {
+      MutexLock lock(&mu_);
+      ++progress_.bad_blocks;
+      t = transport_;
+    }
+    peer_log_.Warn("block {} from {} while joining: {}",
+                   HexEncode(block.hash), from.IdHex(),
+                   casper::block::SealErrorName(e));
+    if (t != nullptr) t->Punish(from.id, "a block whose seal does not check");
+    return true;
+  }
+  if (d_.dag->Contains(block.hash)) return true;
+  MutexLock lock(&mu_);
+  // Bounded: past the bound a block above the anchor is dropped (catching
+  // up brings it later); the window itself failing to fit is a fault the
+  // thread reports.
+  if (blocks_.size() >= options_.max_blocks &&
+      (progress_.anchor_number < 0 ||
+       block.number() > progress_.anchor_number)) {
+    return true;
+  }
+  asked_.erase(block.hash);
+  blocks_.emplace(block.hash, std::move(block));
+  return true;
+}
+
+void StateJoin::OnRangeEnd(const p2p::PeerNode& from, int64_t from_number,
+                           int64_t next_number) {
+  MutexLock lock(&mu_);
+  if (!range_.has_value() || range_->second.peer != from.id ||
+      range_->first != from_number) {
+    return;
+  }
+  if (next_number > from_number) {
+    next_number_ = std::max(next_number_, next_number);
+    range_.reset();
+  } else {
+    // Nothing sent (its budget spent): another peer next, at once.
+    range_->second.at = Clock::time_point{};
+  }
+}
+
+void StateJoin::OnTrieNodes(const p2p::PeerNode& from,
+                            const std::string& content) {
+  MutexLock lock(&mu_);
+  if (fetcher_ != nullptr) fetcher_->OnAnswer(from, content);
+}
+
+std::optional<Bytes> StateJoin::PeerLocked(const Bytes& not_this) {
+  if (peers_.empty()) return std::nullopt;
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    const Bytes& p = peers_[(next_peer_ + i) % peers_.size()];
+    if (p != not_this || peers_.size() == 1) {
+      next_peer_ = (next_peer_ + i + 1) % peers_.size();
+      return p;
+    }
+  }
+  return std::nullopt;
+}
+
+void StateJoin::Loop() {
+  JoinPhase phase = JoinPhase::kChoosing;
+  while (!stop_.WaitFor(options_.tick)) {
+    const Clock::time_point now = Clock::now();
+    JoinPhase next = phase;
+    switch (phase) {
+      case JoinPhase::kChoosing:
+        next = Choose(now);
+        break;
+      case JoinPhase::kBlocks:
+        next = FetchBlocks(now);
+        break;
+      case JoinPhase::kStates:
+        next = FetchStates();
+        break;
+      default:
+        return;
+    }
+    if (next != phase) {
+      MutexLock lock(&mu_);
+      progress_.phase = next;
+    }
+    if (next == JoinPhase::kDone || next == JoinPhase::kNotNeeded) return;
+    if (next == JoinPhase::kFailed) {
+      // A fault of this node's (its store) or a window too large to hold:
+      // said in the progress and the log, then the join starts over.
+      std::string error;
+      {
+        MutexLock lock(&mu_);
+        error = progress_.error;
+      }
+      Log("p2p")->error("joining from state failed ({}); starting over in {} s",
+                        error, kRetrySeconds);
+      if (stop_.WaitFor(std::chrono::seconds(kRetrySeconds))) return;
+      Reset();
+      next = JoinPhase::kChoosing;
+    }
+    phase = next;
+  }
+}
+
+JoinPhase StateJoin::Choose(Clock::time_point now) {
+  std::vector<PeerFinalized> told = d_.sync->PeersFinalized();
+  int64_t target = -1;
+  {
+    MutexLock lock(&mu_);
+    if (told.empty()) return JoinPhase::kChoosing;
+    if (!first_told_.has_value()) first_told_ = now;
+    if (told.size() < 2 && now - *first_told_ < options_.choose_grace) {
+      return JoinPhase::kChoosing;
+    }
+    // The second highest number when two or more told (one peer alone
+    // cannot choose the anchor), and the hash most of its tellers name.
+    std::vector<int64_t> numbers;
+    numbers.reserve(told.size());
+    for (const PeerFinalized& f : told) numbers.push_back(f.number);
+    target = ChainSync::Target(numbers);
+    std::map<Hash32, int> votes;
+    peers_.clear();
+    for (const PeerFinalized& f : told) {
+      if (f.number == target) ++votes[f.hash];
+      if (f.number >= target) peers_.push_back(f.peer);
+    }
+    const auto best = std::max_element(
+        votes.begin(), votes.end(),
+        [](const auto& x, const auto& y) { return x.second < y.second; });
+    if (target >= options_.min_finalized_number) {
+      progress_.anchor = best->first;
+      progress_.anchor_number = target;
+      progress_.floor = std::max<int64_t>(0, target - options_.window_numbers);
+      next_number_ = progress_.floor;
+      Log("p2p")->info(
+          "joining at the last finalized block #{} {} ({} bonded peers "
+          "told); fetching the blocks from #{}",
+          target, HexEncode(best->first), told.size(), progress_.floor);
+      return JoinPhase::kBlocks;
+    }
+  }
+  Log("p2p")->info(
+      "the shard's last finalized block is #{}, under the {} for a join "
+      "from state: replaying its blocks from the genesis",
+      target, options_.min_finalized_number);
+  Finish(JoinPhase::kNotNeeded);
+  return JoinPhase::kNotNeeded;
+}
+
+std::vector<Hash32> StateJoin::MissingLocked() const {
+  std::vector<Hash32> missing;
+  std::set<Hash32> seen;
+  for (const Block& b : WindowLocked()) {
+    if (b.number() <= progress_.floor) continue;
+    std::vector<Hash32> deps = b.header.parents;
+    for (const auto& j : b.justifications) deps.push_back(j.latest_block);
+    for (const Hash32& h : deps) {
+      if (blocks_.contains(h) || !seen.insert(h).second) continue;
+      if (!d_.dag->Contains(h)) missing.push_back(h);
+    }
+  }
+  return missing;
+}
+
+std::vector<Block> StateJoin::WindowLocked() const {
+  // The blocks numbered up to the anchor's, and what they need of those
+  // above it (a justification of a later number is rare, but it must be
+  // anchored with them).
+  std::set<Hash32> in;
+  std::deque<const Block*> queue;
+  for (const auto& [h, b] : blocks_) {
+    if (b.number() <= progress_.anchor_number) {
+      in.insert(h);
+      queue.push_back(&b);
+    }
+  }
+  while (!queue.empty()) {
+    const Block* b = queue.front();
+    queue.pop_front();
+    if (b->number() <= progress_.floor) continue;
+    std::vector<Hash32> deps = b->header.parents;
+    for (const auto& j : b->justifications) deps.push_back(j.latest_block);
+    for (const Hash32& h : deps) {
+      auto it = blocks_.find(h);
+      if (it != blocks_.end() && in.insert(h).second) {
+        queue.push_back(&it->second);
+      }
+    }
+  }
+  std::vector<Block> out;
+  out.reserve(in.size());
+  for (const Hash32& h : in) out.push_back(blocks_.at(h));
+  return out;
+}
+
+JoinPhase StateJoin::FetchBlocks(Clock::time_point now) {
+  MutexLock lock(&mu_);
+  p2p::Transport* t = transport_;
+  if (t == nullptr) return JoinPhase::kBlocks;
+  if (blocks_.size() >= options_.max_blocks) {
+    progress_.error = absl::StrCat("the window holds more than ",
+                                   options_.max_blocks, " blocks");
+    return JoinPhase::kFailed;
+  }
+  if (next_number_ <= progress_.anchor_number) {
+    const bool due = !range_.has_value() ||
+                     now - range_->second.at >= options_.request_timeout;
+    if (due) {
+      const Bytes last = range_.has_value() ? range_->second.peer : Bytes{};
+      if (std::optional<Bytes> peer = PeerLocked(last)) {
+        sync::BlockRangeRequest req;
+        req.set_from_number(next_number_);
+        req.set_numbers(kMaxRangeNumbers);
+        (void)t->Send(*peer, packet::kBlockRangeRequest,
+                      req.SerializeAsString());
+        range_ = std::make_pair(next_number_, Asked{*peer, now});
+      }
+    }
+    return JoinPhase::kBlocks;
+  }
+  const std::vector<Hash32> missing = MissingLocked();
+  if (missing.empty() && blocks_.contains(progress_.anchor)) {
+    return JoinPhase::kStates;
+  }
+  size_t in_flight = 0;
+  for (const auto& [h, a] : asked_) {
+    if (now - a.at < options_.request_timeout) ++in_flight;
+  }
+  for (const Hash32& h : missing) {
+    if (in_flight >= kMaxAsked) break;
+    auto it = asked_.find(h);
+    if (it != asked_.end() && now - it->second.at < options_.request_timeout) {
+      continue;
+    }
+    const Bytes last = it != asked_.end() ? it->second.peer : Bytes{};
+    std::optional<Bytes> peer = PeerLocked(last);
+    if (!peer.has_value()) break;
+    ::casper::BlockRequestProto req;
+    req.set_hash(std::string(h.begin(), h.end()));
+    (void)t->Send(*peer, packet::kBlockRequest, req.SerializeAsString());
+    asked_[h] = Asked{*peer, now};
+    ++in_flight;
+  }
+  // The anchor itself, if no range brought it (a peer that pruned it?).
+  if (!blocks_.contains(progress_.anchor) &&
+      !asked_.contains(progress_.anchor)) {
+    if (std::optional<Bytes> peer = PeerLocked({})) {
+      ::casper::BlockRequestProto req;
+      req.set_hash(std::string(progress_.anchor.begin(), progress_.anchor.end()));
+      (void)t->Send(*peer, packet::kBlockRequest, req.SerializeAsString());
+      asked_[progress_.anchor] = Asked{*peer, now};
+    }
+  }
+  return JoinPhase::kBlocks;
+}
+
+std::vector<Hash32> StateJoin::RootsLocked() const {
+  const Block& anchor = blocks_.at(progress_.anchor);
+  std::vector<Hash32> roots{anchor.body.state.post_state};
+  // The anchor's ancestors: their states are under the anchor's.
+  std::set<Hash32> under{progress_.anchor};
+  std::deque<Hash32> queue{progress_.anchor};
+  while (!queue.empty()) {
+    auto it = blocks_.find(queue.front());
+    queue.pop_front();
+    if (it == blocks_.end()) continue;
+    for (const Hash32& p : it->second.header.parents) {
+      if (under.insert(p).second) queue.push_back(p);
+    }
+  }
+  for (const Block& b : WindowLocked()) {
+    if (under.contains(b.hash) ||
+        b.number() < progress_.anchor_number - options_.replayable_numbers) {
+      continue;
+    }
+    roots.push_back(b.body.state.pre_state);
+  }
+  std::sort(roots.begin() + 1, roots.end());
+  roots.erase(std::unique(roots.begin() + 1, roots.end()), roots.end());
+  return roots;
+}
+
+JoinPhase StateJoin::FetchStates() {
+  std::vector<Hash32> roots;
+  std::vector<Block> window;
+  std::vector<Block> above;
+  p2p::Transport* t = nullptr;
+  std::vector<Bytes> peers;
+  Hash32 anchor{};
+  int64_t floor = 0;
+  {
+    MutexLock lock(&mu_);
+    roots = RootsLocked();
+    window = WindowLocked();
+    std::set<Hash32> in;
+    for (const Block& b : window) in.insert(b.hash);
+    for (const auto& [h, b] : blocks_) {
+      if (!in.contains(h)) above.push_back(b);
+    }
+    progress_.roots_total = roots.size();
+    t = transport_;
+    peers = peers_;
+    anchor = progress_.anchor;
+    floor = progress_.floor;
+  }
+  // The senders: bonded in the anchor's state, their main parent's or
+  // their own block's. A block by anyone else is a peer's forgery: it is
+  // dropped, and what needs it asked for again.
+  const Block* anchor_block = nullptr;
+  std::map<Hash32, const Block*> by_hash;
+  for (const Block& b : window) {
+    by_hash[b.hash] = &b;
+    if (b.hash == anchor) anchor_block = &b;
+  }
+  std::vector<Hash32> forged;
+  for (const Block& b : window) {
+    const auto main = b.header.parents.empty()
+                          ? by_hash.end()
+                          : by_hash.find(b.header.parents.front());
+    if (!Bonded(anchor_block->body.state.bonds, b.sender) &&
+        !Bonded(b.body.state.bonds, b.sender) &&
+        (main == by_hash.end() ||
+         !Bonded(main->second->body.state.bonds, b.sender))) {
+      forged.push_back(b.hash);
+    }
+  }
+  if (!forged.empty()) {
+    MutexLock lock(&mu_);
+    for (const Hash32& h : forged) blocks_.erase(h);
+    progress_.bad_blocks += forged.size();
+    return JoinPhase::kBlocks;
+  }
+  Log("p2p")->info(
+      "joining: {} blocks from #{} to the anchor #{}; fetching {} state "
+      "tries",
+      window.size(), floor, anchor_block->number(), roots.size());
+  for (const Hash32& root : roots) {
+    absl::StatusOr<bool> held = d_.has_root(root);
+    if (!held.ok()) {
+      Fail(absl::StrCat("the history: ", held.status().ToString()));
+      return JoinPhase::kFailed;
+    }
+    if (!*held) {
+      auto fetcher = std::make_unique<StateFetcher>(d_.store, d_.columns,
+                                                    options_.fetch);
+      StateFetcher* f = fetcher.get();
+      {
+        MutexLock lock(&mu_);
+        fetcher_ = std::move(fetcher);
+      }
+      if (absl::Status s = f->Start(t, root, peers); !s.ok()) {
+        Fail(absl::StrCat("the trie fetch: ", s.ToString()));
+        return JoinPhase::kFailed;
+      }
+      StateFetchProgress p;
+      while (!stop_.WaitFor(options_.tick)) {
+        p = f->Progress();
+        if (p.done || !p.error.empty()) break;
+      }
+      if (stop_.stopped()) return JoinPhase::kStates;
+      if (!p.error.empty()) {
+        Fail(absl::StrCat("the trie fetch: ", p.error));
+        return JoinPhase::kFailed;
+      }
+      std::unique_ptr<StateFetcher> finished;
+      {
+        MutexLock lock(&mu_);
+        finished = std::move(fetcher_);
+        progress_.trie_nodes += p.fetched_nodes;
+        progress_.trie_bytes += p.fetched_bytes;
+      }
+      finished->Stop();
+    }
+    MutexLock lock(&mu_);
+    ++progress_.roots_done;
+  }
+  if (absl::Status s = d_.dag->Anchor(window, anchor, floor); !s.ok()) {
+    Fail(absl::StrCat("anchoring the DAG: ", s.ToString()));
+    return JoinPhase::kFailed;
+  }
+  double seconds = 0;
+  {
+    MutexLock lock(&mu_);
+    seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+    progress_.seconds = seconds;
+    blocks_.clear();
+  }
+  Log("p2p")->info(
+      "joined at #{} in {:.1f} s: {} blocks anchored, {} state tries; {} "
+      "blocks above it go to the engine",
+      anchor_block->number(), seconds, window.size(), roots.size(),
+      above.size());
+  Finish(JoinPhase::kDone);
+  std::sort(above.begin(), above.end(), [](const Block& x, const Block& y) {
+    return x.number() < y.number();
+  });
+  for (Block& b : above) d_.hand_on(std::move(b));
+  return JoinPhase::kDone;
+}
+
+void StateJoin::Fail(std::string error) {
+  MutexLock lock(&mu_);
+  progress_.phase = JoinPhase::kFailed;
+  progress_.error = std::move(error);
+}
+
+void StateJoin::Reset() {
+  std::unique_ptr<StateFetcher> fetcher;
+  {
+    MutexLock lock(&mu_);
+    fetcher = std::move(fetcher_);
+  }
+  if (fetcher != nullptr) fetcher->Stop();
+  MutexLock lock(&mu_);
+  const std::string error = progress_.error;
+  progress_ = JoinProgress{};
+  progress_.error = error;  // the last failure stays visible
+  first_told_.reset();
+  peers_.clear();
+  blocks_.clear();
+  range_.reset();
+  asked_.clear();
+  next_number_ = 0;
+}
+
+void StateJoin::Finish(JoinPhase phase) {
+  std::vector<Block> held;
+  {
+    MutexLock lock(&mu_);
+    progress_.phase = phase;
+    if (phase == JoinPhase::kNotNeeded) {
+      for (auto& [h, b] : blocks_) held.push_back(std::move(b));
+      blocks_.clear();
+    }
+  }
+  active_.store(false);
+  d_.sync->Hold(false);
+  if (d_.done) d_.done();
+  // Not needed: what the peers' announcements brought goes to the engine,
+  // as it would have without the join.
+  std::sort(held.begin(), held.end(), [](const Block& x, const Block& y) {
+    return x.number() < y.number();
+  });
+  for (Block& b : held) d_.hand_on(std::move(b));
+}
+
+}  // namespace rnode::node
