@@ -52,6 +52,23 @@ json StatusJson(Node& node) {
                 {"peersHeight", p->target},
                 {"blocksBehind", p->behind()}};
   }
+  // Ours: joining from the shard's last finalized state, on a node that
+  // started new.
+  json join = nullptr;
+  if (std::optional<JoinProgress> j = node.join_progress()) {
+    join = json{{"phase", JoinPhaseName(j->phase)},
+                {"anchorNumber", j->anchor_number},
+                {"anchor", j->anchor_number >= 0 ? HexEncode(j->anchor) : ""},
+                {"floor", j->floor},
+                {"blocks", j->blocks},
+                {"badBlocks", j->bad_blocks},
+                {"rootsTotal", j->roots_total},
+                {"rootsDone", j->roots_done},
+                {"trieNodes", j->trie_nodes},
+                {"trieBytes", j->trie_bytes},
+                {"seconds", j->seconds},
+                {"error", j->error}};
+  }
   return json{
       {"version", {{"api", s.version().api()}, {"node", s.version().node()}}},
       {"address", s.address()},
@@ -70,7 +87,8 @@ json StatusJson(Node& node) {
       {"isReady", s.isready()},
       {"currentEpoch", s.currentepoch()},
       {"epochLength", s.epochlength()},
-      {"sync", sync}};
+      {"sync", sync},
+      {"join", join}};
 }
 
 bool FullView(const http::Request& req, bool default_full) {

@@ -19,7 +19,6 @@
 #include "node/core/genesis_setup.h"
 #include "node/core/peer_discovery.h"
 #include "node/core/scheduler.h"
-#include "node/core/state_join.h"
 #include "node/core/state_sync.h"
 #include "util/logging.h"
 #include "util/status_macros.h"
@@ -215,6 +214,7 @@ absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
   Impl& m = *impl_;
   NodeParts& p = m.parts;
   PrepareStateSync();
+  if (registry != nullptr) RETURN_IF_ERROR(RegisterStateSyncMetrics(registry));
   NetworkGauges gauges{
       .blocks_waiting = [&m] { return m.scheduler->queued_blocks(); },
       .deploys_held = [&m] { return m.admission->held(); }};
@@ -285,6 +285,55 @@ void Node::PrepareStateSync() {
   p.network->SetTrieHandlers(std::move(handlers));
 }
 
+absl::Status Node::RegisterStateSyncMetrics(metrics::Registry* registry) {
+  Impl& m = *impl_;
+  // Serving (docs/metrics.md "State sync").
+  const TrieServer* server = m.trie_server.get();
+  const std::pair<const char*, const char*> served[] = {
+      {"rnode_state_sync_requests_served_total",
+       "trie node requests from joining peers answered"},
+      {"rnode_state_sync_nodes_served_total", "trie nodes sent to joining peers"},
+      {"rnode_state_sync_bytes_served_total",
+       "bytes of trie nodes sent to joining peers"},
+      {"rnode_state_sync_requests_refused_total",
+       "trie node requests refused: a root not held, or the stream budget "
+       "to that peer spent"},
+  };
+  for (size_t i = 0; i < std::size(served); ++i) {
+    RETURN_IF_ERROR(registry->AddCallbackCounter(
+        served[i].first, served[i].second, [server, i]() -> double {
+          const TrieServerCounters c = server->counters();
+          const uint64_t v[] = {c.requests, c.nodes_served, c.bytes_served,
+                                c.refused};
+          return static_cast<double>(v[i]);
+        }));
+  }
+  const StateJoin* join = m.join.get();
+  if (join == nullptr) return absl::OkStatus();
+  // Joining (this node started new).
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_state_sync_joining",
+      "1 while this node joins from the shard's last finalized state",
+      [join] { return join->active() ? 1.0 : 0.0; }));
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_state_sync_anchor_number",
+      "the last finalized block the join anchors at (-1: not chosen yet)",
+      [join] { return static_cast<double>(join->Progress().anchor_number); }));
+  RETURN_IF_ERROR(registry->AddCallbackGauge(
+      "rnode_state_sync_blocks", "blocks the join holds",
+      [join] { return static_cast<double>(join->Progress().blocks); }));
+  RETURN_IF_ERROR(registry->AddCallbackCounter(
+      "rnode_state_sync_trie_nodes_total", "trie nodes the join fetched",
+      [join] { return static_cast<double>(join->Progress().trie_nodes); }));
+  RETURN_IF_ERROR(registry->AddCallbackCounter(
+      "rnode_state_sync_trie_bytes_total", "bytes of trie nodes the join fetched",
+      [join] { return static_cast<double>(join->Progress().trie_bytes); }));
+  return registry->AddCallbackGauge(
+      "rnode_state_sync_seconds",
+      "how long the join has taken (its length once done)",
+      [join] { return join->Progress().seconds; });
+}
+
 absl::Status Node::DropFinalizedFromPool() {
   NodeParts& p = impl_->parts;
   const std::optional<Hash32> lfb = p.dag->LastFinalized();
@@ -314,6 +363,12 @@ std::optional<SyncProgress> Node::sync_progress() const {
   const ChainSync* sync = impl_->parts.sync.get();
   if (sync == nullptr) return std::nullopt;
   return sync->Progress();
+}
+
+std::optional<JoinProgress> Node::join_progress() const {
+  const StateJoin* join = impl_->join.get();
+  if (join == nullptr) return std::nullopt;
+  return join->Progress();
 }
 
 int64_t Node::last_finalized_number() const {

@@ -31,6 +31,7 @@
 #include "node/config/config.h"
 #include "node/core/chain_sync.h"
 #include "node/core/identity.h"
+#include "node/core/state_join.h"
 #include "node/metrics/metrics.h"
 #include "node/p2p/peer.h"
 #include "rholang/frontend/ir.h"
@@ -136,6 +137,9 @@ class Node {
   bool ready() const;
   // Where catching up stands; nullopt in standalone mode.
   std::optional<SyncProgress> sync_progress() const;
+  // Where joining from state stands; nullopt unless this node started new
+  // in a shard (docs/p2p.md "Joining").
+  std::optional<JoinProgress> join_progress() const;
   int64_t last_finalized_number() const;
 
   // The stored block with this hash, or the only one whose hex starts
@@ -197,6 +201,7 @@ class Node {
   // Before the transport starts: the trie server's and, for a new node
   // with a bootstrap, the join's hooks into the network.
   void PrepareStateSync();
+  absl::Status RegisterStateSyncMetrics(metrics::Registry* registry);
   // Deploys a crash left in the pool after their block was finalized.
   absl::Status DropFinalizedFromPool();
 

@@ -204,7 +204,15 @@ JoinPhase StateJoin::Choose(Clock::time_point now) {
     MutexLock lock(&mu_);
     if (told.empty()) return JoinPhase::kChoosing;
     if (!first_told_.has_value()) first_told_ = now;
-    if (told.size() < 2 && now - *first_told_ < options_.choose_grace) {
+    const bool young = std::all_of(
+        told.begin(), told.end(), [&](const PeerFinalized& f) {
+          return f.number < options_.min_finalized_number;
+        });
+    // A young shard is replayed at once (a peer that says so falsely only
+    // makes this node replay, which checks everything); otherwise a second
+    // peer is waited for a moment.
+    if (!young && told.size() < 2 &&
+        now - *first_told_ < options_.choose_grace) {
       return JoinPhase::kChoosing;
     }
     // The second highest number when two or more told (one peer alone
@@ -507,9 +515,18 @@ void StateJoin::Reset() {
   }
   if (fetcher != nullptr) fetcher->Stop();
   MutexLock lock(&mu_);
-  const std::string error = progress_.error;
-  progress_ = JoinProgress{};
-  progress_.error = error;  // the last failure stays visible
+  if (fetcher != nullptr) {
+    const StateFetchProgress f = fetcher->Progress();
+    progress_.trie_nodes += f.fetched_nodes;
+    progress_.trie_bytes += f.fetched_bytes;
+  }
+  // The last failure stays visible; the counts go on (they are counters).
+  JoinProgress next;
+  next.error = progress_.error;
+  next.bad_blocks = progress_.bad_blocks;
+  next.trie_nodes = progress_.trie_nodes;
+  next.trie_bytes = progress_.trie_bytes;
+  progress_ = next;
   first_told_.reset();
   peers_.clear();
   blocks_.clear();

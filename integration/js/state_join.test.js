@@ -1,0 +1,154 @@
+// Joining from the shard's last finalized state (issue 45), with real
+// processes on 127.0.0.1: three validators make blocks, then a new observer
+// (empty data dir, the shard's genesis files, the bootstrap) joins. It must
+// anchor at the shard's last finalized block without replaying the blocks
+// below it (its casper_blocks_validated_total stays far below the shard's
+// height), say so in /api/status (join.phase "done") and in its metrics,
+// and then follow the shard: deploys sent afterwards settle FINALIZED on it
+// as on the validators, with one last finalized block, also after a kill -9
+// and restart of the joined node. Every node runs with
+// --state-sync-min-finalized 30 (the default, 1024, needs a longer shard;
+// scripts/join measures that). RNODE_STATE_JOIN_DEPLOYS sets the deploys
+// made before the join (default 80). Run with `node --test`.
+'use strict';
+
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+
+const { RnodeProcess, makeTempDir, newPrivateKey, startShard, stopAllAfter, waitFor } =
+  require('./harness');
+const { lastFinalized, sendDeploy, settled, sleep, watchHeight } = require('./lifecycle');
+
+const kDeploys = Number(process.env.RNODE_STATE_JOIN_DEPLOYS || 80);
+const kMinFinalized = 30;
+const kTerm = 'new x in { x!(0) }';
+const kDrainMs = 180000;
+
+const dir = makeTempDir('state-join');
+const nodes = [];
+
+stopAllAfter(dir, nodes);
+
+// `count` deploys to `validators` (keys by index), settled on every node
+// of `all`; returns the last finalized block they agree on.
+async function deployAndSettle(validators, keys, all, count, what) {
+  const watch = watchHeight(validators);
+  const ids = [];
+  try {
+    // Deploys are signed valid after the watched height: not before the
+    // watch has seen it.
+    const height = await validators[0].latestBlockNumber();
+    await waitFor('the height watch', async () => watch.height >= height,
+      { timeoutMs: 10000, intervalMs: 50 });
+    for (let i = 0; i < count; ++i) {
+      ids.push(await sendDeploy(validators, i, keys[i % keys.length], kTerm, watch));
+      await sleep(40);
+    }
+  } finally {
+    await watch.stop();
+  }
+  const { statuses, lfb } = await settled(all, ids, what, kDrainMs);
+  for (const [id, s] of statuses) {
+    assert.equal(s.state, 'DEPLOY_STATE_FINALIZED', `${what}: deploy ${id.slice(0, 16)} is ${s.state}`);
+  }
+  return lfb;
+}
+
+// The sum of a counter family's samples in `node`'s /metrics.
+async function counterSum(node, name) {
+  const text = await (await fetch(`${node.httpUrl}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) {
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+test('a new observer joins at the last finalized state and follows the shard', async (t) => {
+  const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
+  const validators = await startShard(dir, {
+    validatorKeys: keys, networkId: 'statejoin', nodes,
+    extraArgs: ['--state-sync-min-finalized', String(kMinFinalized)],
+  });
+  const [v1] = validators;
+  // A young shard: the validators that started new replayed from genesis.
+  for (const v of validators.slice(1)) {
+    const status = (await v.getJson('/api/status')).body;
+    assert.equal(status.join.phase, 'not_needed', JSON.stringify(status.join));
+  }
+
+  const before = await deployAndSettle(validators, keys, validators, kDeploys,
+    'before the join');
+  assert.ok(before.blockNumber >= kMinFinalized,
+    `the shard finalized only #${before.blockNumber}`);
+
+  // The joiner: v1's genesis arguments, the bootstrap, an empty data dir.
+  const boot = (await v1.getJson('/api/status')).body.address;
+  const joiner = new RnodeProcess('joiner', path.join(dir, 'joiner'),
+    [...v1.extraArgs, '--bootstrap', boot], { standalone: false, keepPorts: true });
+  nodes.push(joiner);
+  const phases = new Set();
+  let polling = true;
+  const poller = (async () => {
+    while (polling) {
+      try {
+        const r = await joiner.getJson('/api/status');
+        if (r.status === 200 && r.body.join) {
+          phases.add(r.body.join.phase);
+          if (r.body.join.phase !== 'done') {
+            assert.equal(r.body.isReady, false, 'ready while joining');
+          }
+        }
+      } catch (e) {
+        if (e instanceof assert.AssertionError) throw e;
+        // Not listening yet.
+      }
+      await sleep(20);
+    }
+  })();
+  try {
+    await joiner.start();
+  } finally {
+    polling = false;
+    await poller;
+  }
+  const joined = (await joiner.getJson('/api/status')).body;
+  t.diagnostic(`join: ${JSON.stringify(joined.join)}; phases seen ${[...phases].join(', ')}`);
+  assert.equal(joined.join.phase, 'done', JSON.stringify(joined.join));
+  assert.ok(joined.join.anchorNumber >= before.blockNumber,
+    `anchored at #${joined.join.anchorNumber}, the shard had finalized #${before.blockNumber}`);
+  assert.ok(joined.join.trieNodes > 0, 'no trie node fetched');
+  assert.equal(joined.join.error, '');
+  assert.ok(await counterSum(joiner, 'rnode_state_sync_trie_nodes_total') > 0);
+  assert.ok(await counterSum(v1, 'rnode_state_sync_nodes_served_total') +
+    await counterSum(validators[1], 'rnode_state_sync_nodes_served_total') +
+    await counterSum(validators[2], 'rnode_state_sync_nodes_served_total') > 0,
+  'no validator served a trie node');
+  // Nothing below the anchor was replayed: the joiner validated only what
+  // came after it.
+  const validated = await counterSum(joiner, 'casper_blocks_validated_total');
+  t.diagnostic(`the joiner validated ${validated} blocks; the shard had finalized ` +
+    `#${before.blockNumber}`);
+  assert.ok(validated < joined.join.anchorNumber / 2,
+    `the joiner validated ${validated} blocks, anchored at #${joined.join.anchorNumber}`);
+  // A deploy finalized before the join reads FINALIZED there too (its
+  // block is in the window).
+  const all = [...validators, joiner];
+  const after = await deployAndSettle(validators, keys, all, 20, 'after the join');
+  assert.ok(after.blockNumber > joined.join.anchorNumber);
+
+  // kill -9, and a restart on the anchored data dir.
+  await joiner.kill();
+  await joiner.start();
+  const again = (await joiner.getJson('/api/status')).body;
+  assert.equal(again.join, null, 'a restarted node with history does not join again');
+  await deployAndSettle(validators, keys, all, 20, 'after the restart');
+  const lfbs = await Promise.all(all.map(lastFinalized));
+  assert.equal(new Set(lfbs.map((b) => b.blockHash)).size, 1,
+    lfbs.map((b) => `#${b.blockNumber}`).join(', '));
+  await waitFor('the joiner to stay ready', async () =>
+    (await joiner.getJson('/api/status')).body.isReady === true, { timeoutMs: 10000 });
+});
