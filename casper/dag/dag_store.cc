@@ -10,51 +10,30 @@
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
 #include "casper/dag/internal/sorted_hashes.h"
+#include "casper/dag/internal/state_keys.h"
 #include "util/byte_reader.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::dag {
 namespace {
 
+using internal::CountValue;
+using internal::HeightKey;
+using internal::IndexKey;
+using internal::kBlockCountKey;
+using internal::kChildPrefix;
+using internal::kFinalizedPrefix;
+using internal::kFloorKey;
+using internal::kHeightPrefix;
+using internal::kIndexVersion;
+using internal::kIndexVersionKey;
+using internal::kInvalidPrefix;
+using internal::kLastFinalizedKey;
+using internal::kLatestPrefix;
+using internal::kTipPrefix;
+
 constexpr uint8_t kMetaVersion = 1;
 constexpr uint8_t kFlagInvalid = 1;
-// The state column: the last finalized block, the block count, and the
-// DAG's indexes (keys of a one-byte prefix and hashes, values empty unless
-// said otherwise).
-constexpr std::string_view kLastFinalizedKey = "last-finalized";
-constexpr std::string_view kIndexVersionKey = "dag-index";
-constexpr uint8_t kIndexVersion = 1;
-// 8 bytes, little-endian.
-constexpr std::string_view kBlockCountKey = "block-count";
-// H, number (8 bytes, big-endian, sign bit flipped so that they sort), hash.
-constexpr std::string_view kHeightPrefix = "H";
-// C, parent hash, child hash.
-constexpr std::string_view kChildPrefix = "C";
-// F, hash of a finalized block.
-constexpr std::string_view kFinalizedPrefix = "F";
-// T, hash of a tip.
-constexpr std::string_view kTipPrefix = "T";
-// I, hash of a block stored invalid.
-constexpr std::string_view kInvalidPrefix = "I";
-// L, sender's key (65 bytes) -> hash of its latest message.
-constexpr std::string_view kLatestPrefix = "L";
-// The floor of an anchored DAG (8 bytes, little-endian); absent otherwise.
-constexpr std::string_view kFloorKey = "floor";
-
-Bytes IndexKey(std::string_view prefix, const Hash32& hash) {
-  Bytes key(prefix.begin(), prefix.end());
-  key.insert(key.end(), hash.begin(), hash.end());
-  return key;
-}
-
-Bytes HeightKey(int64_t number, const Hash32& hash) {
-  Bytes key(kHeightPrefix.begin(), kHeightPrefix.end());
-  const uint64_t u = static_cast<uint64_t>(number) ^ (uint64_t{1} << 63);
-  for (int i = 7; i >= 0; --i)
-    key.push_back(static_cast<uint8_t>(u >> (8 * i)));
-  key.insert(key.end(), hash.begin(), hash.end());
-  return key;
-}
 
 bool HasPrefix(ByteView key, ByteView prefix) {
   return key.size() >= prefix.size() &&
@@ -90,11 +69,6 @@ class Writer {
   Bytes out_;
 };
 
-Bytes CountValue(uint64_t count) {
-  Writer w;
-  w.I64(static_cast<int64_t>(count));
-  return std::move(w).Finish();
-}
 
 absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("block metadata record: ") + what);
@@ -709,147 +683,6 @@ absl::StatusOr<std::vector<Hash32>> DagStore::NewlyFinalized(
   out.reserve(found.size());
   for (const auto& [number, h] : found) out.push_back(h);
   return out;
-}
-
-std::optional<int64_t> DagStore::floor() const {
-  MutexLock lock(&mu_);
-  return floor_;
-}
-
-absl::Status DagStore::CheckAnchorable(std::span<const block::Block> blocks,
-                                       const Hash32& anchor,
-                                       int64_t floor) const {
-  if (floor_.has_value() || count_ != 1) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "only a DAG holding its genesis alone can be anchored; this one ",
-        floor_.has_value() ? "is anchored already"
-                           : absl::StrCat("holds ", count_, " blocks")));
-  }
-  absl::flat_hash_set<Hash32, Hash32Hasher> given;
-  const block::Block* anchor_block = nullptr;
-  for (const block::Block& b : blocks) {
-    if (b.hash == Hash32{}) {
-      return absl::InvalidArgumentError("block has no hash (not sealed)");
-    }
-    if (!given.insert(b.hash).second) {
-      return absl::InvalidArgumentError("block " + HexEncode(b.hash) +
-                                        " is given twice");
-    }
-    ASSIGN_OR_RETURN(bool stored, StoredLocked(b.hash));
-    if (stored) {
-      return absl::FailedPreconditionError("block " + HexEncode(b.hash) +
-                                           " is stored already");
-    }
-    if (b.hash == anchor) anchor_block = &b;
-  }
-  if (anchor_block == nullptr) {
-    return absl::InvalidArgumentError("the anchor " + HexEncode(anchor) +
-                                      " is not among the blocks");
-  }
-  if (anchor_block->body.state.block_number <= floor) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the anchor is numbered ",
-                     anchor_block->body.state.block_number,
-                     ", not above the floor ", floor));
-  }
-  for (const block::Block& b : blocks) {
-    if (b.body.state.block_number <= floor) continue;
-    std::vector<std::pair<const char*, Hash32>> needs;
-    for (const Hash32& p : b.header.parents) needs.emplace_back("parent", p);
-    for (const auto& j : b.justifications) {
-      needs.emplace_back("justification", j.latest_block);
-    }
-    for (const auto& [what, h] : needs) {
-      if (given.contains(h)) continue;
-      ASSIGN_OR_RETURN(bool stored, StoredLocked(h));
-      if (!stored) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("block ", HexEncode(b.hash), " needs ", what, " ",
-                         HexEncode(h), ", which is neither given nor stored"));
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status DagStore::Anchor(std::span<const block::Block> blocks,
-                              const Hash32& anchor, int64_t floor) {
-  MutexLock write_lock(&write_mu_);
-  // Parents before children, as Insert would have seen them.
-  std::vector<const block::Block*> order;
-  for (const block::Block& b : blocks) order.push_back(&b);
-  std::sort(order.begin(), order.end(), [](const auto* x, const auto* y) {
-    return std::tie(x->body.state.block_number, x->hash) <
-           std::tie(y->body.state.block_number, y->hash);
-  });
-  rspace::WriteBatch batch;
-  {
-    MutexLock lock(&mu_);
-    RETURN_IF_ERROR(CheckAnchorable(blocks, anchor, floor));
-  }
-  RETURN_IF_ERROR(StageDeployIndexes(blocks, /*invalid=*/false, batch));
-  // The anchor and its ancestors among the blocks are finalized.
-  absl::flat_hash_map<Hash32, const block::Block*, Hash32Hasher> by_hash;
-  for (const block::Block& b : blocks) by_hash.emplace(b.hash, &b);
-  absl::flat_hash_set<Hash32, Hash32Hasher> final{anchor};
-  std::deque<Hash32> queue{anchor};
-  while (!queue.empty()) {
-    const block::Block* b = by_hash.at(queue.front());
-    queue.pop_front();
-    for (const Hash32& p : b->header.parents) {
-      if (by_hash.contains(p) && final.insert(p).second) queue.push_back(p);
-    }
-  }
-  for (const Hash32& f : final) {
-    batch.Put(columns_.state, IndexKey(kFinalizedPrefix, f), Bytes{});
-  }
-  for (const block::Block* b : order) {
-    batch.Put(columns_.blocks, Bytes(b->hash.begin(), b->hash.end()),
-              block::EncodeBlock(*b));
-  }
-  std::vector<std::shared_ptr<const BlockMeta>> metas;
-  for (const block::Block* b : order) {
-    metas.push_back(std::make_shared<const BlockMeta>(MetaOf(*b, false)));
-    batch.Put(columns_.meta, Bytes(b->hash.begin(), b->hash.end()),
-              EncodeBlockMeta(*metas.back()));
-  }
-  const int64_t anchor_number = by_hash.at(anchor)->body.state.block_number;
-  MutexLock lock(&mu_);
-  // The views as they are (the genesis alone, so small), to put back if
-  // the write fails: the index records are staged from views that each
-  // block changes.
-  const auto saved = std::make_tuple(horizon_, metas_, children_, heights_,
-                                     finalized_, latest_, tips_, invalid_);
-  floor_ = floor;  // staged as history from here
-  EvictBelow(anchor_number - options_.kept_below_finalized);
-  // The genesis stops being a tip: it lies under the anchor, finalized.
-  for (const Hash32& t : tips_) {
-    batch.Delete(columns_.state, IndexKey(kTipPrefix, t));
-  }
-  tips_.clear();
-  for (const auto& meta : metas) {
-    StageIndex(*meta, batch);
-    Apply(meta);
-  }
-  batch.Put(columns_.state, AsBytes(kLastFinalizedKey), anchor);
-  batch.Put(columns_.state, AsBytes(kBlockCountKey),
-            CountValue(count_ + blocks.size()));
-  batch.Put(columns_.state, AsBytes(kFloorKey),
-            CountValue(static_cast<uint64_t>(floor)));
-  // The one write made under the view lock: readers wait for it, once.
-  if (absl::Status s = store_->WriteOwned(std::move(batch)); !s.ok()) {
-    std::tie(horizon_, metas_, children_, heights_, finalized_, latest_, tips_,
-             invalid_) = saved;
-    floor_.reset();
-    return s;
-  }
-  for (const Hash32& f : final) {
-    if (metas_.contains(f)) finalized_.insert(f);
-  }
-  last_finalized_ = anchor;
-  count_ += blocks.size();
-  for (const block::Block& b : blocks) KeepMergeRecord(b);
-  return absl::OkStatus();
 }
 
 absl::Status DagStore::SetLastFinalized(const Hash32& hash) {

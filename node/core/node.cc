@@ -287,7 +287,7 @@ void Node::PrepareStateSync() {
 
 absl::Status Node::RegisterStateSyncMetrics(metrics::Registry* registry) {
   Impl& m = *impl_;
-  // Serving (docs/metrics.md "State sync").
+  // Serving (docs/metrics.md, rnode_state_sync_*).
   const TrieServer* server = m.trie_server.get();
   const std::pair<const char*, const char*> served[] = {
       {"rnode_state_sync_requests_served_total",

@@ -360,26 +360,27 @@ JoinPhase StateJoin::FetchBlocks(Clock::time_point now) {
 std::vector<Hash32> StateJoin::RootsLocked() const {
   const Block& anchor = blocks_.at(progress_.anchor);
   std::vector<Hash32> roots{anchor.body.state.post_state};
-  // The anchor's ancestors: their states are under the anchor's.
-  std::set<Hash32> under{progress_.anchor};
-  std::deque<Hash32> queue{progress_.anchor};
-  while (!queue.empty()) {
-    auto it = blocks_.find(queue.front());
-    queue.pop_front();
-    if (it == blocks_.end()) continue;
-    for (const Hash32& p : it->second.header.parents) {
-      if (under.insert(p).second) queue.push_back(p);
+  // The states the blocks above the anchor start from: a merge's base is
+  // on its main parent's chain, often a little below the anchor, and its
+  // scope's blocks are replayed on their pre-states. Newest first: the
+  // anchor's neighbours matter most.
+  std::vector<const Block*> recent;
+  for (const auto& [h, b] : blocks_) {
+    if (b.number() <= progress_.anchor_number &&
+        b.number() >= progress_.anchor_number - options_.replayable_numbers) {
+      recent.push_back(&b);
     }
   }
-  for (const Block& b : WindowLocked()) {
-    if (under.contains(b.hash) ||
-        b.number() < progress_.anchor_number - options_.replayable_numbers) {
-      continue;
+  std::sort(recent.begin(), recent.end(), [](const Block* x, const Block* y) {
+    return x->number() != y->number() ? x->number() > y->number()
+                                      : x->hash < y->hash;
+  });
+  std::set<Hash32> seen{roots.front()};
+  for (const Block* b : recent) {
+    for (const Hash32& r : {b->body.state.post_state, b->body.state.pre_state}) {
+      if (seen.insert(r).second) roots.push_back(r);
     }
-    roots.push_back(b.body.state.pre_state);
   }
-  std::sort(roots.begin() + 1, roots.end());
-  roots.erase(std::unique(roots.begin() + 1, roots.end()), roots.end());
   return roots;
 }
 
@@ -444,8 +445,10 @@ JoinPhase StateJoin::FetchStates() {
       return JoinPhase::kFailed;
     }
     if (!*held) {
-      auto fetcher = std::make_unique<StateFetcher>(d_.store, d_.columns,
-                                                    options_.fetch);
+      StateFetchOptions fetch = options_.fetch;
+      fetch.complete = &complete_;
+      auto fetcher =
+          std::make_unique<StateFetcher>(d_.store, d_.columns, fetch);
       StateFetcher* f = fetcher.get();
       {
         MutexLock lock(&mu_);

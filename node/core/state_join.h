@@ -62,9 +62,10 @@ struct StateJoinOptions {
   // Blocks of this many numbers below the anchor are fetched: the merge
   // depth rule's bound, so every merge to come reads blocks held here.
   int64_t window_numbers = casper::dag::kMaxMergeDepth;
-  // Blocks whose pre-state trie is fetched too, besides the anchor's
-  // post-state: those not under the anchor numbered at least this far
-  // below it (a merge to come may replay them).
+  // Blocks whose pre- and post-state tries are fetched too, besides the
+  // anchor's post-state: those numbered at least this far below the
+  // anchor (a merge to come may start from one's post-state, its base, or
+  // replay one on its pre-state).
   int64_t replayable_numbers = 64;
   // Once a bonded peer has told its last finalized block, how long to wait
   // for a second one (the anchor is the second highest when there are two).
@@ -198,6 +199,10 @@ class StateJoin {
   std::map<Hash32, Asked> asked_ ABSL_GUARDED_BY(mu_);
   // The trie fetch under way (its own thread), and the roots left.
   std::unique_ptr<StateFetcher> fetcher_ ABSL_GUARDED_BY(mu_);
+  // What the fetches so far found complete: the next root's walk stops
+  // there (the tries of nearby blocks share all but a few paths). Used by
+  // one fetch at a time, and between fetches by the join's thread.
+  rspace::CompleteNodes complete_;
 };
 
 }  // namespace rnode::node

@@ -125,7 +125,7 @@ absl::Status StateFetcher::Start(p2p::Transport* t, const Hash32& root,
     return absl::FailedPreconditionError("the state fetch already started");
   }
   absl::StatusOr<std::unique_ptr<rspace::TrieImporter>> importer =
-      rspace::TrieImporter::Start(store_, columns_, root);
+      rspace::TrieImporter::Start(store_, columns_, root, options_.complete);
   if (!importer.ok()) return importer.status();
   importer_ = *std::move(importer);
   {
@@ -321,7 +321,13 @@ void StateFetcher::Finish() {
     MutexLock lock(&mu_);
     root = root_;
   }
-  absl::Status adopted = rspace::AdoptTrieRoot(*store_, columns_, root);
+  absl::Status adopted;
+  if (options_.complete != nullptr) {
+    importer_->MarkComplete(*options_.complete, options_.max_complete);
+    adopted = rspace::RecordTrieRoot(*store_, columns_, root);
+  } else {
+    adopted = rspace::AdoptTrieRoot(*store_, columns_, root);
+  }
   MutexLock lock(&mu_);
   progress_.queued = 0;
   progress_.in_flight = 0;

@@ -1,8 +1,8 @@
 // Fetching a state trie from peers and serving it to them (issue 45's state
-// sync; docs/p2p.md "State sync"). The trie work is rspace's
-// (rspace/history/trie_sync.h): TrieServer answers a peer's requests for
-// nodes by hash from this node's store, within the transport's stream
-// budget; StateFetcher drives a TrieImporter from several peers at once,
+// sync; docs/p2p.md "Joining from the last finalized state"). The trie
+// work is rspace's (rspace/history/trie_sync.h): TrieServer answers a
+// peer's requests for nodes by hash from this node's store, within the
+// transport's stream budget; StateFetcher drives a TrieImporter from several peers at once,
 // with a bounded number of requests in flight, a timeout after which
 // another peer is asked, and punishment of a peer whose answer does not
 // check (the hashes go to another peer).
@@ -98,6 +98,14 @@ struct StateFetchOptions {
   // this long (unless no other peer is left).
   std::chrono::milliseconds peer_backoff{2000};
   std::chrono::milliseconds tick{20};
+  // Nodes heading complete subtrees, shared by the fetches of several
+  // roots one after another (not owned; null: none). With it, the fetch
+  // walks past them, adds what it found or stored once done (up to
+  // max_complete entries) and records the root without walking the trie
+  // again (rspace::RecordTrieRoot); without it, the root is adopted after
+  // a walk of the whole trie (rspace::AdoptTrieRoot).
+  rspace::CompleteNodes* complete = nullptr;
+  size_t max_complete = size_t{1} << 20;
 };
 
 struct StateFetchProgress {

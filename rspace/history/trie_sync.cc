@@ -88,9 +88,10 @@ absl::StatusOr<TrieExport> ExportTrieNodes(KeyValueStore& store,
 }
 
 absl::StatusOr<std::unique_ptr<TrieImporter>> TrieImporter::Start(
-    KeyValueStore* store, HistoryColumns columns, const Hash32& root) {
+    KeyValueStore* store, HistoryColumns columns, const Hash32& root,
+    const CompleteNodes* complete) {
   std::unique_ptr<TrieImporter> importer(
-      new TrieImporter(store, columns, root));
+      new TrieImporter(store, columns, root, complete));
   if (root != kEmptyRoot) RETURN_IF_ERROR(importer->Rescan({root, 0}));
   return importer;
 }
@@ -105,6 +106,7 @@ absl::Status TrieImporter::Rescan(const Pending& from) {
   while (!stack.empty()) {
     const Pending p = stack.back();
     stack.pop_back();
+    if (complete_ != nullptr && complete_->contains(p.hash)) continue;
     ASSIGN_OR_RETURN(std::optional<Bytes> bytes,
                      store_->Get(columns_.nodes, p.hash));
     if (!bytes.has_value()) {
@@ -119,6 +121,7 @@ absl::Status TrieImporter::Rescan(const Pending& from) {
           (node.ok() ? "" : ": " + std::string(node.status().message())));
     }
     ++found_stored_;
+    seen_.push_back(p.hash);
     for (const TrieItem& it : node->items) {
       if (it.is_ptr) {
         stack.push_back(
@@ -240,6 +243,7 @@ absl::StatusOr<TrieImporter::Accepted> TrieImporter::Accept(
     return written;
   }
   out.nodes = passed.size();
+  for (const Pending& p : passed) seen_.push_back(p.hash);
   fetched_nodes_ += passed.size();
   fetched_bytes_ += bytes;
   for (size_t i = 0; i < children.size(); ++i) {
@@ -250,6 +254,21 @@ absl::StatusOr<TrieImporter::Accepted> TrieImporter::Accept(
     }
   }
   return out;
+}
+
+void TrieImporter::MarkComplete(CompleteNodes& complete, size_t max) const {
+  if (!done()) return;
+  for (const Hash32& h : seen_) {
+    if (complete.size() >= max) return;
+    complete.insert(h);
+  }
+}
+
+absl::Status RecordTrieRoot(KeyValueStore& store, const HistoryColumns& columns,
+                            const Hash32& root) {
+  WriteBatch batch;
+  batch.Put(columns.roots, root, Bytes(8, 0));
+  return store.Write(batch);
 }
 
 absl::Status AdoptTrieRoot(KeyValueStore& store, const HistoryColumns& columns,
@@ -277,9 +296,7 @@ absl::Status AdoptTrieRoot(KeyValueStore& store, const HistoryColumns& columns,
                                    " of channel " + HexEncode(key) +
                                    " does not match its hash");
       }));
-  WriteBatch batch;
-  batch.Put(columns.roots, root, Bytes(8, 0));
-  return store.Write(batch);
+  return RecordTrieRoot(store, columns, root);
 }
 
 }  // namespace rnode::rspace

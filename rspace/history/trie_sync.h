@@ -61,17 +61,30 @@ absl::StatusOr<TrieExport> ExportTrieNodes(KeyValueStore& store,
                                            std::span<const Hash32> hashes,
                                            size_t max_bytes);
 
+// Trie nodes known to head a complete subtree in a store (every node and
+// value under them stored and checked): an import of another root that
+// shares them walks past them instead of reading them again. Its owner
+// bounds it (TrieImporter::MarkComplete).
+using CompleteNodes = absl::flat_hash_set<Hash32, Hash32Hasher>;
+
 // Fetches the trie at one root into a store. Not thread-safe: one owner
 // (the sync's thread) calls it.
 class TrieImporter {
  public:
   // Begins, or resumes, the import of the trie at `root` (its hash checked
   // by the caller): walks the nodes of it already stored and queues every
-  // child that is not. `store` is not owned and must outlive the importer.
+  // child that is not. `store` is not owned and must outlive the importer;
+  // so must `complete` (may be null), whose subtrees are not walked.
   // Errors: the store's; DataLoss if a stored node of the trie does not
   // decode or the trie is deeper than a key.
   static absl::StatusOr<std::unique_ptr<TrieImporter>> Start(
-      KeyValueStore* store, HistoryColumns columns, const Hash32& root);
+      KeyValueStore* store, HistoryColumns columns, const Hash32& root,
+      const CompleteNodes* complete = nullptr);
+
+  // Once done(): adds to `complete` every node of the trie this import
+  // found stored or stored itself, while `complete` holds fewer than
+  // `max` (what is left out is only walked again by a later import).
+  void MarkComplete(CompleteNodes& complete, size_t max) const;
 
   // Up to `n` queued hashes, now in flight: the caller asks a peer for
   // them and hands the answer to Accept, or gives them back.
@@ -120,8 +133,9 @@ class TrieImporter {
     Hash32 hash{};
     uint8_t depth = 0;  // Key bytes above the node.
   };
-  TrieImporter(KeyValueStore* store, HistoryColumns columns, const Hash32& root)
-      : store_(store), columns_(columns), root_(root) {}
+  TrieImporter(KeyValueStore* store, HistoryColumns columns, const Hash32& root,
+               const CompleteNodes* complete)
+      : store_(store), columns_(columns), root_(root), complete_(complete) {}
   // Walks the stored nodes under `from`, queueing the missing ones.
   absl::Status Rescan(const Pending& from);
   // Queues `p` unless it is queued or in flight.
@@ -134,6 +148,10 @@ class TrieImporter {
   KeyValueStore* const store_;
   const HistoryColumns columns_;
   const Hash32 root_;
+  const CompleteNodes* const complete_;
+  // The trie's nodes found stored or stored, outside `complete_` (for
+  // MarkComplete).
+  std::vector<Hash32> seen_;
   // Depth first (a stack): what is queued stays within a few nodes' items
   // per level, whatever the trie's size.
   std::vector<Pending> queue_;
@@ -159,6 +177,12 @@ class TrieImporter {
 // the store's errors.
 absl::Status AdoptTrieRoot(KeyValueStore& store, const HistoryColumns& columns,
                            const Hash32& root);
+
+// Records `root` in the roots table without the walk: for a TrieImporter
+// that is done, whose every node it stored was checked on Accept and
+// every node it found was already in the store. The store's errors.
+absl::Status RecordTrieRoot(KeyValueStore& store, const HistoryColumns& columns,
+                            const Hash32& root);
 
 }  // namespace rnode::rspace
 

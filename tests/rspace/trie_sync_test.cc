@@ -273,6 +273,69 @@ TEST_F(TrieSyncTest, NodesSharedWithAStoredStateAreNotFetched) {
   ExpectSameState(dest);
 }
 
+// Importing the tries of two nearby states (a joining node fetches a few
+// dozen blocks' states, which share all but a few paths): with the nodes
+// the first import found complete, the second walks past them, reading
+// only the nodes it does not share, fetches only those, and its root is
+// recorded; every state reads back whole.
+TEST_F(TrieSyncTest, ASecondRootWalksPastTheFirstOnesCompleteSubtrees) {
+  Side dest;
+  CompleteNodes complete;
+  {
+    auto first = TrieImporter::Start(&dest.store, {}, root_, &complete);
+    ASSERT_TRUE(first.ok()) << first.status();
+    Pump(**first);
+    ASSERT_TRUE((*first)->done());
+    (*first)->MarkComplete(complete, SIZE_MAX);
+    ASSERT_TRUE(RecordTrieRoot(dest.store, {}, root_).ok());
+  }
+  const size_t first_nodes = complete.size();
+  EXPECT_GT(first_nodes, 100u);
+  // The next state: ten channels across the trie changed.
+  std::vector<LeafUpdate> changed;
+  for (size_t i = 0; i < updates_.size(); i += updates_.size() / 10) {
+    LeafUpdate& u = updates_[i];
+    u.blob->push_back(1);
+    u.blob_hash = crypto::Blake2b256(*u.blob);
+    changed.push_back(u);
+  }
+  auto next = source_.history->Commit(root_, changed);
+  ASSERT_TRUE(next.ok()) << next.status();
+  const Hash32 first_root = root_;
+  root_ = *next;
+  auto second = TrieImporter::Start(&dest.store, {}, root_, &complete);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ((*second)->found_stored(), 0u);  // nothing of it stored yet
+  Pump(**second);
+  ASSERT_TRUE((*second)->done());
+  // Only the changed paths: the root and the few nodes under it on the
+  // ten channels' paths; not the hundreds the trie has.
+  EXPECT_GT((*second)->fetched_nodes(), 1u);
+  EXPECT_LT((*second)->fetched_nodes(), first_nodes / 5);
+  // The stored subtrees under the new paths were walked past, not read.
+  EXPECT_LT((*second)->found_stored(), first_nodes / 5);
+  (*second)->MarkComplete(complete, SIZE_MAX);
+  EXPECT_EQ(complete.size(), first_nodes + (*second)->fetched_nodes());
+  // Started again: without the set, the whole stored trie is read; with
+  // it, nothing.
+  auto walked = TrieImporter::Start(&dest.store, {}, root_);
+  ASSERT_TRUE(walked.ok());
+  EXPECT_GE((*walked)->found_stored(), first_nodes);
+  auto skipped = TrieImporter::Start(&dest.store, {}, root_, &complete);
+  ASSERT_TRUE(skipped.ok());
+  EXPECT_EQ((*skipped)->found_stored(), 0u);
+  EXPECT_TRUE((*skipped)->done());
+  ASSERT_TRUE(RecordTrieRoot(dest.store, {}, root_).ok());
+  ExpectSameState(dest);
+  auto reopened = History::Open(&dest.store, Options());
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_TRUE((*reopened)->VerifyRoot(first_root).ok());
+  // A bound on the set is kept.
+  CompleteNodes bounded;
+  (*second)->MarkComplete(bounded, 1);
+  EXPECT_EQ(bounded.size(), 1u);
+}
+
 TEST_F(TrieSyncTest, AFailedWriteStoresNothingAndTheHashesAreAskedAgain) {
   Side dest;
   FaultInjectingStore faulty(&dest.store);
