@@ -93,6 +93,9 @@ JoinProgress StateJoin::Progress() const {
 
 bool StateJoin::OnBlock(const p2p::PeerNode& from, Block& block) {
   if (!active_.load()) return false;
+  // Taken from the network's point of view: what it asked for has come,
+  // whatever happens to it here (a later announcement asks again).
+  if (d_.delivered) d_.delivered(block.hash);
   if (const casper::block::SealError e = casper::block::CheckSeal(block);
       e != casper::block::SealError::kNone) {
     p2p::Transport* t = nullptr;
@@ -109,6 +112,8 @@ bool StateJoin::OnBlock(const p2p::PeerNode& from, Block& block) {
   }
   if (d_.dag->Contains(block.hash)) return true;
   MutexLock lock(&mu_);
+  // Finish took the blocks held: the engine takes this one.
+  if (!taking_) return false;
   // Bounded: past the bound a block above the anchor is dropped (catching
   // up brings it later); the window itself failing to fit is a fault the
   // thread reports.
@@ -387,7 +392,6 @@ std::vector<Hash32> StateJoin::RootsLocked() const {
 JoinPhase StateJoin::FetchStates() {
   std::vector<Hash32> roots;
   std::vector<Block> window;
-  std::vector<Block> above;
   p2p::Transport* t = nullptr;
   std::vector<Bytes> peers;
   Hash32 anchor{};
@@ -396,11 +400,6 @@ JoinPhase StateJoin::FetchStates() {
     MutexLock lock(&mu_);
     roots = RootsLocked();
     window = WindowLocked();
-    std::set<Hash32> in;
-    for (const Block& b : window) in.insert(b.hash);
-    for (const auto& [h, b] : blocks_) {
-      if (!in.contains(h)) above.push_back(b);
-    }
     progress_.roots_total = roots.size();
     t = transport_;
     peers = peers_;
@@ -459,7 +458,7 @@ JoinPhase StateJoin::FetchStates() {
         return JoinPhase::kFailed;
       }
       StateFetchProgress p;
-      while (!stop_.WaitFor(options_.tick)) {
+      while (!stop_.WaitFor(options_.fetch.tick)) {
         p = f->Progress();
         if (p.done || !p.error.empty()) break;
       }
@@ -489,18 +488,11 @@ JoinPhase StateJoin::FetchStates() {
     MutexLock lock(&mu_);
     seconds = std::chrono::duration<double>(Clock::now() - started_).count();
     progress_.seconds = seconds;
-    blocks_.clear();
   }
   Log("p2p")->info(
-      "joined at #{} in {:.1f} s: {} blocks anchored, {} state tries; {} "
-      "blocks above it go to the engine",
-      anchor_block->number(), seconds, window.size(), roots.size(),
-      above.size());
+      "joined at #{} in {:.1f} s: {} blocks anchored, {} state tries",
+      anchor_block->number(), seconds, window.size(), roots.size());
   Finish(JoinPhase::kDone);
-  std::sort(above.begin(), above.end(), [](const Block& x, const Block& y) {
-    return x.number() < y.number();
-  });
-  for (Block& b : above) d_.hand_on(std::move(b));
   return JoinPhase::kDone;
 }
 
@@ -539,23 +531,28 @@ void StateJoin::Reset() {
 }
 
 void StateJoin::Finish(JoinPhase phase) {
+  // Every block held that the DAG did not take (those above the anchor,
+  // or all of them when the join was not needed) goes to the engine, as it
+  // would have without the join; from here OnBlock lets blocks through.
   std::vector<Block> held;
   {
     MutexLock lock(&mu_);
     progress_.phase = phase;
-    if (phase == JoinPhase::kNotNeeded) {
-      for (auto& [h, b] : blocks_) held.push_back(std::move(b));
-      blocks_.clear();
+    taking_ = false;
+    for (auto& [h, b] : blocks_) {
+      if (!d_.dag->Contains(h)) held.push_back(std::move(b));
     }
+    blocks_.clear();
   }
   active_.store(false);
   d_.sync->Hold(false);
   if (d_.done) d_.done();
-  // Not needed: what the peers' announcements brought goes to the engine,
-  // as it would have without the join.
   std::sort(held.begin(), held.end(), [](const Block& x, const Block& y) {
     return x.number() < y.number();
   });
+  if (!held.empty()) {
+    Log("p2p")->info("{} blocks the join held go to the engine", held.size());
+  }
   for (Block& b : held) d_.hand_on(std::move(b));
 }
 

@@ -78,7 +78,10 @@ struct StateJoinOptions {
   // peer.
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds tick{20};
-  StateFetchOptions fetch;
+  // The trie fetches: a trie's levels come a round trip apart and a join
+  // fetches dozens of nearby roots one after another, so the fetcher
+  // looks often.
+  StateFetchOptions fetch = {.tick = std::chrono::milliseconds(2)};
 };
 
 enum class JoinPhase : uint8_t {
@@ -121,6 +124,9 @@ class StateJoin {
     // order, to `hand_on` (the engine).
     std::function<void(casper::block::Block)> hand_on;
     std::function<void()> done;
+    // Told of each block OnBlock takes (the network stops waiting for it:
+    // CasperNetwork::Delivered).
+    std::function<void(const Hash32&)> delivered;
   };
   // The deps (not owned) outlive this.
   StateJoin(Deps deps, StateJoinOptions options = {});
@@ -190,8 +196,9 @@ class StateJoin {
   // Peers that told the anchor's number or more, and the next to ask.
   std::vector<Bytes> peers_ ABSL_GUARDED_BY(mu_);
   size_t next_peer_ ABSL_GUARDED_BY(mu_) = 0;
-  // Blocks held, by hash.
+  // Blocks held, by hash, while taking them (until Finish hands them on).
   std::map<Hash32, casper::block::Block> blocks_ ABSL_GUARDED_BY(mu_);
+  bool taking_ ABSL_GUARDED_BY(mu_) = true;
   // The next number to ask for and the range request in flight.
   int64_t next_number_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<std::pair<int64_t, Asked>> range_ ABSL_GUARDED_BY(mu_);
