@@ -258,10 +258,10 @@ JoinPhase StateJoin::Choose(Clock::time_point now) {
 std::vector<Hash32> StateJoin::MissingLocked() const {
   std::vector<Hash32> missing;
   std::set<Hash32> seen;
-  for (const Block& b : WindowLocked()) {
-    if (b.number() <= progress_.floor) continue;
-    std::vector<Hash32> deps = b.header.parents;
-    for (const auto& j : b.justifications) deps.push_back(j.latest_block);
+  for (const Block* b : WindowLocked()) {
+    if (b->number() <= progress_.floor) continue;
+    std::vector<Hash32> deps = b->header.parents;
+    for (const auto& j : b->justifications) deps.push_back(j.latest_block);
     for (const Hash32& h : deps) {
       if (blocks_.contains(h) || !seen.insert(h).second) continue;
       if (!d_.dag->Contains(h)) missing.push_back(h);
@@ -270,7 +270,7 @@ std::vector<Hash32> StateJoin::MissingLocked() const {
   return missing;
 }
 
-std::vector<Block> StateJoin::WindowLocked() const {
+std::vector<const Block*> StateJoin::WindowLocked() const {
   // The blocks numbered up to the anchor's, and what they need of those
   // above it (a justification of a later number is rare, but it must be
   // anchored with them).
@@ -295,9 +295,9 @@ std::vector<Block> StateJoin::WindowLocked() const {
       }
     }
   }
-  std::vector<Block> out;
+  std::vector<const Block*> out;
   out.reserve(in.size());
-  for (const Hash32& h : in) out.push_back(blocks_.at(h));
+  for (const Hash32& h : in) out.push_back(&blocks_.at(h));
   return out;
 }
 
@@ -399,7 +399,7 @@ JoinPhase StateJoin::FetchStates() {
   {
     MutexLock lock(&mu_);
     roots = RootsLocked();
-    window = WindowLocked();
+    for (const Block* b : WindowLocked()) window.push_back(*b);
     progress_.roots_total = roots.size();
     t = transport_;
     peers = peers_;

@@ -166,7 +166,8 @@ class StateJoin {
   JoinPhase FetchBlocks(Clock::time_point now);
   JoinPhase FetchStates();
   // The blocks to anchor, the roots to fetch.
-  std::vector<casper::block::Block> WindowLocked() const
+  // (Pointers into blocks_, valid while mu_ is held.)
+  std::vector<const casper::block::Block*> WindowLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Hash32> RootsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The dependencies of the window that are neither held nor stored.
