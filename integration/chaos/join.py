@@ -111,8 +111,12 @@ def join(a, shard, out_dir):
             samples.append((round(now, 1), rss))
             if figures["ready_s"] is None:
                 try:
-                    if chaos.http_json(node, "/api/status").get("isReady"):
+                    status = chaos.http_json(node, "/api/status")
+                    if status.get("isReady"):
                         figures["ready_s"] = round(now, 1)
+                        # How it joined (issue 45): from state, or by
+                        # replay (join null or phase not_needed).
+                        figures["join"] = status.get("join")
                 except (OSError, ValueError):
                     pass
             if figures["ready_s"] is not None:
@@ -175,6 +179,13 @@ def render(a, figures, checks, seconds):
         rate = figures.get("blocks", 0) / caught
         lines += ["", f"{figures.get('blocks', 0):.0f} blocks held after "
                       f"{caught} s: {rate:.0f} blocks/s"]
+    join = figures.get("join")
+    if join and join.get("phase") == "done":
+        lines += ["", f"joined from state at #{join.get('anchorNumber')} "
+                      f"(floor #{join.get('floor')}) in {join.get('seconds', 0):.1f} s: "
+                      f"{join.get('rootsDone')} state tries, "
+                      f"{join.get('trieNodes')} trie nodes, "
+                      f"{join.get('trieBytes', 0) / 1e6:.1f} MB fetched"]
     return "\n".join(lines) + "\n"
 
 
