@@ -518,7 +518,8 @@ void CasperNetwork::OnPacket(const p2p::PeerNode& from,
     return trie_.answer(from, content);
   }
   if (type_id == packet::kTrieNodesRequest && trie_.serve && !streamed) {
-    return trie_.serve(from, content);
+    if (p2p::Transport* t = CurrentTransport()) trie_.serve(*t, from, content);
+    return;
   }
   if (streamed) return Malformed(from, "unexpected streamed packet");
   if (sync_ != nullptr && ChainSync::Handles(type_id)) {

@@ -169,7 +169,10 @@ class CasperNetwork final : public casper::engine::Transport,
   // channel) to `answer`. Unset, they are ignored (a streamed one is
   // punished as unexpected). Set before Attach.
   struct TrieHandlers {
-    std::function<void(const p2p::PeerNode&, const std::string&)> serve;
+    // With the transport the network sends on (the answer goes there).
+    std::function<void(p2p::Transport&, const p2p::PeerNode&,
+                       const std::string&)>
+        serve;
     std::function<void(const p2p::PeerNode&, const std::string&)> answer;
   };
   void SetTrieHandlers(TrieHandlers handlers) {

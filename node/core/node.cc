@@ -247,9 +247,9 @@ void Node::PrepareStateSync() {
         return held.ok() && *held;
       });
   CasperNetwork::TrieHandlers handlers;
-  handlers.serve = [&m, &p](const p2p::PeerNode& from,
-                            const std::string& content) {
-    if (p.transport != nullptr) m.trie_server->Serve(*p.transport, from, content);
+  handlers.serve = [&m](p2p::Transport& t, const p2p::PeerNode& from,
+                        const std::string& content) {
+    m.trie_server->Serve(t, from, content);
   };
   // A new node with a bootstrap joins from state when its peers' chain is
   // long enough (StateJoin decides); one with history follows as before.

@@ -485,7 +485,13 @@ TEST_F(NodeTest, ReadOnlyNodeRefusesDeploysAndProposals) {
   Open();
   Close();
   config_.standalone = false;  // no key: the stored shard, read-only
+  // Ports of its own: the default ones may be another process's (a shard
+  // or a test running beside it made this Open fail, and the test then
+  // crashed on the null node).
+  config_.port_protocol = ::rnode::testing::FreePort();
+  config_.port_discovery = ::rnode::testing::FreePort();
   Open();
+  ASSERT_NE(node_, nullptr);
   EXPECT_FALSE(node_->is_validator());
   absl::StatusOr<Bytes> r = node_->Deploy(::casper::DeployDataProto());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
