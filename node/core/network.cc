@@ -482,7 +482,12 @@ void CasperNetwork::OnBlockPacket(const p2p::PeerNode& from,
       it->second.served = true;
     }
   }
-  if (callbacks_.divert && callbacks_.divert(from, *block)) return;
+  // Diverted (a joining node): taken, so no longer asked for, whatever
+  // becomes of it there (a later announcement asks again).
+  if (callbacks_.divert && callbacks_.divert(from, *block)) {
+    Delivered(block->hash);
+    return;
+  }
   if (callbacks_.block) callbacks_.block(*std::move(block));
 }
 

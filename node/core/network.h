@@ -110,7 +110,8 @@ struct NetworkCallbacks {
   // consensus thread is behind (back-pressure on the stream dispatcher).
   std::function<void(casper::block::Block)> block;
   // Asked first, when set: a joining node's StateJoin takes the blocks
-  // (true) until it is done; then they go to `block`.
+  // (true; the block counts as delivered) until it is done; then they go
+  // to `block`.
   std::function<bool(const p2p::PeerNode& from, casper::block::Block& block)>
       divert;
   // A deploy a peer admitted (already decoded, not yet verified), to hold

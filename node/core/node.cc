@@ -270,9 +270,7 @@ void Node::PrepareStateSync() {
             .hand_on = [&m](Block b) {
               m.scheduler->QueuePeerBlock(std::move(b));
             },
-            .done = [&m] { m.catch_up->set_syncing(false); },
-            .delivered =
-                [&p](const Hash32& h) { p.network->Delivered(h); }},
+            .done = [&m] { m.catch_up->set_syncing(false); }},
         options);
     m.catch_up->set_syncing(true);
     p.sync->SetRangeEndListener([&m](const p2p::PeerNode& from, int64_t f,

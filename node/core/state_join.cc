@@ -20,6 +20,13 @@ constexpr size_t kMaxAsked = 64;
 // A failed join starts over after this long.
 constexpr int kRetrySeconds = 5;
 
+// The blocks `b` needs stored: its parents and justified blocks.
+std::vector<Hash32> DepsOf(const Block& b) {
+  std::vector<Hash32> deps = b.header.parents;
+  for (const auto& j : b.justifications) deps.push_back(j.latest_block);
+  return deps;
+}
+
 bool Bonded(const std::vector<casper::block::Bond>& bonds,
             const crypto::Secp256k1PublicKey& key) {
   return casper::block::StakeOf(bonds, key) > 0;
@@ -93,9 +100,6 @@ JoinProgress StateJoin::Progress() const {
 
 bool StateJoin::OnBlock(const p2p::PeerNode& from, Block& block) {
   if (!active_.load()) return false;
-  // Taken from the network's point of view: what it asked for has come,
-  // whatever happens to it here (a later announcement asks again).
-  if (d_.delivered) d_.delivered(block.hash);
   if (const casper::block::SealError e = casper::block::CheckSeal(block);
       e != casper::block::SealError::kNone) {
     p2p::Transport* t = nullptr;
@@ -114,14 +118,15 @@ bool StateJoin::OnBlock(const p2p::PeerNode& from, Block& block) {
   MutexLock lock(&mu_);
   // Finish took the blocks held: the engine takes this one.
   if (!taking_) return false;
-  // Bounded: past the bound a block above the anchor is dropped (catching
-  // up brings it later); the window itself failing to fit is a fault the
-  // thread reports.
-  if (blocks_.size() >= options_.max_blocks &&
-      (progress_.anchor_number < 0 ||
-       block.number() > progress_.anchor_number)) {
+  // Below the floor only the history asked for by hash is held.
+  if (progress_.anchor_number >= 0 && block.number() < progress_.floor &&
+      !asked_.contains(block.hash)) {
     return true;
   }
+  // Bounded whatever peers send: past the bound a block is dropped (one
+  // above the anchor comes again by catching up; a window that does not
+  // fit is a fault the thread reports, and the join starts over).
+  if (blocks_.size() >= options_.max_blocks) return true;
   asked_.erase(block.hash);
   blocks_.emplace(block.hash, std::move(block));
   return true;
@@ -260,9 +265,7 @@ std::vector<Hash32> StateJoin::MissingLocked() const {
   std::set<Hash32> seen;
   for (const Block* b : WindowLocked()) {
     if (b->number() <= progress_.floor) continue;
-    std::vector<Hash32> deps = b->header.parents;
-    for (const auto& j : b->justifications) deps.push_back(j.latest_block);
-    for (const Hash32& h : deps) {
+    for (const Hash32& h : DepsOf(*b)) {
       if (blocks_.contains(h) || !seen.insert(h).second) continue;
       if (!d_.dag->Contains(h)) missing.push_back(h);
     }
@@ -286,9 +289,7 @@ std::vector<const Block*> StateJoin::WindowLocked() const {
     const Block* b = queue.front();
     queue.pop_front();
     if (b->number() <= progress_.floor) continue;
-    std::vector<Hash32> deps = b->header.parents;
-    for (const auto& j : b->justifications) deps.push_back(j.latest_block);
-    for (const Hash32& h : deps) {
+    for (const Hash32& h : DepsOf(*b)) {
       auto it = blocks_.find(h);
       if (it != blocks_.end() && in.insert(h).second) {
         queue.push_back(&it->second);

@@ -124,9 +124,6 @@ class StateJoin {
     // order, to `hand_on` (the engine).
     std::function<void(casper::block::Block)> hand_on;
     std::function<void()> done;
-    // Told of each block OnBlock takes (the network stops waiting for it:
-    // CasperNetwork::Delivered).
-    std::function<void(const Hash32&)> delivered;
   };
   // The deps (not owned) outlive this.
   StateJoin(Deps deps, StateJoinOptions options = {});
@@ -144,6 +141,8 @@ class StateJoin {
   // engine: from construction until anchored (or not needed).
   bool active() const { return active_.load(); }
   // A block from a peer. False when not active: the caller hands it on.
+  // True: taken, held or dropped (a bad seal, unasked history below the
+  // floor, past max_blocks); the network no longer waits for it.
   bool OnBlock(const p2p::PeerNode& from, casper::block::Block& block);
   // ChainSync's range ends (its listener).
   void OnRangeEnd(const p2p::PeerNode& from, int64_t from_number,
