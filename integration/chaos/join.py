@@ -2,7 +2,7 @@
 """A new observer joins a long shard (issue 48; docs/reliability.md).
 
   scripts/join [--blocks N] [--rate R] [--node-arg ARG ...] [--out DIR]
-               [--deadline S] [--keep]
+               [--deadline S] [--keep | --reuse DIR]
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), runs
 a stream of deploys (rnode-loadgen, R a second, default 100, in runs of
@@ -19,6 +19,11 @@ and holds the others' last finalized block; its peak resident memory is
 at most the largest validator's resident memory plus 100 MiB (it holds
 the same chain; catching up must not buffer it); every node finalizes
 every node's last finalized block and one post-state root holds.
+
+--reuse DIR keeps the shard in DIR and, when DIR holds one already,
+restarts it and fills only up to N blocks (its joiners' data is deleted
+first): several joins, of several builds (--rnode), against one long
+shard. The shard runs on the --rnode binary too.
 
 Writes join.md and join.json to --out (default join-out/<time>); exits 0
 only when every check passed. Not in the test command: 20,000 blocks take
@@ -198,6 +203,7 @@ def main():
     p.add_argument("--node-arg", action="append", default=[], metavar="ARG")
     p.add_argument("--out")
     p.add_argument("--keep", action="store_true")
+    p.add_argument("--reuse", metavar="DIR")
     p.add_argument("--rnode", default=os.environ.get(
         "RNODE_BIN", os.path.join(chaos.REPO, "build", "bin", "rnode")))
     p.add_argument("--loadgen", default=os.environ.get(
@@ -210,7 +216,15 @@ def main():
     out_dir = os.path.abspath(a.out or os.path.join(
         "join-out", time.strftime("%Y%m%d-%H%M%S")))
     os.makedirs(out_dir, exist_ok=True)
-    folder = tempfile.mkdtemp(prefix="rnode-join-")
+    if a.reuse:
+        folder = os.path.abspath(a.reuse)
+        os.makedirs(folder, exist_ok=True)
+        # The last run's joiner: a fresh one joins now.
+        for name in os.listdir(folder):
+            if name.startswith("joiner"):
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    else:
+        folder = tempfile.mkdtemp(prefix="rnode-join-")
     started = time.monotonic()
     figures, checks = {}, {}
     try:
@@ -241,7 +255,7 @@ def main():
         passed = bool(checks) and all(ok for ok, _ in checks.values())
         if reports or not passed:
             chaos.keep_logs(folder, out_dir)
-        if a.keep:
+        if a.keep or a.reuse:
             chaos.note(f"shard kept in {folder}")
         else:
             shutil.rmtree(folder, ignore_errors=True)

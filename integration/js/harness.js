@@ -282,8 +282,10 @@ class RnodeProcess {
     this.clients = [];
   }
 
-  // Starts the node on fresh ports and waits until it is ready.
-  async start() {
+  // Starts the node on fresh ports and waits until it is ready (with
+  // { ready: false }, only until its /api/status answers: a joining node,
+  // to be watched or killed before it is ready).
+  async start({ ready = true } = {}) {
     assert.ok(fs.existsSync(RNODE_BIN),
       `rnode binary not found at ${RNODE_BIN}: build it, or set RNODE_BIN`);
     if (!(this.options.keepPorts && this.ports)) {
@@ -341,18 +343,19 @@ class RnodeProcess {
     this.capture(child.stderr, 'stderr');
 
     try {
-      await waitFor('the node to print "ready" and answer /api/status with ' +
-        'isReady true', async () => {
+      await waitFor(ready
+        ? 'the node to print "ready" and answer /api/status with isReady true'
+        : 'the node to answer /api/status', async () => {
         if (this.exit !== null) {
           throw new WaitAborted(this.exit.error
             ? `rnode could not be started: ${this.exit.error.message}`
             : `rnode exited early (code ${this.exit.code}, signal ${this.exit.signal})`);
         }
-        if (!this.readyLine) return false;
+        if (ready && !this.readyLine) return false;
         const res = await fetch(`${this.httpUrl}/api/status`);
         if (res.status !== 200) return false;
-        return (await res.json()).isReady === true;
-      }, { timeoutMs: kStartDeadlineMs, intervalMs: 100 });
+        return !ready || (await res.json()).isReady === true;
+      }, { timeoutMs: kStartDeadlineMs, intervalMs: ready ? 100 : 10 });
     } catch (e) {
       throw new Error(`${e.message}\n${this.output()}`);
     }

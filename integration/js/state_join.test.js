@@ -3,13 +3,17 @@
 // (empty data dir, the shard's genesis files, the bootstrap) joins. It must
 // anchor at the shard's last finalized block without replaying the blocks
 // below it (its casper_blocks_validated_total stays far below the shard's
-// height), say so in /api/status (join.phase "done") and in its metrics,
-// and then follow the shard: deploys sent afterwards settle FINALIZED on it
+// height), verify the anchor by the blocks above it (join.phase
+// "verifying", not ready), say so in /api/status (join.phase "done") and
+// in its metrics, and then follow the shard: deploys sent afterwards
+// settle FINALIZED on it
 // as on the validators, with one last finalized block, also after a kill -9
 // and restart of the joined node. Every node runs with
 // --state-sync-min-finalized 30 (the default, 1024, needs a longer shard;
-// scripts/join measures that). RNODE_STATE_JOIN_DEPLOYS sets the deploys
-// made before the join (default 80). Run with `node --test`.
+// scripts/join measures that). The second test joins another observer,
+// killed five times while it fetches the state, from a shard whose third
+// validator serves corrupt trie nodes. RNODE_STATE_JOIN_DEPLOYS sets the
+// deploys made before the join (default 80). Run with `node --test`.
 'use strict';
 
 const { test } = require('node:test');
@@ -27,6 +31,8 @@ const kDrainMs = 180000;
 
 const dir = makeTempDir('state-join');
 const nodes = [];
+// The first test's shard, for the second: {validators, keys, firstJoin}.
+let shard = null;
 
 stopAllAfter(dir, nodes);
 
@@ -73,7 +79,7 @@ test('a new observer joins at the last finalized state and follows the shard', a
   const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
   const validators = await startShard(dir, {
     validatorKeys: keys, networkId: 'statejoin', nodes,
-    extraArgs: ['--state-sync-min-finalized', String(kMinFinalized)],
+    extraArgs: ['--state-sync-min-finalized', String(kMinFinalized), '--fault-injection'],
   });
   const [v1] = validators;
   // A young shard: the validators that started new replayed from genesis.
@@ -179,4 +185,70 @@ test('a new observer joins at the last finalized state and follows the shard', a
     lfbs.map((b) => `#${b.blockNumber}`).join(', '));
   await waitFor('the joiner to stay ready', async () =>
     (await joiner.getJson('/api/status')).body.isReady === true, { timeoutMs: 10000 });
+  shard = { validators, keys, firstJoin: joined.join };
+});
+
+// The join's trie phase survives kill -9: a second observer, its trie fetch
+// slowed to one request of two nodes at a time, is killed five times in
+// the states phase, each time further into the trie (run k at k/6 of the
+// first joiner's trie); each run finds what the earlier ones stored and
+// fetches only the rest, so all six runs together fetch about one trie,
+// where starting over would fetch 3.5. Meanwhile validator 3 serves
+// altered or truncated trie nodes (POST /api/fault/corrupt-trie): its
+// answers are caught by hash, it is punished, and the join completes from
+// the other two.
+test('a joiner killed five times while fetching the state resumes, past a corrupt server', async (t) => {
+  assert.ok(shard !== null, 'the first test made no shard');
+  const { validators, keys, firstJoin } = shard;
+  const [v1, , v3] = validators;
+  const fault = await v3.postJson('/api/fault/corrupt-trie', {}, v3.adminUrl);
+  assert.equal(fault.status, 200, JSON.stringify(fault.body));
+  assert.equal(fault.body.corruptTrie, true);
+  const trie = firstJoin.trieNodes + firstJoin.trieNodesFound;
+  assert.ok(trie >= 60, `the first join's tries hold only ${trie} nodes`);
+  const boot = (await v1.getJson('/api/status')).body.address;
+  const joiner = new RnodeProcess('joiner2', path.join(dir, 'joiner2'),
+    [...v1.extraArgs, '--bootstrap', boot, '--state-sync-requests', '1',
+      '--state-sync-hashes-per-request', '2'],
+    { standalone: false, keepPorts: true });
+  nodes.push(joiner);
+  const runs = [];
+  for (let kill = 1; kill <= 5; ++kill) {
+    await joiner.start({ ready: false });
+    const at = await waitFor(`run ${kill} to hold ${kill}/6 of the trie`, async () => {
+      const j = (await joiner.getJson('/api/status')).body.join;
+      assert.ok(j !== null, 'no join: the node has history');
+      assert.ok(!['verifying', 'done', 'not_needed'].includes(j.phase),
+        `run ${kill} ended its trie phase before the kill: ${JSON.stringify(j)}`);
+      return j.phase === 'states' && j.trieNodes + j.trieNodesFound >= kill * trie / 6
+        ? j : null;
+    }, { timeoutMs: 60000, intervalMs: 10 });
+    const malformed = await counterSum(joiner, 'p2p_malformed_total');
+    await joiner.kill();
+    runs.push({ ...at, malformed });
+  }
+  await joiner.start();
+  const last = (await joiner.getJson('/api/status')).body.join;
+  runs.push({ ...last, malformed: await counterSum(joiner, 'p2p_malformed_total') });
+  t.diagnostic(`first join: ${trie} trie nodes; runs (fetched/found/bad answers/punished): ` +
+    runs.map((r) => `${r.trieNodes}/${r.trieNodesFound}/${r.badTrieAnswers}/${r.malformed}`)
+      .join(', '));
+  assert.equal(last.phase, 'done', JSON.stringify(last));
+  for (let i = 1; i < runs.length; ++i) {
+    assert.ok(runs[i].trieNodesFound > 0, `run ${i + 1} found nothing stored`);
+  }
+  const fetched = runs.reduce((sum, r) => sum + r.trieNodes, 0);
+  const whole = last.trieNodes + last.trieNodesFound;
+  assert.ok(fetched <= 1.5 * whole,
+    `the six runs fetched ${fetched} trie nodes, for tries of ${whole}`);
+  assert.ok(runs.some((r) => r.badTrieAnswers > 0), 'no corrupt answer was caught');
+  assert.ok(runs.some((r) => r.malformed > 0), 'the corrupt server was not punished');
+
+  const heal = await v3.postJson('/api/fault/heal', {}, v3.adminUrl);
+  assert.equal(heal.body.corruptTrie, false);
+  const all = [...validators, joiner];
+  await deployAndSettle(validators, keys, all, 10, 'after the second join');
+  const lfbs = await Promise.all(all.map(lastFinalized));
+  assert.equal(new Set(lfbs.map((b) => b.blockHash)).size, 1,
+    lfbs.map((b) => `#${b.blockNumber}`).join(', '));
 });

@@ -66,6 +66,8 @@ json StatusJson(Node& node) {
                 {"rootsDone", j->roots_done},
                 {"trieNodes", j->trie_nodes},
                 {"trieBytes", j->trie_bytes},
+                {"trieNodesFound", j->trie_nodes_found},
+                {"badTrieAnswers", j->bad_trie_answers},
                 {"seconds", j->seconds},
                 {"error", j->error}};
   }

@@ -47,6 +47,12 @@ const Setting kSettings[] = {
      "block is numbered at least this (-1: never; it replays from the "
      "genesis)",
      &NodeConfig::state_sync_min_finalized},
+    {"sync.state-requests", "state-sync-requests",
+     "trie node requests a joining node keeps in flight to its peers",
+     &NodeConfig::state_sync_requests},
+    {"sync.state-hashes-per-request", "state-sync-hashes-per-request",
+     "trie nodes a joining node asks for in one request (at most 1024)",
+     &NodeConfig::state_sync_hashes_per_request},
     {"logging.level", "", "trace, debug, info, warn, error, critical, off",
      &NodeConfig::log_level},
     {"threads", "threads", "worker threads (0: all hardware threads)",
@@ -443,6 +449,20 @@ absl::Status ValidateBlockLimits(const NodeConfig& c) {
   return absl::OkStatus();
 }
 
+// The joining node's trie fetch: within what its peers answer.
+absl::Status ValidateSyncLimits(const NodeConfig& c) {
+  // A peer punishes a request for more trie nodes than this
+  // (node::kMaxTrieNodesPerRequest).
+  if (c.state_sync_hashes_per_request > 1024) {
+    return absl::InvalidArgumentError(
+        "sync.state-hashes-per-request: at most 1024");
+  }
+  if (c.state_sync_requests > 256) {
+    return absl::InvalidArgumentError("sync.state-requests: at most 256");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Validate(const NodeConfig& c) {
@@ -474,6 +494,7 @@ absl::Status Validate(const NodeConfig& c) {
     return absl::InvalidArgumentError(
         "casper.fault-tolerance-threshold: must be in [0, 1)");
   }
+  RETURN_IF_ERROR(ValidateSyncLimits(c));
   for (const auto& [name, v, min] :
        {std::tuple{"threads", c.threads, int64_t{0}},
         std::tuple{"storage.block-cache-size", c.block_cache_bytes,
@@ -481,6 +502,9 @@ absl::Status Validate(const NodeConfig& c) {
         std::tuple{"storage.min-free-bytes", c.min_free_bytes, int64_t{0}},
         std::tuple{"sync.state-min-finalized", c.state_sync_min_finalized,
                    int64_t{-1}},
+        std::tuple{"sync.state-requests", c.state_sync_requests, int64_t{1}},
+        std::tuple{"sync.state-hashes-per-request",
+                   c.state_sync_hashes_per_request, int64_t{1}},
         std::tuple{"casper.genesis-block-data.pos-multi-sig-quorum",
                    c.pos_multi_sig_quorum, int64_t{0}},
         std::tuple{"casper.genesis-block-data.native-token-decimals",

@@ -44,6 +44,11 @@ struct NodeConfig {
   // numbered at least this (docs/p2p.md "Joining"); below it, or at -1,
   // it replays the blocks from the genesis.
   int64_t state_sync_min_finalized = 1024;
+  // The join's trie fetch: requests in flight to its peers (in all; two
+  // at most to one peer) and trie nodes asked per request (at most 1024,
+  // node::kMaxTrieNodesPerRequest: a server punishes more).
+  int64_t state_sync_requests = 8;
+  int64_t state_sync_hashes_per_request = 256;
   std::string config_file;
   std::string log_level = "info";
   // Worker threads of the node's one pool (interpreter rounds, signature

@@ -1,6 +1,7 @@
 #include "node/core/node.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "casper/consensus/finality.h"
 #include "casper/prestate/ancestry.h"
 #include "node/core/assembly.h"
 #include "node/core/catch_up.h"
@@ -46,6 +48,7 @@ struct Node::Impl {
   // node joins from state.
   std::unique_ptr<TrieServer> trie_server;
   std::unique_ptr<StateJoin> join;
+  std::atomic<bool> corrupt_trie{false};  // SetCorruptTrie
   DiscoveryLoop discovery_loop;
 };
 
@@ -258,25 +261,41 @@ void Node::PrepareStateSync() {
       config_.state_sync_min_finalized >= 0) {
     StateJoinOptions options;
     options.min_finalized_number = config_.state_sync_min_finalized;
+    options.fetch.max_requests =
+        static_cast<size_t>(config_.state_sync_requests);
+    options.fetch.hashes_per_request =
+        static_cast<size_t>(config_.state_sync_hashes_per_request);
+    // The anchor is verified by the shard's own rule: the threshold its
+    // finalizer uses (the settings were checked when the node was made).
+    const absl::StatusOr<casper::contracts::PosParams> pos =
+        PosParamsOf(config_);
+    const int64_t threshold_ppm =
+        pos.ok() ? pos->fault_tolerance_threshold_ppm
+                 : casper::consensus::FinalizerOptions{}.threshold_ppm;
+    const casper::dag::DagStore* dag = p.dag.get();
     m.join = std::make_unique<StateJoin>(
         StateJoin::Deps{
             .dag = p.dag.get(),
             .store = p.pipelined.get(),
             .columns = columns,
             .sync = p.sync.get(),
-            .has_root = [history](const Hash32& root) {
-              return history->HasRoot(root);
-            },
-            .hand_on = [&m](Block b) {
-              m.scheduler->QueuePeerBlock(std::move(b));
-            },
+            .has_root =
+                [history](const Hash32& root) {
+                  return history->HasRoot(root);
+                },
+            .anchor_final =
+                [dag, threshold_ppm](const Hash32& anchor) {
+                  return AnchorIsFinal(*dag, anchor, threshold_ppm);
+                },
+            .hand_on =
+                [&m](Block b) { m.scheduler->QueuePeerBlock(std::move(b)); },
             .done = [&m] { m.catch_up->set_syncing(false); }},
         options);
     m.catch_up->set_syncing(true);
-    p.sync->SetRangeEndListener([&m](const p2p::PeerNode& from, int64_t f,
-                                     int64_t next) {
-      m.join->OnRangeEnd(from, f, next);
-    });
+    p.sync->SetRangeEndListener(
+        [&m](const p2p::PeerNode& from, int64_t f, int64_t next) {
+          m.join->OnRangeEnd(from, f, next);
+        });
     handlers.answer = [&m](const p2p::PeerNode& from,
                            const std::string& content) {
       m.join->OnTrieNodes(from, content);
@@ -292,7 +311,8 @@ absl::Status Node::RegisterStateSyncMetrics(metrics::Registry* registry) {
   const std::pair<const char*, const char*> served[] = {
       {"rnode_state_sync_requests_served_total",
        "trie node requests from joining peers answered"},
-      {"rnode_state_sync_nodes_served_total", "trie nodes sent to joining peers"},
+      {"rnode_state_sync_nodes_served_total",
+       "trie nodes sent to joining peers"},
       {"rnode_state_sync_bytes_served_total",
        "bytes of trie nodes sent to joining peers"},
       {"rnode_state_sync_requests_refused_total",
@@ -314,7 +334,7 @@ absl::Status Node::RegisterStateSyncMetrics(metrics::Registry* registry) {
   RETURN_IF_ERROR(registry->AddCallbackGauge(
       "rnode_state_sync_joining",
       "1 while this node joins from the shard's last finalized state",
-      [join] { return join->active() ? 1.0 : 0.0; }));
+      [join] { return join->settled() ? 0.0 : 1.0; }));
   RETURN_IF_ERROR(registry->AddCallbackGauge(
       "rnode_state_sync_anchor_number",
       "the last finalized block the join anchors at (-1: not chosen yet)",
@@ -326,7 +346,8 @@ absl::Status Node::RegisterStateSyncMetrics(metrics::Registry* registry) {
       "rnode_state_sync_trie_nodes_total", "trie nodes the join fetched",
       [join] { return static_cast<double>(join->Progress().trie_nodes); }));
   RETURN_IF_ERROR(registry->AddCallbackCounter(
-      "rnode_state_sync_trie_bytes_total", "bytes of trie nodes the join fetched",
+      "rnode_state_sync_trie_bytes_total",
+      "bytes of trie nodes the join fetched",
       [join] { return static_cast<double>(join->Progress().trie_bytes); }));
   return registry->AddCallbackGauge(
       "rnode_state_sync_seconds",
@@ -354,7 +375,7 @@ absl::Status Node::DropFinalizedFromPool() {
 
 bool Node::ready() const {
   if (impl_->scheduler == nullptr || !impl_->scheduler->ready()) return false;
-  if (impl_->join != nullptr && impl_->join->active()) return false;
+  if (impl_->join != nullptr && !impl_->join->settled()) return false;
   const ChainSync* sync = impl_->parts.sync.get();
   return sync == nullptr || sync->Progress().state == SyncState::kCaughtUp;
 }
@@ -484,5 +505,22 @@ absl::Status Node::SetDiskFull(bool full) {
 bool Node::disk_full_injected() const {
   return impl_->parts.store->no_space_injected();
 }
+
+absl::Status Node::SetCorruptTrie(bool corrupt) {
+  if (!config_.fault_injection) {
+    return absl::PermissionDeniedError(
+        "fault injection is off (start the node with --fault-injection)");
+  }
+  if (impl_->trie_server == nullptr) {
+    return absl::FailedPreconditionError("a standalone node serves no peer");
+  }
+  impl_->trie_server->SetCorrupt(corrupt);
+  impl_->corrupt_trie.store(corrupt);
+  Log("node")->warn("fault injection: trie nodes served to peers are {}",
+                    corrupt ? "corrupt" : "true again");
+  return absl::OkStatus();
+}
+
+bool Node::corrupt_trie_injected() const { return impl_->corrupt_trie.load(); }
 
 }  // namespace rnode::node

@@ -188,6 +188,12 @@ class Node {
   // injection is off.
   absl::Status SetDiskFull(bool full);
   bool disk_full_injected() const;
+  // Fault injection: this node serves joining peers altered or truncated
+  // trie nodes (a byzantine peer; TrieServer::SetCorrupt), or stops.
+  // PermissionDenied when fault injection is off, FailedPrecondition in
+  // standalone mode.
+  absl::Status SetCorruptTrie(bool corrupt);
+  bool corrupt_trie_injected() const;
 
  private:
   struct Impl;

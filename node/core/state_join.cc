@@ -7,8 +7,10 @@
 
 #include "CasperMessage.pb.h"
 #include "absl/strings/str_cat.h"
+#include "casper/consensus/finality.h"
 #include "node/core/network.h"
 #include "rnode_sync.pb.h"
+#include "util/status_macros.h"
 
 namespace rnode::node {
 namespace {
@@ -27,6 +29,14 @@ std::vector<Hash32> DepsOf(const Block& b) {
   return deps;
 }
 
+// Adds a trie fetch's counts to the join's.
+void AddFetch(JoinProgress& p, const StateFetchProgress& f) {
+  p.trie_nodes += f.fetched_nodes;
+  p.trie_bytes += f.fetched_bytes;
+  p.trie_nodes_found += f.found_stored;
+  p.bad_trie_answers += f.bad_answers;
+}
+
 bool Bonded(const std::vector<casper::block::Bond>& bonds,
             const crypto::Secp256k1PublicKey& key) {
   return casper::block::StakeOf(bonds, key) > 0;
@@ -42,6 +52,8 @@ const char* JoinPhaseName(JoinPhase p) {
       return "blocks";
     case JoinPhase::kStates:
       return "states";
+    case JoinPhase::kVerifying:
+      return "verifying";
     case JoinPhase::kDone:
       return "done";
     case JoinPhase::kNotNeeded:
@@ -87,14 +99,10 @@ JoinProgress StateJoin::Progress() const {
   JoinProgress p = progress_;
   p.blocks = blocks_.size();
   if (p.phase == JoinPhase::kChoosing || p.phase == JoinPhase::kBlocks ||
-      p.phase == JoinPhase::kStates) {
+      p.phase == JoinPhase::kStates || p.phase == JoinPhase::kVerifying) {
     p.seconds = std::chrono::duration<double>(Clock::now() - started_).count();
   }
-  if (fetcher_ != nullptr) {
-    const StateFetchProgress f = fetcher_->Progress();
-    p.trie_nodes += f.fetched_nodes;
-    p.trie_bytes += f.fetched_bytes;
-  }
+  if (fetcher_ != nullptr) AddFetch(p, fetcher_->Progress());
   return p;
 }
 
@@ -108,9 +116,8 @@ bool StateJoin::OnBlock(const p2p::PeerNode& from, Block& block) {
       ++progress_.bad_blocks;
       t = transport_;
     }
-    peer_log_.Warn("block {} from {} while joining: {}",
-                   HexEncode(block.hash), from.IdHex(),
-                   casper::block::SealErrorName(e));
+    peer_log_.Warn("block {} from {} while joining: {}", HexEncode(block.hash),
+                   from.IdHex(), casper::block::SealErrorName(e));
     if (t != nullptr) t->Punish(from.id, "a block whose seal does not check");
     return true;
   }
@@ -181,6 +188,9 @@ void StateJoin::Loop() {
       case JoinPhase::kStates:
         next = FetchStates();
         break;
+      case JoinPhase::kVerifying:
+        next = Verify(now);
+        break;
       default:
         return;
     }
@@ -214,8 +224,8 @@ JoinPhase StateJoin::Choose(Clock::time_point now) {
     MutexLock lock(&mu_);
     if (told.empty()) return JoinPhase::kChoosing;
     if (!first_told_.has_value()) first_told_ = now;
-    const bool young = std::all_of(
-        told.begin(), told.end(), [&](const PeerFinalized& f) {
+    const bool young =
+        std::all_of(told.begin(), told.end(), [&](const PeerFinalized& f) {
           return f.number < options_.min_finalized_number;
         });
     // A young shard is replayed at once (a peer that says so falsely only
@@ -257,6 +267,7 @@ JoinPhase StateJoin::Choose(Clock::time_point now) {
       "from state: replaying its blocks from the genesis",
       target, options_.min_finalized_number);
   Finish(JoinPhase::kNotNeeded);
+  Settle(JoinPhase::kNotNeeded);
   return JoinPhase::kNotNeeded;
 }
 
@@ -305,7 +316,11 @@ std::vector<const Block*> StateJoin::WindowLocked() const {
 JoinPhase StateJoin::FetchBlocks(Clock::time_point now) {
   MutexLock lock(&mu_);
   p2p::Transport* t = transport_;
-  if (t == nullptr) return JoinPhase::kBlocks;
+  // Without a transport (tests) the requests are recorded, not sent.
+  const auto send = [t](const Bytes& peer, const char* type,
+                        std::string content) {
+    if (t != nullptr) (void)t->Send(peer, type, std::move(content));
+  };
   if (blocks_.size() >= options_.max_blocks) {
     progress_.error = absl::StrCat("the window holds more than ",
                                    options_.max_blocks, " blocks");
@@ -320,8 +335,7 @@ JoinPhase StateJoin::FetchBlocks(Clock::time_point now) {
         sync::BlockRangeRequest req;
         req.set_from_number(next_number_);
         req.set_numbers(kMaxRangeNumbers);
-        (void)t->Send(*peer, packet::kBlockRangeRequest,
-                      req.SerializeAsString());
+        send(*peer, packet::kBlockRangeRequest, req.SerializeAsString());
         range_ = std::make_pair(next_number_, Asked{*peer, now});
       }
     }
@@ -346,7 +360,7 @@ JoinPhase StateJoin::FetchBlocks(Clock::time_point now) {
     if (!peer.has_value()) break;
     ::casper::BlockRequestProto req;
     req.set_hash(std::string(h.begin(), h.end()));
-    (void)t->Send(*peer, packet::kBlockRequest, req.SerializeAsString());
+    send(*peer, packet::kBlockRequest, req.SerializeAsString());
     asked_[h] = Asked{*peer, now};
     ++in_flight;
   }
@@ -355,8 +369,9 @@ JoinPhase StateJoin::FetchBlocks(Clock::time_point now) {
       !asked_.contains(progress_.anchor)) {
     if (std::optional<Bytes> peer = PeerLocked({})) {
       ::casper::BlockRequestProto req;
-      req.set_hash(std::string(progress_.anchor.begin(), progress_.anchor.end()));
-      (void)t->Send(*peer, packet::kBlockRequest, req.SerializeAsString());
+      req.set_hash(
+          std::string(progress_.anchor.begin(), progress_.anchor.end()));
+      send(*peer, packet::kBlockRequest, req.SerializeAsString());
       asked_[progress_.anchor] = Asked{*peer, now};
     }
   }
@@ -383,7 +398,8 @@ std::vector<Hash32> StateJoin::RootsLocked() const {
   });
   std::set<Hash32> seen{roots.front()};
   for (const Block* b : recent) {
-    for (const Hash32& r : {b->body.state.post_state, b->body.state.pre_state}) {
+    for (const Hash32& r :
+         {b->body.state.post_state, b->body.state.pre_state}) {
       if (seen.insert(r).second) roots.push_back(r);
     }
   }
@@ -438,63 +454,117 @@ JoinPhase StateJoin::FetchStates() {
       "joining: {} blocks from #{} to the anchor #{}; fetching {} state "
       "tries",
       window.size(), floor, anchor_block->number(), roots.size());
+  // The roots not held yet, fetched together: the tries of nearby blocks
+  // share all but a few paths, fetched once, and their levels come in the
+  // same round trips.
+  std::vector<Hash32> wanted;
   for (const Hash32& root : roots) {
     absl::StatusOr<bool> held = d_.has_root(root);
     if (!held.ok()) {
       Fail(absl::StrCat("the history: ", held.status().ToString()));
       return JoinPhase::kFailed;
     }
-    if (!*held) {
-      StateFetchOptions fetch = options_.fetch;
-      fetch.complete = &complete_;
-      auto fetcher =
-          std::make_unique<StateFetcher>(d_.store, d_.columns, fetch);
-      StateFetcher* f = fetcher.get();
-      {
-        MutexLock lock(&mu_);
-        fetcher_ = std::move(fetcher);
-      }
-      if (absl::Status s = f->Start(t, root, peers); !s.ok()) {
-        Fail(absl::StrCat("the trie fetch: ", s.ToString()));
-        return JoinPhase::kFailed;
-      }
-      StateFetchProgress p;
-      while (!stop_.WaitFor(options_.fetch.tick)) {
-        p = f->Progress();
-        if (p.done || !p.error.empty()) break;
-      }
-      if (stop_.stopped()) return JoinPhase::kStates;
-      if (!p.error.empty()) {
-        Fail(absl::StrCat("the trie fetch: ", p.error));
-        return JoinPhase::kFailed;
-      }
-      std::unique_ptr<StateFetcher> finished;
-      {
-        MutexLock lock(&mu_);
-        finished = std::move(fetcher_);
-        progress_.trie_nodes += p.fetched_nodes;
-        progress_.trie_bytes += p.fetched_bytes;
-      }
-      finished->Stop();
-    }
+    if (!*held) wanted.push_back(root);
+  }
+  {
     MutexLock lock(&mu_);
-    ++progress_.roots_done;
+    progress_.roots_done = roots.size() - wanted.size();
+  }
+  if (!wanted.empty()) {
+    StateFetchOptions fetch = options_.fetch;
+    fetch.complete = &complete_;
+    auto fetcher = std::make_unique<StateFetcher>(d_.store, d_.columns, fetch);
+    StateFetcher* f = fetcher.get();
+    {
+      MutexLock lock(&mu_);
+      fetcher_ = std::move(fetcher);
+    }
+    if (absl::Status s = f->Start(t, wanted, peers); !s.ok()) {
+      Fail(absl::StrCat("the trie fetch: ", s.ToString()));
+      return JoinPhase::kFailed;
+    }
+    StateFetchProgress p;
+    while (!stop_.WaitFor(options_.fetch.tick)) {
+      p = f->Progress();
+      if (p.done || !p.error.empty()) break;
+    }
+    if (stop_.stopped()) return JoinPhase::kStates;
+    if (!p.error.empty()) {
+      Fail(absl::StrCat("the trie fetch: ", p.error));
+      return JoinPhase::kFailed;
+    }
+    std::unique_ptr<StateFetcher> finished;
+    {
+      MutexLock lock(&mu_);
+      finished = std::move(fetcher_);
+      AddFetch(progress_, p);
+      progress_.roots_done = roots.size();
+    }
+    finished->Stop();
   }
   if (absl::Status s = d_.dag->Anchor(window, anchor, floor); !s.ok()) {
     Fail(absl::StrCat("anchoring the DAG: ", s.ToString()));
     return JoinPhase::kFailed;
   }
-  double seconds = 0;
+  anchored_at_ = Clock::now();
+  Log("p2p")->info(
+      "anchored at #{} after {:.1f} s: {} blocks, {} state tries; "
+      "verifying the anchor's finality by the blocks above it",
+      anchor_block->number(),
+      std::chrono::duration<double>(anchored_at_ - started_).count(),
+      window.size(), roots.size());
+  Finish(JoinPhase::kVerifying);
+  return JoinPhase::kVerifying;
+}
+
+JoinPhase StateJoin::Verify(Clock::time_point now) {
+  if (now - checked_at_ < options_.verify_interval) {
+    return JoinPhase::kVerifying;
+  }
+  checked_at_ = now;
+  Hash32 anchor{};
   {
     MutexLock lock(&mu_);
-    seconds = std::chrono::duration<double>(Clock::now() - started_).count();
-    progress_.seconds = seconds;
+    anchor = progress_.anchor;
   }
-  Log("p2p")->info(
-      "joined at #{} in {:.1f} s: {} blocks anchored, {} state tries",
-      anchor_block->number(), seconds, window.size(), roots.size());
-  Finish(JoinPhase::kDone);
-  return JoinPhase::kDone;
+  absl::StatusOr<bool> final =
+      d_.anchor_final ? d_.anchor_final(anchor) : absl::StatusOr<bool>(true);
+  if (final.ok() && *final) {
+    double seconds = 0;
+    {
+      MutexLock lock(&mu_);
+      seconds = std::chrono::duration<double>(now - started_).count();
+      progress_.seconds = seconds;
+      progress_.error.clear();
+    }
+    Log("p2p")->info(
+        "joined: the blocks above the anchor make it final ({:.1f} s in "
+        "all)",
+        seconds);
+    Settle(JoinPhase::kDone);
+    return JoinPhase::kDone;
+  }
+  // Not yet (the blocks above it are still coming), or the oracle could
+  // not tell (a block it reads is not stored yet): asked again. Overdue,
+  // the progress says so: the peers that named the anchor may have lied,
+  // and this node will not serve from it.
+  if (now - anchored_at_ >= options_.verify_overdue) {
+    MutexLock lock(&mu_);
+    if (progress_.error.empty()) {
+      progress_.error = absl::StrCat(
+          "the anchor #", progress_.anchor_number,
+          " is not final by the blocks above it after ",
+          std::chrono::duration_cast<std::chrono::seconds>(now - anchored_at_)
+              .count(),
+          " s",
+          final.ok() ? std::string()
+                     : absl::StrCat(" (", final.status().ToString(), ")"),
+          ": the peers that named it may be wrong; this node stays "
+          "unready (a new data directory joins again)");
+      Log("p2p")->error("joining: {}", progress_.error);
+    }
+  }
+  return JoinPhase::kVerifying;
 }
 
 void StateJoin::Fail(std::string error) {
@@ -511,17 +581,15 @@ void StateJoin::Reset() {
   }
   if (fetcher != nullptr) fetcher->Stop();
   MutexLock lock(&mu_);
-  if (fetcher != nullptr) {
-    const StateFetchProgress f = fetcher->Progress();
-    progress_.trie_nodes += f.fetched_nodes;
-    progress_.trie_bytes += f.fetched_bytes;
-  }
+  if (fetcher != nullptr) AddFetch(progress_, fetcher->Progress());
   // The last failure stays visible; the counts go on (they are counters).
   JoinProgress next;
   next.error = progress_.error;
   next.bad_blocks = progress_.bad_blocks;
   next.trie_nodes = progress_.trie_nodes;
   next.trie_bytes = progress_.trie_bytes;
+  next.trie_nodes_found = progress_.trie_nodes_found;
+  next.bad_trie_answers = progress_.bad_trie_answers;
   progress_ = next;
   first_told_.reset();
   peers_.clear();
@@ -547,7 +615,6 @@ void StateJoin::Finish(JoinPhase phase) {
   }
   active_.store(false);
   d_.sync->Hold(false);
-  if (d_.done) d_.done();
   std::sort(held.begin(), held.end(), [](const Block& x, const Block& y) {
     return x.number() < y.number();
   });
@@ -555,6 +622,24 @@ void StateJoin::Finish(JoinPhase phase) {
     Log("p2p")->info("{} blocks the join held go to the engine", held.size());
   }
   for (Block& b : held) d_.hand_on(std::move(b));
+}
+
+void StateJoin::Settle(JoinPhase phase) {
+  {
+    MutexLock lock(&mu_);
+    progress_.phase = phase;
+  }
+  settled_.store(true);
+  if (d_.done) d_.done();
+}
+
+absl::StatusOr<bool> AnchorIsFinal(const casper::dag::DagStore& dag,
+                                   const Hash32& anchor,
+                                   int64_t threshold_ppm) {
+  ASSIGN_OR_RETURN(
+      casper::consensus::FaultTolerance ft,
+      casper::consensus::CliqueOracle(dag, anchor, dag.LatestMessages()));
+  return ft.Exceeds(threshold_ppm);
 }
 
 }  // namespace rnode::node

@@ -18,9 +18,13 @@
 // choose it); every block's seal is checked, its sender must be bonded,
 // and the window is closed under parents and justifications above its
 // floor. The state tries are checked node by node against the roots the
-// blocks name. What is not checked yet (docs/p2p.md "Joining", "Not yet"):
-// finality of the anchor by the blocks above it, and the chain below the
-// floor down to the genesis.
+// blocks name. Once anchored, the join verifies: the node validates the
+// blocks above the anchor as usual, and is ready only when they make the
+// anchor final by the fault-tolerance rule over the bonds (the clique
+// oracle over its own latest messages, AnchorIsFinal): a supermajority of
+// stake signed blocks that build on it, checked by this node. Until then it
+// refuses deploys as syncing. What is not checked yet (docs/p2p.md
+// "Joining", "Not yet"): the chain below the floor down to the genesis.
 //
 // Thread-safe: the transport's dispatchers call OnBlock, OnRangeEnd and
 // OnTrieNodes; its own thread drives the join.
@@ -40,6 +44,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
 #include "node/core/chain_sync.h"
@@ -78,6 +83,11 @@ struct StateJoinOptions {
   // peer.
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds tick{20};
+  // Once anchored, how often the anchor's finality is checked, and how
+  // long it may take before the progress says it is overdue (the join
+  // keeps checking: a shard that stalled may go on).
+  std::chrono::milliseconds verify_interval{250};
+  std::chrono::milliseconds verify_overdue{120'000};
   // The trie fetches: a trie's levels come a round trip apart and a join
   // fetches dozens of nearby roots one after another, so the fetcher
   // looks often.
@@ -88,7 +98,9 @@ enum class JoinPhase : uint8_t {
   kChoosing,   // waiting for the bonded peers' last finalized blocks
   kBlocks,     // fetching the window's blocks and their dependencies
   kStates,     // fetching state tries
-  kDone,       // anchored; the node follows the shard
+  kVerifying,  // anchored, following the shard; the anchor not yet final
+               // by the blocks above it
+  kDone,       // anchored and verified; the node follows the shard
   kNotNeeded,  // the shard is young: replaying from genesis instead
   kFailed,     // a fault (see error): starts over after a pause
 };
@@ -99,13 +111,18 @@ struct JoinProgress {
   int64_t anchor_number = -1;
   Hash32 anchor{};
   int64_t floor = -1;
-  uint64_t blocks = 0;        // held (window, below it, above the anchor)
-  uint64_t bad_blocks = 0;    // seals or senders that did not check
-  uint64_t roots_total = 0;   // tries to fetch
+  uint64_t blocks = 0;       // held (window, below it, above the anchor)
+  uint64_t bad_blocks = 0;   // seals or senders that did not check
+  uint64_t roots_total = 0;  // tries to fetch
   uint64_t roots_done = 0;
-  uint64_t trie_nodes = 0;    // fetched (all tries so far)
+  uint64_t trie_nodes = 0;  // fetched (all tries so far)
   uint64_t trie_bytes = 0;
-  double seconds = 0;         // since Start, or the join's length once done
+  // Trie nodes found stored when a fetch began (by an earlier run of the
+  // join, before a kill, or by an earlier root), not fetched again.
+  uint64_t trie_nodes_found = 0;
+  // Trie answers with a node that did not check (their senders punished).
+  uint64_t bad_trie_answers = 0;
+  double seconds = 0;  // since Start, or the join's length once done
   std::string error;
 };
 
@@ -119,9 +136,13 @@ class StateJoin {
     ChainSync* sync = nullptr;
     // Whether the store holds the trie at `root` already.
     std::function<absl::StatusOr<bool>(const Hash32&)> has_root;
-    // When the join ends (anchored, or not needed), `done`; then each
-    // block it holds above the anchor (all, when not needed), in number
-    // order, to `hand_on` (the engine).
+    // Whether the DAG's blocks above the anchor (validated by this node)
+    // make it final: AnchorIsFinal with the shard's threshold. Null: the
+    // anchor is taken as final at once (tests of the other phases).
+    std::function<absl::StatusOr<bool>(const Hash32&)> anchor_final;
+    // Once anchored (or not needed), each block the join holds above the
+    // anchor (all, when not needed), in number order, to `hand_on` (the
+    // engine). Once the anchor is verified (or not needed), `done`.
     std::function<void(casper::block::Block)> hand_on;
     std::function<void()> done;
   };
@@ -132,7 +153,7 @@ class StateJoin {
   StateJoin& operator=(const StateJoin&) = delete;
 
   // Holds ChainSync and starts the thread on `t` (not owned; outlives this
-  // until Stop).
+  // until Stop; null: nothing is sent, and what comes is taken, for tests).
   void Start(p2p::Transport* t);
   // Stops and joins the thread (and a trie fetch). Idempotent.
   void Stop();
@@ -140,6 +161,9 @@ class StateJoin {
   // Whether blocks from peers come here (OnBlock) rather than go to the
   // engine: from construction until anchored (or not needed).
   bool active() const { return active_.load(); }
+  // Whether the join is over: anchored and verified, or not needed. Until
+  // then the node is not ready.
+  bool settled() const { return settled_.load(); }
   // A block from a peer. False when not active: the caller hands it on.
   // True: taken, held or dropped (a bad seal, unasked history below the
   // floor, past max_blocks); the network no longer waits for it.
@@ -164,6 +188,7 @@ class StateJoin {
   JoinPhase Choose(Clock::time_point now);
   JoinPhase FetchBlocks(Clock::time_point now);
   JoinPhase FetchStates();
+  JoinPhase Verify(Clock::time_point now);
   // The blocks to anchor, the roots to fetch.
   // (Pointers into blocks_, valid while mu_ is held.)
   std::vector<const casper::block::Block*> WindowLocked() const
@@ -179,14 +204,21 @@ class StateJoin {
   void Fail(std::string error);
   // Forgets the attempt, but for its error.
   void Reset();
+  // Hands the blocks held on to the engine; from here blocks go there.
   void Finish(JoinPhase phase);
+  // The join is over: `done`.
+  void Settle(JoinPhase phase);
 
   const Deps d_;
   const StateJoinOptions options_;
   std::atomic<bool> active_{true};
+  std::atomic<bool> settled_{false};
   StopSignal stop_;
   std::thread thread_;
   Clock::time_point started_{};
+  // Verifying: when it was anchored and last checked.
+  Clock::time_point anchored_at_{};
+  Clock::time_point checked_at_{};
   RateLimitedLog peer_log_{"p2p", kPeerLogLinesPerSecond};
 
   mutable Mutex mu_;
@@ -211,6 +243,12 @@ class StateJoin {
   // one fetch at a time, and between fetches by the join's thread.
   rspace::CompleteNodes complete_;
 };
+
+// Whether the blocks `dag` holds make `anchor` (stored) final for
+// `threshold_ppm`: the clique oracle over the DAG's latest messages
+// (casper/consensus/finality.h) exceeds it. The oracle's errors.
+absl::StatusOr<bool> AnchorIsFinal(const casper::dag::DagStore& dag,
+                                   const Hash32& anchor, int64_t threshold_ppm);
 
 }  // namespace rnode::node
 

@@ -94,6 +94,15 @@ void TrieServer::Serve(p2p::Transport& t, const p2p::PeerNode& from,
     for (const Bytes& v : item.values) out->add_values(AsString(v));
     bytes += item.size();
   }
+  if (corrupt_.load() && answer.nodes_size() > 0) {
+    // The fault: the first node altered (one answer in two) or cut short.
+    std::string* node = answer.mutable_nodes(0)->mutable_node();
+    if (corrupted_answers_.fetch_add(1) % 2 == 0 && !node->empty()) {
+      (*node)[node->size() / 2] ^= 0x5a;
+    } else {
+      node->resize(node->size() / 2);
+    }
+  }
   std::string encoded = answer.SerializeAsString();
   if (exported->items.empty()) {
     (void)t.Send(from.id, packet::kTrieNodes, std::move(encoded));
@@ -119,19 +128,19 @@ StateFetcher::StateFetcher(rspace::KeyValueStore* store,
 
 StateFetcher::~StateFetcher() { Stop(); }
 
-absl::Status StateFetcher::Start(p2p::Transport* t, const Hash32& root,
+absl::Status StateFetcher::Start(p2p::Transport* t, std::vector<Hash32> roots,
                                  std::vector<Bytes> peers) {
   if (thread_.joinable() || importer_ != nullptr) {
     return absl::FailedPreconditionError("the state fetch already started");
   }
   absl::StatusOr<std::unique_ptr<rspace::TrieImporter>> importer =
-      rspace::TrieImporter::Start(store_, columns_, root, options_.complete);
+      rspace::TrieImporter::Start(store_, columns_, roots, options_.complete);
   if (!importer.ok()) return importer.status();
   importer_ = *std::move(importer);
   {
     MutexLock lock(&mu_);
     transport_ = t;
-    root_ = root;
+    root_ = roots.front();
     for (Bytes& p : peers) peers_.emplace(std::move(p), PeerState{});
     progress_.found_stored = importer_->found_stored();
     progress_.queued = importer_->queued();
@@ -244,7 +253,10 @@ void StateFetcher::Round(Clock::time_point now) {
     }
     MutexLock lock(&mu_);
     ++progress_.requests;
-    if (auto p = peers_.find(*peer); p != peers_.end()) ++p->second.in_flight;
+    if (auto p = peers_.find(*peer); p != peers_.end()) {
+      ++p->second.in_flight;
+      p->second.last_asked = id;
+    }
     requests_.emplace(id, Request{*peer, std::move(hashes), now});
   }
   MutexLock lock(&mu_);
@@ -316,17 +328,19 @@ void StateFetcher::Handle(const Answer& answer, Clock::time_point now) {
 }
 
 void StateFetcher::Finish() {
-  Hash32 root;
-  {
-    MutexLock lock(&mu_);
-    root = root_;
-  }
-  absl::Status adopted;
   if (options_.complete != nullptr) {
     importer_->MarkComplete(*options_.complete, options_.max_complete);
-    adopted = rspace::RecordTrieRoot(*store_, columns_, root);
-  } else {
-    adopted = rspace::AdoptTrieRoot(*store_, columns_, root);
+  }
+  absl::Status adopted;
+  Hash32 failed{};
+  for (const Hash32& root : importer_->roots()) {
+    adopted = options_.complete != nullptr
+                  ? rspace::RecordTrieRoot(*store_, columns_, root)
+                  : rspace::AdoptTrieRoot(*store_, columns_, root);
+    if (!adopted.ok()) {
+      failed = root;
+      break;
+    }
   }
   MutexLock lock(&mu_);
   progress_.queued = 0;
@@ -335,24 +349,30 @@ void StateFetcher::Finish() {
     progress_.done = true;
   } else {
     progress_.error =
-        "adopting root " + HexEncode(root) + ": " + adopted.ToString();
+        "adopting root " + HexEncode(failed) + ": " + adopted.ToString();
   }
 }
 
 std::optional<Bytes> StateFetcher::PickPeerLocked(Clock::time_point now) {
   // The peer with the fewest requests in flight, not backed off, then
-  // any with room (a backed-off peer is better than none).
+  // any with room (a backed-off peer is better than none); of equals, the
+  // one asked longest ago (each peer gets its turn, also one request at a
+  // time).
   const Bytes* best = nullptr;
   const Bytes* fallback = nullptr;
-  size_t best_load = SIZE_MAX, fallback_load = SIZE_MAX;
+  std::pair<size_t, uint64_t> best_load{SIZE_MAX, 0};
+  std::pair<size_t, uint64_t> fallback_load{SIZE_MAX, 0};
   for (const auto& [id, state] : peers_) {
     if (state.in_flight >= options_.max_requests_per_peer) continue;
-    if (state.backoff_until <= now && state.in_flight < best_load) {
-      best = &id;
-      best_load = state.in_flight;
-    } else if (state.in_flight < fallback_load) {
+    const std::pair<size_t, uint64_t> load{state.in_flight, state.last_asked};
+    if (state.backoff_until <= now) {
+      if (load < best_load) {
+        best = &id;
+        best_load = load;
+      }
+    } else if (load < fallback_load) {
       fallback = &id;
-      fallback_load = state.in_flight;
+      fallback_load = load;
     }
   }
   if (best != nullptr) return *best;

@@ -2,9 +2,9 @@
 // sync; docs/p2p.md "Joining from the last finalized state"). The trie
 // work is rspace's (rspace/history/trie_sync.h): TrieServer answers a
 // peer's requests for nodes by hash from this node's store, within the
-// transport's stream budget; StateFetcher drives a TrieImporter from several peers at once,
-// with a bounded number of requests in flight, a timeout after which
-// another peer is asked, and punishment of a peer whose answer does not
+// transport's stream budget; StateFetcher drives a TrieImporter from several
+// peers at once, with a bounded number of requests in flight, a timeout after
+// which another peer is asked, and punishment of a peer whose answer does not
 // check (the hashes go to another peer).
 //
 // Thread-safe: the transport's dispatchers call TrieServer::Serve and
@@ -13,6 +13,7 @@
 #ifndef RNODE_NODE_CORE_STATE_SYNC_H_
 #define RNODE_NODE_CORE_STATE_SYNC_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -77,12 +78,18 @@ class TrieServer {
 
   TrieServerCounters counters() const;
 
+  // The fault campaign's byzantine server (Node::SetCorruptTrie): while
+  // set, the first node of each answer is altered or cut short.
+  void SetCorrupt(bool corrupt) { corrupt_.store(corrupt); }
+
  private:
   rspace::KeyValueStore* const store_;
   const rspace::HistoryColumns columns_;
   const std::function<bool(const Hash32&)> serves_root_;
   const size_t max_answer_bytes_;
   RateLimitedLog log_{"p2p", kPeerLogLinesPerSecond};
+  std::atomic<bool> corrupt_{false};
+  std::atomic<uint64_t> corrupted_answers_{0};
   mutable Mutex mu_;
   TrieServerCounters counters_ ABSL_GUARDED_BY(mu_);
 };
@@ -98,12 +105,12 @@ struct StateFetchOptions {
   // this long (unless no other peer is left).
   std::chrono::milliseconds peer_backoff{2000};
   std::chrono::milliseconds tick{20};
-  // Nodes heading complete subtrees, shared by the fetches of several
-  // roots one after another (not owned; null: none). With it, the fetch
-  // walks past them, adds what it found or stored once done (up to
-  // max_complete entries) and records the root without walking the trie
-  // again (rspace::RecordTrieRoot); without it, the root is adopted after
-  // a walk of the whole trie (rspace::AdoptTrieRoot).
+  // Nodes heading complete subtrees, shared by fetches one after another
+  // (not owned; null: none). With it, the fetch walks past them, adds what
+  // it found or stored once done (up to max_complete entries) and records
+  // the roots without walking the tries again (rspace::RecordTrieRoot);
+  // without it, each root is adopted after a walk of its whole trie
+  // (rspace::AdoptTrieRoot).
   rspace::CompleteNodes* complete = nullptr;
   size_t max_complete = size_t{1} << 20;
 };
@@ -134,13 +141,20 @@ class StateFetcher {
   StateFetcher(const StateFetcher&) = delete;
   StateFetcher& operator=(const StateFetcher&) = delete;
 
-  // Starts fetching the trie at `root` (what the store holds of it is
-  // walked, not fetched) from `peers` (ids), on `t` (not owned; outlives
-  // this until Stop). Once every node is stored the root is adopted
-  // (rspace::AdoptTrieRoot) and Progress says done. Errors: the store's
-  // (nothing started); FailedPrecondition if already started.
-  absl::Status Start(p2p::Transport* t, const Hash32& root,
+  // Starts fetching the tries at `roots` (at least one) together, from
+  // `peers` (ids), on `t` (not owned; outlives this until Stop): what the
+  // store holds of them is walked, not fetched, and a node the tries share
+  // is fetched once. Once every node is stored the roots are adopted
+  // (rspace::AdoptTrieRoot, or RecordTrieRoot with options.complete) and
+  // Progress says done. Requests name the first root (a peer serves nodes
+  // of the roots it holds). Errors: the store's (nothing started);
+  // InvalidArgument without a root; FailedPrecondition if already started.
+  absl::Status Start(p2p::Transport* t, std::vector<Hash32> roots,
                      std::vector<Bytes> peers);
+  absl::Status Start(p2p::Transport* t, const Hash32& root,
+                     std::vector<Bytes> peers) {
+    return Start(t, std::vector<Hash32>{root}, std::move(peers));
+  }
   // Stops and joins the thread. Idempotent.
   void Stop();
 
@@ -168,6 +182,7 @@ class StateFetcher {
   };
   struct PeerState {
     size_t in_flight = 0;
+    uint64_t last_asked = 0;  // the id of the last request sent to it
     Clock::time_point backoff_until{};
   };
 
@@ -192,6 +207,7 @@ class StateFetcher {
 
   mutable Mutex mu_;
   p2p::Transport* transport_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // The first root: requests name it.
   Hash32 root_ ABSL_GUARDED_BY(mu_){};
   std::map<Bytes, PeerState> peers_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Request> requests_ ABSL_GUARDED_BY(mu_);

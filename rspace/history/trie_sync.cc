@@ -88,12 +88,22 @@ absl::StatusOr<TrieExport> ExportTrieNodes(KeyValueStore& store,
 }
 
 absl::StatusOr<std::unique_ptr<TrieImporter>> TrieImporter::Start(
-    KeyValueStore* store, HistoryColumns columns, const Hash32& root,
+    KeyValueStore* store, HistoryColumns columns, std::span<const Hash32> roots,
     const CompleteNodes* complete) {
-  std::unique_ptr<TrieImporter> importer(
-      new TrieImporter(store, columns, root, complete));
-  if (root != kEmptyRoot) RETURN_IF_ERROR(importer->Rescan({root, 0}));
+  if (roots.empty()) {
+    return absl::InvalidArgumentError("a trie import needs a root");
+  }
+  std::unique_ptr<TrieImporter> importer(new TrieImporter(
+      store, columns, std::vector<Hash32>(roots.begin(), roots.end()),
+      complete));
+  for (const Hash32& root : roots) {
+    if (root != kEmptyRoot) RETURN_IF_ERROR(importer->Rescan({root, 0}));
+  }
   return importer;
+}
+
+void TrieImporter::Saw(const Hash32& h) {
+  if (seen_.size() < kMaxSeen) seen_.insert(h);
 }
 
 void TrieImporter::Queue(const Pending& p) {
@@ -107,6 +117,7 @@ absl::Status TrieImporter::Rescan(const Pending& from) {
     const Pending p = stack.back();
     stack.pop_back();
     if (complete_ != nullptr && complete_->contains(p.hash)) continue;
+    if (seen_.contains(p.hash)) continue;
     ASSIGN_OR_RETURN(std::optional<Bytes> bytes,
                      store_->Get(columns_.nodes, p.hash));
     if (!bytes.has_value()) {
@@ -117,11 +128,11 @@ absl::Status TrieImporter::Rescan(const Pending& from) {
     if (!node.ok() || !FitsKey(*node, p.depth)) {
       return absl::DataLossError(
           "stored trie node " + HexEncode(p.hash) + " of root " +
-          HexEncode(root_) + " is malformed" +
+          HexEncode(root()) + " is malformed" +
           (node.ok() ? "" : ": " + std::string(node.status().message())));
     }
     ++found_stored_;
-    seen_.push_back(p.hash);
+    Saw(p.hash);
     for (const TrieItem& it : node->items) {
       if (it.is_ptr) {
         stack.push_back(
@@ -243,7 +254,7 @@ absl::StatusOr<TrieImporter::Accepted> TrieImporter::Accept(
     return written;
   }
   out.nodes = passed.size();
-  for (const Pending& p : passed) seen_.push_back(p.hash);
+  for (const Pending& p : passed) Saw(p.hash);
   fetched_nodes_ += passed.size();
   fetched_bytes_ += bytes;
   for (size_t i = 0; i < children.size(); ++i) {

@@ -67,23 +67,37 @@ absl::StatusOr<TrieExport> ExportTrieNodes(KeyValueStore& store,
 // bounds it (TrieImporter::MarkComplete).
 using CompleteNodes = absl::flat_hash_set<Hash32, Hash32Hasher>;
 
-// Fetches the trie at one root into a store. Not thread-safe: one owner
-// (the sync's thread) calls it.
+// Fetches the tries at one or more roots into a store. Not thread-safe:
+// one owner (the sync's thread) calls it.
 class TrieImporter {
  public:
-  // Begins, or resumes, the import of the trie at `root` (its hash checked
-  // by the caller): walks the nodes of it already stored and queues every
-  // child that is not. `store` is not owned and must outlive the importer;
-  // so must `complete` (may be null), whose subtrees are not walked.
-  // Errors: the store's; DataLoss if a stored node of the trie does not
-  // decode or the trie is deeper than a key.
+  // The most nodes an import remembers having walked or stored (so that
+  // the tries of several roots, which share most of their nodes, are
+  // walked once): about 70 MiB. Past it, a shared subtree may be walked
+  // again (slower, not wrong).
+  static constexpr size_t kMaxSeen = size_t{1} << 21;
+
+  // Begins, or resumes, the import of the tries at `roots` (their hashes
+  // checked by the caller; at least one): walks the nodes of them already
+  // stored and queues every child that is not. `store` is not owned and
+  // must outlive the importer; so must `complete` (may be null), whose
+  // subtrees are not walked. Errors: the store's; DataLoss if a stored
+  // node of a trie does not decode or a trie is deeper than a key;
+  // InvalidArgument without a root.
+  static absl::StatusOr<std::unique_ptr<TrieImporter>> Start(
+      KeyValueStore* store, HistoryColumns columns,
+      std::span<const Hash32> roots, const CompleteNodes* complete = nullptr);
+  // One root.
   static absl::StatusOr<std::unique_ptr<TrieImporter>> Start(
       KeyValueStore* store, HistoryColumns columns, const Hash32& root,
-      const CompleteNodes* complete = nullptr);
+      const CompleteNodes* complete = nullptr) {
+    return Start(store, columns, std::span<const Hash32>(&root, 1), complete);
+  }
 
-  // Once done(): adds to `complete` every node of the trie this import
-  // found stored or stored itself, while `complete` holds fewer than
-  // `max` (what is left out is only walked again by a later import).
+  // Once done(): adds to `complete` every node of the tries this import
+  // found stored or stored itself (those it remembers: kMaxSeen), while
+  // `complete` holds fewer than `max` (what is left out is only walked again by
+  // a later import).
   void MarkComplete(CompleteNodes& complete, size_t max) const;
 
   // Up to `n` queued hashes, now in flight: the caller asks a peer for
@@ -117,10 +131,13 @@ class TrieImporter {
   // again).
   absl::StatusOr<Accepted> Accept(std::span<const TrieSyncItem> items);
 
-  // Whether every node of the trie is stored (nothing queued or in flight).
+  // Whether every node of the tries is stored (nothing queued or in
+  // flight).
   bool done() const { return queue_.empty() && in_flight_.empty(); }
 
-  const Hash32& root() const { return root_; }
+  // The first root (a request names it: a server holds the tries of it).
+  const Hash32& root() const { return roots_.front(); }
+  const std::vector<Hash32>& roots() const { return roots_; }
   size_t queued() const { return queue_.size(); }
   size_t in_flight() const { return in_flight_.size(); }
   // Nodes found stored by Start (before any fetch), and stored since.
@@ -133,11 +150,17 @@ class TrieImporter {
     Hash32 hash{};
     uint8_t depth = 0;  // Key bytes above the node.
   };
-  TrieImporter(KeyValueStore* store, HistoryColumns columns, const Hash32& root,
-               const CompleteNodes* complete)
-      : store_(store), columns_(columns), root_(root), complete_(complete) {}
-  // Walks the stored nodes under `from`, queueing the missing ones.
+  TrieImporter(KeyValueStore* store, HistoryColumns columns,
+               std::vector<Hash32> roots, const CompleteNodes* complete)
+      : store_(store),
+        columns_(columns),
+        roots_(std::move(roots)),
+        complete_(complete) {}
+  // Walks the stored nodes under `from`, queueing the missing ones (not
+  // those walked already: their missing descendants are queued).
   absl::Status Rescan(const Pending& from);
+  // Remembers a node walked or stored (up to kMaxSeen).
+  void Saw(const Hash32& h);
   // Queues `p` unless it is queued or in flight.
   void Queue(const Pending& p);
   // Why `item` is not the node it claims to be (empty: it is), and what
@@ -147,11 +170,11 @@ class TrieImporter {
 
   KeyValueStore* const store_;
   const HistoryColumns columns_;
-  const Hash32 root_;
+  const std::vector<Hash32> roots_;
   const CompleteNodes* const complete_;
-  // The trie's nodes found stored or stored, outside `complete_` (for
-  // MarkComplete).
-  std::vector<Hash32> seen_;
+  // The tries' nodes found stored or stored, outside `complete_`: not
+  // walked again, and what MarkComplete adds.
+  absl::flat_hash_set<Hash32, Hash32Hasher> seen_;
   // Depth first (a stack): what is queued stays within a few nodes' items
   // per level, whatever the trie's size.
   std::vector<Pending> queue_;

@@ -2,6 +2,8 @@
 
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -135,6 +137,29 @@ TEST(ConfigTest, MoreParentsThanABlockMayCarryIsRefused) {
   EXPECT_NE(s.message().find("casper.max-number-of-parents: at most 256"),
             std::string::npos)
       << s;
+}
+
+// The joining node's trie fetch: at least one request of one node, at
+// most what a peer answers without punishing (1,024 nodes a request).
+TEST(ConfigTest, TheStateFetchSettingsHaveBounds) {
+  NodeConfig c;
+  EXPECT_EQ(c.state_sync_requests, 8);
+  EXPECT_EQ(c.state_sync_hashes_per_request, 256);
+  c.state_sync_requests = 256;
+  c.state_sync_hashes_per_request = 1024;
+  EXPECT_TRUE(Validate(c).ok());
+  for (const auto& [requests, hashes, message] :
+       std::vector<std::tuple<int64_t, int64_t, std::string>>{
+           {257, 1, "sync.state-requests: at most 256"},
+           {0, 1, "sync.state-requests"},
+           {1, 1025, "sync.state-hashes-per-request: at most 1024"},
+           {1, 0, "sync.state-hashes-per-request"}}) {
+    c.state_sync_requests = requests;
+    c.state_sync_hashes_per_request = hashes;
+    absl::Status s = Validate(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_NE(s.message().find(message), std::string::npos) << s;
+  }
 }
 
 // The block size limit: at least 1 MiB and four deploys of the largest

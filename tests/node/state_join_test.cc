@@ -1,18 +1,24 @@
-// Tests for StateJoin's intake of blocks from peers (node/core/state_join.h):
-// what a peer sends while a node joins is held within a bound, whatever
-// the peer sends. The join runs without a transport (it asks nothing);
-// its peers' last finalized blocks come to a ChainSync as heights.
+// Tests for StateJoin (node/core/state_join.h): what a peer sends while a
+// node joins is held within a bound, whatever the peer sends; and once
+// anchored, the join is over only when the blocks above the anchor make
+// it final. The join runs without a transport (it asks nothing; the tests
+// hand it blocks and range ends); its peers' last finalized blocks come to
+// a ChainSync as heights; its tries are all held already.
 #include "node/core/state_join.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "casper/block/block.h"
 #include "casper/dag/dag_store.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "node/core/chain_sync.h"
 #include "rnode_sync.pb.h"
@@ -43,6 +49,46 @@ Block Sealed(uint8_t seed, int64_t number, int salt) {
   return b;
 }
 
+// A block of a shard of validators 1, 2 and 3 (stake 10 each), by
+// validator `seed`, numbered `number`, on `parent`, justifying `justified`.
+Block ShardBlock(uint8_t seed, int64_t number, const Block* parent,
+                 const std::vector<const Block*>& justified) {
+  Block b;
+  b.shard_id = "root";
+  b.body.state.block_number = number;
+  b.body.state.pre_state = Hash32{static_cast<uint8_t>(number), 1};
+  b.body.state.post_state = Hash32{static_cast<uint8_t>(number), 2};
+  for (uint8_t v : {1, 2, 3}) {
+    b.body.state.bonds.push_back({casper::testing::MakeTestKey(v).pk, 10});
+  }
+  if (parent != nullptr) b.header.parents.push_back(parent->hash);
+  for (const Block* j : justified)
+    b.justifications.push_back({j->sender, j->hash});
+  b.header.timestamp = 1'700'000'000'000 + number;
+  b.seq_num = static_cast<int32_t>(number);
+  EXPECT_TRUE(
+      casper::block::SignBlock(b, casper::testing::MakeTestKey(seed).sk).ok());
+  return b;
+}
+
+// The validator who makes block `number` of the chain below: 1, 2, 3 in
+// turn.
+uint8_t Maker(int64_t number) { return static_cast<uint8_t>(number % 3 + 1); }
+
+// Blocks `from`.. `to` on `chain` (whose last block is `to` - 1's parent):
+// each on the one before, justifying the three before it at or above
+// `lowest` (a window's floor: what a join holds).
+void Extend(std::vector<Block>& chain, int64_t to, int64_t lowest) {
+  while (static_cast<int64_t>(chain.size()) <= to) {
+    const int64_t n = static_cast<int64_t>(chain.size());
+    std::vector<const Block*> justified;
+    for (int64_t k = std::max(lowest, n - 3); k < n; ++k) {
+      justified.push_back(&chain[k]);
+    }
+    chain.push_back(ShardBlock(Maker(n), n, &chain.back(), justified));
+  }
+}
+
 p2p::PeerNode Peer(uint8_t id) {
   p2p::PeerNode p;
   p.id = Bytes(20, id);
@@ -52,36 +98,46 @@ p2p::PeerNode Peer(uint8_t id) {
 class StateJoinTest : public ::testing::Test {
  protected:
   StateJoinTest() : store_(4) {
-    dag_ = *casper::dag::DagStore::Open(&store_,
-                                        casper::dag::DagColumnsFrom(0));
-    EXPECT_TRUE(*dag_->Insert(Sealed(1, 0, 0)));
+    dag_ =
+        *casper::dag::DagStore::Open(&store_, casper::dag::DagColumnsFrom(0));
     sync_ = std::make_unique<ChainSync>(dag_.get(), ChainSyncOptions{});
-    StateJoinOptions options;
+  }
+  ~StateJoinTest() override {
+    if (join_ != nullptr) join_->Stop();
+    sync_->Stop();
+  }
+
+  // The DAG holds `genesis`; a join over it whose tries are all held
+  // already (nothing is fetched), with `deps` for the rest.
+  void MakeJoin(const Block& genesis, StateJoinOptions options,
+                StateJoin::Deps deps = {}) {
+    ASSERT_TRUE(*dag_->Insert(genesis));
     options.min_finalized_number = 1;
     options.window_numbers = kWindow;
-    options.max_blocks = kMaxBlocks;
     options.tick = std::chrono::milliseconds(1);
-    StateJoin::Deps deps;
     deps.dag = dag_.get();
     deps.store = &store_;
     deps.sync = sync_.get();
-    deps.has_root = [](const Hash32&) { return false; };
-    deps.hand_on = [](Block) {};
+    deps.has_root = [](const Hash32&) { return true; };
+    if (!deps.hand_on) deps.hand_on = [](Block) {};
     join_ = std::make_unique<StateJoin>(std::move(deps), options);
   }
-  ~StateJoinTest() override {
-    join_->Stop();
-    sync_->Stop();
+
+  // A join that holds at most kMaxBlocks.
+  void MakeBoundedJoin() {
+    StateJoinOptions options;
+    options.max_blocks = kMaxBlocks;
+    MakeJoin(Sealed(1, 0, 0), options);
   }
 
   // Two peers tell the anchor as their last finalized block; the join
   // chooses it and starts fetching blocks (with no transport: it sends
   // nothing, and takes what comes).
-  void ChooseAnchor() {
+  void ChooseAnchor(const Hash32& anchor = Hash32{0x7a}) {
     sync::ChainHeight h;
     h.set_max_number(kAnchorNumber + 5);
     h.set_finalized_number(kAnchorNumber);
-    h.set_finalized_hash(std::string(32, '\x7a'));
+    h.set_finalized_hash(std::string(anchor.begin(), anchor.end()));
     for (uint8_t p : {1, 2}) {
       sync_->OnPacket(Peer(p), packet::kChainHeight, h.SerializeAsString());
     }
@@ -89,6 +145,21 @@ class StateJoinTest : public ::testing::Test {
     ASSERT_TRUE(Eventually(
         [&] { return join_->Progress().phase == JoinPhase::kBlocks; }));
     ASSERT_EQ(join_->Progress().floor, kAnchorNumber - kWindow);
+  }
+
+  // Hands the join the blocks from `floor` to the anchor as a peer's
+  // range would, and ends the range (once the join has asked for it: its
+  // thread records the request a tick after choosing).
+  void HandWindow(const std::vector<Block>& chain, int64_t floor) {
+    for (int64_t n = floor; n <= kAnchorNumber; ++n) {
+      Block copy = chain[n];  // OnBlock takes what it holds
+      EXPECT_TRUE(join_->OnBlock(Peer(3), copy));
+    }
+    EXPECT_TRUE(Eventually([&] {
+      join_->OnRangeEnd(Peer(1), floor, kAnchorNumber + 1);
+      join_->OnRangeEnd(Peer(2), floor, kAnchorNumber + 1);
+      return join_->Progress().phase != JoinPhase::kBlocks;
+    }));
   }
 
   rspace::InMemoryStore store_;
@@ -101,6 +172,7 @@ class StateJoinTest : public ::testing::Test {
 // (its own key: whether a sender is bonded is only known once the anchor
 // is there) fills the bound and no more.
 TEST_F(StateJoinTest, BlocksHeldStayWithinTheBound) {
+  MakeBoundedJoin();
   ChooseAnchor();
   for (int i = 0; i < 50; ++i) {
     Block b = Sealed(9, kAnchorNumber - 1, i + 1);
@@ -113,6 +185,7 @@ TEST_F(StateJoinTest, BlocksHeldStayWithinTheBound) {
 // did not ask for is not held. A block whose seal does not check is not
 // held either, and is counted.
 TEST_F(StateJoinTest, UnaskedHistoryAndBadSealsAreNotHeld) {
+  MakeBoundedJoin();
   ChooseAnchor();
   Block old = Sealed(9, kAnchorNumber - kWindow - 1, 1);
   EXPECT_TRUE(join_->OnBlock(Peer(3), old));
@@ -125,6 +198,86 @@ TEST_F(StateJoinTest, UnaskedHistoryAndBadSealsAreNotHeld) {
   Block fine = Sealed(9, kAnchorNumber - 1, 3);
   EXPECT_TRUE(join_->OnBlock(Peer(3), fine));
   EXPECT_EQ(join_->Progress().blocks, 1u);
+}
+
+// Anchored, the join is not over until the blocks above the anchor, which
+// the node validates itself, make it final by the clique oracle: with none
+// it stays verifying (and says so once overdue), not ready; once all three
+// validators built on it, it is done.
+TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
+  constexpr int64_t kFloor = kAnchorNumber - kWindow;
+  std::vector<Block> chain{ShardBlock(1, 0, nullptr, {})};
+  Extend(chain, kAnchorNumber, kFloor);
+  std::atomic<bool> done{false};
+  StateJoinOptions options;
+  options.verify_interval = std::chrono::milliseconds(1);
+  options.verify_overdue = std::chrono::milliseconds(50);
+  StateJoin::Deps deps;
+  deps.anchor_final = [this](const Hash32& anchor) {
+    return AnchorIsFinal(*dag_, anchor, 100'000);
+  };
+  deps.done = [&done] { done = true; };
+  MakeJoin(chain[0], options, std::move(deps));
+  ChooseAnchor(chain[kAnchorNumber].hash);
+  HandWindow(chain, kFloor);
+  ASSERT_TRUE(Eventually([&] {
+    const JoinProgress p = join_->Progress();
+    return p.phase == JoinPhase::kVerifying && !p.error.empty();
+  })) << JoinPhaseName(join_->Progress().phase);
+  EXPECT_EQ(dag_->LastFinalized(), chain[kAnchorNumber].hash);
+  EXPECT_THAT(join_->Progress().error, ::testing::HasSubstr("not final"));
+  EXPECT_FALSE(join_->active());  // blocks go to the engine
+  EXPECT_FALSE(join_->settled());
+  EXPECT_FALSE(done.load());
+
+  Extend(chain, kAnchorNumber + 6, kFloor);
+  for (int64_t n = kAnchorNumber + 1; n <= kAnchorNumber + 6; ++n) {
+    ASSERT_TRUE(*dag_->Insert(chain[n]));
+  }
+  ASSERT_TRUE(Eventually([&] { return join_->settled(); }));
+  EXPECT_TRUE(done.load());
+  const JoinProgress p = join_->Progress();
+  EXPECT_EQ(p.phase, JoinPhase::kDone);
+  EXPECT_EQ(p.error, "");
+}
+
+// Peers named a block the shard did not build on: validators 1 and 3 went
+// on from its parent. It is never verified, and the node never ready.
+TEST_F(StateJoinTest, AnAnchorTheShardLeftIsNeverVerified) {
+  constexpr int64_t kFloor = kAnchorNumber - kWindow;
+  std::vector<Block> chain{ShardBlock(1, 0, nullptr, {})};
+  Extend(chain, kAnchorNumber, kFloor);
+  std::atomic<bool> done{false};
+  StateJoinOptions options;
+  options.verify_interval = std::chrono::milliseconds(1);
+  options.verify_overdue = std::chrono::milliseconds(50);
+  StateJoin::Deps deps;
+  deps.anchor_final = [this](const Hash32& anchor) {
+    return AnchorIsFinal(*dag_, anchor, 100'000);
+  };
+  deps.done = [&done] { done = true; };
+  MakeJoin(chain[0], options, std::move(deps));
+  ChooseAnchor(chain[kAnchorNumber].hash);
+  HandWindow(chain, kFloor);
+  ASSERT_TRUE(Eventually(
+      [&] { return join_->Progress().phase == JoinPhase::kVerifying; }));
+  // The shard's real chain: from block #39, by 3 and 1 in turn, each
+  // seeing the other.
+  const Block& fork_base = chain[kAnchorNumber - 1];
+  std::vector<Block> fork;
+  for (int i = 0; i < 6; ++i) {
+    const Block& parent = fork.empty() ? fork_base : fork.back();
+    std::vector<const Block*> justified{&parent};
+    if (fork.size() >= 2) justified.push_back(&fork[fork.size() - 2]);
+    fork.push_back(
+        ShardBlock(i % 2 == 0 ? 3 : 1, kAnchorNumber + i, &parent, justified));
+    ASSERT_TRUE(*dag_->Insert(fork.back()));
+  }
+  ASSERT_TRUE(Eventually([&] { return !join_->Progress().error.empty(); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(join_->Progress().phase, JoinPhase::kVerifying);
+  EXPECT_FALSE(join_->settled());
+  EXPECT_FALSE(done.load());
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include "rspace/history/trie_sync.h"
 
 #include <algorithm>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,10 +69,12 @@ class TrieSyncTest : public ::testing::Test {
   }
 
   // Asks `source_` for up to `per_request` hashes at a time and hands the
-  // answers to `importer`, at most `rounds` times (all: until done).
+  // answers to `importer`, at most `rounds` times (all: until done); counts
+  // the requests in `asked_rounds`.
   void Pump(TrieImporter& importer, size_t per_request = 64,
-            size_t rounds = SIZE_MAX) {
+            size_t rounds = SIZE_MAX, size_t* asked_rounds = nullptr) {
     for (size_t r = 0; r < rounds && !importer.done(); ++r) {
+      if (asked_rounds != nullptr) ++*asked_rounds;
       const std::vector<Hash32> asked = importer.Next(per_request);
       ASSERT_FALSE(asked.empty());
       auto answer =
@@ -334,6 +338,72 @@ TEST_F(TrieSyncTest, ASecondRootWalksPastTheFirstOnesCompleteSubtrees) {
   CompleteNodes bounded;
   (*second)->MarkComplete(bounded, 1);
   EXPECT_EQ(bounded.size(), 1u);
+}
+
+// A joining node fetches the tries of a few dozen nearby blocks' states:
+// imported together, each node they share is fetched once (as many as one
+// after another with the complete set), their levels come in the same
+// requests (far fewer round trips than one root after another), and every
+// root is recorded and reads back whole.
+TEST_F(TrieSyncTest, SeveralRootsImportTogetherSharingTheirNodes) {
+  // Five states, each changing ten channels of the one before.
+  std::vector<Hash32> roots{root_};
+  std::vector<std::vector<LeafUpdate>> states{updates_};
+  for (int k = 1; k < 5; ++k) {
+    std::vector<LeafUpdate> changed;
+    for (size_t i = k; i < updates_.size(); i += updates_.size() / 10) {
+      LeafUpdate& u = updates_[i];
+      u.blob->push_back(static_cast<uint8_t>(k));
+      u.blob_hash = crypto::Blake2b256(*u.blob);
+      changed.push_back(u);
+    }
+    auto next = source_.history->Commit(roots.back(), changed);
+    ASSERT_TRUE(next.ok()) << next.status();
+    roots.push_back(*next);
+    states.push_back(updates_);
+  }
+  // One after another, with the complete set: the distinct nodes.
+  Side one_by_one;
+  CompleteNodes complete;
+  uint64_t fetched_one_by_one = 0;
+  size_t rounds_one_by_one = 0;
+  for (const Hash32& root : roots) {
+    auto importer = TrieImporter::Start(&one_by_one.store, {}, root, &complete);
+    ASSERT_TRUE(importer.ok()) << importer.status();
+    Pump(**importer, 1024, SIZE_MAX, &rounds_one_by_one);
+    ASSERT_TRUE((*importer)->done());
+    (*importer)->MarkComplete(complete, SIZE_MAX);
+    fetched_one_by_one += (*importer)->fetched_nodes();
+  }
+  // Together.
+  Side dest;
+  auto together = TrieImporter::Start(&dest.store, {}, roots);
+  ASSERT_TRUE(together.ok()) << together.status();
+  EXPECT_EQ((*together)->roots(), roots);
+  size_t rounds = 0;
+  Pump(**together, 1024, SIZE_MAX, &rounds);
+  ASSERT_TRUE((*together)->done());
+  EXPECT_EQ((*together)->fetched_nodes(), fetched_one_by_one);
+  EXPECT_LT(rounds * 2, rounds_one_by_one);
+  std::cout << "five roots: " << fetched_one_by_one << " nodes; requests of "
+            << "1024 hashes: " << rounds << " together, " << rounds_one_by_one
+            << " one after another\n";
+  // Started again, everything is stored: nothing queued, nothing walked
+  // twice (each stored node found once, for all five roots).
+  auto again = TrieImporter::Start(&dest.store, {}, roots);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE((*again)->done());
+  EXPECT_EQ((*again)->found_stored(), fetched_one_by_one);
+  for (size_t k = 0; k < roots.size(); ++k) {
+    ASSERT_TRUE(RecordTrieRoot(dest.store, {}, roots[k]).ok());
+    root_ = roots[k];
+    updates_ = states[k];
+    ExpectSameState(dest);
+  }
+  EXPECT_EQ(TrieImporter::Start(&dest.store, {}, std::span<const Hash32>())
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(TrieSyncTest, AFailedWriteStoresNothingAndTheHashesAreAskedAgain) {
