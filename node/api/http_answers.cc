@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "rspace/history/trie_gc.h"
 #include "rspace/storage/kv_store.h"
 
 namespace rnode::node {
@@ -27,6 +28,11 @@ http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind) {
     http::Response r = Error(507, "disk_full", s.message());
     r.headers.emplace_back("Retry-After", "5");
     return r;
+  }
+  if (rspace::IsStatePruned(s)) {
+    // A state this node collected (storage.retain-blocks): gone for good
+    // here; an archive node has it.
+    return Error(410, "pruned", s.message());
   }
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:

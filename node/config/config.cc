@@ -42,6 +42,11 @@ const Setting kSettings[] = {
      "free space below which deploys are refused as disk_full (e.g. 1G; 0: "
      "none)",
      &NodeConfig::min_free_bytes},
+    {"storage.retain-blocks", "retain-blocks",
+     "keep the states of the last this many finalized block numbers and "
+     "delete older ones (0: keep every state, an archive node; else at "
+     "least 1024)",
+     &NodeConfig::retain_blocks},
     {"sync.state-min-finalized", "state-sync-min-finalized",
      "a new node joins from its peers' last finalized state when that "
      "block is numbered at least this (-1: never; it replays from the "
@@ -449,8 +454,14 @@ absl::Status ValidateBlockLimits(const NodeConfig& c) {
   return absl::OkStatus();
 }
 
-// The joining node's trie fetch: within what its peers answer.
-absl::Status ValidateSyncLimits(const NodeConfig& c) {
+// The joining node's trie fetch, within what its peers answer; the
+// retention, above what merges and joining peers read.
+absl::Status ValidateRetentionAndSync(const NodeConfig& c) {
+  if (c.retain_blocks != 0 && c.retain_blocks < 1024) {
+    return absl::InvalidArgumentError(
+        "storage.retain-blocks: 0 (keep every state) or at least 1024 (twice "
+        "the merge depth)");
+  }
   // A peer punishes a request for more trie nodes than this
   // (node::kMaxTrieNodesPerRequest).
   if (c.state_sync_hashes_per_request > 1024) {
@@ -494,7 +505,7 @@ absl::Status Validate(const NodeConfig& c) {
     return absl::InvalidArgumentError(
         "casper.fault-tolerance-threshold: must be in [0, 1)");
   }
-  RETURN_IF_ERROR(ValidateSyncLimits(c));
+  RETURN_IF_ERROR(ValidateRetentionAndSync(c));
   for (const auto& [name, v, min] :
        {std::tuple{"threads", c.threads, int64_t{0}},
         std::tuple{"storage.block-cache-size", c.block_cache_bytes,

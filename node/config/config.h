@@ -39,6 +39,11 @@ struct NodeConfig {
   // refused as disk_full before any write fails (node/core/disk_guard.h).
   // 0: no floor.
   int64_t min_free_bytes = int64_t{1} << 30;
+  // History retention (node/core/retention.h, docs/node.md "Retention"):
+  // the states of the last this many finalized block numbers are kept and
+  // older ones deleted in the background; 0 keeps every state (an archive
+  // node). At least 1024 otherwise.
+  int64_t retain_blocks = 16384;
   // A new node (its DAG holds the genesis alone) with a bootstrap joins
   // from its bonded peers' last finalized state when that block is
   // numbered at least this (docs/p2p.md "Joining"); below it, or at -1,

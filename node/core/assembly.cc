@@ -56,6 +56,8 @@ absl::Status OpenStore(const NodeConfig& c, const std::string& data_dir,
 absl::Status OpenExecution(const NodeConfig& c, NodeParts& m) {
   rspace::SpaceOptions so;
   so.term_factory = interp::StoredTermFactory();
+  m.trie_guard = std::make_unique<rspace::TrieWriteGuard>(so.history.columns);
+  so.history.write_guard = m.trie_guard.get();
   ASSIGN_OR_RETURN(m.space, rspace::Space::Open(m.pipelined.get(), so));
   ASSIGN_OR_RETURN(casper::contracts::PosParams pos_params, PosParamsOf(c));
   casper::contracts::ContractsOptions contract_options{.pos = pos_params};

@@ -42,6 +42,7 @@
 #include "node/p2p/identity/tls_identity.h"
 #include "node/p2p/transport.h"
 #include "rholang/interpreter/reducer.h"
+#include "rspace/history/trie_gc.h"
 #include "rspace/space.h"
 #include "rspace/storage/pipelined_store.h"
 #include "rspace/storage/rocksdb_store.h"
@@ -75,6 +76,9 @@ struct NodeParts {
   // Over `store`; every user of the store goes through it, so the merge's
   // pipelined write lands before any later write (docs/merge.md §8).
   std::unique_ptr<rspace::PipelinedStore> pipelined;
+  // Told of every commit of the space's history, for retention's sweeps
+  // (rspace::TrieWriteGuard).
+  std::unique_ptr<rspace::TrieWriteGuard> trie_guard;
   std::unique_ptr<rspace::Space> space;
   std::unique_ptr<casper::contracts::SystemContracts> contracts;
   LogSink output;

@@ -17,6 +17,7 @@
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/channel_codec.h"
 #include "rspace/event_log.h"
+#include "rspace/history/trie_gc.h"
 #include "util/limits.h"
 #include "util/status_macros.h"
 
@@ -58,6 +59,18 @@ absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> MetaOf(
         absl::StrCat("Block not found: ", HexEncode(block)));
   }
   return meta;
+}
+
+// OK when the history holds the state `root` of the block `meta`; the
+// pruned error when this node collected it (storage.retain-blocks).
+absl::Status StateHeld(rspace::History& history, const Hash32& root,
+                       const casper::dag::BlockMeta& meta) {
+  ASSIGN_OR_RETURN(bool held, history.HasRoot(root));
+  if (held) return absl::OkStatus();
+  return rspace::StatePrunedError(absl::StrCat(
+      "the state of block #", meta.block_number, " ", HexEncode(meta.hash),
+      " is pruned: this node keeps the states of its last finalized blocks "
+      "only (storage.retain-blocks); an archive node has it"));
 }
 
 }  // namespace
@@ -248,10 +261,10 @@ absl::StatusOr<std::vector<rholang::ir::ParPtr>> ChainQueries::DataAtName(
   ASSIGN_OR_RETURN(const std::shared_ptr<const casper::dag::BlockMeta> meta,
                    MetaOf(*d_.dag, block));
   ASSIGN_OR_RETURN(rspace::TermPtr term, interp::MakeChannelTerm(channel));
-  ASSIGN_OR_RETURN(
-      std::optional<Bytes> blob,
-      d_.space->history().ReadLeaf(
-          use_pre_state ? meta->pre_state : meta->post_state, term->hash()));
+  const Hash32 root = use_pre_state ? meta->pre_state : meta->post_state;
+  RETURN_IF_ERROR(StateHeld(d_.space->history(), root, *meta));
+  ASSIGN_OR_RETURN(std::optional<Bytes> blob,
+                   d_.space->history().ReadLeaf(root, term->hash()));
   std::vector<rholang::ir::ParPtr> out;
   if (!blob.has_value()) return out;
   ASSIGN_OR_RETURN(
@@ -283,6 +296,7 @@ absl::StatusOr<Exploration> ChainQueries::Explore(std::string term,
   ASSIGN_OR_RETURN(const std::shared_ptr<const casper::dag::BlockMeta> meta,
                    MetaOf(*d_.dag, at));
   const Hash32 root = use_pre_state ? meta->pre_state : meta->post_state;
+  RETURN_IF_ERROR(StateHeld(d_.space->history(), root, *meta));
   return d_.scheduler->Call<Exploration>(
       [this, term = std::move(term), root, meta] {
         return ExploreOn(term, root, meta);

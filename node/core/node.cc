@@ -20,6 +20,7 @@
 #include "node/core/engine_events.h"
 #include "node/core/genesis_setup.h"
 #include "node/core/peer_discovery.h"
+#include "node/core/retention.h"
 #include "node/core/scheduler.h"
 #include "node/core/state_sync.h"
 #include "util/logging.h"
@@ -49,6 +50,7 @@ struct Node::Impl {
   std::unique_ptr<TrieServer> trie_server;
   std::unique_ptr<StateJoin> join;
   std::atomic<bool> corrupt_trie{false};  // SetCorruptTrie
+  std::unique_ptr<StateRetention> retention;
   DiscoveryLoop discovery_loop;
 };
 
@@ -59,6 +61,8 @@ Node::~Node() { Stop(); }
 void Node::Stop() {
   if (impl_ == nullptr) return;
   Impl& m = *impl_;
+  // A collection of old states, between two of its sweep steps.
+  if (m.retention != nullptr) m.retention->Stop();
   // The consensus thread after its current task (a transport dispatcher
   // waiting for room in its queue is woken too; tasks still queued are
   // answered), then the loops that only sleep.
@@ -209,7 +213,68 @@ absl::Status Node::Assemble(const Block& genesis, metrics::Registry* registry,
         return static_cast<double>(disk->min_free());
       }));
   if (p.network != nullptr) RETURN_IF_ERROR(StartShard(registry, out));
+  RETURN_IF_ERROR(StartRetention(registry));
   m.scheduler->Start(m.driver.get(), p.pool->size());
+  return absl::OkStatus();
+}
+
+absl::Status Node::StartRetention(metrics::Registry* registry) {
+  if (config_.retain_blocks <= 0) return absl::OkStatus();
+  Impl& m = *impl_;
+  NodeParts& p = m.parts;
+  RetentionOptions options;
+  options.keep_numbers = config_.retain_blocks;
+  m.retention = std::make_unique<StateRetention>(
+      StateRetention::Deps{.dag = p.dag.get(),
+                           .history = &p.space->history(),
+                           .store = p.pipelined.get(),
+                           .columns = rspace::HistoryColumns{},
+                           .guard = p.trie_guard.get(),
+                           .ready = [this] { return ready(); }},
+      options);
+  if (registry != nullptr) {
+    const StateRetention* r = m.retention.get();
+    using Read = double (*)(const RetentionCounters&);
+    const struct {
+      const char* name;
+      const char* help;
+      Read read;
+    } metrics[] = {
+        {"rnode_retention_collections_total",
+         "collections of old states (storage.retain-blocks)",
+         [](const RetentionCounters& c) { return double(c.collections); }},
+        {"rnode_retention_failures_total", "collections that failed",
+         [](const RetentionCounters& c) { return double(c.failures); }},
+        {"rnode_retention_trie_nodes_deleted_total",
+         "trie nodes of old states deleted",
+         [](const RetentionCounters& c) { return double(c.nodes_deleted); }},
+        {"rnode_retention_values_deleted_total",
+         "out-of-line channel values of old states deleted",
+         [](const RetentionCounters& c) { return double(c.values_deleted); }},
+        {"rnode_retention_roots_deleted_total", "old state roots deleted",
+         [](const RetentionCounters& c) { return double(c.roots_deleted); }},
+        {"rnode_retention_bytes_deleted_total",
+         "bytes (keys and values) of old states deleted",
+         [](const RetentionCounters& c) { return double(c.bytes_deleted); }},
+        {"rnode_retention_kept_from",
+         "the lowest block number whose states the last collection kept",
+         [](const RetentionCounters& c) { return double(c.kept_from); }},
+        {"rnode_retention_last_seconds",
+         "how long the last collection took (mark and sweep)",
+         [](const RetentionCounters& c) {
+           return c.mark_seconds + c.sweep_seconds;
+         }}};
+    for (const auto& g : metrics) {
+      auto fn = [r, read = g.read]() -> absl::StatusOr<double> {
+        return read(r->counters());
+      };
+      const std::string_view name = g.name;
+      RETURN_IF_ERROR(name.ends_with("_total")
+                          ? registry->AddCallbackCounter(name, g.help, fn)
+                          : registry->AddCallbackGauge(name, g.help, fn));
+    }
+  }
+  m.retention->Start();
   return absl::OkStatus();
 }
 

@@ -208,6 +208,9 @@ class Node {
   // with a bootstrap, the join's hooks into the network.
   void PrepareStateSync();
   absl::Status RegisterStateSyncMetrics(metrics::Registry* registry);
+  // History retention (storage.retain-blocks > 0): its thread, collecting
+  // old states once the node is ready, and its metrics.
+  absl::Status StartRetention(metrics::Registry* registry);
   // Deploys a crash left in the pool after their block was finalized.
   absl::Status DropFinalizedFromPool();
 

@@ -199,6 +199,7 @@ absl::StatusOr<Hash32> History::CommitChanges(
   batch.Put(options_.columns.roots, root, EncodeU64(number));
   batch.Put(options_.columns.roots, AsBytes(kLastRootKey), root);
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kBeforeWrite);
+  if (options_.write_guard != nullptr) options_.write_guard->Writing(batch);
   RETURN_IF_ERROR(write == CommitWrite::kPipelined
                       ? store_->WriteAsync(std::move(batch))
                       : store_->WriteOwned(std::move(batch)));

@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "rspace/history/trie.h"
+#include "rspace/history/trie_gc.h"
 #include "rspace/storage/kv_store.h"
 #include "util/bytes.h"
 #include "util/mutex.h"
@@ -52,6 +53,9 @@ struct HistoryOptions {
   // Any value reads any store: the stored form says where each blob is.
   size_t inline_blob_max = kDefaultInlineBlobMax;
   std::function<void(CheckpointPhase)> phase_hook;
+  // Told every commit's batch before it is written, for a collection of
+  // old states running meanwhile (not owned; null: none).
+  TrieWriteGuard* write_guard = nullptr;
 };
 
 // A change of one trie leaf: the new state blob (and its hash), or nullopt

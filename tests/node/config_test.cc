@@ -162,6 +162,24 @@ TEST(ConfigTest, TheStateFetchSettingsHaveBounds) {
   }
 }
 
+// Retention: 0 keeps every state (archive); otherwise at least twice the
+// merge depth.
+TEST(ConfigTest, RetentionKeepsAtLeastTwiceTheMergeDepth) {
+  NodeConfig c;
+  EXPECT_EQ(c.retain_blocks, 16384);
+  for (int64_t ok : {int64_t{0}, int64_t{1024}, int64_t{1} << 40}) {
+    c.retain_blocks = ok;
+    EXPECT_TRUE(Validate(c).ok()) << ok;
+  }
+  for (int64_t bad : {int64_t{1}, int64_t{1023}, int64_t{-1}}) {
+    c.retain_blocks = bad;
+    absl::Status s = Validate(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("storage.retain-blocks"), std::string::npos)
+        << s;
+  }
+}
+
 // The block size limit: at least 1 MiB and four deploys of the largest
 // term, at most what a node decodes.
 TEST(ConfigTest, TheBlockSizeLimitHasBounds) {

@@ -21,6 +21,10 @@ rnode_test(node_genesis_setup_tests SOURCES genesis_setup_test.cc
 rnode_test(node_state_sync_tests SOURCES state_sync_test.cc
   DEPS rnode_node_core rnode_node_p2p rnode_rspace_sync rnode_rspace
        rnode_crypto rnode_proto rnode_util)
+# History retention over a DAG and a history in memory, and the API's 410.
+rnode_test(node_retention_tests SOURCES retention_test.cc
+  DEPS rnode_node_core rnode_node_api_base rnode_casper_dag rnode_casper_block
+       rnode_crypto rnode_rspace rnode_util)
 # What a joining node holds of the blocks peers send, and the verification
 # of its anchor (node/core/state_join.h).
 rnode_test(node_state_join_tests SOURCES state_join_test.cc
