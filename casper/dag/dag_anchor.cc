@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
 #include "casper/dag/internal/state_keys.h"
+#include "util/byte_reader.h"
 #include "util/status_macros.h"
 
 namespace rnode::casper::dag {
@@ -26,10 +27,50 @@ using internal::kFinalizedPrefix;
 using internal::kFloorKey;
 using internal::kLastFinalizedKey;
 using internal::kTipPrefix;
+using internal::kUnverifiedAnchorKey;
 
 std::optional<int64_t> DagStore::floor() const {
   MutexLock lock(&mu_);
   return floor_;
+}
+
+absl::Status DagStore::LoadAnchor() {
+  ASSIGN_OR_RETURN(std::optional<Bytes> floor,
+                   store_->Get(columns_.state, AsBytes(kFloorKey)));
+  if (floor.has_value()) {
+    ByteReader floor_reader(*floor);
+    int64_t number = 0;
+    if (!floor_reader.I64(number) || !floor_reader.done()) {
+      return absl::DataLossError("the DAG's floor is malformed");
+    }
+    floor_ = number;
+  }
+  ASSIGN_OR_RETURN(std::optional<Bytes> unverified,
+                   store_->Get(columns_.state, AsBytes(kUnverifiedAnchorKey)));
+  if (unverified.has_value()) {
+    if (unverified->size() != 32) {
+      return absl::DataLossError("the DAG's unverified anchor is malformed");
+    }
+    Hash32 h{};
+    std::copy(unverified->begin(), unverified->end(), h.begin());
+    unverified_anchor_ = h;
+  }
+  return absl::OkStatus();
+}
+
+std::optional<Hash32> DagStore::UnverifiedAnchor() const {
+  MutexLock lock(&mu_);
+  return unverified_anchor_;
+}
+
+absl::Status DagStore::SetAnchorVerified() {
+  MutexLock write_lock(&write_mu_);
+  rspace::WriteBatch batch;
+  batch.Delete(columns_.state, AsBytes(kUnverifiedAnchorKey));
+  RETURN_IF_ERROR(store_->Write(batch));
+  MutexLock lock(&mu_);
+  unverified_anchor_.reset();
+  return absl::OkStatus();
 }
 
 absl::Status DagStore::CheckAnchorable(std::span<const block::Block> blocks,
@@ -63,10 +104,9 @@ absl::Status DagStore::CheckAnchorable(std::span<const block::Block> blocks,
                                       " is not among the blocks");
   }
   if (anchor_block->body.state.block_number <= floor) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the anchor is numbered ",
-                     anchor_block->body.state.block_number,
-                     ", not above the floor ", floor));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the anchor is numbered ", anchor_block->body.state.block_number,
+        ", not above the floor ", floor));
   }
   for (const block::Block& b : blocks) {
     if (b.body.state.block_number <= floor) continue;
@@ -152,6 +192,7 @@ absl::Status DagStore::Anchor(std::span<const block::Block> blocks,
             CountValue(count_ + blocks.size()));
   batch.Put(columns_.state, AsBytes(kFloorKey),
             CountValue(static_cast<uint64_t>(floor)));
+  batch.Put(columns_.state, AsBytes(kUnverifiedAnchorKey), anchor);
   // The one write made under the view lock: readers wait for it, once.
   if (absl::Status s = store_->WriteOwned(std::move(batch)); !s.ok()) {
     std::tie(horizon_, metas_, children_, heights_, finalized_, latest_, tips_,
@@ -163,6 +204,7 @@ absl::Status DagStore::Anchor(std::span<const block::Block> blocks,
     if (metas_.contains(f)) finalized_.insert(f);
   }
   last_finalized_ = anchor;
+  unverified_anchor_ = anchor;
   count_ += blocks.size();
   for (const block::Block& b : blocks) KeepMergeRecord(b);
   return absl::OkStatus();

@@ -23,7 +23,6 @@ using internal::IndexKey;
 using internal::kBlockCountKey;
 using internal::kChildPrefix;
 using internal::kFinalizedPrefix;
-using internal::kFloorKey;
 using internal::kHeightPrefix;
 using internal::kIndexVersion;
 using internal::kIndexVersionKey;
@@ -68,7 +67,6 @@ class Writer {
  private:
   Bytes out_;
 };
-
 
 absl::Status Corrupt(const char* what) {
   return absl::DataLossError(std::string("block metadata record: ") + what);
@@ -208,16 +206,7 @@ absl::Status DagStore::LoadWindow() {
     return absl::DataLossError("the DAG's block count is missing or malformed");
   }
   count_ = static_cast<uint64_t>(stored_count);
-  ASSIGN_OR_RETURN(std::optional<Bytes> floor,
-                   store_->Get(columns_.state, AsBytes(kFloorKey)));
-  if (floor.has_value()) {
-    ByteReader floor_reader(*floor);
-    int64_t number = 0;
-    if (!floor_reader.I64(number) || !floor_reader.done()) {
-      return absl::DataLossError("the DAG's floor is malformed");
-    }
-    floor_ = number;
-  }
+  RETURN_IF_ERROR(LoadAnchor());
   ASSIGN_OR_RETURN(last_finalized_, ReadLastFinalized());
   if (last_finalized_.has_value()) {
     ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> lfb_meta,

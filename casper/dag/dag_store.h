@@ -186,6 +186,13 @@ class DagStore {
   absl::Status Anchor(std::span<const block::Block> blocks,
                       const Hash32& anchor, int64_t floor);
 
+  // The anchor of an anchored DAG until the joining node verified it (its
+  // finality by the blocks above it; node/core/state_join.h), across
+  // restarts; nullopt once verified, and for a DAG that was not anchored.
+  std::optional<Hash32> UnverifiedAnchor() const;
+  // Records that the anchor is verified. The store's errors.
+  absl::Status SetAnchorVerified();
+
   // Records `hash` (a stored block) as the last finalized block; it and
   // every ancestor count as finalized from then on. FailedPrecondition if
   // it is not stored or does not descend from the current last finalized
@@ -209,6 +216,8 @@ class DagStore {
   // Open's two ways: from the indexes, or building them from every
   // metadata record (a store written before they existed).
   absl::Status LoadWindow() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // LoadWindow's step: an anchored DAG's floor and unverified anchor.
+  absl::Status LoadAnchor() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status BuildIndexes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Puts into `batch` the index records of `meta`, a block not indexed yet
   // whose parents are, as the views are now.
@@ -300,6 +309,7 @@ class DagStore {
   std::set<Hash32> tips_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> last_finalized_ ABSL_GUARDED_BY(mu_);
   std::optional<int64_t> floor_ ABSL_GUARDED_BY(mu_);
+  std::optional<Hash32> unverified_anchor_ ABSL_GUARDED_BY(mu_);
   uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
   // Merge records of blocks of several parents (thread-safe on its own).
   BoundedCache<Hash32, std::shared_ptr<const MergeRecord>, Hash32Hasher>

@@ -322,8 +322,12 @@ void Node::PrepareStateSync() {
   // A new node with a bootstrap joins from state when its peers' chain is
   // long enough (StateJoin decides); one with history follows as before.
   const bool fresh = p.dag->size() == 1 && p.dag->MaxHeight() == 0;
-  if (fresh && !config_.bootstrap.empty() &&
-      config_.state_sync_min_finalized >= 0) {
+  // A node anchored before a restart whose anchor is not verified yet
+  // verifies it again before it is ready.
+  const bool unverified = p.dag->UnverifiedAnchor().has_value();
+  if ((fresh && !config_.bootstrap.empty() &&
+       config_.state_sync_min_finalized >= 0) ||
+      unverified) {
     StateJoinOptions options;
     options.min_finalized_number = config_.state_sync_min_finalized;
     options.fetch.max_requests =

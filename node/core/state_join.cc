@@ -65,20 +65,45 @@ const char* JoinPhaseName(JoinPhase p) {
 }
 
 StateJoin::StateJoin(Deps deps, StateJoinOptions options)
-    : d_(std::move(deps)), options_(options) {}
+    : d_(std::move(deps)), options_(options) {
+  // Anchored before a restart, not yet verified: only the verification is
+  // left, and blocks go to the engine.
+  if (d_.dag->UnverifiedAnchor().has_value()) {
+    resumed_ = true;
+    active_.store(false);
+    MutexLock lock(&mu_);
+    taking_ = false;
+  }
+}
 
 StateJoin::~StateJoin() { Stop(); }
 
 void StateJoin::Start(p2p::Transport* t) {
-  d_.sync->Hold(true);
   started_ = Clock::now();
   {
     MutexLock lock(&mu_);
     transport_ = t;
   }
-  Log("p2p")->info(
-      "joining from the shard's last finalized state: asking the bonded "
-      "peers where it is");
+  if (resumed_) {
+    const Hash32 anchor = *d_.dag->UnverifiedAnchor();
+    absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
+        d_.dag->Meta(anchor);
+    anchored_at_ = started_;
+    MutexLock lock(&mu_);
+    progress_.phase = JoinPhase::kVerifying;
+    progress_.anchor = anchor;
+    progress_.anchor_number = meta.ok() ? (*meta)->block_number : -1;
+    progress_.floor = d_.dag->floor().value_or(-1);
+    Log("p2p")->info(
+        "joined at #{} before a restart: verifying the anchor's finality by "
+        "the blocks above it",
+        progress_.anchor_number);
+  } else {
+    d_.sync->Hold(true);
+    Log("p2p")->info(
+        "joining from the shard's last finalized state: asking the bonded "
+        "peers where it is");
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -174,7 +199,7 @@ std::optional<Bytes> StateJoin::PeerLocked(const Bytes& not_this) {
 }
 
 void StateJoin::Loop() {
-  JoinPhase phase = JoinPhase::kChoosing;
+  JoinPhase phase = resumed_ ? JoinPhase::kVerifying : JoinPhase::kChoosing;
   while (!stop_.WaitFor(options_.tick)) {
     const Clock::time_point now = Clock::now();
     JoinPhase next = phase;
@@ -530,6 +555,13 @@ JoinPhase StateJoin::Verify(Clock::time_point now) {
   absl::StatusOr<bool> final =
       d_.anchor_final ? d_.anchor_final(anchor) : absl::StatusOr<bool>(true);
   if (final.ok() && *final) {
+    // Recorded, so that a restart does not verify again (nor skip it
+    // before this).
+    if (absl::Status s = d_.dag->SetAnchorVerified(); !s.ok()) {
+      Log("p2p")->warn("joining: recording the anchor verified: {}",
+                       s.ToString());
+      return JoinPhase::kVerifying;
+    }
     double seconds = 0;
     {
       MutexLock lock(&mu_);

@@ -23,8 +23,10 @@
 // anchor final by the fault-tolerance rule over the bonds (the clique
 // oracle over its own latest messages, AnchorIsFinal): a supermajority of
 // stake signed blocks that build on it, checked by this node. Until then it
-// refuses deploys as syncing. What is not checked yet (docs/p2p.md
-// "Joining", "Not yet"): the chain below the floor down to the genesis.
+// refuses deploys as syncing; a restart before it is verified verifies
+// again (DagStore::UnverifiedAnchor). What is not checked yet
+// (docs/p2p.md "Joining", "Not yet"): the chain below the floor down to
+// the genesis.
 //
 // Thread-safe: the transport's dispatchers call OnBlock, OnRangeEnd and
 // OnTrieNodes; its own thread drives the join.
@@ -154,6 +156,8 @@ class StateJoin {
 
   // Holds ChainSync and starts the thread on `t` (not owned; outlives this
   // until Stop; null: nothing is sent, and what comes is taken, for tests).
+  // On a DAG anchored before a restart whose anchor is not verified yet,
+  // only verifies (nothing held, blocks go to the engine).
   void Start(p2p::Transport* t);
   // Stops and joins the thread (and a trie fetch). Idempotent.
   void Stop();
@@ -213,6 +217,9 @@ class StateJoin {
   const StateJoinOptions options_;
   std::atomic<bool> active_{true};
   std::atomic<bool> settled_{false};
+  // The DAG was anchored before a restart and its anchor is not verified
+  // yet (DagStore::UnverifiedAnchor): the join only verifies.
+  bool resumed_ = false;
   StopSignal stop_;
   std::thread thread_;
   Clock::time_point started_{};

@@ -306,8 +306,8 @@ TEST_F(DagStoreTest, AnAnchoredWindowFollowsOnAsADagFromGenesis) {
     if (n == 8) justified.push_back({MakeTestKey(3).pk, chain[3].hash});
     std::vector<int> deploys;
     if (n == 6 || n == 7) deploys.push_back(4);
-    chain.push_back(MakeBlock(seed, n, n, {chain.back().hash}, justified,
-                              deploys));
+    chain.push_back(
+        MakeBlock(seed, n, n, {chain.back().hash}, justified, deploys));
   }
   std::vector<block::Block> window(chain.begin() + 5, chain.end());
   constexpr int64_t kFloor = 5;
@@ -335,7 +335,8 @@ TEST_F(DagStoreTest, AnAnchoredWindowFollowsOnAsADagFromGenesis) {
     EXPECT_EQ(dag->size(), 8u);
     EXPECT_EQ(dag->floor(), kFloor);
     EXPECT_EQ(dag->LastFinalized(), lfb);
-    for (int n : {5, 6, 7, 8}) EXPECT_TRUE(dag->IsFinalized(chain[n].hash)) << n;
+    for (int n : {5, 6, 7, 8})
+      EXPECT_TRUE(dag->IsFinalized(chain[n].hash)) << n;
     EXPECT_FALSE(dag->IsFinalized(chain[9].hash));
     EXPECT_THAT(dag->Tips(), ElementsAre(chain[10].hash));
     EXPECT_THAT(dag->Children(chain[8].hash), ElementsAre(chain[9].hash));
@@ -347,6 +348,8 @@ TEST_F(DagStoreTest, AnAnchoredWindowFollowsOnAsADagFromGenesis) {
     EXPECT_EQ(dag->LatestMessages().at(MakeTestKey(2).pk), chain[10].hash);
     EXPECT_EQ(dag->Anchor(window, lfb, kFloor).code(),
               absl::StatusCode::kFailedPrecondition);  // once
+    // Not verified yet (the join verifies it by the blocks above).
+    EXPECT_EQ(dag->UnverifiedAnchor(), lfb);
 
     // It follows the shard: a child, finality, and history below the floor
     // without its parents; above the floor a missing parent is refused.
@@ -369,6 +372,14 @@ TEST_F(DagStoreTest, AnAnchoredWindowFollowsOnAsADagFromGenesis) {
   EXPECT_TRUE(dag->Contains(chain[2].hash));
   // History is never a tip.
   EXPECT_THAT(dag->Tips(), ElementsAre(b11_hash));
+  // The unverified anchor survives a reopen until it is verified, once.
+  EXPECT_EQ(dag->UnverifiedAnchor(), lfb);
+  ASSERT_TRUE(dag->SetAnchorVerified().ok());
+  EXPECT_FALSE(dag->UnverifiedAnchor().has_value());
+  dag.reset();
+  dag = Open();
+  ASSERT_NE(dag, nullptr);
+  EXPECT_FALSE(dag->UnverifiedAnchor().has_value());
 }
 
 // Only a DAG holding its genesis alone can be anchored.

@@ -109,9 +109,11 @@ class StateJoinTest : public ::testing::Test {
 
   // The DAG holds `genesis`; a join over it whose tries are all held
   // already (nothing is fetched), with `deps` for the rest.
-  void MakeJoin(const Block& genesis, StateJoinOptions options,
+  void MakeJoin(const Block* genesis, StateJoinOptions options,
                 StateJoin::Deps deps = {}) {
-    ASSERT_TRUE(*dag_->Insert(genesis));
+    if (genesis != nullptr) {
+      ASSERT_TRUE(*dag_->Insert(*genesis));
+    }
     options.min_finalized_number = 1;
     options.window_numbers = kWindow;
     options.tick = std::chrono::milliseconds(1);
@@ -127,7 +129,8 @@ class StateJoinTest : public ::testing::Test {
   void MakeBoundedJoin() {
     StateJoinOptions options;
     options.max_blocks = kMaxBlocks;
-    MakeJoin(Sealed(1, 0, 0), options);
+    const Block genesis = Sealed(1, 0, 0);
+    MakeJoin(&genesis, options);
   }
 
   // Two peers tell the anchor as their last finalized block; the join
@@ -217,7 +220,7 @@ TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
     return AnchorIsFinal(*dag_, anchor, 100'000);
   };
   deps.done = [&done] { done = true; };
-  MakeJoin(chain[0], options, std::move(deps));
+  MakeJoin(&chain[0], options, deps);
   ChooseAnchor(chain[kAnchorNumber].hash);
   HandWindow(chain, kFloor);
   ASSERT_TRUE(Eventually([&] {
@@ -227,6 +230,23 @@ TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
   EXPECT_EQ(dag_->LastFinalized(), chain[kAnchorNumber].hash);
   EXPECT_THAT(join_->Progress().error, ::testing::HasSubstr("not final"));
   EXPECT_FALSE(join_->active());  // blocks go to the engine
+  EXPECT_FALSE(join_->settled());
+  EXPECT_FALSE(done.load());
+  EXPECT_EQ(dag_->UnverifiedAnchor(), chain[kAnchorNumber].hash);
+
+  // A restart before the anchor is verified: the new join only verifies
+  // (blocks go to the engine at once), and is not settled until then.
+  join_->Stop();
+  MakeJoin(nullptr, options, deps);
+  EXPECT_FALSE(join_->active());
+  Block late = chain[kAnchorNumber];
+  EXPECT_FALSE(join_->OnBlock(Peer(3), late));  // the engine's
+  join_->Start(nullptr);
+  ASSERT_TRUE(Eventually([&] {
+    const JoinProgress p = join_->Progress();
+    return p.phase == JoinPhase::kVerifying && !p.error.empty();
+  }));
+  EXPECT_EQ(join_->Progress().anchor_number, kAnchorNumber);
   EXPECT_FALSE(join_->settled());
   EXPECT_FALSE(done.load());
 
@@ -239,6 +259,12 @@ TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
   const JoinProgress p = join_->Progress();
   EXPECT_EQ(p.phase, JoinPhase::kDone);
   EXPECT_EQ(p.error, "");
+  // Recorded: reopened, the DAG has no anchor left to verify.
+  EXPECT_FALSE(dag_->UnverifiedAnchor().has_value());
+  auto reopened =
+      casper::dag::DagStore::Open(&store_, casper::dag::DagColumnsFrom(0));
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_FALSE((*reopened)->UnverifiedAnchor().has_value());
 }
 
 // Peers named a block the shard did not build on: validators 1 and 3 went
@@ -256,7 +282,7 @@ TEST_F(StateJoinTest, AnAnchorTheShardLeftIsNeverVerified) {
     return AnchorIsFinal(*dag_, anchor, 100'000);
   };
   deps.done = [&done] { done = true; };
-  MakeJoin(chain[0], options, std::move(deps));
+  MakeJoin(&chain[0], options, std::move(deps));
   ChooseAnchor(chain[kAnchorNumber].hash);
   HandWindow(chain, kFloor);
   ASSERT_TRUE(Eventually(

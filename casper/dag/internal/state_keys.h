@@ -32,6 +32,9 @@ inline constexpr std::string_view kInvalidPrefix = "I";
 inline constexpr std::string_view kLatestPrefix = "L";
 // The floor of an anchored DAG (8 bytes, little-endian); absent otherwise.
 inline constexpr std::string_view kFloorKey = "floor";
+// An anchored DAG's anchor (32 bytes) until the join verified it; absent
+// otherwise.
+inline constexpr std::string_view kUnverifiedAnchorKey = "unverified-anchor";
 
 inline Bytes IndexKey(std::string_view prefix, const Hash32& hash) {
   Bytes key(prefix.begin(), prefix.end());
