@@ -33,7 +33,8 @@ using casper::block::Block;
 using ::rnode::testing::Eventually;
 
 constexpr int64_t kAnchorNumber = 40;
-constexpr int64_t kWindow = 10;  // the floor is #30
+constexpr int64_t kWindow = 10;
+constexpr int64_t kFloor = kAnchorNumber - kWindow;
 constexpr size_t kMaxBlocks = 8;
 
 // A block sealed by test key `seed`, numbered `number`, its `salt` making
@@ -165,6 +166,36 @@ class StateJoinTest : public ::testing::Test {
     }));
   }
 
+  // The verification tests' join: the clique oracle at 0.1, checked every
+  // millisecond, overdue after 50 ms; `done_` once settled.
+  StateJoinOptions VerifyOptions() const {
+    StateJoinOptions options;
+    options.verify_interval = std::chrono::milliseconds(1);
+    options.verify_overdue = std::chrono::milliseconds(50);
+    return options;
+  }
+  StateJoin::Deps VerifyDeps() {
+    StateJoin::Deps deps;
+    deps.anchor_final = [this](const Hash32& anchor) {
+      return AnchorIsFinal(*dag_, anchor, 100'000);
+    };
+    deps.done = [this] { done_ = true; };
+    return deps;
+  }
+  // Blocks 0..40 of validators 1, 2 and 3 in turn (chain_), and such a
+  // join anchored at block 40, verifying.
+  void AnchorOnTheChain() {
+    chain_ = {ShardBlock(1, 0, nullptr, {})};
+    Extend(chain_, kAnchorNumber, kFloor);
+    MakeJoin(&chain_[0], VerifyOptions(), VerifyDeps());
+    ChooseAnchor(chain_[kAnchorNumber].hash);
+    HandWindow(chain_, kFloor);
+    ASSERT_TRUE(Eventually(
+        [&] { return join_->Progress().phase == JoinPhase::kVerifying; }));
+  }
+
+  std::vector<Block> chain_;
+  std::atomic<bool> done_{false};
   rspace::InMemoryStore store_;
   std::unique_ptr<casper::dag::DagStore> dag_;
   std::unique_ptr<ChainSync> sync_;
@@ -208,36 +239,20 @@ TEST_F(StateJoinTest, UnaskedHistoryAndBadSealsAreNotHeld) {
 // it stays verifying (and says so once overdue), not ready; once all three
 // validators built on it, it is done.
 TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
-  constexpr int64_t kFloor = kAnchorNumber - kWindow;
-  std::vector<Block> chain{ShardBlock(1, 0, nullptr, {})};
-  Extend(chain, kAnchorNumber, kFloor);
-  std::atomic<bool> done{false};
-  StateJoinOptions options;
-  options.verify_interval = std::chrono::milliseconds(1);
-  options.verify_overdue = std::chrono::milliseconds(50);
-  StateJoin::Deps deps;
-  deps.anchor_final = [this](const Hash32& anchor) {
-    return AnchorIsFinal(*dag_, anchor, 100'000);
-  };
-  deps.done = [&done] { done = true; };
-  MakeJoin(&chain[0], options, deps);
-  ChooseAnchor(chain[kAnchorNumber].hash);
-  HandWindow(chain, kFloor);
-  ASSERT_TRUE(Eventually([&] {
-    const JoinProgress p = join_->Progress();
-    return p.phase == JoinPhase::kVerifying && !p.error.empty();
-  })) << JoinPhaseName(join_->Progress().phase);
+  AnchorOnTheChain();
+  std::vector<Block>& chain = chain_;
+  ASSERT_TRUE(Eventually([&] { return !join_->Progress().error.empty(); }));
   EXPECT_EQ(dag_->LastFinalized(), chain[kAnchorNumber].hash);
   EXPECT_THAT(join_->Progress().error, ::testing::HasSubstr("not final"));
   EXPECT_FALSE(join_->active());  // blocks go to the engine
   EXPECT_FALSE(join_->settled());
-  EXPECT_FALSE(done.load());
+  EXPECT_FALSE(done_.load());
   EXPECT_EQ(dag_->UnverifiedAnchor(), chain[kAnchorNumber].hash);
 
   // A restart before the anchor is verified: the new join only verifies
   // (blocks go to the engine at once), and is not settled until then.
   join_->Stop();
-  MakeJoin(nullptr, options, deps);
+  MakeJoin(nullptr, VerifyOptions(), VerifyDeps());
   EXPECT_FALSE(join_->active());
   Block late = chain[kAnchorNumber];
   EXPECT_FALSE(join_->OnBlock(Peer(3), late));  // the engine's
@@ -248,14 +263,14 @@ TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
   }));
   EXPECT_EQ(join_->Progress().anchor_number, kAnchorNumber);
   EXPECT_FALSE(join_->settled());
-  EXPECT_FALSE(done.load());
+  EXPECT_FALSE(done_.load());
 
   Extend(chain, kAnchorNumber + 6, kFloor);
   for (int64_t n = kAnchorNumber + 1; n <= kAnchorNumber + 6; ++n) {
     ASSERT_TRUE(*dag_->Insert(chain[n]));
   }
   ASSERT_TRUE(Eventually([&] { return join_->settled(); }));
-  EXPECT_TRUE(done.load());
+  EXPECT_TRUE(done_.load());
   const JoinProgress p = join_->Progress();
   EXPECT_EQ(p.phase, JoinPhase::kDone);
   EXPECT_EQ(p.error, "");
@@ -270,23 +285,8 @@ TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
 // Peers named a block the shard did not build on: validators 1 and 3 went
 // on from its parent. It is never verified, and the node never ready.
 TEST_F(StateJoinTest, AnAnchorTheShardLeftIsNeverVerified) {
-  constexpr int64_t kFloor = kAnchorNumber - kWindow;
-  std::vector<Block> chain{ShardBlock(1, 0, nullptr, {})};
-  Extend(chain, kAnchorNumber, kFloor);
-  std::atomic<bool> done{false};
-  StateJoinOptions options;
-  options.verify_interval = std::chrono::milliseconds(1);
-  options.verify_overdue = std::chrono::milliseconds(50);
-  StateJoin::Deps deps;
-  deps.anchor_final = [this](const Hash32& anchor) {
-    return AnchorIsFinal(*dag_, anchor, 100'000);
-  };
-  deps.done = [&done] { done = true; };
-  MakeJoin(&chain[0], options, std::move(deps));
-  ChooseAnchor(chain[kAnchorNumber].hash);
-  HandWindow(chain, kFloor);
-  ASSERT_TRUE(Eventually(
-      [&] { return join_->Progress().phase == JoinPhase::kVerifying; }));
+  AnchorOnTheChain();
+  const std::vector<Block>& chain = chain_;
   // The shard's real chain: from block #39, by 3 and 1 in turn, each
   // seeing the other.
   const Block& fork_base = chain[kAnchorNumber - 1];
@@ -303,7 +303,7 @@ TEST_F(StateJoinTest, AnAnchorTheShardLeftIsNeverVerified) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(join_->Progress().phase, JoinPhase::kVerifying);
   EXPECT_FALSE(join_->settled());
-  EXPECT_FALSE(done.load());
+  EXPECT_FALSE(done_.load());
 }
 
 }  // namespace
