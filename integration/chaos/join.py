@@ -228,10 +228,12 @@ def main():
     started = time.monotonic()
     figures, checks = {}, {}
     try:
-        base = chaos.loadtest.free_base(47400)
-        # The joiner takes the fifth port block.
-        if not chaos.loadtest.ports_free(base, 5):
-            chaos.loadtest.fail(f"ports from {base} are taken")
+        # Five port blocks: the joiner takes the fifth (a run just before
+        # may hold its ports in TIME_WAIT for a minute).
+        base = next((b for b in range(47400, 60000, 1000)
+                     if chaos.loadtest.ports_free(b, 5)), None)
+        if base is None:
+            chaos.loadtest.fail("no five free port blocks from 47400")
         chaos.loadtest.shard_up(folder, base, os.path.abspath(a.rnode),
                                 [f"--node-arg={x}" for x in a.node_arg])
         shard = chaos.Shard(folder, os.path.abspath(a.rnode))
