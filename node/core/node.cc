@@ -1,7 +1,6 @@
 #include "node/core/node.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -49,7 +48,6 @@ struct Node::Impl {
   // node joins from state.
   std::unique_ptr<TrieServer> trie_server;
   std::unique_ptr<StateJoin> join;
-  std::atomic<bool> corrupt_trie{false};  // SetCorruptTrie
   std::unique_ptr<StateRetention> retention;
   DiscoveryLoop discovery_loop;
 };
@@ -584,12 +582,13 @@ absl::Status Node::SetCorruptTrie(bool corrupt) {
     return absl::FailedPreconditionError("a standalone node serves no peer");
   }
   impl_->trie_server->SetCorrupt(corrupt);
-  impl_->corrupt_trie.store(corrupt);
   Log("node")->warn("fault injection: trie nodes served to peers are {}",
                     corrupt ? "corrupt" : "true again");
   return absl::OkStatus();
 }
 
-bool Node::corrupt_trie_injected() const { return impl_->corrupt_trie.load(); }
+bool Node::corrupt_trie_injected() const {
+  return impl_->trie_server != nullptr && impl_->trie_server->corrupt();
+}
 
 }  // namespace rnode::node

@@ -81,6 +81,7 @@ class TrieServer {
   // The fault campaign's byzantine server (Node::SetCorruptTrie): while
   // set, the first node of each answer is altered or cut short.
   void SetCorrupt(bool corrupt) { corrupt_.store(corrupt); }
+  bool corrupt() const { return corrupt_.load(); }
 
  private:
   rspace::KeyValueStore* const store_;
