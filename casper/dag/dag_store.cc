@@ -18,6 +18,8 @@ namespace rnode::casper::dag {
 namespace {
 
 using internal::CountValue;
+using internal::HashEndingKey;
+using internal::HasPrefix;
 using internal::HeightKey;
 using internal::IndexKey;
 using internal::kBlockCountKey;
@@ -33,18 +35,6 @@ using internal::kTipPrefix;
 
 constexpr uint8_t kMetaVersion = 1;
 constexpr uint8_t kFlagInvalid = 1;
-
-bool HasPrefix(ByteView key, ByteView prefix) {
-  return key.size() >= prefix.size() &&
-         std::equal(prefix.begin(), prefix.end(), key.begin());
-}
-
-// The 32 bytes ending `key`.
-Hash32 HashEndingKey(ByteView key) {
-  Hash32 h;
-  std::copy(key.end() - 32, key.end(), h.begin());
-  return h;
-}
 
 class Writer {
  public:
@@ -488,6 +478,11 @@ absl::StatusOr<bool> DagStore::Insert(const block::Block& block, bool invalid) {
     }
     for (const auto& j : block.justifications) {
       if (!history) RETURN_IF_ERROR(require(j.latest_block, "justification"));
+    }
+    // A prune under way keeps what this block depends on.
+    if (pruning_) {
+      pinned_.insert(meta.parents.begin(), meta.parents.end());
+      for (const auto& j : meta.justifications) pinned_.insert(j.latest_block);
     }
     StageIndex(meta, batch);
     batch.Put(columns_.state, AsBytes(kBlockCountKey), CountValue(count_ + 1));

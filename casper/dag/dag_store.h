@@ -22,6 +22,7 @@
 #ifndef RNODE_CASPER_DAG_DAG_STORE_H_
 #define RNODE_CASPER_DAG_DAG_STORE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +30,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -205,6 +207,43 @@ class DagStore {
   absl::StatusOr<std::vector<Hash32>> FinalizedBy(const Hash32& hash) const;
   bool IsFinalized(const Hash32& hash) const;
 
+  // --- Retention of old blocks (docs/node.md "Retention") ----------------
+  struct PruneStats {
+    int64_t floor = -1;  // the DAG's floor after the call
+    uint64_t blocks_deleted = 0;
+    // Numbered below the floor and kept: still referenced.
+    uint64_t blocks_kept = 0;
+    // The deleted blocks' encodings and metadata records.
+    uint64_t bytes_deleted = 0;
+  };
+  // Raises the DAG's floor to `floor` (never lowers it) and deletes the
+  // blocks numbered below it that nothing kept references: each one's body
+  // (its event logs with it), metadata, height, children, finalized, tip
+  // and invalid records, and its entries in the deploy and rejection
+  // indexes. Kept below the floor: the genesis, every latest message and
+  // the blocks it justifies, and the parents and justified blocks of every
+  // block numbered above the floor, so that the DAG above its floor stays
+  // closed under dependencies and a latest message's sender can still be
+  // validated. The blocks numbered `floor` stay, as history (as under an
+  // anchored DAG's floor, see Anchor).
+  //
+  // Deletes in writes of at most `step` blocks, each made under the writer
+  // lock: blocks go on being inserted between them, and a block inserted
+  // during the call keeps what it depends on. Returns early (OK, counting
+  // what it did) once `*stop` is true; a later call with any floor
+  // finishes the sweep, as it does after a crash. InvalidArgument for a
+  // floor above the last finalized block's number minus
+  // kept_below_finalized (the window stays whole); FailedPrecondition
+  // without a last finalized block; the store's errors.
+  absl::StatusOr<PruneStats> PruneBelow(int64_t floor,
+                                        const std::atomic<bool>* stop = nullptr,
+                                        size_t step = 256);
+
+  // The stored blocks numbered from `from` to `to` (both included), by
+  // number then hash: one scan of the height index.
+  absl::StatusOr<std::vector<std::pair<int64_t, Hash32>>> Numbered(
+      int64_t from, int64_t to) const;
+
   // The number of blocks stored.
   size_t size() const;
   // The number of blocks whose metadata is held in memory (the window).
@@ -233,6 +272,18 @@ class DagStore {
   absl::Status StageDeployIndexes(std::span<const block::Block> blocks,
                                   bool invalid,
                                   rspace::WriteBatch& batch) const;
+  // Undoes StageDeployIndexes for `blocks` (removed from their deploys'
+  // and rejections' entries; an entry left empty is deleted).
+  absl::Status StageDeployUnindex(std::span<const block::Block> blocks,
+                                  rspace::WriteBatch& batch) const;
+  // PruneBelow's: what below `floor` stays (see PruneBelow), and one write
+  // of at most `step` blocks from the height index key `from` on (moved
+  // past what it scanned; empty when the sweep is done).
+  absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> PruneKeeps(
+      int64_t floor) const;
+  absl::Status PruneStep(int64_t floor,
+                         const absl::flat_hash_set<Hash32, Hash32Hasher>& keep,
+                         size_t step, Bytes& from, PruneStats& stats);
   // Anchor's checks of its input, under the lock.
   absl::Status CheckAnchorable(std::span<const block::Block> blocks,
                                const Hash32& anchor, int64_t floor) const
@@ -311,10 +362,20 @@ class DagStore {
   std::optional<int64_t> floor_ ABSL_GUARDED_BY(mu_);
   std::optional<Hash32> unverified_anchor_ ABSL_GUARDED_BY(mu_);
   uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  // While PruneBelow runs: the dependencies of the blocks inserted since
+  // it chose what to keep, which it keeps too.
+  bool pruning_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_set<Hash32, Hash32Hasher> pinned_ ABSL_GUARDED_BY(mu_);
   // Merge records of blocks of several parents (thread-safe on its own).
   BoundedCache<Hash32, std::shared_ptr<const MergeRecord>, Hash32Hasher>
       merge_records_{kMergeRecordsKept};
 };
+
+// A block this node does not keep: numbered below its DAG's floor (deleted
+// by retention, or under the anchor a joining node started from). NotFound,
+// recognised by IsBlockPruned.
+absl::Status BlockPrunedError(absl::string_view message);
+bool IsBlockPruned(const absl::Status& status);
 
 // Where the main-parent chains of `blocks` (stored, at least one) meet: the
 // highest block on every one of them. Found by walking the highest of the

@@ -89,6 +89,42 @@ absl::Status DagStore::StageDeployIndexes(std::span<const block::Block> blocks,
   return absl::OkStatus();
 }
 
+absl::Status DagStore::StageDeployUnindex(std::span<const block::Block> blocks,
+                                          rspace::WriteBatch& batch) const {
+  std::map<Bytes, std::vector<Hash32>> removed;
+  for (const block::Block& block : blocks) {
+    for (const auto& d : block.body.deploys) {
+      internal::InsertSorted(removed[d.sig], block.hash);
+    }
+    for (const auto& r : block.body.rejected) {
+      internal::InsertSorted(removed[RejectionKey(r.sig)], block.hash);
+    }
+  }
+  std::vector<ByteView> views;
+  views.reserve(removed.size());
+  for (const auto& [key, hashes] : removed) views.emplace_back(key);
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
+                   store_->MultiGet(columns_.deploys, views));
+  size_t i = 0;
+  for (const auto& [key, gone] : removed) {
+    ASSIGN_OR_RETURN(std::vector<Hash32> hashes, DecodeHolders(key, held[i++]));
+    std::erase_if(hashes, [&](const Hash32& h) {
+      return std::binary_search(gone.begin(), gone.end(), h);
+    });
+    if (hashes.empty()) {
+      batch.Delete(columns_.deploys, key);
+      continue;
+    }
+    Bytes value;
+    value.reserve(hashes.size() * 32);
+    for (const Hash32& h : hashes) {
+      value.insert(value.end(), h.begin(), h.end());
+    }
+    batch.Put(columns_.deploys, key, value);
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {
   ASSIGN_OR_RETURN(std::optional<Bytes> held,
                    store_->Get(columns_.deploys, sig));

@@ -73,14 +73,30 @@ absl::Status StateHeld(rspace::History& history, const Hash32& root,
       "only (storage.retain-blocks); an archive node has it"));
 }
 
+// A block `hash` this node does not hold. Where its DAG has a floor, a
+// block below it may have been deleted (or never held): said, so that a
+// client knows to ask an archive node.
+absl::Status BlockNotFound(const casper::dag::DagStore& dag,
+                           const Hash32& hash) {
+  const std::optional<int64_t> floor = dag.floor();
+  if (!floor.has_value()) {
+    return absl::NotFoundError(
+        absl::StrCat("Block not found: ", HexEncode(hash)));
+  }
+  return absl::NotFoundError(
+      absl::StrCat("Block not found: ", HexEncode(hash),
+                   "; this node keeps the blocks "
+                   "numbered from ",
+                   *floor,
+                   " up (storage.retain-blocks), an older "
+                   "block may be pruned: an archive node has it"));
+}
+
 }  // namespace
 
 absl::StatusOr<Block> ChainQueries::GetBlock(const Hash32& hash) {
   ASSIGN_OR_RETURN(std::optional<Block> b, d_.dag->GetBlock(hash));
-  if (!b.has_value()) {
-    return absl::NotFoundError(
-        absl::StrCat("Block not found: ", HexEncode(hash)));
-  }
+  if (!b.has_value()) return BlockNotFound(*d_.dag, hash);
   return *std::move(b);
 }
 
@@ -120,6 +136,17 @@ absl::StatusOr<std::vector<Block>> ChainQueries::BlocksByHeight(int64_t from,
   const int64_t limit = d_.config->max_blocks_limit;
   to = std::min(to, d_.dag->MaxHeight());
   from = std::max<int64_t>(from, 0);
+  // Below the floor, the blocks are gone (or were never held here).
+  if (const std::optional<int64_t> floor = d_.dag->floor()) {
+    if (to < *floor) {
+      return casper::dag::BlockPrunedError(absl::StrCat(
+          "the blocks numbered ", from, " to ", to,
+          " are pruned: this node "
+          "keeps the blocks numbered from ",
+          *floor, " up (storage.retain-blocks); an archive node has them"));
+    }
+    from = std::max(from, *floor);
+  }
   if (to - from + 1 > limit) from = to - limit + 1;
   std::vector<Hash32> hashes;
   for (int64_t n = to; n >= from; --n) {
@@ -138,10 +165,7 @@ absl::StatusOr<std::vector<Block>> ChainQueries::ReadBlocks(
   out.reserve(hashes.size());
   for (const Hash32& h : hashes) {
     ASSIGN_OR_RETURN(std::optional<Bytes> bytes, d_.dag->GetBlockBytes(h));
-    if (!bytes.has_value()) {
-      return absl::NotFoundError(
-          absl::StrCat("Block not found: ", HexEncode(h)));
-    }
+    if (!bytes.has_value()) return BlockNotFound(*d_.dag, h);
     read += bytes->size();
     if (read > budget) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -254,6 +254,17 @@ absl::Status Node::StartRetention(metrics::Registry* registry) {
         {"rnode_retention_bytes_deleted_total",
          "bytes (keys and values) of old states deleted",
          [](const RetentionCounters& c) { return double(c.bytes_deleted); }},
+        {"rnode_retention_blocks_deleted_total",
+         "old blocks deleted (bodies, event logs, metadata, index records)",
+         [](const RetentionCounters& c) { return double(c.blocks_deleted); }},
+        {"rnode_retention_block_bytes_deleted_total",
+         "bytes of old blocks' encodings and metadata deleted",
+         [](const RetentionCounters& c) {
+           return double(c.block_bytes_deleted);
+         }},
+        {"rnode_retention_floor",
+         "the DAG's floor: blocks numbered below it are not kept (-1: none)",
+         [](const RetentionCounters& c) { return double(c.floor); }},
         {"rnode_retention_kept_from",
          "the lowest block number whose states the last collection kept",
          [](const RetentionCounters& c) { return double(c.kept_from); }},

@@ -1,6 +1,7 @@
 #include "node/core/retention.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -10,15 +11,16 @@
 namespace rnode::node {
 
 absl::StatusOr<std::vector<Hash32>> KeptRoots(const casper::dag::DagStore& dag,
-                                              const rspace::History& history,
+                                              rspace::History& history,
                                               int64_t lfb_number,
                                               int64_t keep_numbers,
                                               int64_t* from) {
   std::set<Hash32> roots{history.last_root()};
+  for (const Hash32& r : history.RecentRoots()) roots.insert(r);
   auto keep = [&](const Hash32& block) -> absl::Status {
     absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
         dag.Meta(block);
-    // A block pruned meanwhile (not yet: blocks are kept) or not stored.
+    // Not stored (a block below the floor, deleted meanwhile).
     if (absl::IsNotFound(meta.status())) return absl::OkStatus();
     if (!meta.ok()) return meta.status();
     roots.insert((*meta)->pre_state);
@@ -27,15 +29,23 @@ absl::StatusOr<std::vector<Hash32>> KeptRoots(const casper::dag::DagStore& dag,
   };
   const int64_t lowest = std::max<int64_t>(0, lfb_number - keep_numbers);
   if (from != nullptr) *from = lowest;
-  for (int64_t n = lowest; n <= dag.MaxHeight(); ++n) {
-    for (const Hash32& h : dag.AtHeight(n)) RETURN_IF_ERROR(keep(h));
-  }
+  ASSIGN_OR_RETURN(const auto kept_blocks,
+                   dag.Numbered(lowest, std::numeric_limits<int64_t>::max()));
+  for (const auto& [number, h] : kept_blocks) RETURN_IF_ERROR(keep(h));
   for (const Hash32& h : dag.AtHeight(0)) RETURN_IF_ERROR(keep(h));
   for (const Hash32& h : dag.Tips()) RETURN_IF_ERROR(keep(h));
   for (const auto& [validator, h] : dag.LatestMessages()) {
     RETURN_IF_ERROR(keep(h));
   }
-  return std::vector<Hash32>(roots.begin(), roots.end());
+  // A state this node does not hold is not kept: one collected already, or
+  // one it never had (a node that joined from a state holds the states of
+  // the blocks it fetched them for, not those of every block it stores).
+  std::vector<Hash32> held;
+  for (const Hash32& r : roots) {
+    ASSIGN_OR_RETURN(bool has, history.HasRoot(r));
+    if (has || r == rspace::kEmptyRoot) held.push_back(r);
+  }
+  return held;
 }
 
 StateRetention::StateRetention(Deps deps, RetentionOptions options)
@@ -56,8 +66,13 @@ void StateRetention::Stop() {
 }
 
 RetentionCounters StateRetention::counters() const {
-  MutexLock lock(&mu_);
-  return counters_;
+  RetentionCounters c;
+  {
+    MutexLock lock(&mu_);
+    c = counters_;
+  }
+  c.floor = d_.dag->floor().value_or(-1);
+  return c;
 }
 
 absl::StatusOr<rspace::TrieGcStats> StateRetention::CollectOnce() {
@@ -67,14 +82,32 @@ absl::StatusOr<rspace::TrieGcStats> StateRetention::CollectOnce() {
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const casper::dag::BlockMeta> meta,
                    d_.dag->Meta(*lfb));
-  int64_t from = 0;
-  absl::StatusOr<rspace::TrieGcStats> stats;
-  {
-    ASSIGN_OR_RETURN(std::vector<Hash32> kept,
-                     KeptRoots(*d_.dag, *d_.history, meta->block_number,
-                               options_.keep_numbers, &from));
-    stats = collector_.Collect(kept, &stopping_);
+  // The blocks first: the states of the blocks kept are what stays.
+  const auto prune_start = std::chrono::steady_clock::now();
+  absl::StatusOr<casper::dag::DagStore::PruneStats> pruned =
+      options_.prune_blocks
+          ? d_.dag->PruneBelow(meta->block_number - options_.keep_numbers,
+                               &stopping_)
+          : casper::dag::DagStore::PruneStats{};
+  const double prune_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                    prune_start)
+          .count();
+  if (!pruned.ok()) {
+    MutexLock lock(&mu_);
+    ++counters_.failures;
+    counters_.last_error = pruned.status().ToString();
+    return pruned.status();
   }
+  int64_t from = 0;
+  // The kept roots are read once the collector's guard remembers commits:
+  // a block's state committed meanwhile is either named or guarded.
+  absl::StatusOr<rspace::TrieGcStats> stats = collector_.Collect(
+      [&] {
+        return KeptRoots(*d_.dag, *d_.history, meta->block_number,
+                         options_.keep_numbers, &from);
+      },
+      &stopping_);
   MutexLock lock(&mu_);
   if (!stats.ok()) {
     ++counters_.failures;
@@ -82,6 +115,10 @@ absl::StatusOr<rspace::TrieGcStats> StateRetention::CollectOnce() {
     return stats;
   }
   ++counters_.collections;
+  counters_.blocks_deleted += pruned->blocks_deleted;
+  counters_.block_bytes_deleted += pruned->bytes_deleted;
+  counters_.last_blocks_deleted = pruned->blocks_deleted;
+  counters_.prune_seconds = prune_seconds;
   counters_.nodes_deleted += stats->nodes_deleted;
   counters_.values_deleted += stats->values_deleted;
   counters_.roots_deleted += stats->roots_deleted;
@@ -121,14 +158,16 @@ void StateRetention::Loop() {
                         stats.status().ToString());
       continue;
     }
+    const RetentionCounters c = counters();
     Log("node")->info(
-        "retention: kept the states from #{} ({} roots, {} trie nodes); "
-        "deleted {} nodes, {} values, {} roots ({} bytes) in {:.2f} s "
-        "(mark {:.2f} s)",
+        "retention: kept the blocks and states from #{} ({} roots, {} trie "
+        "nodes); deleted {} blocks in {:.2f} s, {} nodes, {} values, {} roots "
+        "({} bytes) in {:.2f} s (mark {:.2f} s)",
         std::max<int64_t>(0, number - options_.keep_numbers), stats->kept_roots,
-        stats->marked_nodes, stats->nodes_deleted, stats->values_deleted,
-        stats->roots_deleted, stats->bytes_deleted,
-        stats->mark_seconds + stats->sweep_seconds, stats->mark_seconds);
+        stats->marked_nodes, c.last_blocks_deleted, c.prune_seconds,
+        stats->nodes_deleted, stats->values_deleted, stats->roots_deleted,
+        stats->bytes_deleted, stats->mark_seconds + stats->sweep_seconds,
+        stats->mark_seconds);
   }
 }
 

@@ -1,19 +1,24 @@
 // History retention (issue 45; docs/node.md "Retention"): the node keeps
-// the states of its last `storage.retain-blocks` finalized block numbers
-// and of every block above them, and deletes the trie nodes, values and
-// root records of older states in the background (rspace::TrieCollector).
-// Each step of the sweep holds commits for one bounded delete batch; the
-// mark reads while blocks go on being made.
+// the blocks and states of its last `storage.retain-blocks` finalized block
+// numbers and of every block above them, and deletes older blocks and the
+// trie nodes, values and root records of older states in the background
+// (rspace::TrieCollector). Each step of the sweep holds commits for one bounded
+// delete batch; the mark reads while blocks go on being made.
 //
 // What is kept: the pre- and post-states of every stored block numbered at
 // least the last finalized block's number minus `keep_numbers`, of every
-// tip and latest message (whatever its number), of the genesis, and the
-// space's current root. `keep_numbers` is at least kMinKeepNumbers: every
-// merge a new block can make reads states within the merge depth (512
-// numbers) of its parents, and a joining peer asks for the window below
-// the last finalized block.
+// tip and latest message (whatever its number), of the genesis, the
+// space's current root and the roots of its latest commits
+// (History::RecentRoots: a state committed but not yet named by a stored
+// block), of those the history holds. `keep_numbers` is at least
+// kMinKeepNumbers: every merge a new block can make reads states within the
+// merge depth (512 numbers) of its parents, and a joining peer asks for the
+// window below the last finalized block.
 //
-// Not yet: block bodies, event logs and indexes of old blocks are kept.
+// Old blocks go first (DagStore::PruneBelow): bodies with their event logs,
+// metadata and index records of the blocks numbered below the last
+// finalized block's number minus `keep_numbers`, but for those a kept
+// block depends on and the latest messages.
 //
 // Thread-safe: its own thread collects; the API reads counters().
 #ifndef RNODE_NODE_CORE_RETENTION_H_
@@ -51,6 +56,9 @@ struct RetentionOptions {
   int64_t min_advance = 0;
   std::chrono::milliseconds min_interval{30'000};
   std::chrono::milliseconds tick{1'000};
+  // Whether old blocks go too (DagStore::PruneBelow, to the last finalized
+  // block's number minus keep_numbers) before the states are collected.
+  bool prune_blocks = true;
   rspace::TrieGcOptions gc;
 };
 
@@ -61,7 +69,12 @@ struct RetentionCounters {
   uint64_t values_deleted = 0;
   uint64_t roots_deleted = 0;
   uint64_t bytes_deleted = 0;
+  uint64_t blocks_deleted = 0;
+  uint64_t block_bytes_deleted = 0;
+  int64_t floor = -1;  // the DAG's floor now (-1: none)
   // The last collection's.
+  uint64_t last_blocks_deleted = 0;
+  double prune_seconds = 0;
   int64_t kept_from = -1;  // the lowest block number kept
   uint64_t kept_roots = 0;
   uint64_t marked_nodes = 0;
@@ -74,7 +87,7 @@ struct RetentionCounters {
 // numbered `lfb_number` (see the file comment); `from` gets the lowest
 // number kept. The DAG's read errors.
 absl::StatusOr<std::vector<Hash32>> KeptRoots(const casper::dag::DagStore& dag,
-                                              const rspace::History& history,
+                                              rspace::History& history,
                                               int64_t lfb_number,
                                               int64_t keep_numbers,
                                               int64_t* from = nullptr);

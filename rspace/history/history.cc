@@ -101,6 +101,11 @@ Hash32 History::last_root() const {
   return last_root_;
 }
 
+std::vector<Hash32> History::RecentRoots() const {
+  MutexLock lock(&mu_);
+  return std::vector<Hash32>(recent_.begin(), recent_.end());
+}
+
 absl::StatusOr<bool> History::HasRoot(const Hash32& root) {
   ASSIGN_OR_RETURN(std::optional<Bytes> v,
                    store_->Get(options_.columns.roots, root));
@@ -208,6 +213,8 @@ absl::StatusOr<Hash32> History::CommitChanges(
   MutexLock lock(&mu_);
   last_root_ = root;
   checkpoint_number_ = number;
+  recent_.push_back(root);
+  if (recent_.size() > kRecentRoots) recent_.pop_front();
   return root;
 }
 

@@ -4,6 +4,7 @@
 #define RNODE_RSPACE_HISTORY_HISTORY_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -88,6 +89,16 @@ class History {
   // The root of the last complete checkpoint (kEmptyRoot for a new store).
   Hash32 last_root() const;
 
+  // How many of the latest commits' roots RecentRoots names.
+  static constexpr size_t kRecentRoots = 1024;
+  // The roots of the last kRecentRoots commits since this History opened,
+  // oldest first (a root committed twice is named twice). A collection of
+  // old states keeps them: a root a caller committed and still builds on
+  // may not be named yet by anything it keeps (a block's post-state between
+  // its commit and the block's store, a merge's result the proposer
+  // holds).
+  std::vector<Hash32> RecentRoots() const;
+
   // Whether `root` is in the roots table.
   absl::StatusOr<bool> HasRoot(const Hash32& root);
 
@@ -150,6 +161,7 @@ class History {
   MerkleTrie trie_;
   mutable Mutex mu_;
   Hash32 last_root_ ABSL_GUARDED_BY(mu_);
+  std::deque<Hash32> recent_ ABSL_GUARDED_BY(mu_);
   uint64_t checkpoint_number_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -109,12 +109,22 @@ TrieCollector::TrieCollector(KeyValueStore* store,
 
 absl::StatusOr<TrieGcStats> TrieCollector::Collect(
     std::span<const Hash32> kept, const std::atomic<bool>* stop) {
+  return Collect(
+      [&]() -> absl::StatusOr<std::vector<Hash32>> {
+        return std::vector<Hash32>(kept.begin(), kept.end());
+      },
+      stop);
+}
+
+absl::StatusOr<TrieGcStats> TrieCollector::Collect(
+    const KeptRootsFn& kept_roots, const std::atomic<bool>* stop) {
   TrieGcStats stats;
   guard_->Begin();
   struct EndGuard {
     TrieWriteGuard* g;
     ~EndGuard() { g->End(); }
   } end{guard_};
+  ASSIGN_OR_RETURN(const std::vector<Hash32> kept, kept_roots());
 
   // Mark: every node and out-of-line value a kept root reaches. Marking
   // begins after Begin, so a node a commit writes from here on is either

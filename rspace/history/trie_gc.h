@@ -24,7 +24,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
@@ -114,6 +116,13 @@ class TrieCollector {
   // deleted). `stop` (may be null) ends the sweep early between steps.
   // Errors: the store's; ResourceExhausted past options.max_marked.
   absl::StatusOr<TrieGcStats> Collect(std::span<const Hash32> kept,
+                                      const std::atomic<bool>* stop = nullptr);
+  // As Collect, with the kept roots asked of `kept` once the guard
+  // remembers commits: a root committed after the call is kept whether or
+  // not `kept` names it. `kept`'s error ends the collection, nothing
+  // deleted.
+  using KeptRootsFn = std::function<absl::StatusOr<std::vector<Hash32>>()>;
+  absl::StatusOr<TrieGcStats> Collect(const KeptRootsFn& kept,
                                       const std::atomic<bool>* stop = nullptr);
 
  private:

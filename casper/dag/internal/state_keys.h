@@ -1,8 +1,9 @@
 // A helper of the DAG store's sources: the keys of the state column
-// (docs/formats/dag.md), shared by dag_store.cc and dag_anchor.cc.
+// (docs/formats/dag.md), shared by the DAG store's sources.
 #ifndef RNODE_CASPER_DAG_INTERNAL_STATE_KEYS_H_
 #define RNODE_CASPER_DAG_INTERNAL_STATE_KEYS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -49,6 +50,25 @@ inline Bytes HeightKey(int64_t number, const Hash32& hash) {
     key.push_back(static_cast<uint8_t>(u >> (8 * i)));
   key.insert(key.end(), hash.begin(), hash.end());
   return key;
+}
+
+inline bool HasPrefix(ByteView key, ByteView prefix) {
+  return key.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), key.begin());
+}
+
+// The 32 bytes ending `key` (at least 32 long).
+inline Hash32 HashEndingKey(ByteView key) {
+  Hash32 h;
+  std::copy(key.end() - 32, key.end(), h.begin());
+  return h;
+}
+
+// The block number of a height index key (HeightKey's).
+inline int64_t HeightOfKey(ByteView key) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | key[kHeightPrefix.size() + i];
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
 }
 
 // An 8-byte little-endian count or number (two's complement).
