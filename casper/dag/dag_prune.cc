@@ -143,29 +143,37 @@ absl::StatusOr<DagStore::PruneStats> DagStore::PruneBelow(
   PruneStats stats;
   {
     MutexLock write_lock(&write_mu_);
-    MutexLock lock(&mu_);
-    if (!last_finalized_.has_value()) {
-      return absl::FailedPreconditionError("no finalized block to prune under");
+    bool raise = false;
+    {
+      MutexLock lock(&mu_);
+      if (!last_finalized_.has_value()) {
+        return absl::FailedPreconditionError(
+            "no finalized block to prune under");
+      }
+      ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> lfb,
+                       FindMeta(*last_finalized_));
+      const int64_t highest = lfb->block_number - options_.kept_below_finalized;
+      if (floor > highest) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "cannot prune below #", floor, ": the last finalized block is #",
+            lfb->block_number, " and the ", options_.kept_below_finalized,
+            " numbers under it stay"));
+      }
+      raise = !floor_.has_value() || floor > *floor_;
+      floor = std::max(floor, floor_.value_or(0));
     }
-    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> lfb,
-                     FindMeta(*last_finalized_));
-    const int64_t highest = lfb->block_number - options_.kept_below_finalized;
-    if (floor > highest) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot prune below #", floor, ": the last finalized block is #",
-          lfb->block_number, " and the ", options_.kept_below_finalized,
-          " numbers under it stay"));
-    }
-    floor = std::max(floor, floor_.value_or(0));
     stats.floor = floor;
     if (floor <= 0) return stats;  // nothing lies under the genesis
-    if (!floor_.has_value() || floor > *floor_) {
+    // The floor first, in its own write (the views' lock is not held for
+    // writes): from here the blocks below it are history.
+    if (raise) {
       rspace::WriteBatch batch;
       batch.Put(columns_.state, AsBytes(kFloorKey),
                 CountValue(static_cast<uint64_t>(floor)));
       RETURN_IF_ERROR(store_->Write(batch));
-      floor_ = floor;
     }
+    MutexLock lock(&mu_);
+    floor_ = floor;
     pruning_ = true;
     pinned_.clear();
   }

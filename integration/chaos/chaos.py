@@ -5,7 +5,7 @@
                 [--sanitized]
                 [--out DIR] [--base-port P] [--keep]
   scripts/chaos --soak [--soak-minutes M] [--warmup-minutes W]
-                [--measured-minutes N] [--rate R]
+                [--measured-minutes N] [--rate R] [--disk] [--workload W]
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), then
 runs each named scenario under a steady stream of deploys from
@@ -82,7 +82,11 @@ The single samples at both ends, raw RSS and the trend are reported
 beside it. It writes
 soak.md, soak.json, rss.csv and memory.csv (the heap, RocksDB and DAG
 gauges each minute), and on a failure every node's log in logs/; not in
-the test command: it takes two and a half hours.
+the test command: it takes two and a half hours. Each node's data
+directory (db/) is sampled each minute too (disk.csv): the soak reports
+its window medians and its growth per 1,000 finalized deploys, and with
+--disk fails a node whose disk use moved more than 10 % either way after
+the warm-up (retention on; issue 45).
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -114,6 +118,8 @@ shard_tool = SourceFileLoader(
     "shard_tool", os.path.join(REPO, "scripts", "shard")).load_module()
 loadtest = SourceFileLoader(
     "loadtest", os.path.join(REPO, "scripts", "loadtest")).load_module()
+disk = SourceFileLoader("disk", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "disk.py")).load_module()
 
 # How long a check waits for the shard to get there.
 CHECK_DEADLINE_S = 60
@@ -1038,6 +1044,9 @@ SOAK_RSS_GROWTH = 0.10
 # much as any growth: soak run 8 failed by 0.8 points on single samples
 # whose window medians were 2.9-4.9 % apart.
 SOAK_WINDOW_MIN = 10
+# How far a node's disk use may move after the warm-up in a soak with
+# --disk (retention on: issue 45), window medians as for memory.
+SOAK_DISK_CHANGE = 0.10
 
 
 def rss_kib(pid, field="VmRSS"):
@@ -1187,7 +1196,10 @@ def run_soak(shard, a, out_dir):
     Returns (passed, report lines)."""
     seconds = int(a.soak_minutes * 60)
     args = loadtest.target_args(a.loadgen, shard.folder, out_dir) + [
-        "--phases", f"{a.rate}/s:{seconds}s", "--drain-seconds", str(DRAIN_S)]
+        "--phases", f"{a.rate}/s:{seconds}s", "--drain-seconds", str(DRAIN_S),
+        "--workload", a.workload]
+    disk_samples = []  # (minute, {name: bytes of its db})
+    finalized = {}  # minute -> deploys finalized (the first validator's)
     names = [n["name"] for n in shard.nodes()]
     samples = []  # (minute, {name: KiB})
     caches = {}  # minute -> {name: block cache bytes or None}
@@ -1203,6 +1215,13 @@ def run_soak(shard, a, out_dir):
                 nodes = shard.nodes()
                 row = {n["name"]: rss_kib(n["pid"]) for n in nodes}
                 samples.append((minute, row))
+                disk_samples.append((minute, {
+                    n["name"]: disk.dir_bytes(
+                        os.path.join(shard.folder, n["name"], "db"))
+                    for n in nodes}))
+                with contextlib.suppress(CheckFailed):
+                    finalized[minute] = metrics(shard.validators()[0]).get(
+                        "rnode_deploys_finalized_total")
                 gauges = [memory_row(n) for n in nodes]
                 caches[minute] = {
                     n["name"]: g.get("rnode_rocksdb_block_cache_bytes")
@@ -1299,6 +1318,12 @@ def run_soak(shard, a, out_dir):
                                 f"warm-up (median of the last {SOAK_WINDOW_MIN}"
                                 " minutes of RSS less its block cache against"
                                 " the first)")
+    # With --observer-arg the observer runs otherwise (an archive beside
+    # validators with retention): reported, not judged.
+    judged = {n["name"] for n in shard.nodes()
+              if a.disk and (n["role"] == "validator" or not a.observer_arg)}
+    lines += disk_report(a, names, disk_samples, finalized, warm_end, judged,
+                         problems, out_dir)
     acknowledged, failed, verdict = stream_report(out_dir)
     if code != 0:
         problems.append(f"stream: {verdict}")
@@ -1326,6 +1351,34 @@ def run_soak(shard, a, out_dir):
     with open(os.path.join(out_dir, "soak.md"), "w") as f:
         f.write(text)
     return not problems, text
+
+
+def disk_report(a, names, samples, finalized, warm_end, judged, problems,
+                out_dir):
+    """The soak's disk table (disk.py), the problems of the nodes named in
+    `judged` appended to `problems`; writes disk.csv."""
+    with open(os.path.join(out_dir, "disk.csv"), "w") as f:
+        f.write("minute,finalized," + ",".join(f"{n}_bytes" for n in names)
+                + "\n")
+        for minute, row in samples:
+            done = finalized.get(minute)
+            done = "" if done is None else "%.0f" % done
+            f.write(f"{minute},{done}," +
+                    ",".join(str(row.get(n, "")) for n in names) + "\n")
+    if warm_end is None:
+        return []
+    lines = ["", f"disk (judged: at most {SOAK_DISK_CHANGE:.0%} either way "
+             f"after the warm-up), workload {a.workload}:", ""]
+    lines += [h.format(w=SOAK_WINDOW_MIN) for h in disk.HEADER]
+    for n in names:
+        points = [(m, r[n]) for m, r in samples if m >= warm_end and n in r]
+        row, problem = disk.judge(n, points, finalized, SOAK_WINDOW_MIN,
+                                  SOAK_DISK_CHANGE, window_medians, growth_of)
+        lines.append(row if n in judged else row.replace(
+            f"| {n} |", f"| {n} (not judged) |", 1))
+        if problem and n in judged:
+            problems.append(problem)
+    return lines
 
 
 def render(rows, seed, rate):
@@ -1366,10 +1419,27 @@ def main():
                         "caches are full)")
     p.add_argument("--measured-minutes", type=int, default=60,
                    help="minutes the soak must run after the warm-up")
+    p.add_argument("--disk", action="store_true",
+                   help="with --soak: judge each node's disk use too (at most "
+                        "10%% either way after the warm-up; for a shard run "
+                        "with retention, e.g. --validator-arg=--retain-blocks=1024)")
+    p.add_argument("--workload", default="noop",
+                   choices=("noop", "counter", "transfer", "registry", "mix"),
+                   help="what the soak's deploys do (rnode-loadgen --workload)")
     p.add_argument("--node-arg", action="append", default=[], metavar="ARG",
                    help="one more argument of every node's `rnode run` "
                         "(repeatable; e.g. --node-arg=--block-cache-size=16M "
                         "makes a soak's warm-up shorter)")
+    p.add_argument("--validator-arg", action="append", default=[],
+                   metavar="ARG",
+                   help="one more argument of the validators' `rnode run` "
+                        "(an option given also by --node-arg is refused)")
+    p.add_argument("--observer-arg", action="append", default=[],
+                   metavar="ARG",
+                   help="one more argument of the observer's `rnode run` "
+                        "(e.g. --observer-arg=--retain-blocks=0: an archive "
+                        "beside validators with retention, one soak measuring "
+                        "both)")
     p.add_argument("--keep", action="store_true",
                    help="keep the shard's folder (its logs)")
     p.add_argument("--rnode", default=os.environ.get(
@@ -1403,7 +1473,9 @@ def main():
         try:
             loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
                               os.path.abspath(a.rnode),
-                              [f"--node-arg={x}" for x in a.node_arg])
+                              [f"--node-arg={x}" for x in a.node_arg] +
+                              [f"--validator-arg={x}" for x in a.validator_arg] +
+                              [f"--observer-arg={x}" for x in a.observer_arg])
             passed, text = run_soak(Shard(folder, os.path.abspath(a.rnode)),
                                     a, out_dir)
         finally:

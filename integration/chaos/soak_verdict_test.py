@@ -92,5 +92,40 @@ class WindowGrowthTest(unittest.TestCase):
         self.assertIsNone(chaos.window_growth(series([0.0] * 40)))
 
 
+class DiskVerdictTest(unittest.TestCase):
+    """disk.judge: the window medians of a node's disk use after the warm-up
+    within 10 %, and the growth per 1,000 finalized deploys."""
+
+    def judge(self, values):
+        points = series(values)
+        finalized = {m: 3000 * m for m, _ in points}
+        return chaos.disk.judge("v1", points, finalized, chaos.SOAK_WINDOW_MIN,
+                                chaos.SOAK_DISK_CHANGE, chaos.window_medians,
+                                chaos.growth_of)
+
+    def test_a_sawtooth_around_a_level_passes(self):
+        values = [2**30 + (40 << 20) * (i % 3) for i in range(40)]
+        row, problem = self.judge(values)
+        self.assertIsNone(problem)
+        self.assertIn("| v1 |", row)
+
+    def test_steady_growth_fails_and_reports_its_rate(self):
+        # 3,000 deploys a minute and 3 MiB a minute: 1 MiB per 1,000.
+        values = [2**30 + (3 << 20) * i for i in range(60)]
+        row, problem = self.judge(values)
+        self.assertIsNotNone(problem)
+        self.assertIn("moved +", problem)
+        self.assertIn("| 1024.0 |", row)
+
+    def test_too_few_samples_is_a_problem_not_a_pass(self):
+        _, problem = self.judge([2**30] * 5)
+        self.assertIn("too few", problem)
+
+    def test_the_slope_of_a_line_is_found(self):
+        self.assertAlmostEqual(
+            chaos.disk.least_squares_slope([(0, 1), (1, 3), (2, 5)]), 2)
+        self.assertIsNone(chaos.disk.least_squares_slope([(1, 1), (1, 2)]))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -167,11 +167,13 @@ function writeShardFiles(dir, keys, bonded = keys.length) {
 // returns them once each has all the others as peers (within `connectMs`).
 // `extraArgs` go to every node. With `observer`, a read-only node (label
 // "observer", the only kind that answers exploratory deploys) joins too and
-// comes last in the list.
-async function startShard(dir, { validatorKeys, walletKeys = [], networkId, nodes,
-  extraArgs = [], connectMs = 60000, observer = false }) {
-  const { bonds, wallets } = writeShardFiles(dir, [...validatorKeys, ...walletKeys],
-    validatorKeys.length);
+// comes last in the list. `idleValidatorKeys` are bonded (and funded) in the
+// genesis but not started: the caller starts them later.
+async function startShard(dir, { validatorKeys, idleValidatorKeys = [], walletKeys = [],
+  networkId, nodes, extraArgs = [], connectMs = 60000, observer = false }) {
+  const { bonds, wallets } = writeShardFiles(dir,
+    [...validatorKeys, ...idleValidatorKeys, ...walletKeys],
+    validatorKeys.length + idleValidatorKeys.length);
   const common = [
     '--bonds-file', bonds, '--wallets-file', wallets,
     '--deploy-timestamp', String(Date.now()),

@@ -8,7 +8,9 @@
 // in its metrics, and then follow the shard: deploys sent afterwards
 // settle FINALIZED on it
 // as on the validators, with one last finalized block, also after a kill -9
-// and restart of the joined node. Every node runs with
+// and restart of the joined node. The third test starts a fourth validator,
+// bonded since the genesis, fresh: it joins the same way and then proposes
+// the deploys sent to it. Every node runs with
 // --state-sync-min-finalized 30 (the default, 1024, needs a longer shard;
 // scripts/join measures that). The second test joins another observer,
 // killed five times while it fetches the state, from a shard whose third
@@ -31,7 +33,8 @@ const kDrainMs = 180000;
 
 const dir = makeTempDir('state-join');
 const nodes = [];
-// The first test's shard, for the second: {validators, keys, firstJoin}.
+// The first test's shard, for the others: {validators, keys, idle,
+// firstJoin}.
 let shard = null;
 
 stopAllAfter(dir, nodes);
@@ -77,8 +80,11 @@ async function counterSum(node, name, labels = '') {
 
 test('a new observer joins at the last finalized state and follows the shard', async (t) => {
   const keys = [newPrivateKey(), newPrivateKey(), newPrivateKey()];
+  // A fourth validator, bonded in the genesis, starts only in the third
+  // test: three of four stakes finalize (fault tolerance 0.1).
+  const idle = newPrivateKey();
   const validators = await startShard(dir, {
-    validatorKeys: keys, networkId: 'statejoin', nodes,
+    validatorKeys: keys, idleValidatorKeys: [idle], networkId: 'statejoin', nodes,
     extraArgs: ['--state-sync-min-finalized', String(kMinFinalized), '--fault-injection'],
   });
   const [v1] = validators;
@@ -185,7 +191,7 @@ test('a new observer joins at the last finalized state and follows the shard', a
     lfbs.map((b) => `#${b.blockNumber}`).join(', '));
   await waitFor('the joiner to stay ready', async () =>
     (await joiner.getJson('/api/status')).body.isReady === true, { timeoutMs: 10000 });
-  shard = { validators, keys, firstJoin: joined.join };
+  shard = { validators, keys, idle, firstJoin: joined.join };
 });
 
 // The join's trie phase survives kill -9: a second observer, its trie fetch
@@ -251,4 +257,55 @@ test('a joiner killed five times while fetching the state resumes, past a corrup
   const lfbs = await Promise.all(all.map(lastFinalized));
   assert.equal(new Set(lfbs.map((b) => b.blockHash)).size, 1,
     lfbs.map((b) => `#${b.blockNumber}`).join(', '));
+});
+
+// A validator bonded since the genesis that starts only now, with an empty
+// data dir, joins from the last finalized state like an observer, and then
+// does a validator's work: a deploy sent to it goes into a block it
+// proposes, which every node finalizes.
+test('a bonded validator joins from the state, then proposes', async (t) => {
+  assert.ok(shard !== null, 'the first test made no shard');
+  const { validators, keys, idle } = shard;
+  const [v1] = validators;
+  const boot = (await v1.getJson('/api/status')).body.address;
+  const v4 = new RnodeProcess('v4', path.join(dir, 'v4'),
+    [...v1.extraArgs, '--bootstrap', boot],
+    { standalone: false, privateKey: idle, keepPorts: true });
+  nodes.push(v4);
+  await v4.start();
+  const status = (await v4.getJson('/api/status')).body;
+  assert.equal(status.join.phase, 'done', JSON.stringify(status.join));
+  assert.equal(status.isValidator, true);
+  const all = [...validators, v4];
+  const watch = watchHeight(all);
+  const ids = [];
+  try {
+    await waitFor('the height watch', async () => watch.height > 0,
+      { timeoutMs: 10000, intervalMs: 50 });
+    // Sent to v4 only (sendDeploy moves on to the next node of its list
+    // only on a refusal).
+    for (let i = 0; i < 5; ++i) {
+      ids.push(await sendDeploy([v4], 0, keys[i % keys.length], kTerm, watch));
+      await sleep(200);
+    }
+  } finally {
+    await watch.stop();
+  }
+  const { statuses } = await settled(all, ids, 'deployed to the joined validator', kDrainMs);
+  const v4Key = v4.publicKey;  // the bonds file's form of the key
+  const blocks = new Set();
+  for (const [id, s] of statuses) {
+    assert.equal(s.state, 'DEPLOY_STATE_FINALIZED', `deploy ${id.slice(0, 16)} is ${s.state}`);
+    blocks.add(s.block);
+  }
+  const senders = [];
+  for (const hash of blocks) {
+    const r = await v1.getJson(`/api/block/${hash}`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    senders.push(r.body.blockInfo.sender);
+  }
+  t.diagnostic(`the joined validator's deploys are in ${blocks.size} blocks by ` +
+    `${senders.map((s) => s.slice(0, 8)).join(', ')}`);
+  assert.ok(senders.some((s) => s === v4Key),
+    `no block by the joined validator (${String(v4Key).slice(0, 16)}) holds its deploys`);
 });

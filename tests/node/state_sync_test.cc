@@ -282,8 +282,16 @@ TEST_F(StateSyncTest, OneRequestAtATimeGoesToEachPeerInTurn) {
   joiner.ExpectHolds(root, updates_);
   const uint64_t by_a = a.server().counters().requests;
   const uint64_t by_b = b.server().counters().requests;
+  const StateFetchProgress p = joiner.fetcher().Progress();
   EXPECT_GT(by_a + by_b, 20u);
-  EXPECT_GE(std::min(by_a, by_b), 3u) << by_a << " and " << by_b;
+  // Asking the first peer alone gave 39 against 0. A lost or refused
+  // answer backs its peer off, and the other takes the rest meanwhile
+  // (seen once in ten runs on a busy machine: 2 against 38): then each
+  // was still asked.
+  const uint64_t least = p.timeouts + p.refusals == 0 ? 3u : 1u;
+  EXPECT_GE(std::min(by_a, by_b), least)
+      << by_a << " and " << by_b << "; " << p.timeouts << " timeouts, "
+      << p.refusals << " refusals";
 }
 
 // A peer that answers altered nodes (a flipped byte) or cut ones is
