@@ -44,6 +44,60 @@ Bytes RejectionKey(ByteView sig) {
   return key;
 }
 
+// The index entries `blocks` touch: each deploy's signature, and with
+// `rejections` each rejected deploy's rejection key, with the hashes of the
+// blocks naming it (ascending).
+std::map<Bytes, std::vector<Hash32>> EntriesOf(
+    std::span<const block::Block> blocks, bool rejections) {
+  std::map<Bytes, std::vector<Hash32>> entries;
+  for (const block::Block& block : blocks) {
+    for (const auto& d : block.body.deploys) {
+      internal::InsertSorted(entries[d.sig], block.hash);
+    }
+    if (!rejections) continue;
+    for (const auto& r : block.body.rejected) {
+      internal::InsertSorted(entries[RejectionKey(r.sig)], block.hash);
+    }
+  }
+  return entries;
+}
+
+// Stages each of `entries`' keys in `column` rewritten: its stored holders
+// with the entry's hashes added (`add`) or removed; an entry left empty is
+// deleted. Read with one MultiGet.
+absl::Status RewriteHolders(rspace::KeyValueStore& store,
+                            rspace::ColumnId column,
+                            const std::map<Bytes, std::vector<Hash32>>& entries,
+                            bool add, rspace::WriteBatch& batch) {
+  std::vector<ByteView> views;
+  views.reserve(entries.size());
+  for (const auto& [key, hashes] : entries) views.emplace_back(key);
+  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
+                   store.MultiGet(column, views));
+  size_t i = 0;
+  for (const auto& [key, change] : entries) {
+    ASSIGN_OR_RETURN(std::vector<Hash32> hashes, DecodeHolders(key, held[i++]));
+    if (add) {
+      for (const Hash32& h : change) internal::InsertSorted(hashes, h);
+    } else {
+      std::erase_if(hashes, [&](const Hash32& h) {
+        return std::binary_search(change.begin(), change.end(), h);
+      });
+    }
+    if (hashes.empty()) {
+      batch.Delete(column, key);
+      continue;
+    }
+    Bytes value;
+    value.reserve(hashes.size() * 32);
+    for (const Hash32& h : hashes) {
+      value.insert(value.end(), h.begin(), h.end());
+    }
+    batch.Put(column, key, value);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status DagStore::StageDeployIndex(const block::Block& block, bool invalid,
@@ -60,69 +114,16 @@ absl::Status DagStore::StageDeployIndexes(std::span<const block::Block> blocks,
   // block's record only), read for all of the blocks' deploys at once.
   // Only the (serialised) writer changes them, so read-modify-write is
   // safe.
-  std::map<Bytes, std::vector<Hash32>> added;
-  for (const block::Block& block : blocks) {
-    for (const auto& d : block.body.deploys) {
-      internal::InsertSorted(added[d.sig], block.hash);
-    }
-    if (invalid) continue;
-    for (const auto& r : block.body.rejected) {
-      internal::InsertSorted(added[RejectionKey(r.sig)], block.hash);
-    }
-  }
-  std::vector<ByteView> views;
-  views.reserve(added.size());
-  for (const auto& [key, hashes] : added) views.emplace_back(key);
-  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
-                   store_->MultiGet(columns_.deploys, views));
-  size_t i = 0;
-  for (const auto& [key, more] : added) {
-    ASSIGN_OR_RETURN(std::vector<Hash32> hashes, DecodeHolders(key, held[i++]));
-    for (const Hash32& h : more) internal::InsertSorted(hashes, h);
-    Bytes value;
-    value.reserve(hashes.size() * 32);
-    for (const Hash32& h : hashes) {
-      value.insert(value.end(), h.begin(), h.end());
-    }
-    batch.Put(columns_.deploys, key, value);
-  }
-  return absl::OkStatus();
+  return RewriteHolders(*store_, columns_.deploys,
+                        EntriesOf(blocks, /*rejections=*/!invalid),
+                        /*add=*/true, batch);
 }
 
 absl::Status DagStore::StageDeployUnindex(std::span<const block::Block> blocks,
                                           rspace::WriteBatch& batch) const {
-  std::map<Bytes, std::vector<Hash32>> removed;
-  for (const block::Block& block : blocks) {
-    for (const auto& d : block.body.deploys) {
-      internal::InsertSorted(removed[d.sig], block.hash);
-    }
-    for (const auto& r : block.body.rejected) {
-      internal::InsertSorted(removed[RejectionKey(r.sig)], block.hash);
-    }
-  }
-  std::vector<ByteView> views;
-  views.reserve(removed.size());
-  for (const auto& [key, hashes] : removed) views.emplace_back(key);
-  ASSIGN_OR_RETURN(std::vector<std::optional<Bytes>> held,
-                   store_->MultiGet(columns_.deploys, views));
-  size_t i = 0;
-  for (const auto& [key, gone] : removed) {
-    ASSIGN_OR_RETURN(std::vector<Hash32> hashes, DecodeHolders(key, held[i++]));
-    std::erase_if(hashes, [&](const Hash32& h) {
-      return std::binary_search(gone.begin(), gone.end(), h);
-    });
-    if (hashes.empty()) {
-      batch.Delete(columns_.deploys, key);
-      continue;
-    }
-    Bytes value;
-    value.reserve(hashes.size() * 32);
-    for (const Hash32& h : hashes) {
-      value.insert(value.end(), h.begin(), h.end());
-    }
-    batch.Put(columns_.deploys, key, value);
-  }
-  return absl::OkStatus();
+  return RewriteHolders(*store_, columns_.deploys,
+                        EntriesOf(blocks, /*rejections=*/true),
+                        /*add=*/false, batch);
 }
 
 absl::StatusOr<std::vector<Hash32>> DagStore::BlocksWithDeploy(ByteView sig) {

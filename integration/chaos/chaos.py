@@ -1104,15 +1104,8 @@ def window_growth(points, window=SOAK_WINDOW_MIN):
 def slope_per_hour(points):
     """Least-squares slope of (minute, value) points, per hour; None for
     fewer than two."""
-    if len(points) < 2:
-        return None
-    n = len(points)
-    mx = sum(m for m, _ in points) / n
-    my = sum(v for _, v in points) / n
-    sxx = sum((m - mx) ** 2 for m, _ in points)
-    if sxx == 0:
-        return None
-    return 60 * sum((m - mx) * (v - my) for m, v in points) / sxx
+    slope = disk.least_squares_slope(points)
+    return None if slope is None else 60 * slope
 
 
 # Where a node's memory is, sampled with its RSS in a soak (memory.csv).

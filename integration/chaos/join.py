@@ -91,7 +91,7 @@ def join(a, shard, out_dir):
     """Starts a fresh observer and follows it until it holds the others'
     last finalized block; returns the figures."""
     others = list(shard.nodes())
-    node = chaos.shard_tool.add_observer(shard.folder, shard.state)
+    node = chaos.shard_tool.add_joiner(shard.folder, shard.state, False)
     load = stream(a, shard, os.path.join(out_dir, "join-stream"), JOIN_RATE,
                   JOIN_STREAM_S)
     started = time.monotonic()

@@ -83,13 +83,11 @@ absl::Status BlockNotFound(const casper::dag::DagStore& dag,
     return absl::NotFoundError(
         absl::StrCat("Block not found: ", HexEncode(hash)));
   }
-  return absl::NotFoundError(
-      absl::StrCat("Block not found: ", HexEncode(hash),
-                   "; this node keeps the blocks "
-                   "numbered from ",
-                   *floor,
-                   " up (storage.retain-blocks), an older "
-                   "block may be pruned: an archive node has it"));
+  return absl::NotFoundError(absl::StrCat(
+      "Block not found: ", HexEncode(hash),
+      "; this node keeps the blocks numbered from ", *floor,
+      " up (storage.retain-blocks), an older block may be pruned: an "
+      "archive node has it"));
 }
 
 }  // namespace
@@ -141,9 +139,8 @@ absl::StatusOr<std::vector<Block>> ChainQueries::BlocksByHeight(int64_t from,
     if (to < *floor) {
       return casper::dag::BlockPrunedError(absl::StrCat(
           "the blocks numbered ", from, " to ", to,
-          " are pruned: this node "
-          "keeps the blocks numbered from ",
-          *floor, " up (storage.retain-blocks); an archive node has them"));
+          " are pruned: this node keeps the blocks numbered from ", *floor,
+          " up (storage.retain-blocks); an archive node has them"));
     }
     from = std::max(from, *floor);
   }

@@ -2,6 +2,7 @@
 #include "rspace/history/history.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "crypto/hash.h"
@@ -204,7 +205,11 @@ absl::StatusOr<Hash32> History::CommitChanges(
   batch.Put(options_.columns.roots, root, EncodeU64(number));
   batch.Put(options_.columns.roots, AsBytes(kLastRootKey), root);
   if (options_.phase_hook) options_.phase_hook(CheckpointPhase::kBeforeWrite);
-  if (options_.write_guard != nullptr) options_.write_guard->Writing(batch);
+  // Held until the root is named below (TrieWriteGuard::Commit).
+  std::optional<TrieWriteGuard::Commit> guarded;
+  if (options_.write_guard != nullptr) {
+    guarded.emplace(options_.write_guard, batch);
+  }
   RETURN_IF_ERROR(write == CommitWrite::kPipelined
                       ? store_->WriteAsync(std::move(batch))
                       : store_->WriteOwned(std::move(batch)));

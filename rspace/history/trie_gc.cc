@@ -66,7 +66,16 @@ void TrieWriteGuard::Writing(const WriteBatch& batch) {
   }
 }
 
+TrieWriteGuard::Commit::Commit(TrieWriteGuard* guard, const WriteBatch& batch)
+    : guard_(guard) {
+  guard_->commit_mu_.Lock();
+  guard_->Writing(batch);
+}
+
+TrieWriteGuard::Commit::~Commit() { guard_->commit_mu_.Unlock(); }
+
 void TrieWriteGuard::Begin() {
+  MutexLock commits(&commit_mu_);
   MutexLock lock(&mu_);
   written_.clear();
   overflow_ = false;

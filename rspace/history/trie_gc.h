@@ -59,8 +59,27 @@ class TrieWriteGuard {
   // columns are remembered while a sweep runs.
   void Writing(const WriteBatch& batch);
 
-  // Sweep side: Begin before marking; each step deletes under Delete;
-  // End when done.
+  // A commit from its Writing to the end of its scope (the history has
+  // then written the batch and named the root, History::RecentRoots):
+  // Begin waits for it. So a commit either finished before Begin (its root
+  // is named when the collector reads the kept roots) or is remembered.
+  // Found in a soak: a commit that called Writing just before Begin and
+  // named its root just after the kept roots were read lost its new nodes.
+  class ABSL_SCOPED_LOCKABLE Commit {
+   public:
+    Commit(TrieWriteGuard* guard, const WriteBatch& batch)
+        ABSL_EXCLUSIVE_LOCK_FUNCTION(guard->commit_mu_);
+    ~Commit() ABSL_UNLOCK_FUNCTION();
+    Commit(const Commit&) = delete;
+    Commit& operator=(const Commit&) = delete;
+
+   private:
+    TrieWriteGuard* const guard_;
+  };
+
+  // Sweep side: Begin before reading the kept roots and marking (it waits
+  // for a Commit in flight); each step deletes under Delete; End when
+  // done.
   void Begin();
   void End();
   // Writes `batch` of deletes (keys in the history's columns) without the
@@ -74,6 +93,8 @@ class TrieWriteGuard {
   const ColumnId values_;
   const ColumnId roots_;
   std::atomic<bool> active_{false};
+  // Held by a Commit; taken by Begin. Before mu_.
+  Mutex commit_mu_;
   Mutex mu_;
   bool overflow_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<Bytes> written_ ABSL_GUARDED_BY(mu_);

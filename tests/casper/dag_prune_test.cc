@@ -242,13 +242,26 @@ std::string Views(const DagStore& dag) {
   return out;
 }
 
+// An in-memory store holding Grow's DAG up to #300.
+struct GrownStore {
+  GrownStore() {
+    absl::StatusOr<std::unique_ptr<DagStore>> opened =
+        DagStore::Open(&store, kColumns, kSmallWindow);
+    EXPECT_TRUE(opened.ok()) << opened.status();
+    dag = *std::move(opened);
+    chain = std::make_unique<Chain>(dag.get());
+    Grow(*chain, *dag, 300);
+  }
+  rspace::InMemoryStore store{4};
+  std::unique_ptr<DagStore> dag;
+  std::unique_ptr<Chain> chain;
+};
+
 TEST(DagPruneTest, DeletesWhatNothingKeptReferencesAndOnlyThat) {
-  rspace::InMemoryStore store(4);
-  auto opened = DagStore::Open(&store, kColumns, kSmallWindow);
-  ASSERT_TRUE(opened.ok());
-  DagStore& dag = **opened;
-  Chain chain(&dag);
-  Grow(chain, dag, 300);
+  GrownStore grown;
+  rspace::InMemoryStore& store = grown.store;
+  DagStore& dag = *grown.dag;
+  const Chain& chain = *grown.chain;
   const std::set<Hash32> invalid{chain.at(50).hash};
   const std::set<Hash32> kept = ExpectedKept(chain.blocks(), invalid, 200);
   // The genesis, validator 3's block and what it justifies, and #199 (the
@@ -386,12 +399,10 @@ TEST(DagPruneTest, ABlockInsertedDuringAPruneKeepsItsDependencies) {
 }
 
 TEST(DagPruneTest, AnInterruptedPruneIsFinishedByTheNext) {
-  rspace::InMemoryStore store(4);
-  auto opened = DagStore::Open(&store, kColumns, kSmallWindow);
-  ASSERT_TRUE(opened.ok());
-  DagStore& dag = **opened;
-  Chain chain(&dag);
-  Grow(chain, dag, 300);
+  GrownStore grown;
+  rspace::InMemoryStore& store = grown.store;
+  DagStore& dag = *grown.dag;
+  const Chain& chain = *grown.chain;
   std::atomic<bool> stop{true};
   absl::StatusOr<DagStore::PruneStats> stats = dag.PruneBelow(200, &stop);
   ASSERT_TRUE(stats.ok());

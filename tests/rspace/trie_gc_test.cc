@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -177,6 +179,56 @@ TEST_F(TrieGcTest, AStateCommittedWhileTheKeptRootsAreReadStaysWhole) {
   EXPECT_FALSE(*history_->HasRoot(roots[1]));
   EXPECT_TRUE(*history_->HasRoot(meanwhile));
   EXPECT_TRUE(history_->VerifyRoot(meanwhile).ok());
+}
+
+// Waits (polling, at most `ms`) until `flag` is true; whether it was.
+bool AwaitFlag(const std::atomic<bool>& flag, int ms) {
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (!flag.load()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// A commit that reported its batch just before the collection began, and
+// names its root (History::RecentRoots) only after: the collection waits
+// for it, so the root is among the kept. Found in a soak: without the
+// wait, the root was neither kept nor remembered and lost its new nodes
+// (here: the commit pauses between its write and naming its root until
+// the kept roots are read, or 300 ms).
+TEST_F(TrieGcTest, ACommitUnderWayWhenTheCollectionBeginsIsKept) {
+  std::atomic<bool> pause{false}, paused{false}, kept_read{false};
+  HistoryOptions o;
+  o.node_cache_entries = 0;
+  o.node_cache_bytes = 0;
+  o.write_guard = &guard_;
+  o.phase_hook = [&](CheckpointPhase phase) {
+    if (phase != CheckpointPhase::kWritten || !pause.exchange(false)) return;
+    paused = true;
+    AwaitFlag(kept_read, 300);
+  };
+  history_ = *History::Open(&hooked_, o);
+  const std::vector<Hash32> roots = MakeStates(4);
+  pause = true;
+  absl::StatusOr<Hash32> made = absl::UnknownError("not run");
+  std::thread commit([&] {
+    made = history_->Commit(
+        roots[4], std::vector<LeafUpdate>{Leaf(keys_[9], Bytes(70, 2))});
+  });
+  ASSERT_TRUE(AwaitFlag(paused, 5000));
+  TrieCollector gc(&hooked_, HistoryColumns{}, &guard_);
+  auto stats = gc.Collect([&]() -> absl::StatusOr<std::vector<Hash32>> {
+    std::vector<Hash32> kept = history_->RecentRoots();
+    kept.push_back(roots[4]);
+    kept_read = true;
+    return kept;
+  });
+  commit.join();
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_TRUE(made.ok()) << made.status();
+  EXPECT_TRUE(history_->VerifyRoot(*made).ok());
 }
 
 // A kept root that is not whole is an error, and nothing is deleted.
