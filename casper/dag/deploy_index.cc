@@ -80,8 +80,10 @@ absl::Status RewriteHolders(rspace::KeyValueStore& store,
     if (add) {
       for (const Hash32& h : change) internal::InsertSorted(hashes, h);
     } else {
-      std::erase_if(hashes, [&](const Hash32& h) {
-        return std::binary_search(change.begin(), change.end(), h);
+      // (A structured binding is not captured: clang before 16 refuses.)
+      const std::vector<Hash32>& gone = change;
+      std::erase_if(hashes, [&gone](const Hash32& h) {
+        return std::binary_search(gone.begin(), gone.end(), h);
       });
     }
     if (hashes.empty()) {
