@@ -1,6 +1,7 @@
 // DagStore::PruneBelow (split from dag_store.cc): history retention's side
 // of the block store (docs/node.md "Retention", docs/formats/dag.md).
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -8,7 +9,6 @@
 #include <vector>
 
 #include "absl/cleanup/cleanup.h"
-#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "casper/block/block_codec.h"
 #include "casper/dag/dag_store.h"
@@ -33,7 +33,6 @@ using internal::kTipPrefix;
 
 namespace {
 
-constexpr absl::string_view kPrunedPayload = "rnode.dev/dag/pruned";
 // A height index key: prefix, number, hash.
 constexpr size_t kHeightKeySize = 1 + 8 + 32;
 
@@ -83,17 +82,6 @@ absl::StatusOr<Doomed> ReadDoomed(rspace::KeyValueStore& store,
 
 }  // namespace
 
-absl::Status BlockPrunedError(absl::string_view message) {
-  absl::Status s = absl::NotFoundError(message);
-  s.SetPayload(kPrunedPayload, absl::Cord("1"));
-  return s;
-}
-
-bool IsBlockPruned(const absl::Status& status) {
-  return absl::IsNotFound(status) &&
-         status.GetPayload(kPrunedPayload).has_value();
-}
-
 absl::StatusOr<std::vector<std::pair<int64_t, Hash32>>> DagStore::Numbered(
     int64_t from, int64_t to) const {
   std::vector<std::pair<int64_t, Hash32>> out;
@@ -110,12 +98,33 @@ absl::StatusOr<std::vector<std::pair<int64_t, Hash32>>> DagStore::Numbered(
   return out;
 }
 
+absl::Status DagStore::ForEachMetaFrom(
+    int64_t from,
+    const std::function<absl::Status(const BlockMeta&)>& fn) const {
+  ASSIGN_OR_RETURN(const auto blocks,
+                   Numbered(from, std::numeric_limits<int64_t>::max()));
+  for (const auto& [number, h] : blocks) {
+    ASSIGN_OR_RETURN(std::shared_ptr<const BlockMeta> meta, ReadMeta(h));
+    if (meta != nullptr) RETURN_IF_ERROR(fn(*meta));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> DagStore::PruneKeeps(
     int64_t floor) const {
   absl::flat_hash_set<Hash32, Hash32Hasher> keep;
+  // The blocks above the floor, as the walk below meets them (by number):
+  // a dependency among them is not below the floor, and not kept in `keep`,
+  // which then holds about as many hashes as there are old blocks kept,
+  // not the blocks above the floor times their justifications.
+  absl::flat_hash_set<Hash32, Hash32Hasher> above;
   auto keep_dependencies = [&](const BlockMeta& meta) {
-    keep.insert(meta.parents.begin(), meta.parents.end());
-    for (const auto& j : meta.justifications) keep.insert(j.latest_block);
+    for (const Hash32& p : meta.parents) {
+      if (!above.contains(p)) keep.insert(p);
+    }
+    for (const auto& j : meta.justifications) {
+      if (!above.contains(j.latest_block)) keep.insert(j.latest_block);
+    }
   };
   std::vector<std::shared_ptr<const BlockMeta>> latest;
   {
@@ -128,13 +137,11 @@ absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> DagStore::PruneKeeps(
   }
   ASSIGN_OR_RETURN(auto genesis, Numbered(0, 0));
   for (const auto& [number, h] : genesis) keep.insert(h);
-  ASSIGN_OR_RETURN(auto above,
-                   Numbered(floor + 1, std::numeric_limits<int64_t>::max()));
-  for (const auto& [number, h] : above) {
-    absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = Meta(h);
-    if (!meta.ok()) return meta.status();
-    keep_dependencies(**meta);
-  }
+  RETURN_IF_ERROR(ForEachMetaFrom(floor + 1, [&](const BlockMeta& meta) {
+    keep_dependencies(meta);
+    above.insert(meta.hash);
+    return absl::OkStatus();
+  }));
   return keep;
 }
 

@@ -24,6 +24,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -239,10 +240,14 @@ class DagStore {
                                         const std::atomic<bool>* stop = nullptr,
                                         size_t step = 256);
 
-  // The stored blocks numbered from `from` to `to` (both included), by
-  // number then hash: one scan of the height index.
-  absl::StatusOr<std::vector<std::pair<int64_t, Hash32>>> Numbered(
-      int64_t from, int64_t to) const;
+  // Calls `fn` with the metadata of every stored block numbered from `from`
+  // up, by number then hash (a block deleted meanwhile is skipped): one
+  // scan of the height index, then a store read each, made without the
+  // views' lock (a caller reads thousands; retention). Stops at `fn`'s
+  // error; the store's errors, DataLoss for a record that does not decode.
+  absl::Status ForEachMetaFrom(
+      int64_t from,
+      const std::function<absl::Status(const BlockMeta&)>& fn) const;
 
   // The number of blocks stored.
   size_t size() const;
@@ -281,6 +286,10 @@ class DagStore {
   // past what it scanned; empty when the sweep is done).
   absl::StatusOr<absl::flat_hash_set<Hash32, Hash32Hasher>> PruneKeeps(
       int64_t floor) const;
+  // The stored blocks numbered from `from` to `to` (both included), by
+  // number then hash: one scan of the height index.
+  absl::StatusOr<std::vector<std::pair<int64_t, Hash32>>> Numbered(
+      int64_t from, int64_t to) const;
   absl::Status PruneStep(int64_t floor,
                          const absl::flat_hash_set<Hash32, Hash32Hasher>& keep,
                          size_t step, Bytes& from, PruneStats& stats);
@@ -370,12 +379,6 @@ class DagStore {
   BoundedCache<Hash32, std::shared_ptr<const MergeRecord>, Hash32Hasher>
       merge_records_{kMergeRecordsKept};
 };
-
-// A block this node does not keep: numbered below its DAG's floor (deleted
-// by retention, or under the anchor a joining node started from). NotFound,
-// recognised by IsBlockPruned.
-absl::Status BlockPrunedError(absl::string_view message);
-bool IsBlockPruned(const absl::Status& status);
 
 // Where the main-parent chains of `blocks` (stored, at least one) meet: the
 // highest block on every one of them. Found by walking the highest of the

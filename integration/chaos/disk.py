@@ -68,3 +68,19 @@ def judge(name, points, finalized, window, limit, medians_of, growth_of):
 HEADER = ["| node | disk at warm-up MiB | last MiB | {w}-min medians: first "
           "MiB | last MiB | growth | KiB per 1,000 finalized deploys |",
           "|---|---:|---:|---:|---:|---:|---:|"]
+
+
+def live_line(name, points, finalized):
+    """A line on one node's live state after the warm-up: points are
+    (minute, bytes of rnode_retention_kept_bytes), finalized {minute:
+    deploys}. What the deploys left in the state is the users' data, which
+    no retention deletes; the disk's growth beyond it is the node's own.
+    None without points."""
+    if not points:
+        return None
+    per_k = bytes_per_thousand([(finalized[m], b) for m, b in points
+                                if finalized.get(m) is not None])
+    rate = ("-" if per_k is None else f"{per_k / 1024:.1f} KiB")
+    return (f"- {name}: live state {points[0][1] / 2**20:.1f} -> "
+            f"{points[-1][1] / 2**20:.1f} MiB, {rate} per 1,000 finalized "
+            f"deploys")

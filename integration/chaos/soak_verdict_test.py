@@ -121,6 +121,15 @@ class DiskVerdictTest(unittest.TestCase):
         _, problem = self.judge([2**30] * 5)
         self.assertIn("too few", problem)
 
+    def test_the_live_state_line_gives_its_rate(self):
+        # 3,000 deploys a minute, 300 KiB a minute: 100 KiB per 1,000.
+        points = [(m, (1 << 20) + 300 * 1024 * m) for m in range(10, 20)]
+        line = chaos.disk.live_line("v1", points, {m: 3000 * m
+                                                   for m in range(30)})
+        self.assertEqual(line, "- v1: live state 3.9 -> 6.6 MiB, 100.0 KiB "
+                               "per 1,000 finalized deploys")
+        self.assertIsNone(chaos.disk.live_line("v1", [], {}))
+
     def test_the_slope_of_a_line_is_found(self):
         self.assertAlmostEqual(
             chaos.disk.least_squares_slope([(0, 1), (1, 3), (2, 5)]), 2)

@@ -101,6 +101,7 @@ struct Options {
   bool allow_failures = false;
   std::string workload = "noop";
   int64_t transfer_amount = 1;
+  bool read_answers = false;
 };
 
 // The phases chosen on the command line, and how the report names them.
@@ -221,6 +222,10 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Options& o) {
                  "(insert and look up) or mix")
       ->check(CLI::IsMember({"noop", "counter", "transfer", "registry", "mix"}))
       ->capture_default_str();
+  app.add_flag("--read-answers", o.read_answers,
+               "each deploy receives what it sends and nobody else reads "
+               "(noop's value, transfer's and lookup's answers), so the run "
+               "leaves no channel per deploy in the state (disk soaks)");
   app.add_option("--transfer-amount", o.transfer_amount,
                  "REV (dust) each transfer moves")
       ->check(CLI::PositiveNumber)
@@ -303,6 +308,7 @@ absl::StatusOr<std::unique_ptr<DeploySender>> StartSender(
                        std::chrono::system_clock::now().time_since_epoch())
                        .count());
   options.workload.transfer_amount = o.transfer_amount;
+  options.workload.read_answers = o.read_answers;
   for (const crypto::Secp256k1PrivateKey& k : keys) {
     options.workload.wallets.push_back(
         crypto::RevAddressFromPublicKey(crypto::Secp256k1PublicKeyOf(k)));

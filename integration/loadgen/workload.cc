@@ -19,7 +19,7 @@ constexpr char kTransferTerm[] = R"(new rl(`rho:registry:lookup`),
     @vaults!("findOrCreate", "$FROM", *fromCh) |
     @vaults!("deployerAuthKey", *deployerId, *keyCh) |
     for (@(true, from) <- fromCh; key <- keyCh) {
-      @from!("transfer", "$TO", $AMOUNT, *key, *doneCh)
+      @from!("transfer", "$TO", $AMOUNT, *key, *doneCh)$READ
     }
   }
 })";
@@ -28,8 +28,12 @@ constexpr char kTransferTerm[] = R"(new rl(`rho:registry:lookup`),
 constexpr char kRegistryTerm[] = R"(new insert(`rho:registry:insertArbitrary`),
     lookup(`rho:registry:lookup`), uriCh, valueCh in {
   insert!($N, *uriCh) |
-  for (@uri <- uriCh) { lookup!(uri, *valueCh) }
+  for (@uri <- uriCh) { lookup!(uri, *valueCh)$READ }
 })";
+
+// What read_answers adds after the transfer's and the lookup's call.
+constexpr char kReadTransfer[] = " | for (_ <- doneCh) { Nil }";
+constexpr char kReadLookup[] = " | for (_ <- valueCh) { Nil }";
 
 std::string Counter(const Workload& w, int64_t sequence) {
   const std::string ch = absl::StrCat("@\"", CounterChannel(w), "\"");
@@ -44,12 +48,20 @@ std::string Transfer(const Workload& w, int64_t sequence) {
   return absl::StrReplaceAll(kTransferTerm,
                              {{"$FROM", w.wallets[from]},
                               {"$TO", w.wallets[(from + step) % n]},
-                              {"$AMOUNT", absl::StrCat(w.transfer_amount)}});
+                              {"$AMOUNT", absl::StrCat(w.transfer_amount)},
+                              {"$READ", w.read_answers ? kReadTransfer : ""}});
 }
 
-std::string Registry(int64_t sequence) {
-  return absl::StrReplaceAll(
-      kRegistryTerm, {{"$N", absl::StrCat(kFirstTermNumber + sequence)}});
+std::string Registry(const Workload& w, int64_t sequence) {
+  return absl::StrReplaceAll(kRegistryTerm,
+                             {{"$N", absl::StrCat(kFirstTermNumber + sequence)},
+                              {"$READ", w.read_answers ? kReadLookup : ""}});
+}
+
+std::string Noop(const Workload& w, int64_t sequence) {
+  if (!w.read_answers) return DeployTerm(sequence);
+  const std::string n = absl::StrCat(kFirstTermNumber + sequence);
+  return absl::StrCat("@", n, "!(", n, ") | for (_ <- @", n, ") { Nil }");
 }
 
 }  // namespace
@@ -102,13 +114,13 @@ std::string CounterChannel(const Workload& w) {
 std::string WorkloadTerm(const Workload& w, int64_t sequence) {
   switch (w.kind) {
     case WorkloadKind::kNoop:
-      return DeployTerm(sequence);
+      return Noop(w, sequence);
     case WorkloadKind::kCounter:
       return Counter(w, sequence);
     case WorkloadKind::kTransfer:
       return Transfer(w, sequence);
     case WorkloadKind::kRegistry:
-      return Registry(sequence);
+      return Registry(w, sequence);
     case WorkloadKind::kMix:
       switch (sequence % 3) {
         case 0:
@@ -116,7 +128,7 @@ std::string WorkloadTerm(const Workload& w, int64_t sequence) {
         case 1:
           return Transfer(w, sequence);
         default:
-          return Registry(sequence);
+          return Registry(w, sequence);
       }
   }
   return DeployTerm(sequence);

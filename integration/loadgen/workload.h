@@ -34,6 +34,11 @@ struct Workload {
   // kMix.
   std::vector<std::string> wallets;
   int64_t transfer_amount = 1;
+  // Each deploy receives what it sends and nobody else reads (the noop's
+  // value, the transfer's and the lookup's answers), so the run leaves no
+  // channel per deploy in the state (a registry insert still does): for
+  // disk soaks, where the live state must not grow with the run.
+  bool read_answers = false;
 };
 
 // InvalidArgument for a transfer workload with fewer than two wallets or a
@@ -42,7 +47,8 @@ absl::Status CheckWorkload(const Workload& w);
 
 // The term of deploy `sequence` (0-based over the run), signed by the key
 // of index sequence mod wallets (or keys).
-//   noop      "@N!(N)", N = kFirstTermNumber + sequence.
+//   noop      "@N!(N)", N = kFirstTermNumber + sequence (with read_answers
+//             "@N!(N) | for (_ <- @N) { Nil }").
 //   counter   deploy 0 puts 0 on the run's counter channel; every other
 //             deploy takes the value n and puts n + 1 back. The counter at
 //             the end is the number of increments whose effect is kept.

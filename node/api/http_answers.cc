@@ -2,8 +2,6 @@
 
 #include <string>
 
-#include "casper/dag/dag_store.h"
-#include "rspace/history/trie_gc.h"
 #include "rspace/storage/kv_store.h"
 
 namespace rnode::node {
@@ -30,7 +28,7 @@ http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind) {
     r.headers.emplace_back("Retry-After", "5");
     return r;
   }
-  if (rspace::IsStatePruned(s) || casper::dag::IsBlockPruned(s)) {
+  if (rspace::IsPruned(s)) {
     // A state or blocks this node deleted (storage.retain-blocks): gone
     // for good here; an archive node has them.
     return Error(410, "pruned", s.message());

@@ -18,7 +18,7 @@ http::Response Error(int status, std::string_view kind,
                      absl::string_view message);
 // The status code and kind of a failed node operation: 507 disk_full (a
 // full disk; Retry-After 5), 410 pruned (a state or blocks this node
-// deleted: rspace::IsStatePruned, casper::dag::IsBlockPruned), 400
+// deleted: rspace::IsPruned), 400
 // `invalid_kind`, 404, 409, 422, 503 busy (Retry-After 1), else 500.
 http::Response ErrorOf(const absl::Status& s, std::string_view invalid_kind);
 

@@ -17,7 +17,7 @@
 #include "rholang/interpreter/term_codec.h"
 #include "rspace/channel_codec.h"
 #include "rspace/event_log.h"
-#include "rspace/history/trie_gc.h"
+#include "rspace/storage/kv_store.h"
 #include "util/limits.h"
 #include "util/status_macros.h"
 
@@ -67,7 +67,7 @@ absl::Status StateHeld(rspace::History& history, const Hash32& root,
                        const casper::dag::BlockMeta& meta) {
   ASSIGN_OR_RETURN(bool held, history.HasRoot(root));
   if (held) return absl::OkStatus();
-  return rspace::StatePrunedError(absl::StrCat(
+  return rspace::PrunedError(absl::StrCat(
       "the state of block #", meta.block_number, " ", HexEncode(meta.hash),
       " is pruned: this node keeps the states of its last finalized blocks "
       "only (storage.retain-blocks); an archive node has it"));
@@ -137,7 +137,7 @@ absl::StatusOr<std::vector<Block>> ChainQueries::BlocksByHeight(int64_t from,
   // Below the floor, the blocks are gone (or were never held here).
   if (const std::optional<int64_t> floor = d_.dag->floor()) {
     if (to < *floor) {
-      return casper::dag::BlockPrunedError(absl::StrCat(
+      return rspace::PrunedError(absl::StrCat(
           "the blocks numbered ", from, " to ", to,
           " are pruned: this node keeps the blocks numbered from ", *floor,
           " up (storage.retain-blocks); an archive node has them"));

@@ -268,6 +268,17 @@ absl::Status Node::StartRetention(metrics::Registry* registry) {
         {"rnode_retention_kept_from",
          "the lowest block number whose states the last collection kept",
          [](const RetentionCounters& c) { return double(c.kept_from); }},
+        {"rnode_retention_kept_trie_nodes",
+         "trie nodes the last collection's kept states reach",
+         [](const RetentionCounters& c) { return double(c.marked_nodes); }},
+        {"rnode_retention_kept_values",
+         "out-of-line channel values the last collection's kept states reach",
+         [](const RetentionCounters& c) { return double(c.marked_values); }},
+        {"rnode_retention_kept_bytes",
+         "bytes (keys and values) of the trie nodes and channel values the "
+         "last collection's kept states reach: the live state, before the "
+         "store's overhead",
+         [](const RetentionCounters& c) { return double(c.marked_bytes); }},
         {"rnode_retention_last_seconds",
          "how long the last collection took (mark and sweep)",
          [](const RetentionCounters& c) {

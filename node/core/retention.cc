@@ -1,7 +1,6 @@
 #include "node/core/retention.h"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 #include <utility>
 
@@ -17,21 +16,22 @@ absl::StatusOr<std::vector<Hash32>> KeptRoots(const casper::dag::DagStore& dag,
                                               int64_t* from) {
   std::set<Hash32> roots{history.last_root()};
   for (const Hash32& r : history.RecentRoots()) roots.insert(r);
+  auto keep_states = [&](const casper::dag::BlockMeta& meta) {
+    roots.insert(meta.pre_state);
+    roots.insert(meta.post_state);
+    return absl::OkStatus();
+  };
   auto keep = [&](const Hash32& block) -> absl::Status {
     absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
         dag.Meta(block);
     // Not stored (a block below the floor, deleted meanwhile).
     if (absl::IsNotFound(meta.status())) return absl::OkStatus();
     if (!meta.ok()) return meta.status();
-    roots.insert((*meta)->pre_state);
-    roots.insert((*meta)->post_state);
-    return absl::OkStatus();
+    return keep_states(**meta);
   };
   const int64_t lowest = std::max<int64_t>(0, lfb_number - keep_numbers);
   if (from != nullptr) *from = lowest;
-  ASSIGN_OR_RETURN(const auto kept_blocks,
-                   dag.Numbered(lowest, std::numeric_limits<int64_t>::max()));
-  for (const auto& [number, h] : kept_blocks) RETURN_IF_ERROR(keep(h));
+  RETURN_IF_ERROR(dag.ForEachMetaFrom(lowest, keep_states));
   for (const Hash32& h : dag.AtHeight(0)) RETURN_IF_ERROR(keep(h));
   for (const Hash32& h : dag.Tips()) RETURN_IF_ERROR(keep(h));
   for (const auto& [validator, h] : dag.LatestMessages()) {
@@ -126,6 +126,8 @@ absl::StatusOr<rspace::TrieGcStats> StateRetention::CollectOnce() {
   counters_.kept_from = from;
   counters_.kept_roots = stats->kept_roots;
   counters_.marked_nodes = stats->marked_nodes;
+  counters_.marked_values = stats->marked_values;
+  counters_.marked_bytes = stats->marked_bytes;
   counters_.mark_seconds = stats->mark_seconds;
   counters_.sweep_seconds = stats->sweep_seconds;
   counters_.last_error.clear();
@@ -161,13 +163,13 @@ void StateRetention::Loop() {
     const RetentionCounters c = counters();
     Log("node")->info(
         "retention: kept the blocks and states from #{} ({} roots, {} trie "
-        "nodes); deleted {} blocks in {:.2f} s, {} nodes, {} values, {} roots "
-        "({} bytes) in {:.2f} s (mark {:.2f} s)",
+        "nodes, {} values, {} bytes); deleted {} blocks in {:.2f} s, {} "
+        "nodes, {} values, {} roots ({} bytes) in {:.2f} s (mark {:.2f} s)",
         std::max<int64_t>(0, number - options_.keep_numbers), stats->kept_roots,
-        stats->marked_nodes, c.last_blocks_deleted, c.prune_seconds,
-        stats->nodes_deleted, stats->values_deleted, stats->roots_deleted,
-        stats->bytes_deleted, stats->mark_seconds + stats->sweep_seconds,
-        stats->mark_seconds);
+        stats->marked_nodes, stats->marked_values, stats->marked_bytes,
+        c.last_blocks_deleted, c.prune_seconds, stats->nodes_deleted,
+        stats->values_deleted, stats->roots_deleted, stats->bytes_deleted,
+        stats->mark_seconds + stats->sweep_seconds, stats->mark_seconds);
   }
 }
 

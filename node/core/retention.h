@@ -2,8 +2,8 @@
 // the blocks and states of its last `storage.retain-blocks` finalized block
 // numbers and of every block above them, and deletes older blocks and the
 // trie nodes, values and root records of older states in the background
-// (rspace::TrieCollector). Each step of the sweep holds commits for one bounded
-// delete batch; the mark reads while blocks go on being made.
+// (rspace::TrieCollector). Each step of the sweep holds commits for one
+// bounded delete batch; the mark reads while blocks go on being made.
 //
 // What is kept: the pre- and post-states of every stored block numbered at
 // least the last finalized block's number minus `keep_numbers`, of every
@@ -78,6 +78,8 @@ struct RetentionCounters {
   int64_t kept_from = -1;  // the lowest block number kept
   uint64_t kept_roots = 0;
   uint64_t marked_nodes = 0;
+  uint64_t marked_values = 0;
+  uint64_t marked_bytes = 0;  // the live state (TrieGcStats::marked_bytes)
   double mark_seconds = 0;
   double sweep_seconds = 0;
   std::string last_error;

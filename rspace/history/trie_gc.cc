@@ -16,8 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr absl::string_view kPrunedPayload = "rnode.dev/history/pruned";
-
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -36,17 +34,6 @@ Hash32 HashOf(ByteView key) {
 }
 
 }  // namespace
-
-absl::Status StatePrunedError(absl::string_view message) {
-  absl::Status s = absl::NotFoundError(message);
-  s.SetPayload(kPrunedPayload, absl::Cord("1"));
-  return s;
-}
-
-bool IsStatePruned(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kNotFound &&
-         status.GetPayload(kPrunedPayload).has_value();
-}
 
 TrieWriteGuard::TrieWriteGuard(const HistoryColumns& columns)
     : nodes_(columns.nodes), values_(columns.values), roots_(columns.roots) {}
@@ -163,6 +150,7 @@ absl::StatusOr<TrieGcStats> TrieCollector::Collect(
                                    " of kept root " + HexEncode(root) +
                                    " is missing: nothing collected");
       }
+      stats.marked_bytes += h.size() + bytes->size();
       ASSIGN_OR_RETURN(TrieNode node, DecodeTrieNode(*bytes));
       for (const TrieItem& it : node.items) {
         if (it.is_ptr) {
@@ -172,6 +160,12 @@ absl::StatusOr<TrieGcStats> TrieCollector::Collect(
         }
       }
     }
+  }
+  // The values' sizes, for marked_bytes (one read each; values are few:
+  // only those too large to sit in their leaf).
+  for (const Hash32& v : values) {
+    ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store_->Get(values_, v));
+    if (bytes.has_value()) stats.marked_bytes += v.size() + bytes->size();
   }
   stats.kept_roots = roots.size();
   stats.marked_nodes = nodes.size();

@@ -40,12 +40,6 @@ namespace rnode::rspace {
 
 struct HistoryColumns;
 
-// The error of a read of a state this node collected (its root is no
-// longer in the roots table): NotFound that IsStatePruned recognises (by a
-// payload), for the API to answer 410 rather than 404.
-absl::Status StatePrunedError(absl::string_view message);
-bool IsStatePruned(const absl::Status& status);
-
 // The keys commits write while a collection sweeps. Thread-safe.
 class TrieWriteGuard {
  public:
@@ -55,16 +49,14 @@ class TrieWriteGuard {
 
   explicit TrieWriteGuard(const HistoryColumns& columns);
 
-  // A commit's batch, before it is written: its keys in the history's
-  // columns are remembered while a sweep runs.
-  void Writing(const WriteBatch& batch);
-
-  // A commit from its Writing to the end of its scope (the history has
-  // then written the batch and named the root, History::RecentRoots):
-  // Begin waits for it. So a commit either finished before Begin (its root
-  // is named when the collector reads the kept roots) or is remembered.
-  // Found in a soak: a commit that called Writing just before Begin and
-  // named its root just after the kept roots were read lost its new nodes.
+  // A commit, from before its batch is written to the end of its scope
+  // (the history has then written the batch and named the root,
+  // History::RecentRoots): its keys in the history's columns are
+  // remembered while a sweep runs, and Begin waits for it. So a commit either
+  // finished before Begin (its root is named when the collector reads the kept
+  // roots) or is remembered. Found in a soak: a commit that reported its batch
+  // just before Begin and named its root just after the kept roots were read
+  // lost its new nodes.
   class ABSL_SCOPED_LOCKABLE Commit {
    public:
     Commit(TrieWriteGuard* guard, const WriteBatch& batch)
@@ -89,6 +81,9 @@ class TrieWriteGuard {
   absl::StatusOr<size_t> Delete(KeyValueStore& store, WriteBatch batch);
 
  private:
+  // Commit's: remembers the keys of `batch` while a sweep runs.
+  void Writing(const WriteBatch& batch);
+
   const ColumnId nodes_;
   const ColumnId values_;
   const ColumnId roots_;
@@ -113,6 +108,9 @@ struct TrieGcStats {
   uint64_t kept_roots = 0;
   uint64_t marked_nodes = 0;
   uint64_t marked_values = 0;
+  // Keys and values of what the kept roots reach: the live state's size in
+  // the store (before the store's own overhead and compression).
+  uint64_t marked_bytes = 0;
   uint64_t nodes_deleted = 0;
   uint64_t values_deleted = 0;
   uint64_t roots_deleted = 0;

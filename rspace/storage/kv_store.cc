@@ -13,6 +13,7 @@ namespace rnode::rspace {
 namespace {
 
 constexpr absl::string_view kNoSpacePayload = "rnode.dev/storage/no-space";
+constexpr absl::string_view kPrunedPayload = "rnode.dev/storage/pruned";
 
 }  // namespace
 
@@ -25,6 +26,17 @@ absl::Status NoSpaceError(absl::string_view message) {
 bool IsNoSpace(const absl::Status& status) {
   return status.code() == absl::StatusCode::kResourceExhausted &&
          status.GetPayload(kNoSpacePayload).has_value();
+}
+
+absl::Status PrunedError(absl::string_view message) {
+  absl::Status s = absl::NotFoundError(message);
+  s.SetPayload(kPrunedPayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsPruned(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kNotFound &&
+         status.GetPayload(kPrunedPayload).has_value();
 }
 
 absl::StatusOr<std::vector<std::optional<Bytes>>> KeyValueStore::MultiGet(

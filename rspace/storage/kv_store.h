@@ -76,6 +76,13 @@ absl::Status CheckColumns(const WriteBatch& batch, size_t column_count);
 absl::Status NoSpaceError(absl::string_view message);
 bool IsNoSpace(const absl::Status& status);
 
+// The error of a read of what this node deleted on purpose (retention:
+// docs/node.md "Retention"): a state whose root the history collected, or
+// blocks below the DAG's floor. NotFound that IsPruned recognises (by a
+// payload), for the API to answer 410 rather than 404.
+absl::Status PrunedError(absl::string_view message);
+bool IsPruned(const absl::Status& status);
+
 // Storage interface. Implementations are thread-safe: Get and Write may be
 // called concurrently; a Write is atomic (readers see all of it or none) and
 // durable against process death once it returns OK.

@@ -17,6 +17,7 @@
 #include "rspace/storage/kv_store.h"
 #include "tests/casper/dag_test_blocks.h"
 #include "tests/casper/test_key.h"
+#include "tests/scan_hook_store.h"
 
 namespace rnode::casper::dag {
 namespace {
@@ -27,37 +28,6 @@ using testing::MakeTestKey;
 
 constexpr DagStoreOptions kSmallWindow{.kept_below_finalized = 8};
 const DagColumns kColumns = DagColumnsFrom(0);
-
-// Forwards to an in-memory store; calls `on_scan` before each scan.
-class HookedStore final : public rspace::KeyValueStore {
- public:
-  HookedStore() : base_(4) {}
-  std::function<void(rspace::ColumnId, ByteView)> on_scan;
-  rspace::InMemoryStore& base() { return base_; }
-
-  size_t ColumnCount() const override { return base_.ColumnCount(); }
-  absl::StatusOr<std::optional<Bytes>> Get(rspace::ColumnId column,
-                                           ByteView key) override {
-    return base_.Get(column, key);
-  }
-  absl::Status Write(const rspace::WriteBatch& batch) override {
-    return base_.Write(batch);
-  }
-  absl::Status ForEach(
-      rspace::ColumnId column,
-      const std::function<absl::Status(ByteView, ByteView)>& fn) override {
-    return base_.ForEach(column, fn);
-  }
-  absl::Status ScanFrom(
-      rspace::ColumnId column, ByteView from,
-      const std::function<bool(ByteView, ByteView)>& fn) override {
-    if (on_scan) on_scan(column, from);
-    return base_.ScanFrom(column, from, fn);
-  }
-
- private:
-  rspace::InMemoryStore base_;
-};
 
 // A shard's blocks inserted into a DAG as they are made: each block
 // justifies every validator's latest block.
@@ -357,7 +327,8 @@ TEST(DagPruneTest, RefusesWithoutFinalityAndAboveTheWindow) {
 // one the prune had chosen to delete (its sender justifies an old block no
 // other kept block names).
 TEST(DagPruneTest, ABlockInsertedDuringAPruneKeepsItsDependencies) {
-  HookedStore store;
+  rspace::InMemoryStore base(4);
+  rnode::testing::ScanHookStore store(&base);
   auto opened = DagStore::Open(&store, kColumns, kSmallWindow);
   ASSERT_TRUE(opened.ok());
   DagStore& dag = **opened;
@@ -390,7 +361,7 @@ TEST(DagPruneTest, ABlockInsertedDuringAPruneKeepsItsDependencies) {
   ASSERT_TRUE(inserted);
   EXPECT_TRUE(dag.Contains(old));
   EXPECT_TRUE(dag.Contains(late.hash));
-  ExpectNoDanglingRecords(store.base(), dag);
+  ExpectNoDanglingRecords(base, dag);
   // A later prune keeps it too: `late`, above the floor, justifies it.
   store.on_scan = nullptr;
   stats = dag.PruneBelow(200);

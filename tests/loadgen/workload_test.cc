@@ -68,6 +68,25 @@ TEST(WorkloadTest, RegistryAndMixTerms) {
   EXPECT_EQ(WorkloadTerm(mix, 3), WorkloadTerm(Of(WorkloadKind::kCounter), 3));
 }
 
+// With read_answers each deploy receives its own sends; without, the terms
+// are unchanged.
+TEST(WorkloadTest, ReadAnswersReceivesWhatEachDeploySends) {
+  Workload w = Of(WorkloadKind::kNoop);
+  w.read_answers = true;
+  EXPECT_EQ(WorkloadTerm(w, 3),
+            "@100003!(100003) | for (_ <- @100003) { Nil }");
+  w.kind = WorkloadKind::kTransfer;
+  EXPECT_THAT(WorkloadTerm(w, 1),
+              HasSubstr("*doneCh) | for (_ <- doneCh) { Nil }"));
+  w.kind = WorkloadKind::kRegistry;
+  EXPECT_THAT(WorkloadTerm(w, 1),
+              HasSubstr("*valueCh) | for (_ <- valueCh) { Nil }"));
+  for (WorkloadKind k : {WorkloadKind::kTransfer, WorkloadKind::kRegistry}) {
+    EXPECT_THAT(WorkloadTerm(Of(k), 1), Not(HasSubstr("for (_ <-"))) << int(k);
+    EXPECT_THAT(WorkloadTerm(Of(k), 1), Not(HasSubstr("$READ"))) << int(k);
+  }
+}
+
 TEST(WorkloadTest, TransfersNeedTwoWalletsAndAPositiveAmount) {
   Workload w = Of(WorkloadKind::kTransfer);
   EXPECT_TRUE(CheckWorkload(w).ok());

@@ -196,7 +196,7 @@ TEST_F(StateRetentionTest, QueriesOfPrunedBlocksSaySo) {
   deps.dag = dag_.get();
   ChainQueries queries(deps);
   absl::StatusOr<std::vector<Block>> old = queries.BlocksByHeight(5, 12);
-  EXPECT_TRUE(casper::dag::IsBlockPruned(old.status())) << old.status();
+  EXPECT_TRUE(rspace::IsPruned(old.status())) << old.status();
   EXPECT_EQ(ErrorOf(old.status(), "invalid").status, 410);
   absl::StatusOr<std::vector<Block>> across = queries.BlocksByHeight(15, 25);
   ASSERT_TRUE(across.ok()) << across.status();
@@ -214,9 +214,9 @@ TEST_F(StateRetentionTest, QueriesOfPrunedBlocksSaySo) {
 // A state read at a block whose state was collected is 410 "pruned" at the
 // API, not 404 or 500.
 TEST(PrunedStateTest, TheApiAnswers410) {
-  const absl::Status pruned = rspace::StatePrunedError("the state of #3");
-  EXPECT_TRUE(rspace::IsStatePruned(pruned));
-  EXPECT_FALSE(rspace::IsStatePruned(absl::NotFoundError("the state of #3")));
+  const absl::Status pruned = rspace::PrunedError("the state of #3");
+  EXPECT_TRUE(rspace::IsPruned(pruned));
+  EXPECT_FALSE(rspace::IsPruned(absl::NotFoundError("the state of #3")));
   const http::Response r = ErrorOf(pruned, "invalid");
   EXPECT_EQ(r.status, 410);
   EXPECT_NE(r.body.find("\"pruned\""), std::string::npos) << r.body;

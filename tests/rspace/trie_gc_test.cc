@@ -18,41 +18,13 @@
 #include "crypto/hash.h"
 #include "gtest/gtest.h"
 #include "rspace/history/history.h"
+#include "tests/scan_hook_store.h"
 #include "tests/test_seed.h"
 
 namespace rnode::rspace {
 namespace {
 
-// Forwards to an InMemoryStore; calls `on_scan` (once) when a scan begins.
-class ScanHookStore final : public KeyValueStore {
- public:
-  explicit ScanHookStore(KeyValueStore* base) : base_(base) {}
-  std::function<void()> on_scan;
-
-  size_t ColumnCount() const override { return base_->ColumnCount(); }
-  absl::StatusOr<std::optional<Bytes>> Get(ColumnId column,
-                                           ByteView key) override {
-    return base_->Get(column, key);
-  }
-  absl::Status Write(const WriteBatch& batch) override {
-    return base_->Write(batch);
-  }
-  absl::Status ForEach(
-      ColumnId column,
-      const std::function<absl::Status(ByteView key, ByteView value)>& fn)
-      override {
-    return base_->ForEach(column, fn);
-  }
-  absl::Status ScanFrom(
-      ColumnId column, ByteView from,
-      const std::function<bool(ByteView key, ByteView value)>& fn) override {
-    if (on_scan) std::exchange(on_scan, nullptr)();
-    return base_->ScanFrom(column, from, fn);
-  }
-
- private:
-  KeyValueStore* const base_;
-};
+using rnode::testing::ScanHookStore;
 
 size_t Keys(KeyValueStore& store, ColumnId column) {
   size_t n = 0;
@@ -60,6 +32,19 @@ size_t Keys(KeyValueStore& store, ColumnId column) {
                   .ForEach(column,
                            [&](ByteView, ByteView) {
                              ++n;
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  return n;
+}
+
+// Bytes of `column`'s keys and values.
+uint64_t KeyValueBytes(KeyValueStore& store, ColumnId column) {
+  uint64_t n = 0;
+  EXPECT_TRUE(store
+                  .ForEach(column,
+                           [&](ByteView k, ByteView v) {
+                             n += k.size() + v.size();
                              return absl::OkStatus();
                            })
                   .ok());
@@ -139,6 +124,8 @@ TEST_F(TrieGcTest, WhatTheKeptRootsReachStaysAndTheRestGoes) {
   // Exactly what they reach is left.
   EXPECT_EQ(Keys(base_, 0), stats->marked_nodes);
   EXPECT_EQ(Keys(base_, 1), stats->marked_values);
+  EXPECT_EQ(KeyValueBytes(base_, 0) + KeyValueBytes(base_, 1),
+            stats->marked_bytes);
   EXPECT_EQ(stats->nodes_deleted, nodes_before - stats->marked_nodes);
   EXPECT_GT(stats->nodes_deleted, 20u);
   EXPECT_GT(stats->values_deleted, 0u);
@@ -261,7 +248,8 @@ TEST_P(TrieGcRaceTest, ACommitDuringTheSweepKeepsWhatItWrote) {
   const std::vector<Hash32> roots = MakeStates(1);
   // roots[1] changed ten channels of roots[0]; keep only roots[1].
   std::optional<Hash32> back;
-  hooked_.on_scan = [&] {
+  hooked_.on_scan = [&, fired = false](ColumnId, ByteView) mutable {
+    if (std::exchange(fired, true)) return;  // the first scan only
     // Between the mark and the first delete: the ten channels back to
     // their values in roots[0], as a commit on roots[1] would do.
     std::vector<LeafUpdate> undo;
