@@ -830,6 +830,10 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeetAtOrAbove(
     // Every cursor is below `lowest` once the highest is: so is the meet.
     if (top < lowest) return std::shared_ptr<const BlockMeta>();
     if (same) return cursors.front();
+    // Apart with the highest at `lowest`: they meet below it, and the
+    // parents under `lowest` are not read (below a DAG's floor they are
+    // deleted).
+    if (top == lowest) return std::shared_ptr<const BlockMeta>();
     for (auto& c : cursors) {
       if (c->block_number != top) continue;
       if (c->parents.empty()) {

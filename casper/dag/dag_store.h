@@ -390,7 +390,8 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeet(
 
 // MainChainMeet, walking no lower than block number `lowest`: null when the
 // chains meet below it (or never meet). The cost is bounded by the blocks
-// of the chains numbered from `lowest` up.
+// of the chains numbered from `lowest` up; no block numbered below
+// `lowest` is read.
 absl::StatusOr<std::shared_ptr<const BlockMeta>> MainChainMeetAtOrAbove(
     const DagStore& dag, std::vector<std::shared_ptr<const BlockMeta>> blocks,
     int64_t lowest);

@@ -30,6 +30,16 @@ absl::StatusOr<Received> Engine::Admit(const block::Block& block,
   switch (r.verdict.kind) {
     case Verdict::Kind::kInternal:
       return r.verdict.error;
+    case Verdict::Kind::kStale: {
+      ++counters_.stale;
+      // What waits for it can never be checked either.
+      std::vector<Hash32> dependents;
+      auto [lo, hi] = waiters_.equal_range(block.hash);
+      for (auto w = lo; w != hi; ++w) dependents.push_back(w->second);
+      for (const Hash32& h : dependents) DropBuffered(h);
+      r.kind = Received::Kind::kStale;
+      return r;
+    }
     case Verdict::Kind::kMissingDependency: {
       const int64_t highest = dag_->MaxHeight();
       if (!waiters_.contains(block.hash) &&

@@ -116,6 +116,9 @@ struct Received {
     // EngineOptions::max_ahead above the highest stored block: not
     // buffered, nothing requested; the node catches up by height first.
     kAhead,
+    // It reaches below this node's floor (validation::Verdict::kStale;
+    // `verdict.detail` says how): dropped, nothing requested.
+    kStale,
   };
   Kind kind = Kind::kAdded;
   validation::Verdict verdict;
@@ -129,6 +132,8 @@ struct EngineCounters {
   uint64_t refused = 0;
   // Blocks refused as too far ahead (Received::kAhead).
   uint64_t ahead = 0;
+  // Blocks dropped as reaching below the floor (Received::kStale).
+  uint64_t stale = 0;
   // Buffered blocks dropped after EngineOptions::buffer_ttl_ms (or with a
   // block they waited for).
   uint64_t expired = 0;

@@ -24,6 +24,13 @@ Verdict Invalid(InvalidReason reason, std::string detail) {
   return v;
 }
 
+Verdict Stale(std::string detail) {
+  Verdict v;
+  v.kind = Verdict::Kind::kStale;
+  v.detail = std::move(detail);
+  return v;
+}
+
 Verdict Internal(absl::Status error) {
   Verdict v;
   v.kind = Verdict::Kind::kInternal;
@@ -230,6 +237,37 @@ std::optional<Verdict> CheckDependencies(const CheckInput& in) {
   return v;
 }
 
+// A block numbered at or below the DAG's floor has every parent below it:
+// what it was built on is deleted or was never held here. Checked before
+// the dependencies, so such a block is not fetched for. (Its number is
+// not checked yet: a sender that lies about it only gets its own block
+// dropped.)
+std::optional<Verdict> CheckAboveFloor(const CheckInput& in) {
+  const std::optional<int64_t> floor = in.dag.floor();
+  if (!floor.has_value() || in.b.number() > *floor) return std::nullopt;
+  return Stale(absl::StrCat("its number ", in.b.number(),
+                            " is at or below this node's floor ", *floor,
+                            " (older blocks and states are not kept)"));
+}
+
+// Every parent at or above the floor: a parent below it kept its metadata
+// (a latest message, or what one justifies) but not the blocks and states
+// around it a pre-state reads.
+std::optional<Verdict> CheckParentsAboveFloor(const CheckInput& in,
+                                              const Found& found) {
+  const std::optional<int64_t> floor = in.dag.floor();
+  if (!floor.has_value()) return std::nullopt;
+  for (const auto& p : found.parents) {
+    if (p->block_number < *floor) {
+      return Stale(absl::StrCat("its parent ", Hex(p->hash), " is numbered ",
+                                p->block_number, ", below this node's floor ",
+                                *floor,
+                                " (older blocks and states are not kept)"));
+    }
+  }
+  return std::nullopt;
+}
+
 // At least one parent, at most max_parents, none twice: checked before
 // the dependencies, so a block naming thousands of unknown parents is
 // refused, not fetched.
@@ -316,15 +354,25 @@ std::optional<Verdict> CheckMergeDepth(const CheckInput& in,
                                        const Found& found) {
   if (found.parents.size() < 2) return std::nullopt;
   const int64_t lowest = found.number - in.options.max_merge_depth;
-  auto meet = dag::MainChainMeetAtOrAbove(in.dag, found.parents, lowest);
+  // Below the floor the walk would read deleted metadata: it stops there,
+  // and chains that meet lower are stale here, not invalid.
+  const std::optional<int64_t> floor = in.dag.floor();
+  const int64_t bound = std::max(lowest, floor.value_or(lowest));
+  auto meet = dag::MainChainMeetAtOrAbove(in.dag, found.parents, bound);
   if (!meet.ok()) return Internal(meet.status());
+  if (*meet == nullptr && bound > lowest) {
+    return Stale(
+        absl::StrCat("its parents' main-parent chains do not meet "
+                     "at or above this node's floor ",
+                     bound, " (older blocks and states are not kept)"));
+  }
   if (*meet == nullptr) {
-    return Invalid(R::kInvalidParents,
-                   absl::StrCat("the parents' main-parent chains meet below "
-                                "block number ",
-                                lowest, " (more than ",
-                                in.options.max_merge_depth,
-                                " below the block's ", found.number, ")"));
+    return Invalid(
+        R::kInvalidParents,
+        absl::StrCat("the parents' main-parent chains meet below "
+                     "block number ",
+                     lowest, " (more than ", in.options.max_merge_depth,
+                     " below the block's ", found.number, ")"));
   }
   return std::nullopt;
 }
@@ -605,8 +653,10 @@ Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
   if (auto v = CheckFormat(in)) return *std::move(v);
   if (auto v = CheckShardId(in)) return *std::move(v);
   if (auto v = CheckParentList(in)) return *std::move(v);
+  if (auto v = CheckAboveFloor(in)) return *std::move(v);
   if (auto v = CheckDependencies(in)) return *std::move(v);
   if (auto v = CheckParents(in, found)) return *std::move(v);
+  if (auto v = CheckParentsAboveFloor(in, found)) return *std::move(v);
   if (auto v = CheckSender(in, found)) return *std::move(v);
   if (auto v = CheckJustifications(in, found)) return *std::move(v);
   if (auto v = CheckBlockNumber(in, found)) return *std::move(v);

@@ -9,7 +9,12 @@
 //   missing dependency  a parent, a justification's block or a slashed
 //                       block is not stored yet: the caller buffers the
 //                       block and fetches them; never a judgement;
-//   internal error      a local fault; never the block's fault.
+//   internal error      a local fault; never the block's fault;
+//   stale               the block reaches below this node's floor (its
+//                       number, a parent or its merge scope): the blocks
+//                       and states it needs were deleted (retention) or
+//                       never held (a joined node); dropped, never
+//                       judged, never fetched again for it.
 //
 // Not thread-safe (it replays on the node's space). The block's deploy
 // signatures are checked as the replay asks for the deploys (spread over
@@ -83,10 +88,16 @@ std::string_view InvalidReasonName(InvalidReason reason);
 bool IsSlashable(InvalidReason reason);
 
 struct Verdict {
-  enum class Kind : uint8_t { kValid, kInvalid, kMissingDependency, kInternal };
+  enum class Kind : uint8_t {
+    kValid,
+    kInvalid,
+    kMissingDependency,
+    kInternal,
+    kStale
+  };
   Kind kind = Kind::kValid;
   InvalidReason reason = InvalidReason::kInvalidBlockHash;  // kInvalid
-  std::string detail;                   // kInvalid: what exactly
+  std::string detail;                   // kInvalid, kStale: what exactly
   std::vector<Hash32> missing;          // kMissingDependency, ascending
   absl::Status error;                   // kInternal
   std::vector<DeployOutcome> outcomes;  // kValid: per deploy and system deploy

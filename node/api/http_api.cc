@@ -50,7 +50,8 @@ json StatusJson(Node& node) {
     sync = json{{"state", SyncStateName(p->state)},
                 {"height", p->local},
                 {"peersHeight", p->target},
-                {"blocksBehind", p->behind()}};
+                {"blocksBehind", p->behind()},
+                {"peersFloor", p->peers_floor}};
   }
   // Ours: joining from the shard's last finalized state, on a node that
   // started new.

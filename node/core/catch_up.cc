@@ -68,6 +68,8 @@ const char* BehindName(Behind b) {
       return "queue";
     case Behind::kSyncing:
       return "syncing";
+    case Behind::kBeyondHistory:
+      return "beyond_history";
   }
   return "?";
 }
@@ -108,6 +110,8 @@ Behind CatchUpMonitor::Reason() const {
         return Behind::kStarting;
       case SyncState::kBehind:
         return Behind::kFarBehind;
+      case SyncState::kBeyondHistory:
+        return Behind::kBeyondHistory;
       case SyncState::kCaughtUp:
         break;
     }

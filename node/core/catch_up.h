@@ -41,9 +41,12 @@ enum class Behind {
   kParents,
   kMissing,
   kQueue,
-  kSyncing  // joining from the shard's last finalized state (StateJoin)
+  kSyncing,  // joining from the shard's last finalized state (StateJoin)
+  // Further behind than the peers keep blocks (SyncState::kBeyondHistory):
+  // it must join again from the shard's state.
+  kBeyondHistory
 };
-inline constexpr size_t kBehindReasons = 9;
+inline constexpr size_t kBehindReasons = 10;
 // The reason's metric label.
 const char* BehindName(Behind b);
 

@@ -26,6 +26,8 @@ const char* SyncStateName(SyncState s) {
       return "behind";
     case SyncState::kCaughtUp:
       return "caught_up";
+    case SyncState::kBeyondHistory:
+      return "beyond_history";
   }
   return "?";
 }
@@ -89,6 +91,10 @@ SyncProgress ChainSync::Progress() const {
     // not look ready until then).
     const bool far = p.target >= 0 && p.target - local > EnterBehindLocked();
     p.state = behind_ || far ? SyncState::kBehind : SyncState::kCaughtUp;
+    if (behind_ && beyond_floor_ >= 0) {
+      p.state = SyncState::kBeyondHistory;
+      p.peers_floor = beyond_floor_;
+    }
   }
   return p;
 }
@@ -104,6 +110,17 @@ int64_t ChainSync::TargetLocked(Clock::time_point now) const {
     if (now - h.heard <= options_.height_ttl) fresh.push_back(h.max_number);
   }
   return Target(std::move(fresh));
+}
+
+std::optional<int64_t> ChainSync::FloorAboveLocked(
+    int64_t from, Clock::time_point now) const {
+  std::optional<int64_t> lowest;
+  for (const auto& [peer, h] : heights_) {
+    if (now - h.heard > options_.height_ttl || h.max_number < from) continue;
+    if (h.floor <= from) return std::nullopt;
+    lowest = std::min(lowest.value_or(h.floor), h.floor);
+  }
+  return lowest;
 }
 
 void ChainSync::Loop() {
@@ -142,7 +159,24 @@ void ChainSync::Tick(Clock::time_point now) {
       ask_tips = state == SyncState::kCaughtUp && target > local;
     }
     ask_tips = !held_ && (ask_tips || std::exchange(tips_due_, false));
-    if (behind_ && !held_) RequestLocked(t, local, target, now);
+    if (behind_ && !held_) {
+      // The next number is `local + 1`: whether a peer above still keeps
+      // it.
+      const int64_t beyond =
+          FloorAboveLocked(local + 1, now).value_or(int64_t{-1});
+      if (beyond >= 0 && beyond_floor_ < 0) {
+        Log("p2p")->warn(
+            "this node (at #{}) is further behind than its peers keep "
+            "blocks (the lowest floor among them: #{}): it cannot catch up "
+            "by height; join it again from the shard's last finalized state "
+            "(docs/p2p.md \"Joining\")",
+            local, beyond);
+      }
+      beyond_floor_ = beyond;
+      RequestLocked(t, local, target, now);
+    } else {
+      beyond_floor_ = -1;
+    }
   }
   if (ask) {
     t->SendToAll(packet::kChainHeightRequest,
@@ -239,7 +273,8 @@ void ChainSync::RequestLocked(p2p::Transport* t, int64_t local, int64_t target,
   std::vector<const Bytes*> fast;
   const Bytes* slow = nullptr;
   for (const auto& [peer, h] : heights_) {
-    if (h.max_number < from) continue;
+    // A peer whose floor is above `from` deleted the blocks asked for.
+    if (h.max_number < from || h.floor > from) continue;
     if (peer == slow_peer_) {
       slow = &peer;
     } else {
@@ -286,10 +321,12 @@ void ChainSync::OnPacket(const p2p::PeerNode& from, std::string_view type_id,
   }
   if (type_id == packet::kChainHeight) {
     sync::ChainHeight msg;
-    if (!msg.ParseFromString(content) || msg.max_number() < 0) {
+    if (!msg.ParseFromString(content) || msg.max_number() < 0 ||
+        msg.floor() < 0) {
       return Malformed(from, type_id);
     }
     PeerHeight told{.max_number = msg.max_number(),
+                    .floor = msg.floor(),
                     .finalized_number = msg.finalized_number()};
     if (msg.finalized_hash().size() == told.finalized_hash.size()) {
       std::copy(msg.finalized_hash().begin(), msg.finalized_hash().end(),
@@ -326,6 +363,7 @@ void ChainSync::SendHeight(const p2p::PeerNode& to) {
   if (t == nullptr) return;
   sync::ChainHeight msg;
   msg.set_max_number(std::max<int64_t>(0, dag_->MaxHeight()));
+  msg.set_floor(std::max<int64_t>(0, dag_->floor().value_or(0)));
   if (std::optional<Hash32> lfb = dag_->LastFinalized()) {
     absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
         dag_->Meta(*lfb);

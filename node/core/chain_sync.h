@@ -97,6 +97,11 @@ enum class SyncState : uint8_t {
   kStarting,  // no peer has told its height yet
   kBehind,    // more than behind_numbers below the peers' height
   kCaughtUp,
+  // Behind, and the blocks it needs next are below the floor of every
+  // peer above it (deleted by their retention): it cannot catch up by
+  // height and fetches nothing; it must join again from the shard's last
+  // finalized state (docs/p2p.md "Joining").
+  kBeyondHistory,
 };
 const char* SyncStateName(SyncState s);
 
@@ -106,6 +111,9 @@ struct SyncProgress {
   int64_t local = 0;
   // The peers' height (ChainSync::Target); -1 when none is known.
   int64_t target = -1;
+  // kBeyondHistory: the lowest floor among the peers above this node
+  // (ChainHeight.floor); -1 otherwise.
+  int64_t peers_floor = -1;
   int64_t behind() const { return target > local ? target - local : 0; }
 };
 
@@ -183,6 +191,7 @@ class ChainSync {
   using Clock = std::chrono::steady_clock;
   struct PeerHeight {
     int64_t max_number = -1;
+    int64_t floor = 0;  // its DAG's floor (0: none)
     Clock::time_point heard{};
     int64_t finalized_number = -1;
     Hash32 finalized_hash{};
@@ -206,6 +215,12 @@ class ChainSync {
   SyncState StateLocked(int64_t local, int64_t target, Clock::time_point now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t TargetLocked(Clock::time_point now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Among the fresh peers whose chain reaches `from`: nullopt when one of
+  // them keeps `from` (its floor is at most `from`) or there is none; the
+  // lowest of their floors otherwise.
+  std::optional<int64_t> FloorAboveLocked(int64_t from,
+                                          Clock::time_point now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // With no peer's height heard yet, whether this node counts as the
   // first of its shard (ChainSyncOptions::has_bootstrap, alone_grace).
@@ -240,6 +255,9 @@ class ChainSync {
   bool tips_due_ ABSL_GUARDED_BY(mu_) = false;
   // Behind (state kBehind), since when, and from which number.
   bool behind_ ABSL_GUARDED_BY(mu_) = false;
+  // Behind beyond the peers' history (kBeyondHistory): their lowest floor;
+  // -1 when not.
+  int64_t beyond_floor_ ABSL_GUARDED_BY(mu_) = -1;
   Clock::time_point behind_since_ ABSL_GUARDED_BY(mu_){};
   int64_t behind_from_ ABSL_GUARDED_BY(mu_) = 0;
   // The next number to ask for, and the request whose answer has not

@@ -71,6 +71,13 @@ void ConsensusDriver::OnPeerBlock(const casper::block::Block& block) {
                    HexEncode(block.sender), r->verdict.detail);
     return;
   }
+  if (r->kind == Kind::kStale) {
+    // Late, built on blocks this node no longer keeps: not fetched again.
+    d_.metrics->BlocksNotBuffered("stale");
+    peer_log_.Warn("block {} by {} not validated: {}", HexEncode(block.hash),
+                   HexEncode(block.sender), r->verdict.detail);
+    return;
+  }
   if (r->kind == Kind::kAhead) {
     // A tip far above this node: it catches up by height (ChainSync), so
     // a peer's announcements need no word each.

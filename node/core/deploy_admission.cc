@@ -206,6 +206,13 @@ absl::Status DeployAdmission::CheckNodeCanTake() {
         "Deploy was not accepted: this validator is syncing (joining the "
         "shard from its last finalized state) and cannot judge the deploy "
         "yet; retry once it is ready or deploy to another validator.");
+  } else if (why == Behind::kBeyondHistory) {
+    d_.metrics->DeployRefused("beyond_history");
+    return absl::UnavailableError(
+        "Deploy was not accepted: this validator is further behind its "
+        "peers than they keep blocks, so it cannot catch up until its "
+        "operator joins it again from the shard's state; deploy to another "
+        "validator.");
   } else if (why != Behind::kNo) {
     d_.metrics->DeployRefused("catching_up");
     return absl::UnavailableError(absl::StrCat(

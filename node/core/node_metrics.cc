@@ -328,6 +328,9 @@ void NodeMetrics::BlockValidated(const casper::block::Block& block,
     case casper::validation::Verdict::Kind::kInternal:
       name = "internal";
       break;
+    case casper::validation::Verdict::Kind::kStale:
+      name = "stale";
+      break;
   }
   std::string_view labels[] = {name};
   absl::StatusOr<metrics::Counter*> c = validated_->WithLabels(labels);

@@ -823,6 +823,42 @@ TEST(ShardTest, ABlockFarAboveTheHighestStoredIsRefusedNothingAsked) {
   EXPECT_EQ(Requests(net, Phantom(7)), 2u);  // both other validators
 }
 
+// Retention (issue 45): a late block built on what a node deleted below
+// its floor was validated against the deleted blocks and states, failed as
+// an internal error and was asked for again every 10 s. It is now stale:
+// dropped with the blocks waiting for it, nothing asked for.
+TEST(ShardTest, ABlockBelowTheFloorIsDroppedWithTheBlocksWaitingForIt) {
+  Network net(3, 100'000, 1, dag::DagStoreOptions{.kept_below_finalized = 0});
+  // Validator 3's first block, made on the genesis and held back.
+  const std::optional<block::Block> late =
+      net[2].node.Propose(net.now, /*allow_empty=*/true);
+  ASSERT_TRUE(late.has_value());
+  std::optional<Hash32> top;
+  for (int i = 0; i < 6; ++i) top = net.Propose(0, /*allow_empty=*/true);
+  ASSERT_TRUE(top.has_value());
+  Peer& b = net[1];
+  ASSERT_TRUE(b.node.dag().SetLastFinalized(*top).ok());
+  auto pruned = b.node.dag().PruneBelow(4);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+
+  auto top_block = b.node.dag().GetBlock(*top);
+  ASSERT_TRUE(top_block.ok() && top_block->has_value());
+  const block::Block child = Reparented(**top_block, late->hash, 3);
+  auto r = b.engine->OnBlock(child, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->kind, Received::Kind::kBuffered) << r->verdict.detail;
+  const size_t asked = Requests(net, late->hash);
+
+  r = b.engine->OnBlock(*late, net.now);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kind, Received::Kind::kStale) << r->verdict.detail;
+  EXPECT_EQ(b.engine->counters().stale, 1u);
+  EXPECT_EQ(b.engine->buffered(), 0u);
+  EXPECT_EQ(b.engine->counters().expired, 1u);  // the child, with it
+  EXPECT_FALSE(b.node.dag().Contains(late->hash));
+  EXPECT_EQ(Requests(net, late->hash), asked);
+}
+
 // Issue 43: the buffer was bounded by count only (1,024 blocks, each up to
 // the stream budget). Its bytes are bounded, in all and per sender: one
 // validator's blocks cannot take the room of the others'.

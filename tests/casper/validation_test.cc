@@ -557,6 +557,80 @@ TEST(MergeDepthTest, ParentsWhoseChainsMeetTooFarDownAreLeftOutAndRefused) {
   EXPECT_TRUE(at_seven.valid()) << at_seven.detail << at_seven.error;
 }
 
+// A node with a floor (retention deleted what lies below it) cannot check
+// a block that reaches below: it is stale, dropped, never judged and never
+// fetched for. Before this verdict such a block was validated against the
+// deleted blocks and states (an internal error once the states were
+// collected, and the block asked for again every 10 s).
+TEST(FloorTest, BlocksReachingBelowTheFloorAreStale) {
+  constexpr dag::DagStoreOptions kNoWindow{.kept_below_finalized = 0};
+  TestNode a(1, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  TestNode b(2, 3, 1'000'000'000, 1, /*max_parents=*/3, 1, kNoWindow);
+  TestNode other(3, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  // Two chains of six blocks that meet only at the genesis, and a block
+  // merging them.
+  std::vector<block::Block> made;
+  for (int i = 0; i < 6; ++i) {
+    for (TestNode* maker : {&a, &other}) {
+      const std::optional<block::Block> next = maker->Propose(kT + i, true);
+      ASSERT_TRUE(next.has_value());
+      ASSERT_TRUE(maker->Receive(*next, kT + i).valid());
+      made.push_back(*next);
+    }
+  }
+  for (const block::Block& x : made) {
+    if (x.sender != a.key().pk) {
+      ASSERT_TRUE(a.Receive(x, kT + 6).valid());
+    }
+  }
+  proposer::CreatorOptions deep;
+  deep.max_parents = 3;
+  deep.max_merge_depth = 100;
+  a.SetCreatorOptions(deep);
+  const std::optional<block::Block> merging = a.Propose(kT + 7, true);
+  ASSERT_TRUE(merging.has_value());
+  ASSERT_EQ(merging->header.parents.size(), 2u);
+  // A node that keeps everything finds it valid.
+  TestNode keeps_all(2, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  for (const block::Block& x : made) {
+    ASSERT_TRUE(keeps_all.Receive(x, kT + 7).valid());
+  }
+  EXPECT_TRUE(keeps_all.Receive(*merging, kT + 7).valid());
+
+  // b holds both chains, then deletes what lies below #4.
+  for (const block::Block& x : made) ASSERT_TRUE(b.Receive(x, kT + 6).valid());
+  ASSERT_TRUE(b.dag().SetLastFinalized(made.back().hash).ok());
+  auto pruned = b.dag().PruneBelow(4);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  ASSERT_GT(pruned->blocks_deleted, 0u);
+
+  // Above the floor, but the parents' chains meet below it.
+  const Verdict merged = b.Receive(*merging, kT + 7);
+  ASSERT_EQ(merged.kind, Verdict::Kind::kStale)
+      << merged.detail << merged.error;
+  EXPECT_THAT(merged.detail, HasSubstr("do not meet at or above this node's "
+                                       "floor 4"));
+
+  // A late first block, numbered at or below the floor: stale before its
+  // dependencies are looked at.
+  TestNode late(2, 3, 1'000'000'000, 1, /*max_parents=*/3);
+  const std::optional<block::Block> first = late.Propose(kT + 1, true);
+  ASSERT_TRUE(first.has_value());
+  const Verdict old = b.Receive(*first, kT + 7);
+  ASSERT_EQ(old.kind, Verdict::Kind::kStale) << old.detail << old.error;
+  EXPECT_THAT(old.detail,
+              HasSubstr("its number 1 is at or below this node's floor 4"));
+  EXPECT_TRUE(old.missing.empty());
+
+  // Above the floor with a parent kept below it (the genesis is).
+  block::Block low_parent = *merging;
+  low_parent.header.parents[1] = made.front().header.parents[0];
+  Reseal(low_parent, 1);
+  const Verdict low = b.Receive(low_parent, kT + 7);
+  ASSERT_EQ(low.kind, Verdict::Kind::kStale) << low.detail << low.error;
+  EXPECT_THAT(low.detail, HasSubstr("is numbered 0, below this node's floor"));
+}
+
 TEST_F(InvalidBlockTest, InvalidTransaction) {
   ExpectInvalid(Check([](block::Block& x) { ++x.body.deploys[0].cost; }),
                 InvalidReason::kInvalidTransaction, "recorded cost");

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -362,6 +363,51 @@ TEST(ChainSyncTest, ARangeAnswerIsBounded) {
       Eventually([&] { return server2.sync().counters().ranges_served == 2; }));
   EXPECT_LE(server2.sync().counters().range_blocks_served,
             static_cast<uint64_t>(3 * kMaxRangeNumbers));
+}
+
+// Issue 45: a node further behind than its peers keep blocks (their
+// retention deleted what it needs next) asked them for ranges they no
+// longer held and stayed behind for ever, saying only that it was catching
+// up. Their heights now carry their floors: it asks nothing of them and
+// says it is beyond their history; a peer that keeps the blocks is asked
+// as before.
+TEST(ChainSyncTest, ANodeBelowEveryPeersFloorIsBeyondHistoryAndAsksNothing) {
+  const std::vector<Block> chain = MakeChain(400, 1);
+  ChainSyncOptions options = FastSync();
+  options.has_bootstrap = true;
+  Side pruned(1, chain, FastSync());
+  ASSERT_TRUE(pruned.dag().SetLastFinalized(chain.back().hash).ok());
+  auto stats = pruned.dag().PruneBelow(200);
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  ASSERT_GT(stats->blocks_deleted, 150u);
+  Side behind(2, std::vector<Block>(chain.begin(), chain.begin() + 11),
+              options);  // #0 to #10
+  pruned.Attach();
+  behind.Attach();
+  behind.Connect(pruned);
+  ASSERT_TRUE(Eventually([&] {
+    return behind.sync().Progress().state == SyncState::kBeyondHistory;
+  })) << SyncStateName(behind.sync().Progress().state);
+  const SyncProgress p = behind.sync().Progress();
+  EXPECT_EQ(p.peers_floor, 200);
+  EXPECT_EQ(p.local, 10);
+  EXPECT_EQ(p.target, 400);
+  std::this_thread::sleep_for(milliseconds(300));  // a few ticks more
+  EXPECT_EQ(behind.sync().counters().ranges_asked, 0u);
+  EXPECT_EQ(pruned.sync().counters().ranges_served, 0u);
+
+  // A peer that keeps every block: the node catches up from it alone.
+  Side archive(3, chain, FastSync());
+  archive.Attach();
+  behind.Connect(archive);
+  ASSERT_TRUE(Eventually([&] { return behind.dag().MaxHeight() >= 398; },
+                         std::chrono::seconds(60)))
+      << "at #" << behind.dag().MaxHeight();
+  EXPECT_TRUE(Eventually(
+      [&] { return behind.sync().Progress().state == SyncState::kCaughtUp; }));
+  EXPECT_EQ(behind.sync().Progress().peers_floor, -1);
+  // (Past #200 the pruned peer keeps what it is asked for, and is asked.)
+  EXPECT_GE(archive.sync().counters().ranges_served, 1u);
 }
 
 TEST(ChainSyncTest, AnUndecodableHeightIsPunished) {
