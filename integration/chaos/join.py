@@ -2,7 +2,7 @@
 """A new observer joins a long shard (issue 48; docs/reliability.md).
 
   scripts/join [--blocks N] [--rate R] [--node-arg ARG ...] [--out DIR]
-               [--deadline S] [--keep | --reuse DIR]
+               [--deadline S] [--keep | --reuse DIR] [--read-answers]
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), runs
 a stream of deploys (rnode-loadgen, R a second, default 100, in runs of
@@ -56,7 +56,7 @@ def stream(a, shard, sub, rate, seconds):
     os.makedirs(sub, exist_ok=True)
     args = chaos.loadtest.target_args(a.loadgen, shard.folder, sub) + [
         "--phases", f"{rate}/s:{seconds}s", "--drain-seconds",
-        str(chaos.DRAIN_S)]
+        str(chaos.DRAIN_S)] + (["--read-answers"] if a.read_answers else [])
     with open(os.path.join(sub, "loadgen.log"), "w") as log:
         return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
 
@@ -201,6 +201,11 @@ def main():
     p.add_argument("--rate", type=float, default=100)
     p.add_argument("--deadline", type=float, default=1800)
     p.add_argument("--node-arg", action="append", default=[], metavar="ARG")
+    p.add_argument("--read-answers", action="store_true",
+                   help="the deploys receive their own sends (rnode-loadgen "
+                        "--read-answers): the state does not grow with the "
+                        "history, so joins of short and long shards compare "
+                        "history alone")
     p.add_argument("--out")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--reuse", metavar="DIR")
