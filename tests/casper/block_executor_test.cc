@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/casper/contract_env.h"
+#include "tests/casper/test_genesis.h"
 #include "util/worker_pool.h"
 
 namespace rnode::casper {
@@ -30,19 +31,8 @@ class BlockExecutorTest : public ::testing::Test {
         lanes(*ExecutorLanes::Create(env.space.get(), kContracts, 3, &pool)),
         parallel(env.space.get(), env.executor.get(), lanes.get(),
                  BlockExecutorOptions{.min_parallel_events_per_deploy = 0}) {
-    genesis::GenesisParams p;
-    for (uint8_t i = 1; i <= 2; ++i) {
-      genesis::Bond b;
-      b.validator = MakeTestKey(i).pk;
-      b.stake = 1000;
-      p.bonds.push_back(b);
-    }
-    for (uint8_t i = 1; i <= 4; ++i) {
-      genesis::Wallet w;
-      w.address = MakeTestKey(i).address;
-      w.balance = 100'000'000;
-      p.wallets.push_back(w);
-    }
+    const genesis::GenesisParams p =
+        testing::TestGenesisParams(2, 4, 100'000'000);
     auto g = genesis::CreateGenesis(p, env.space.get(), env.contracts.get(),
                                     env.runtime.get());
     EXPECT_TRUE(g.ok()) << g.status();
@@ -311,12 +301,12 @@ TEST(ExecutorLanesTest, RefusesMissingPartsAndNoLanes) {
   EXPECT_EQ(ExecutorLanes::Create(nullptr, {}, 2, &pool).status().code(),
             absl::StatusCode::kInvalidArgument);
   ContractEnv env;
-  EXPECT_EQ(ExecutorLanes::Create(env.space.get(), {}, 0, &pool).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ExecutorLanes::Create(env.space.get(), {}, 2, nullptr)
-                .status()
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ExecutorLanes::Create(env.space.get(), {}, 0, &pool).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      ExecutorLanes::Create(env.space.get(), {}, 2, nullptr).status().code(),
+      absl::StatusCode::kInvalidArgument);
   auto ok = ExecutorLanes::Create(env.space.get(), {}, 2, &pool);
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ((*ok)->size(), 2u);

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "integration/loadgen/workload.h"
 #include "tests/casper/contract_env.h"
+#include "tests/casper/test_genesis.h"
 
 namespace rnode::casper {
 namespace {
@@ -28,18 +29,9 @@ constexpr uint8_t kWallets = 4;
 class StateResidueTest : public ::testing::Test {
  protected:
   StateResidueTest() : blocks(env.space.get(), env.executor.get()) {
-    genesis::GenesisParams p;
-    for (uint8_t i = 1; i <= 2; ++i) {
-      genesis::Bond b;
-      b.validator = MakeTestKey(i).pk;
-      b.stake = 1000;
-      p.bonds.push_back(b);
-    }
-    for (uint8_t i = 1; i <= kWallets; ++i) {
-      genesis::Wallet w;
-      w.address = MakeTestKey(i).address;
-      w.balance = 1'000'000'000;
-      p.wallets.push_back(w);
+    const genesis::GenesisParams p =
+        testing::TestGenesisParams(2, kWallets, 1'000'000'000);
+    for (const genesis::Wallet& w : p.wallets) {
       workload.wallets.push_back(w.address);
     }
     workload.run_tag = "residue";
