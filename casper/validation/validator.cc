@@ -147,6 +147,9 @@ struct CheckInput {
   int64_t now_ms;         // The local clock.
   const ValidatorOptions& options;
   dag::DagStore& dag;
+  // The DAG's floor, read once: every check of one validation sees the
+  // same one while retention raises it.
+  std::optional<int64_t> floor;
 };
 
 // What checks found that later checks read; each field is set by the check
@@ -243,10 +246,9 @@ std::optional<Verdict> CheckDependencies(const CheckInput& in) {
 // not checked yet: a sender that lies about it only gets its own block
 // dropped.)
 std::optional<Verdict> CheckAboveFloor(const CheckInput& in) {
-  const std::optional<int64_t> floor = in.dag.floor();
-  if (!floor.has_value() || in.b.number() > *floor) return std::nullopt;
+  if (!in.floor.has_value() || in.b.number() > *in.floor) return std::nullopt;
   return Stale(absl::StrCat("its number ", in.b.number(),
-                            " is at or below this node's floor ", *floor,
+                            " is at or below this node's floor ", *in.floor,
                             " (older blocks and states are not kept)"));
 }
 
@@ -255,13 +257,12 @@ std::optional<Verdict> CheckAboveFloor(const CheckInput& in) {
 // around it a pre-state reads.
 std::optional<Verdict> CheckParentsAboveFloor(const CheckInput& in,
                                               const Found& found) {
-  const std::optional<int64_t> floor = in.dag.floor();
-  if (!floor.has_value()) return std::nullopt;
+  if (!in.floor.has_value()) return std::nullopt;
   for (const auto& p : found.parents) {
-    if (p->block_number < *floor) {
+    if (p->block_number < *in.floor) {
       return Stale(absl::StrCat("its parent ", Hex(p->hash), " is numbered ",
                                 p->block_number, ", below this node's floor ",
-                                *floor,
+                                *in.floor,
                                 " (older blocks and states are not kept)"));
     }
   }
@@ -356,8 +357,7 @@ std::optional<Verdict> CheckMergeDepth(const CheckInput& in,
   const int64_t lowest = found.number - in.options.max_merge_depth;
   // Below the floor the walk would read deleted metadata: it stops there,
   // and chains that meet lower are stale here, not invalid.
-  const std::optional<int64_t> floor = in.dag.floor();
-  const int64_t bound = std::max(lowest, floor.value_or(lowest));
+  const int64_t bound = std::max(lowest, in.floor.value_or(lowest));
   auto meet = dag::MainChainMeetAtOrAbove(in.dag, found.parents, bound);
   if (!meet.ok()) return Internal(meet.status());
   if (*meet == nullptr && bound > lowest) {
@@ -647,7 +647,7 @@ std::optional<Verdict> CheckEquivocation(const CheckInput& in) {
 }  // namespace
 
 Verdict BlockValidator::Validate(const block::Block& b, int64_t now_ms) {
-  const CheckInput in{b, now_ms, options_, *dag_};
+  const CheckInput in{b, now_ms, options_, *dag_, dag_->floor()};
   Found found;
   if (auto v = CheckSeal(in)) return *std::move(v);
   if (auto v = CheckFormat(in)) return *std::move(v);

@@ -165,7 +165,8 @@ void ChainSync::Tick(Clock::time_point now) {
       const int64_t beyond =
           FloorAboveLocked(local + 1, now).value_or(int64_t{-1});
       if (beyond >= 0 && beyond_floor_ < 0) {
-        Log("p2p")->warn(
+        // Peers' answers set it (they may flip it): rate-limited.
+        peer_log_.Warn(
             "this node (at #{}) is further behind than its peers keep "
             "blocks (the lowest floor among them: #{}): it cannot catch up "
             "by height; join it again from the shard's last finalized state "

@@ -15,28 +15,33 @@ namespace {
 constexpr absl::string_view kNoSpacePayload = "rnode.dev/storage/no-space";
 constexpr absl::string_view kPrunedPayload = "rnode.dev/storage/pruned";
 
+// `s` marked with `payload`, which HasTag recognises.
+absl::Status Tagged(absl::Status s, absl::string_view payload) {
+  s.SetPayload(payload, absl::Cord("1"));
+  return s;
+}
+
+bool HasTag(const absl::Status& s, absl::StatusCode code,
+            absl::string_view payload) {
+  return s.code() == code && s.GetPayload(payload).has_value();
+}
+
 }  // namespace
 
 absl::Status NoSpaceError(absl::string_view message) {
-  absl::Status s = absl::ResourceExhaustedError(message);
-  s.SetPayload(kNoSpacePayload, absl::Cord("1"));
-  return s;
+  return Tagged(absl::ResourceExhaustedError(message), kNoSpacePayload);
 }
 
 bool IsNoSpace(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kResourceExhausted &&
-         status.GetPayload(kNoSpacePayload).has_value();
+  return HasTag(status, absl::StatusCode::kResourceExhausted, kNoSpacePayload);
 }
 
 absl::Status PrunedError(absl::string_view message) {
-  absl::Status s = absl::NotFoundError(message);
-  s.SetPayload(kPrunedPayload, absl::Cord("1"));
-  return s;
+  return Tagged(absl::NotFoundError(message), kPrunedPayload);
 }
 
 bool IsPruned(const absl::Status& status) {
-  return status.code() == absl::StatusCode::kNotFound &&
-         status.GetPayload(kPrunedPayload).has_value();
+  return HasTag(status, absl::StatusCode::kNotFound, kPrunedPayload);
 }
 
 absl::StatusOr<std::vector<std::optional<Bytes>>> KeyValueStore::MultiGet(

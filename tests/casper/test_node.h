@@ -28,6 +28,7 @@
 #include "rspace/space.h"
 #include "rspace/storage/fault_store.h"
 #include "rspace/storage/kv_store.h"
+#include "tests/casper/test_genesis.h"
 #include "tests/casper/test_key.h"
 #include "util/worker_pool.h"
 
@@ -73,20 +74,8 @@ class TestNode {
         BlockExecutorOptions{.min_parallel_events_per_deploy = 0});
     validators_ =
         std::make_unique<contracts::ValidatorsCache>(&space_->history());
-    genesis::GenesisParams p;
+    genesis::GenesisParams p = TestGenesisParams(validators, funded, funds);
     p.timestamp = kGenesisTime;
-    for (int i = 1; i <= validators; ++i) {
-      genesis::Bond b;
-      b.validator = MakeTestKey(static_cast<uint8_t>(i)).pk;
-      b.stake = 1000;
-      p.bonds.push_back(b);
-    }
-    for (int i = 1; i <= funded; ++i) {
-      genesis::Wallet w;
-      w.address = MakeTestKey(static_cast<uint8_t>(i)).address;
-      w.balance = funds;
-      p.wallets.push_back(w);
-    }
     auto g = genesis::CreateGenesis(p, space_.get(), contracts_.get(),
                                     runtime_.get());
     EXPECT_TRUE(g.ok()) << g.status();

@@ -4,6 +4,7 @@
 // verdict, then valid once the dependency arrives.
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -492,6 +493,25 @@ TEST(MergeBaseTest, ABlockOfTwoParentsWithDeploysNamesAStoredMergeBase) {
   EXPECT_TRUE(c.Receive(*merged, kT + 1).valid());
 }
 
+// `rounds` rounds in which each of `makers` in turn makes a block (empty
+// ones allowed) on its own chain and stores it; the blocks in the order
+// made (fewer, with a failure, when one is not made or not valid).
+std::vector<block::Block> OwnChains(std::initializer_list<TestNode*> makers,
+                                    int rounds) {
+  std::vector<block::Block> made;
+  for (int i = 0; i < rounds; ++i) {
+    for (TestNode* maker : makers) {
+      const std::optional<block::Block> next = maker->Propose(kT + i, true);
+      if (!next.has_value() || !maker->Receive(*next, kT + i).valid()) {
+        ADD_FAILURE() << "round " << i << ": no valid block made";
+        return made;
+      }
+      made.push_back(*next);
+    }
+  }
+  return made;
+}
+
 // The parents of a block meet within max_merge_depth numbers of it
 // (docs/validation.md "Parents"): a creator leaves out a tip whose main
 // chain meets the main parent's further down, and a block that names one
@@ -504,15 +524,8 @@ TEST(MergeDepthTest, ParentsWhoseChainsMeetTooFarDownAreLeftOutAndRefused) {
   TestNode a(1, 3, 1'000'000'000, 1, /*max_parents=*/3);
   TestNode b(2, 3, 1'000'000'000, 1, /*max_parents=*/3);
   TestNode stale(3, 3, 1'000'000'000, 1, /*max_parents=*/3);
-  std::vector<block::Block> made;
-  for (int i = 0; i < 6; ++i) {
-    for (TestNode* maker : {&a, &stale}) {
-      const std::optional<block::Block> next = maker->Propose(kT + i, true);
-      ASSERT_TRUE(next.has_value());
-      ASSERT_TRUE(maker->Receive(*next, kT + i).valid());
-      made.push_back(*next);
-    }
-  }
+  const std::vector<block::Block> made = OwnChains({&a, &stale}, 6);
+  ASSERT_EQ(made.size(), 12u);
   const Hash32 old = made.back().hash;  // the stale chain's tip, number 6
   for (const block::Block& x : made) {
     if (x.sender != a.key().pk) {
@@ -569,15 +582,8 @@ TEST(FloorTest, BlocksReachingBelowTheFloorAreStale) {
   TestNode other(3, 3, 1'000'000'000, 1, /*max_parents=*/3);
   // Two chains of six blocks that meet only at the genesis, and a block
   // merging them.
-  std::vector<block::Block> made;
-  for (int i = 0; i < 6; ++i) {
-    for (TestNode* maker : {&a, &other}) {
-      const std::optional<block::Block> next = maker->Propose(kT + i, true);
-      ASSERT_TRUE(next.has_value());
-      ASSERT_TRUE(maker->Receive(*next, kT + i).valid());
-      made.push_back(*next);
-    }
-  }
+  const std::vector<block::Block> made = OwnChains({&a, &other}, 6);
+  ASSERT_EQ(made.size(), 12u);
   for (const block::Block& x : made) {
     if (x.sender != a.key().pk) {
       ASSERT_TRUE(a.Receive(x, kT + 6).valid());

@@ -26,29 +26,26 @@ namespace {
 
 using rnode::testing::ScanHookStore;
 
-size_t Keys(KeyValueStore& store, ColumnId column) {
-  size_t n = 0;
-  EXPECT_TRUE(store
-                  .ForEach(column,
-                           [&](ByteView, ByteView) {
-                             ++n;
-                             return absl::OkStatus();
-                           })
-                  .ok());
-  return n;
-}
-
-// Bytes of `column`'s keys and values.
-uint64_t KeyValueBytes(KeyValueStore& store, ColumnId column) {
-  uint64_t n = 0;
+// `column`'s keys, and the bytes of its keys and values.
+struct ColumnTally {
+  size_t keys = 0;
+  uint64_t bytes = 0;
+};
+ColumnTally Tally(KeyValueStore& store, ColumnId column) {
+  ColumnTally t;
   EXPECT_TRUE(store
                   .ForEach(column,
                            [&](ByteView k, ByteView v) {
-                             n += k.size() + v.size();
+                             ++t.keys;
+                             t.bytes += k.size() + v.size();
                              return absl::OkStatus();
                            })
                   .ok());
-  return n;
+  return t;
+}
+
+size_t Keys(KeyValueStore& store, ColumnId column) {
+  return Tally(store, column).keys;
 }
 
 LeafUpdate Leaf(const Hash32& key, Bytes blob) {
@@ -124,8 +121,7 @@ TEST_F(TrieGcTest, WhatTheKeptRootsReachStaysAndTheRestGoes) {
   // Exactly what they reach is left.
   EXPECT_EQ(Keys(base_, 0), stats->marked_nodes);
   EXPECT_EQ(Keys(base_, 1), stats->marked_values);
-  EXPECT_EQ(KeyValueBytes(base_, 0) + KeyValueBytes(base_, 1),
-            stats->marked_bytes);
+  EXPECT_EQ(Tally(base_, 0).bytes + Tally(base_, 1).bytes, stats->marked_bytes);
   EXPECT_EQ(stats->nodes_deleted, nodes_before - stats->marked_nodes);
   EXPECT_GT(stats->nodes_deleted, 20u);
   EXPECT_GT(stats->values_deleted, 0u);
