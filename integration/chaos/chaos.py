@@ -81,8 +81,8 @@ most 10 % above the median of the first 10 after the warm-up, every
 acknowledged deploy finalized, and agreement and state hold at the end.
 The single samples at both ends, raw RSS and the trend are reported
 beside it. It writes
-soak.md, soak.json, rss.csv and memory.csv (the heap, RocksDB and DAG
-gauges each minute), and on a failure every node's log in logs/; not in
+soak.md, soak.json, rss.csv and memory.csv (the heap, RocksDB, DAG and
+disk gauges each minute), and on a failure every node's log in logs/; not in
 the test command: it takes two and a half hours. Each node's data
 directory (db/) is sampled each minute too (disk.csv): the soak reports
 its window medians and its growth per 1,000 finalized deploys, and with
@@ -1125,7 +1125,8 @@ MEMORY_GAUGES = ("process_heap_allocated_bytes", "process_heap_resident_bytes",
                  "rnode_rocksdb_block_cache_bytes",
                  "rnode_rocksdb_table_readers_bytes", "rnode_trie_cache_bytes",
                  "casper_dag_blocks", "casper_dag_window_blocks",
-                 "rnode_rocksdb_block_cache_capacity_bytes")
+                 "rnode_rocksdb_block_cache_capacity_bytes",
+                 *disk.PART_GAUGES)
 
 # The warm-up ends when every validator's RocksDB block cache holds this
 # share of its bound: at 10 deploys/s that takes 40-50 minutes. An observer
@@ -1205,6 +1206,7 @@ def run_soak(shard, a, out_dir):
                                      else [])
     disk_samples = []  # (minute, {name: bytes of its db})
     live = {}  # minute -> {name: LIVE_STATE bytes}, nodes with retention
+    parts = {}  # minute -> {name: {disk.PART_GAUGES gauge: bytes}}
     finalized = {}  # minute -> deploys finalized (the first validator's)
     names = [n["name"] for n in shard.nodes()]
     samples = []  # (minute, {name: KiB})
@@ -1235,6 +1237,7 @@ def run_soak(shard, a, out_dir):
                 live[minute] = {n["name"]: g[LIVE_STATE]
                                 for n, g in zip(nodes, gauges)
                                 if LIVE_STATE in g}
+                parts[minute] = {n["name"]: g for n, g in zip(nodes, gauges)}
                 for n, g in zip(nodes, gauges):
                     memory.write(f"{minute},{n['name']}," + ",".join(
                         "%.0f" % g[k] if k in g else "" for k in MEMORY_GAUGES)
@@ -1331,8 +1334,8 @@ def run_soak(shard, a, out_dir):
     # validators with retention): reported, not judged.
     judged = {n["name"] for n in shard.nodes()
               if a.disk and (n["role"] == "validator" or not a.observer_arg)}
-    lines += disk_report(a, names, disk_samples, live, finalized, warm_end,
-                         judged, problems, out_dir)
+    lines += disk_report(a, names, disk_samples, live, parts, finalized,
+                         warm_end, judged, problems, out_dir)
     acknowledged, failed, verdict = stream_report(out_dir)
     if code != 0:
         problems.append(f"stream: {verdict}")
@@ -1362,11 +1365,13 @@ def run_soak(shard, a, out_dir):
     return not problems, text
 
 
-def disk_report(a, names, samples, live, finalized, warm_end, judged,
+def disk_report(a, names, samples, live, parts, finalized, warm_end, judged,
                 problems, out_dir):
-    """The soak's disk table (disk.py) and each retaining node's live state
-    (`live`, {minute: {name: bytes}}) beside it, the problems of the nodes
-    named in `judged` appended to `problems`; writes disk.csv."""
+    """The soak's disk table (disk.py), where each node's disk is (`parts`,
+    {minute: {name: gauges}}: RocksDB's log and tables) and each retaining
+    node's live state (`live`, {minute: {name: bytes}}) beside it, the
+    problems of the nodes named in `judged` appended to `problems`; writes
+    disk.csv."""
     with open(os.path.join(out_dir, "disk.csv"), "w") as f:
         f.write("minute,finalized," + ",".join(f"{n}_bytes" for n in names)
                 + "," + ",".join(f"{n}_live_bytes" for n in names) + "\n")
@@ -1392,6 +1397,13 @@ def disk_report(a, names, samples, live, finalized, warm_end, judged,
         lines.append(row)
         if problem and n in judged:
             problems.append(problem)
+    where = [disk.parts_line(n, [parts[m][n] for m in sorted(parts)
+                                 if m >= warm_end and n in parts[m]])
+             for n in names]
+    if any(where):
+        lines += ["", "where the disk is after the warm-up (RocksDB's "
+                  "gauges, medians and largest of the minute samples):",
+                  ""] + [x for x in where if x]
     states = [disk.live_line(n, [(m, live[m][n]) for m in sorted(live)
                                  if m >= warm_end and n in live[m]],
                              finalized) for n in names]

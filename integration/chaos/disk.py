@@ -70,6 +70,28 @@ HEADER = ["| node | disk at warm-up MiB | last MiB | {w}-min medians: first "
           "|---|---:|---:|---:|---:|---:|---:|"]
 
 
+# RocksDB's parts of a node's disk (rnode's gauges): the write-ahead log,
+# the table files, and what the tables would hold compacted.
+PART_GAUGES = ("rnode_rocksdb_wal_bytes", "rnode_rocksdb_table_bytes",
+               "rnode_rocksdb_live_data_bytes")
+
+
+def parts_line(name, gauges):
+    """A line on where one node's disk is: gauges is its PART_GAUGES at each
+    sample ({gauge: bytes}). The log and the tables move apart (the log
+    drops at each flush, the tables at each compaction), so a sawtooth of
+    the whole shows here which part it is. None without samples."""
+    cells = []
+    for gauge, label in zip(PART_GAUGES, ("log", "tables", "tables' live data")):
+        values = sorted(g[gauge] for g in gauges if gauge in g)
+        if values:
+            cells.append(f"{label} {values[len(values) // 2] / 2**20:.1f} "
+                         f"(largest {values[-1] / 2**20:.1f})")
+    if not cells:
+        return None
+    return f"- {name}: " + ", ".join(cells) + " MiB"
+
+
 def live_line(name, points, finalized):
     """A line on one node's live state after the warm-up: points are
     (minute, bytes of rnode_retention_kept_bytes), finalized {minute:

@@ -130,6 +130,17 @@ class DiskVerdictTest(unittest.TestCase):
                                "per 1,000 finalized deploys")
         self.assertIsNone(chaos.disk.live_line("v1", [], {}))
 
+    def test_the_parts_line_gives_medians_and_the_largest(self):
+        wal, tables, live = chaos.disk.PART_GAUGES
+        mib = 2**20
+        gauges = [{wal: w * mib, tables: 60 * mib, live: 50 * mib}
+                  for w in (10, 64, 30)] + [{}]  # A node that did not answer.
+        self.assertEqual(chaos.disk.parts_line("v1", gauges),
+                         "- v1: log 30.0 (largest 64.0), tables 60.0 "
+                         "(largest 60.0), tables' live data 50.0 (largest "
+                         "50.0) MiB")
+        self.assertIsNone(chaos.disk.parts_line("v1", [{}]))
+
     def test_the_slope_of_a_line_is_found(self):
         self.assertAlmostEqual(
             chaos.disk.least_squares_slope([(0, 1), (1, 3), (2, 5)]), 2)

@@ -260,6 +260,27 @@ absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
           return static_cast<double>(store->Memory().*field);
         }));
   }
+  struct DiskPart {
+    const char* name;
+    const char* help;
+    uint64_t rspace::RocksDbDisk::*field;
+  };
+  static constexpr DiskPart kDiskParts[] = {
+      {"rnode_rocksdb_wal_bytes", "Bytes of RocksDB's live write-ahead logs",
+       &rspace::RocksDbDisk::wal},
+      {"rnode_rocksdb_table_bytes", "Bytes of RocksDB's table files",
+       &rspace::RocksDbDisk::tables},
+      {"rnode_rocksdb_live_data_bytes",
+       "RocksDB's estimate of the table bytes left after a full compaction",
+       &rspace::RocksDbDisk::live_data},
+  };
+  for (const DiskPart& part : kDiskParts) {
+    RETURN_IF_ERROR(r->AddCallbackGauge(
+        part.name, part.help,
+        [store, field = part.field]() -> absl::StatusOr<double> {
+          return static_cast<double>(store->Disk().*field);
+        }));
+  }
   return r->AddCallbackGauge("rnode_trie_cache_bytes",
                              "Bytes of trie nodes in the history's cache",
                              [trie]() -> absl::StatusOr<double> {

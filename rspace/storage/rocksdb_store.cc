@@ -226,6 +226,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   db_options.create_if_missing = true;
   db_options.create_missing_column_families = true;
   db_options.max_total_wal_size = options.max_total_wal_bytes;
+  db_options.max_log_file_size = options.max_info_log_bytes;
+  db_options.keep_log_file_num = options.info_logs_kept;
   db_options.db_write_buffer_size = options.total_write_buffer_bytes;
   // Tuned for what the history does: point reads of keys that are hashes
   // (docs/rspace.md "Storage"). A Bloom filter per table lets a read skip
@@ -401,22 +403,39 @@ bool RocksDbStore::no_space_injected() const {
   return impl_->fullable != nullptr && impl_->fullable->full();
 }
 
+uint64_t RocksDbStore::SumProperty(const std::string& property) const {
+  uint64_t total = 0;
+  for (rocksdb::ColumnFamilyHandle* h : impl_->handles) {
+    uint64_t v = 0;
+    if (impl_->db->GetIntProperty(h, property, &v)) total += v;
+  }
+  uint64_t v = 0;
+  if (impl_->db->GetIntProperty(impl_->default_handle, property, &v)) {
+    total += v;
+  }
+  return total;
+}
+
+RocksDbDisk RocksDbStore::Disk() const {
+  RocksDbDisk out;
+  out.tables = SumProperty(rocksdb::DB::Properties::kTotalSstFilesSize);
+  out.live_data = SumProperty(rocksdb::DB::Properties::kEstimateLiveDataSize);
+  rocksdb::VectorLogPtr logs;
+  if (impl_->db->GetSortedWalFiles(logs).ok()) {
+    for (const auto& log : logs) {
+      // Archived logs are not kept (no WAL_ttl_seconds), so every one
+      // listed is alive.
+      out.wal += log->SizeFileBytes();
+    }
+  }
+  return out;
+}
+
 RocksDbMemory RocksDbStore::Memory() const {
   RocksDbMemory out;
-  auto sum = [this](const std::string& property) {
-    uint64_t total = 0;
-    for (rocksdb::ColumnFamilyHandle* h : impl_->handles) {
-      uint64_t v = 0;
-      if (impl_->db->GetIntProperty(h, property, &v)) total += v;
-    }
-    uint64_t v = 0;
-    if (impl_->db->GetIntProperty(impl_->default_handle, property, &v)) {
-      total += v;
-    }
-    return total;
-  };
-  out.memtables = sum(rocksdb::DB::Properties::kCurSizeAllMemTables);
-  out.table_readers = sum(rocksdb::DB::Properties::kEstimateTableReadersMem);
+  out.memtables = SumProperty(rocksdb::DB::Properties::kCurSizeAllMemTables);
+  out.table_readers =
+      SumProperty(rocksdb::DB::Properties::kEstimateTableReadersMem);
   out.block_cache = impl_->block_cache->GetUsage();
   out.pinned = impl_->block_cache->GetPinnedUsage();
   out.block_cache_capacity = impl_->block_cache->GetCapacity();

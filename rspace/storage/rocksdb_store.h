@@ -25,8 +25,15 @@ struct RocksDbOptions {
   // column families that pin the oldest one. Without a bound, a column
   // written rarely (roots, DAG state) keeps every log file alive until
   // RocksDB's default of 4 x the sum of the write buffers (about 2 GiB for
-  // the node's columns): disk use and restart (log replay) time.
-  uint64_t max_total_wal_bytes = 256u << 20;
+  // the node's columns): disk use and restart (log replay) time. Bounded
+  // at the memtables' total, the log holds about what they hold: at 256
+  // MiB it was most of a node's disk and its sawtooth (a disk soak: the log
+  // climbed 0 to 256 MiB over 11 minutes beside 60 MiB of tables).
+  uint64_t max_total_wal_bytes = 64u << 20;
+  // RocksDB's own text log (LOG in the database folder): rotated at this
+  // size, the newest few kept, where by default one file grew for ever.
+  size_t max_info_log_bytes = 4u << 20;
+  size_t info_logs_kept = 3;
   // Memtable budget: each column family's write buffer, and all of them
   // together (RocksDB flushes the largest when the total is reached).
   // Without the total, nine columns of 64 MiB buffers let the memtables
@@ -37,6 +44,16 @@ struct RocksDbOptions {
   // as on a full disk (RocksDbStore::InjectNoSpace), for fault-injection
   // runs (docs/reliability.md "disk-full"). Off: RocksDB's own file system.
   bool injectable_faults = false;
+};
+
+// Bytes of an open store on disk, by kind (RocksDB's own figures, summed
+// over the column families).
+struct RocksDbDisk {
+  uint64_t wal = 0;        // Write-ahead log files alive now.
+  uint64_t tables = 0;     // Table files of every live version.
+  uint64_t live_data = 0;  // Estimate of what the tables would hold after a
+                           // full compaction: tables - live_data is the
+                           // space compaction has yet to give back.
 };
 
 // Memory RocksDB holds for an open store, in bytes (approximate: RocksDB's
@@ -83,6 +100,9 @@ class RocksDbStore final : public KeyValueStore {
 
   // What the store holds in memory now. Thread-safe.
   RocksDbMemory Memory() const;
+  // What the store holds on disk now (lists the log files: for metrics,
+  // not hot paths). Thread-safe.
+  RocksDbDisk Disk() const;
 
   // Fault injection: while `full`, every file write of the database (the
   // log, flushes, compactions, new files) fails as on a full disk (ENOSPC)
@@ -97,6 +117,8 @@ class RocksDbStore final : public KeyValueStore {
  private:
   struct Impl;
   explicit RocksDbStore(std::unique_ptr<Impl> impl);
+  // An integer property of RocksDB summed over every column family.
+  uint64_t SumProperty(const std::string& property) const;
   std::unique_ptr<Impl> impl_;
 };
 

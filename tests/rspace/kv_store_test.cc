@@ -324,6 +324,57 @@ TEST(RocksDbStoreTest, IndexAndFilterBlocksAreChargedToTheBlockCache) {
   EXPECT_LE(m.block_cache, m.block_cache_capacity);
 }
 
+// A column written once pins every later log file until RocksDB flushes
+// it, which it does only when the logs reach max_total_wal_bytes: with
+// RocksDB's default (4 x the write buffers) the log was most of a node's
+// disk (a soak: 0 to 256 MiB and back every 11 minutes).
+TEST(RocksDbStoreTest, TheLogIsBoundedWhileAColumnPinsIt) {
+  RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+  EXPECT_LE(RocksDbOptions{}.max_total_wal_bytes,
+            RocksDbOptions{}.total_write_buffer_bytes)
+      << "the default log may outgrow the memtables";
+  RocksDbOptions options;
+  options.write_buffer_bytes = 256u << 10;
+  options.total_write_buffer_bytes = 4u << 20;
+  options.max_total_wal_bytes = 1u << 20;
+  auto s =
+      *RocksDbStore::Open(TempDir("wal_bound"), {"busy", "quiet"}, options);
+  WriteBatch once;
+  once.Put(1, AsBytes("k"), AsBytes("v"));
+  ASSERT_TRUE(s->Write(once).ok());
+  const Bytes value(1024, 7);
+  uint64_t most = 0;
+  for (int i = 0; i < 16'000; ++i) {  // 16 MiB through the log.
+    WriteBatch b;
+    b.Put(0, crypto::Blake2b256(ToBytes(std::to_string(i))), value);
+    ASSERT_TRUE(s->Write(b).ok());
+    if (i % 500 == 0) most = std::max(most, s->Disk().wal);
+  }
+  // The bound, plus the log being written and one RocksDB has yet to drop.
+  EXPECT_LE(most, uint64_t{3} << 20) << "the quiet column pinned the log";
+  EXPECT_GT(most, 0u);
+  EXPECT_GT(s->Disk().tables, 0u) << "the busy column was flushed";
+  EXPECT_GT(s->Disk().live_data, 0u);
+}
+
+// RocksDB's text log is rotated and its old files dropped, where by
+// default each open left one more file behind.
+TEST(RocksDbStoreTest, TheInfoLogKeepsAFewFiles) {
+  RNODE_SKIP_ROCKSDB_UNDER_TSAN();
+  const std::string dir = TempDir("info_log");
+  RocksDbOptions options;
+  options.info_logs_kept = 2;
+  for (int i = 0; i < 6; ++i) {
+    auto s = *RocksDbStore::Open(dir, {"x"}, options);
+  }
+  int logs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().starts_with("LOG")) ++logs;
+  }
+  EXPECT_LE(logs, 2);
+  EXPECT_GE(logs, 1);
+}
+
 TEST(RocksDbStoreTest, DataSurvivesReopen) {
   RNODE_SKIP_ROCKSDB_UNDER_TSAN();
   std::string dir = TempDir("reopen");
