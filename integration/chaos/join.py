@@ -3,6 +3,7 @@
 
   scripts/join [--blocks N] [--rate R] [--node-arg ARG ...] [--out DIR]
                [--deadline S] [--keep | --reuse DIR] [--read-answers]
+               [--validator]
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), runs
 a stream of deploys (rnode-loadgen, R a second, default 100, in runs of
@@ -11,7 +12,11 @@ two minutes, each drained) until the first validator holds N blocks
 (scripts/shard join) while a stream of 10 deploys a second runs for a
 minute. It measures the joiner's time to ready, its time to hold the
 others' last finalized block, its catch-up rate and its resident memory
-(sampled every half second and the kernel's peak, VmHWM).
+(sampled every half second and the kernel's peak, VmHWM). With
+--validator the shard is made with one spare validator (bonded in the
+genesis, never started: four bonded, three running) and, once the
+observer has caught up, the spare joins the same way (scripts/shard join
+--validator) and is measured the same way; the checks then hold for both.
 
 Verdict: every deploy acknowledged during the fill and the join
 finalized; within --deadline seconds (default 1800) the joiner is ready
@@ -87,12 +92,13 @@ def fill(a, shard, out_dir):
     return acknowledged, problems
 
 
-def join(a, shard, out_dir):
-    """Starts a fresh observer and follows it until it holds the others'
-    last finalized block; returns the figures."""
+def join(a, shard, out_dir, validator=False):
+    """Starts a fresh observer (or the spare validator) and follows it until
+    it holds the others' last finalized block; returns the figures."""
     others = list(shard.nodes())
-    node = chaos.shard_tool.add_joiner(shard.folder, shard.state, False)
-    load = stream(a, shard, os.path.join(out_dir, "join-stream"), JOIN_RATE,
+    node = chaos.shard_tool.add_joiner(shard.folder, shard.state, validator)
+    sub = "join-stream" + ("-validator" if validator else "")
+    load = stream(a, shard, os.path.join(out_dir, sub), JOIN_RATE,
                   JOIN_STREAM_S)
     started = time.monotonic()
     child = chaos.shard_tool.start(shard.rnode, node, shard.state,
@@ -141,21 +147,24 @@ def join(a, shard, out_dir):
         figures["rss_samples"] = samples[::10]
     finally:
         load.wait(timeout=JOIN_STREAM_S + chaos.DRAIN_S + 120)
-    got, failed, verdict = chaos.stream_report(os.path.join(out_dir,
-                                                            "join-stream"))
+    got, failed, verdict = chaos.stream_report(os.path.join(out_dir, sub))
     figures["join_stream"] = {"acknowledged": got, "failed": failed,
                               "verdict": verdict, "ok": load.returncode == 0}
     return figures
 
 
-def judge(figures, fill_problems):
-    checks = {}
-    checks["fill"] = (not fill_problems, "; ".join(fill_problems) or
-                      "every acknowledged deploy finalized")
+def judge(figures, fill_problems, checks=None, label=""):
+    """The checks of one join's figures, added to `checks` (a new dict by
+    default) with `label` after each name; the fill's with no label."""
+    if checks is None:
+        checks = {}
+        checks["fill"] = (not fill_problems, "; ".join(fill_problems) or
+                          "every acknowledged deploy finalized")
     js = figures.get("join_stream", {})
-    checks["join stream"] = (js.get("ok", False), js.get("verdict", "none"))
+    checks["join stream" + label] = (js.get("ok", False),
+                                     js.get("verdict", "none"))
     caught = figures.get("caught_up_s")
-    checks["caught up"] = (
+    checks["caught up" + label] = (
         caught is not None,
         f"ready after {figures.get('ready_s')} s, the others' last "
         f"finalized block #{figures.get('lfb')} after {caught} s"
@@ -165,7 +174,7 @@ def judge(figures, fill_problems):
     largest = max(list(figures.get("validators_kib", {}).values()) +
                   list(figures.get("validators_now_kib", {}).values()) +
                   [0])
-    checks["memory"] = (
+    checks["memory" + label] = (
         peak <= largest + RSS_ALLOWANCE_KIB,
         f"joiner peak {peak / 1024:.0f} MiB; largest validator "
         f"{largest / 1024:.0f} MiB")
@@ -173,12 +182,24 @@ def judge(figures, fill_problems):
 
 
 def render(a, figures, checks, seconds):
-    lines = [f"# Join: a fresh observer against {a.blocks} blocks", "",
+    who = "a fresh observer" + (", then a spare validator," if a.validator
+                                else "")
+    lines = [f"# Join: {who} against {a.blocks} blocks", "",
              f"fill at {a.rate} deploys/s; join under {JOIN_RATE}/s for "
              f"{JOIN_STREAM_S} s; {seconds:.0f} s in all", "",
              "| check | passed | detail |", "|---|---|---|"]
     for name, (ok, text) in checks.items():
         lines.append(f"| {name} | {'yes' if ok else 'NO'} | {text} |")
+    lines += figure_lines(figures)
+    if figures.get("validator"):
+        lines += ["", "the spare validator:"]
+        lines += figure_lines(figures["validator"])
+    return "\n".join(lines) + "\n"
+
+
+def figure_lines(figures):
+    """The lines on one joiner's catch-up and state join."""
+    lines = []
     caught = figures.get("caught_up_s")
     if caught:
         rate = figures.get("blocks", 0) / caught
@@ -191,7 +212,7 @@ def render(a, figures, checks, seconds):
                       f"{join.get('rootsDone')} state tries, "
                       f"{join.get('trieNodes')} trie nodes, "
                       f"{join.get('trieBytes', 0) / 1e6:.1f} MB fetched"]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main():
@@ -206,6 +227,10 @@ def main():
                         "--read-answers): the state does not grow with the "
                         "history, so joins of short and long shards compare "
                         "history alone")
+    p.add_argument("--validator", action="store_true",
+                   help="a spare validator joins too, after the observer "
+                        "(the shard is made with one: four bonded, three "
+                        "running); not with --reuse")
     p.add_argument("--out")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--reuse", metavar="DIR")
@@ -215,6 +240,9 @@ def main():
         "RNODE_LOADGEN", os.path.join(chaos.REPO, "build", "bin",
                                       "rnode-loadgen")))
     a = p.parse_args()
+    if a.validator and a.reuse:
+        chaos.loadtest.fail("--validator makes its own shard (with a spare "
+                            "validator): not with --reuse")
     for binary in (a.rnode, a.loadgen):
         if not os.access(binary, os.X_OK):
             chaos.loadtest.fail(f"{binary} not found: run scripts/setup first")
@@ -233,14 +261,17 @@ def main():
     started = time.monotonic()
     figures, checks = {}, {}
     try:
-        # Five port blocks: the joiner takes the fifth (a run just before
-        # may hold its ports in TIME_WAIT for a minute).
+        # A port block for each node and joiner (a run just before may
+        # hold its ports in TIME_WAIT for a minute).
+        blocks = 6 if a.validator else 5
         base = next((b for b in range(47400, 60000, 1000)
-                     if chaos.loadtest.ports_free(b, 5)), None)
+                     if chaos.loadtest.ports_free(b, blocks)), None)
         if base is None:
-            chaos.loadtest.fail("no five free port blocks from 47400")
-        chaos.loadtest.shard_up(folder, base, os.path.abspath(a.rnode),
-                                [f"--node-arg={x}" for x in a.node_arg])
+            chaos.loadtest.fail(f"no {blocks} free port blocks from 47400")
+        chaos.loadtest.shard_up(
+            folder, base, os.path.abspath(a.rnode),
+            [f"--node-arg={x}" for x in a.node_arg] +
+            (["--spare-validators", "1"] if a.validator else []))
         shard = chaos.Shard(folder, os.path.abspath(a.rnode))
         acknowledged, problems = fill(a, shard, out_dir)
         figures = {"acknowledged": acknowledged}
@@ -249,6 +280,13 @@ def main():
         except chaos.CheckFailed as e:
             problems.append(str(e))
         checks = judge(figures, problems)
+        if a.validator:
+            try:
+                figures["validator"] = join(a, shard, out_dir, validator=True)
+            except chaos.CheckFailed as e:
+                figures["validator"] = {}
+                checks["validator"] = (False, str(e))
+            judge(figures["validator"], [], checks, " (validator)")
         try:
             lowest, text = chaos.check_agreement(shard)
             checks["agreement"] = (True, text)

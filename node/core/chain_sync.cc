@@ -322,8 +322,9 @@ void ChainSync::OnPacket(const p2p::PeerNode& from, std::string_view type_id,
   }
   if (type_id == packet::kChainHeight) {
     sync::ChainHeight msg;
+    // A floor is below the last finalized block, so never above the top.
     if (!msg.ParseFromString(content) || msg.max_number() < 0 ||
-        msg.floor() < 0) {
+        msg.floor() < 0 || msg.floor() > msg.max_number()) {
       return Malformed(from, type_id);
     }
     PeerHeight told{.max_number = msg.max_number(),

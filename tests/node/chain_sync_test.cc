@@ -424,5 +424,24 @@ TEST(ChainSyncTest, AnUndecodableHeightIsPunished) {
   EXPECT_TRUE(Eventually([&] { return a.transport().Connected().empty(); }));
 }
 
+// A floor above the sender's own top block is a lie (the floor is below
+// its last finalized block): refused and punished, not remembered.
+TEST(ChainSyncTest, AHeightWhoseFloorIsAboveItsTopIsPunished) {
+  Side a(1, MakeChain(2, 1), FastSync());
+  Side b(2, MakeChain(2, 1), FastSync());
+  a.Attach();
+  b.Attach();
+  b.Connect(a);
+  sync::ChainHeight lie;
+  lie.set_max_number(10);
+  lie.set_floor(11);
+  ASSERT_TRUE(b.transport()
+                  .Send(a.transport().self().id, packet::kChainHeight,
+                        lie.SerializeAsString())
+                  .ok());
+  ASSERT_TRUE(Eventually([&] { return a.sync().counters().malformed == 1; }));
+  EXPECT_TRUE(Eventually([&] { return a.transport().Connected().empty(); }));
+}
+
 }  // namespace
 }  // namespace rnode::node
