@@ -7,8 +7,8 @@
 
 Starts a fresh shard of 3 validators and an observer (scripts/shard), runs
 a stream of deploys (rnode-loadgen, R a second, default 100, in runs of
-two minutes, each drained) until the first validator holds N blocks
-(default 20,000), then starts one more observer with an empty data dir
+two minutes, each drained) until the first validator's newest block is
+numbered N (default 20,000), then starts one more observer with an empty data dir
 (scripts/shard join) while a stream of 10 deploys a second runs for a
 minute. It measures the joiner's time to ready, its time to hold the
 others' last finalized block, its catch-up rate and its resident memory
@@ -66,13 +66,18 @@ def stream(a, shard, sub, rate, seconds):
         return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
 
 
+# How long the chain is: the newest block's number. Not the blocks held,
+# which retention (16,384 numbers by default) keeps from growing past it.
+LATEST = "casper_latest_block_number"
+
+
 def fill(a, shard, out_dir):
-    """Streams until the first validator holds a.blocks blocks; returns
-    (acknowledged, problems)."""
+    """Streams until the first validator's newest block is numbered
+    a.blocks; returns (acknowledged, problems)."""
     witness = shard.validators()[0]
     acknowledged, problems, run = 0, [], 0
     started = time.monotonic()
-    blocks = chaos.metrics(witness).get(chaos.DAG_BLOCKS, 0)
+    blocks = chaos.metrics(witness).get(LATEST, 0)
     while blocks < a.blocks:
         before = blocks
         run += 1
@@ -83,8 +88,8 @@ def fill(a, shard, out_dir):
         acknowledged += got
         if code != 0:
             problems.append(f"fill run {run}: {verdict}")
-        blocks = chaos.metrics(witness).get(chaos.DAG_BLOCKS, 0)
-        chaos.note(f"fill run {run}: {blocks:.0f} of {a.blocks} blocks after "
+        blocks = chaos.metrics(witness).get(LATEST, 0)
+        chaos.note(f"fill run {run}: #{blocks:.0f} of {a.blocks} after "
                    f"{time.monotonic() - started:.0f} s ({verdict})")
         if blocks <= before:
             problems.append(f"fill run {run}: the shard made no block")
