@@ -619,7 +619,7 @@ def wait_quiet(shard):
     not moved for QUIET_S (the stream's deploys are final and nothing else
     makes blocks)."""
     deadline = time.monotonic() + QUIET_DEADLINE_S
-    last, since = None, time.monotonic()
+    last, since, first = None, time.monotonic(), lfb_numbers(shard)
     while time.monotonic() < deadline:
         now = lfb_numbers(shard)
         if now != last or len(set(now.values())) != 1:
@@ -627,7 +627,8 @@ def wait_quiet(shard):
         elif time.monotonic() - since >= QUIET_S:
             return
         time.sleep(POLL_S)
-    raise CheckFailed(f"the shard did not go quiet within {QUIET_DEADLINE_S} s")
+    raise CheckFailed(f"the shard did not go quiet within {QUIET_DEADLINE_S} "
+                      f"s (last finalized blocks {first} then {last})")
 
 
 def bad_peer(shard, rng, quick):
@@ -1541,7 +1542,9 @@ def main():
         reports = sanitizer_reports(folder, out_dir)
         for line in reports[:20]:
             note(f"sanitizer report: {line}")
-        if reports:
+        # A failed scenario is read from the nodes' logs (a CI run keeps
+        # nothing else).
+        if reports or not rows or not all(r["passed"] for r in rows):
             keep_logs(folder, out_dir)
         if not a.keep:
             shutil.rmtree(folder, ignore_errors=True)

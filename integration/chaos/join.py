@@ -8,9 +8,9 @@
 Starts a fresh shard of 3 validators and an observer (scripts/shard), runs
 a stream of deploys (rnode-loadgen, R a second, default 100, in runs of
 two minutes, each drained) until the first validator's newest block is
-numbered N (default 20,000), then starts one more observer with an empty data dir
-(scripts/shard join) while a stream of 10 deploys a second runs for a
-minute. It measures the joiner's time to ready, its time to hold the
+numbered N (default 20,000), then starts one more observer with an empty
+data dir (scripts/shard join) while a stream of 10 deploys a second runs
+for a minute. It measures the joiner's time to ready, its time to hold the
 others' last finalized block, its catch-up rate and its resident memory
 (sampled every half second and the kernel's peak, VmHWM). With
 --validator the shard is made with one spare validator (bonded in the
