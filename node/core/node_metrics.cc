@@ -29,6 +29,29 @@ constexpr std::string_view kMergeSteps[] = {
     "index",   "branches",     "conflicts", "rejection",
     "combine", "trie_actions", "apply"};
 
+// A gauge of one field of what `read` returns (RocksDbStore::Memory,
+// ::Disk).
+template <typename Parts>
+struct PartGauge {
+  const char* name;
+  const char* help;
+  uint64_t Parts::*field;
+};
+
+// Registers one gauge per entry of `gauges`, each reading its field of
+// read() at every scrape.
+template <typename Parts, size_t N, typename Read>
+absl::Status AddPartGauges(metrics::Registry* r,
+                           const PartGauge<Parts> (&gauges)[N], Read read) {
+  for (const PartGauge<Parts>& g : gauges) {
+    RETURN_IF_ERROR(r->AddCallbackGauge(
+        g.name, g.help, [read, field = g.field]() -> absl::StatusOr<double> {
+          return static_cast<double>(read().*field);
+        }));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<NodeMetrics>> NodeMetrics::Create(
@@ -234,12 +257,7 @@ absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
           return value(pipelined->stats());
         }));
   }
-  struct Part {
-    const char* name;
-    const char* help;
-    uint64_t rspace::RocksDbMemory::*field;
-  };
-  static constexpr Part kParts[] = {
+  static constexpr PartGauge<rspace::RocksDbMemory> kMemory[] = {
       {"rnode_rocksdb_memtable_bytes",
        "Bytes in RocksDB's write buffers (all column families)",
        &rspace::RocksDbMemory::memtables},
@@ -253,19 +271,9 @@ absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
        "The bound of RocksDB's block cache",
        &rspace::RocksDbMemory::block_cache_capacity},
   };
-  for (const Part& part : kParts) {
-    RETURN_IF_ERROR(r->AddCallbackGauge(
-        part.name, part.help,
-        [store, field = part.field]() -> absl::StatusOr<double> {
-          return static_cast<double>(store->Memory().*field);
-        }));
-  }
-  struct DiskPart {
-    const char* name;
-    const char* help;
-    uint64_t rspace::RocksDbDisk::*field;
-  };
-  static constexpr DiskPart kDiskParts[] = {
+  RETURN_IF_ERROR(
+      AddPartGauges(r, kMemory, [store] { return store->Memory(); }));
+  static constexpr PartGauge<rspace::RocksDbDisk> kDisk[] = {
       {"rnode_rocksdb_wal_bytes", "Bytes of RocksDB's live write-ahead logs",
        &rspace::RocksDbDisk::wal},
       {"rnode_rocksdb_table_bytes", "Bytes of RocksDB's table files",
@@ -274,13 +282,7 @@ absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
        "RocksDB's estimate of the table bytes left after a full compaction",
        &rspace::RocksDbDisk::live_data},
   };
-  for (const DiskPart& part : kDiskParts) {
-    RETURN_IF_ERROR(r->AddCallbackGauge(
-        part.name, part.help,
-        [store, field = part.field]() -> absl::StatusOr<double> {
-          return static_cast<double>(store->Disk().*field);
-        }));
-  }
+  RETURN_IF_ERROR(AddPartGauges(r, kDisk, [store] { return store->Disk(); }));
   return r->AddCallbackGauge("rnode_trie_cache_bytes",
                              "Bytes of trie nodes in the history's cache",
                              [trie]() -> absl::StatusOr<double> {

@@ -410,37 +410,32 @@ TEST(ChainSyncTest, ANodeBelowEveryPeersFloorIsBeyondHistoryAndAsksNothing) {
   EXPECT_GE(archive.sync().counters().ranges_served, 1u);
 }
 
-TEST(ChainSyncTest, AnUndecodableHeightIsPunished) {
+// Sends a ChainHeight packet of `content` from a fresh peer to a fresh
+// node and expects the node to punish it as malformed.
+void ExpectHeightPunished(const std::string& content) {
   Side a(1, MakeChain(2, 1), FastSync());
   Side b(2, MakeChain(2, 1), FastSync());
   a.Attach();
   b.Attach();
   b.Connect(a);
   ASSERT_TRUE(b.transport()
-                  .Send(a.transport().self().id, packet::kChainHeight,
-                        std::string("\xff\xff\xff", 3))
+                  .Send(a.transport().self().id, packet::kChainHeight, content)
                   .ok());
   ASSERT_TRUE(Eventually([&] { return a.sync().counters().malformed == 1; }));
   EXPECT_TRUE(Eventually([&] { return a.transport().Connected().empty(); }));
 }
 
+TEST(ChainSyncTest, AnUndecodableHeightIsPunished) {
+  ExpectHeightPunished(std::string("\xff\xff\xff", 3));
+}
+
 // A floor above the sender's own top block is a lie (the floor is below
 // its last finalized block): refused and punished, not remembered.
 TEST(ChainSyncTest, AHeightWhoseFloorIsAboveItsTopIsPunished) {
-  Side a(1, MakeChain(2, 1), FastSync());
-  Side b(2, MakeChain(2, 1), FastSync());
-  a.Attach();
-  b.Attach();
-  b.Connect(a);
   sync::ChainHeight lie;
   lie.set_max_number(10);
   lie.set_floor(11);
-  ASSERT_TRUE(b.transport()
-                  .Send(a.transport().self().id, packet::kChainHeight,
-                        lie.SerializeAsString())
-                  .ok());
-  ASSERT_TRUE(Eventually([&] { return a.sync().counters().malformed == 1; }));
-  EXPECT_TRUE(Eventually([&] { return a.transport().Connected().empty(); }));
+  ExpectHeightPunished(lie.SerializeAsString());
 }
 
 }  // namespace
