@@ -273,9 +273,12 @@ absl::Status NodeMetrics::AttachStorage(metrics::Registry* r,
   };
   RETURN_IF_ERROR(
       AddPartGauges(r, kMemory, [store] { return store->Memory(); }));
+  RETURN_IF_ERROR(r->AddCallbackGauge(
+      "rnode_rocksdb_wal_bytes", "Bytes of RocksDB's live write-ahead logs",
+      [store]() -> absl::StatusOr<double> {
+        return static_cast<double>(store->WalBytes());
+      }));
   static constexpr PartGauge<rspace::RocksDbDisk> kDisk[] = {
-      {"rnode_rocksdb_wal_bytes", "Bytes of RocksDB's live write-ahead logs",
-       &rspace::RocksDbDisk::wal},
       {"rnode_rocksdb_table_bytes", "Bytes of RocksDB's table files",
        &rspace::RocksDbDisk::tables},
       {"rnode_rocksdb_live_data_bytes",

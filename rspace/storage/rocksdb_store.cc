@@ -420,15 +420,20 @@ RocksDbDisk RocksDbStore::Disk() const {
   RocksDbDisk out;
   out.tables = SumProperty(rocksdb::DB::Properties::kTotalSstFilesSize);
   out.live_data = SumProperty(rocksdb::DB::Properties::kEstimateLiveDataSize);
+  return out;
+}
+
+uint64_t RocksDbStore::WalBytes() const {
+  uint64_t bytes = 0;
   rocksdb::VectorLogPtr logs;
   if (impl_->db->GetSortedWalFiles(logs).ok()) {
     for (const auto& log : logs) {
       // Archived logs are not kept (no WAL_ttl_seconds), so every one
       // listed is alive.
-      out.wal += log->SizeFileBytes();
+      bytes += log->SizeFileBytes();
     }
   }
-  return out;
+  return bytes;
 }
 
 RocksDbMemory RocksDbStore::Memory() const {

@@ -46,10 +46,9 @@ struct RocksDbOptions {
   bool injectable_faults = false;
 };
 
-// Bytes of an open store on disk, by kind (RocksDB's own figures, summed
-// over the column families).
+// Bytes of an open store's tables on disk (RocksDB's own figures, summed
+// over the column families; the log is RocksDbStore::WalBytes).
 struct RocksDbDisk {
-  uint64_t wal = 0;        // Write-ahead log files alive now.
   uint64_t tables = 0;     // Table files of every live version.
   uint64_t live_data = 0;  // Estimate of what the tables would hold after a
                            // full compaction: tables - live_data is the
@@ -100,9 +99,11 @@ class RocksDbStore final : public KeyValueStore {
 
   // What the store holds in memory now. Thread-safe.
   RocksDbMemory Memory() const;
-  // What the store holds on disk now (lists the log files: for metrics,
-  // not hot paths). Thread-safe.
+  // What the store's tables hold on disk now. Thread-safe.
   RocksDbDisk Disk() const;
+  // Bytes of the write-ahead log files alive now (lists them: for metrics,
+  // not hot paths). Thread-safe.
+  uint64_t WalBytes() const;
 
   // Fault injection: while `full`, every file write of the database (the
   // log, flushes, compactions, new files) fails as on a full disk (ENOSPC)
