@@ -55,6 +55,17 @@ and judges it. Scenarios:
                equivocation signed with another validator's key (which
                the shard then slashes: run it last)
 
+Opt-in (named in --scenarios only):
+
+  beyond-history  stop a validator until every other node's retention
+               deleted the blocks it needs next (their floors above its
+               height; run with --node-arg=--retain-blocks=1024), then
+               start it: it cannot catch up by height, so after
+               sync.rejoin-after-seconds (30 s) it forgets its chain and
+               joins again from the others' last finalized state; within
+               150 s of its restart it has their last finalized block and
+               proposes again
+
 After each scenario the checks are:
   fault      the fault happened as meant and the victim's own answer to it
              was right (per scenario: the cut-off validator lost its peers;
@@ -73,7 +84,8 @@ After each scenario the checks are:
 --soak runs no fault: a steady stream for --soak-minutes (default 150) with
 every node's resident memory sampled once a minute. The warm-up ends at
 the first minute from --warmup-minutes (default 10) on when every
-validator's RocksDB block cache is 90 % full; at least --measured-minutes
+validator's RocksDB block cache is 90 % full and every node's trie cache
+has stopped filling; at least --measured-minutes
 (default 60) must follow it. It passes when each node's RSS less its block
 cache (a bounded cache filling is not growth; an observer's fills far
 slower than a validator's), as the median of the last 10 samples, is at
@@ -173,16 +185,20 @@ class Shard:
                     raise CheckFailed(f"{node['name']} outlived SIGKILL")
                 time.sleep(0.05)
 
-    def start(self, node):
+    def start(self, node, deadline_s=None):
         """Starts `node` again on its data; returns once its API says it is
-        ready. The bootstrap node restarts without a bootstrap (its peers
-        reconnect to it)."""
+        ready (within `deadline_s`, scripts/shard's bound by default). The
+        bootstrap node restarts without a bootstrap (its peers reconnect to
+        it)."""
         boot = "" if node is self.nodes()[0] else self.state["bootstrap"]
         child = shard_tool.start(self.rnode, node, self.state, boot)
         self.children[node["name"]] = child
         self.save()
         try:
-            shard_tool.wait_ready(node, child)
+            if deadline_s is None:
+                shard_tool.wait_ready(node, child)
+            else:
+                shard_tool.wait_ready(node, child, deadline_s=deadline_s)
         except SystemExit as e:  # scripts/shard's fail() exits.
             raise CheckFailed(f"{node['name']} did not restart") from e
 
@@ -557,6 +573,78 @@ def long_outage(shard, rng, quick, sanitized=False):
             f"last finalized block, "
             f"{'proposed' if proposed is not None else 'proposed nothing'}")
     return lfb_numbers(shard), (f"{what}, the others' last finalized block "
+                                f"after {caught:.1f} s, proposing after "
+                                f"{proposed:.1f} s")
+
+
+# beyond-history (issue 45): the victim is stopped until every other node's
+# retention deleted the blocks it needs next (their floors above its
+# height), so that it cannot catch up by height; within REJOIN_S of its
+# restart it must have forgotten its chain, joined again from the others'
+# last finalized state (sync.rejoin-after-seconds, 30 s by default, then
+# the join) and proposed again. Opt-in: it needs every node with a short
+# retention (--node-arg=--retain-blocks=1024), and takes some minutes.
+REJOIN_S = 150
+REJOIN_DEADLINE_S = 1200
+FLOOR = "rnode_retention_floor"
+LATEST = "casper_latest_block_number"
+
+
+def beyond_history(shard, rng, quick):
+    """A validator is stopped until the others' floors pass its height,
+    then started: within REJOIN_S it has the others' last finalized block
+    and proposes again."""
+    victim = rng.choice(shard.validators()[1:])
+    others = [n for n in shard.nodes() if n is not victim]
+    height = metrics(victim).get(LATEST, -1)
+    stop_cleanly(shard, victim)
+    started = time.monotonic()
+    note(f"beyond-history: {victim['name']} (at #{height:.0f}) stopped until "
+         f"every other node's floor is above #{height + 1:.0f}")
+    while True:
+        floors = [metrics(n).get(FLOOR) for n in others]
+        if any(f is None for f in floors):
+            raise CheckFailed("a node exports no retention floor: run with "
+                              "--node-arg=--retain-blocks=1024")
+        if min(floors) > height + 1:
+            break
+        if time.monotonic() - started > REJOIN_DEADLINE_S:
+            raise CheckFailed(f"after {REJOIN_DEADLINE_S} s the others' "
+                              f"floors are {floors}, not above "
+                              f"#{height + 1:.0f} (--retain-blocks=1024?)")
+        time.sleep(2)
+    down = time.monotonic() - started
+    target = max((lfb(n) or (-1, ""))[0] for n in others)
+    restarted = time.monotonic()
+    shard.start(victim, REJOIN_S)  # once it is ready: after the join
+    ready_s = time.monotonic() - restarted
+    caught = proposed = None
+    while time.monotonic() - restarted < REJOIN_S:
+        now = time.monotonic() - restarted
+        if caught is None and holds_final(victim, target, others) is not None:
+            caught = now
+        if proposed is None and metrics(victim).get(CREATED, 0) > 0:
+            proposed = now
+        if caught is not None and proposed is not None:
+            break
+        time.sleep(POLL_S)
+    log = os.path.join(victim["data_dir"], "node.log")
+    try:
+        with open(log, errors="replace") as f:
+            rejoined = "joining the shard again" in f.read()
+    except OSError:
+        rejoined = False
+    what = (f"{victim['name']} down {down:.0f} s until the others' floors "
+            f"passed #{height + 1:.0f} (their last finalized #{target}); "
+            f"{'it joined again' if rejoined else 'it did not join again'}, "
+            f"ready after {ready_s:.1f} s")
+    if caught is None or proposed is None or not rejoined:
+        raise CheckFailed(
+            f"{what}; within {REJOIN_S} s of its restart: "
+            f"{'had' if caught is not None else 'did not have'} the others' "
+            f"last finalized block, "
+            f"{'proposed' if proposed is not None else 'proposed nothing'}")
+    return lfb_numbers(shard), (f"{what}; the others' last finalized block "
                                 f"after {caught:.1f} s, proposing after "
                                 f"{proposed:.1f} s")
 
@@ -954,7 +1042,7 @@ def strict_stream(folder):
 RUNNERS = {"kill9": kill9, "sigstop": sigstop, "partition": partition,
            "restart-all": restart_all, "disk-full": disk_full,
            "hostile": hostile, "bad-peer": bad_peer,
-           "long-outage": long_outage}
+           "long-outage": long_outage, "beyond-history": beyond_history}
 # The runners that also take --sanitized (their sizes or bounds change).
 TAKES_SANITIZED = ("hostile", "long-outage")
 # A scenario's nominal length (s) for its stream; it may end early. The
@@ -966,7 +1054,8 @@ TAKES_SANITIZED = ("hostile", "long-outage")
 LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
           "restart-all": (30, 30), "disk-full": (90, 90),
           "hostile": (40, 90), "bad-peer": (5, 5),
-          "long-outage": (220, LONG_OUTAGE_FULL_S + 2 * CATCH_UP_S)}
+          "long-outage": (220, LONG_OUTAGE_FULL_S + 2 * CATCH_UP_S),
+          "beyond-history": (REJOIN_DEADLINE_S, REJOIN_DEADLINE_S)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):
@@ -982,7 +1071,7 @@ def run_scenario(name, shard, a, rng, out_dir):
     if name == "hostile":
         rate = HOSTILE_SANITIZED_RATE if a.sanitized else max(a.rate,
                                                                HOSTILE_RATE)
-    if name == "long-outage" and not a.sanitized:
+    if name in ("long-outage", "beyond-history") and not a.sanitized:
         rate = max(a.rate, LONG_OUTAGE_RATE)
     args = loadtest.target_args(a.loadgen, shard.folder, sub) + [
         "--phases", f"{rate}/s:{length}s", "--allow-failures",
@@ -1152,6 +1241,24 @@ def cache_warm(row):
     return bool(bound) and used is not None and used >= WARM_CACHE_SHARE * bound
 
 
+# The trie cache is bounded by entries and by bytes, so which bound it
+# reaches depends on the workload: it counts as full once it grew by at
+# most this share over a minute (soak run 5 judged its last 15 MiB of
+# filling as growth).
+TRIE_CACHE_STILL = 0.02
+TRIE_CACHE = "rnode_trie_cache_bytes"
+
+
+def trie_cache_full(before, now):
+    """Whether the trie cache, sampled a minute apart (memory_rows), has
+    stopped growing; True for a node that does not export it."""
+    if TRIE_CACHE not in now:
+        return True
+    if before is None or TRIE_CACHE not in before:
+        return False
+    return now[TRIE_CACHE] <= (1 + TRIE_CACHE_STILL) * before[TRIE_CACHE]
+
+
 # The lines by which a sanitizer build reports a fault: one in a node's or
 # the load generator's log fails the campaign (the chaos_quick test under
 # the asan and tsan presets would otherwise pass whatever the nodes
@@ -1212,6 +1319,7 @@ def run_soak(shard, a, out_dir):
     names = [n["name"] for n in shard.nodes()]
     samples = []  # (minute, {name: KiB})
     caches = {}  # minute -> {name: block cache bytes or None}
+    last_gauges = {}  # name -> the previous minute's memory_row
     warm_end = None
     started = time.monotonic()
     memory = open(os.path.join(out_dir, "memory.csv"), "w")
@@ -1246,10 +1354,14 @@ def run_soak(shard, a, out_dir):
                 memory.flush()
                 if (warm_end is None and minute >= a.warmup_minutes
                         and all(cache_warm(g) for n, g in zip(nodes, gauges)
-                                if n["role"] == "validator")):
+                                if n["role"] == "validator")
+                        and all(trie_cache_full(last_gauges.get(n["name"]), g)
+                                for n, g in zip(nodes, gauges))):
                     warm_end = minute
                     note(f"soak: warm at minute {minute} (every validator's "
-                         f"block cache {WARM_CACHE_SHARE:.0%} full)")
+                         f"block cache {WARM_CACHE_SHARE:.0%} full, every "
+                         f"node's trie cache full)")
+                last_gauges = {n["name"]: g for n, g in zip(nodes, gauges)}
                 note(f"soak minute {minute}/{a.soak_minutes:g}: RSS MiB " +
                      ", ".join(f"{k} {v / 1024:.0f}" if v else f"{k} gone"
                                for k, v in row.items()))

@@ -35,6 +35,25 @@ class SoakArgsTest(unittest.TestCase):
         self.assertIn("--soak-minutes must cover", problem)
 
 
+class TrieCacheFullTest(unittest.TestCase):
+
+    def test_a_cache_still_filling_is_not_full(self):
+        self.assertFalse(chaos.trie_cache_full(
+            {chaos.TRIE_CACHE: 49e6}, {chaos.TRIE_CACHE: 57e6}))
+
+    def test_a_cache_that_stopped_growing_is_full(self):
+        self.assertTrue(chaos.trie_cache_full(
+            {chaos.TRIE_CACHE: 67.04e6}, {chaos.TRIE_CACHE: 67.06e6}))
+        self.assertTrue(chaos.trie_cache_full(
+            {chaos.TRIE_CACHE: 67e6}, {chaos.TRIE_CACHE: 60e6}))
+
+    def test_the_first_sample_is_never_full(self):
+        self.assertFalse(chaos.trie_cache_full(None, {chaos.TRIE_CACHE: 1e6}))
+
+    def test_a_node_without_the_gauge_does_not_hold_the_warm_up(self):
+        self.assertTrue(chaos.trie_cache_full(None, {}))
+
+
 class WindowGrowthTest(unittest.TestCase):
 
     def test_flat_series_has_no_growth(self):

@@ -76,12 +76,30 @@ void BlockTerminationSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
-  const auto started = std::chrono::steady_clock::now();
-  if (absl::Status s = SetLogLevel(config.log_level); !s.ok()) {
-    err << "error: logging.level: " << s.message() << "\n";
-    return 1;
+namespace {
+
+// Waits for SIGTERM or SIGINT (blocked in every thread), looking every
+// 200 ms whether the node asks to join the shard again. True for a
+// signal, false for the request.
+bool WaitForSignalOrRejoin(const Node& node) {
+  const sigset_t set = TerminationSignals();
+  const timespec look = {.tv_sec = 0, .tv_nsec = 200'000'000};
+  for (;;) {
+    const int signal = sigtimedwait(&set, nullptr, &look);
+    if (signal > 0) {
+      Log("node")->info("signal {}: shutting down", signal);
+      return true;
+    }
+    if (node.rejoin_requested()) return false;
   }
+}
+
+// One life of the node: opens it, serves until a termination signal or
+// its request to join the shard again (*rejoin), closes it. The exit code.
+int RunOnce(const NodeConfig& config, std::ostream& out, std::ostream& err,
+            bool* rejoin) {
+  const auto started = std::chrono::steady_clock::now();
+  *rejoin = false;
   metrics::Registry registry;
   if (absl::Status s = metrics::RegisterProcessMetrics(registry); !s.ok()) {
     err << "internal error: " << s.message() << "\n";
@@ -160,16 +178,32 @@ int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
       << std::flush;
   Log("node")->info("ready in {:.0f} ms", ready_ms);
 
-  const sigset_t set = TerminationSignals();
-  int signal = 0;
-  sigwait(&set, &signal);
-  Log("node")->info("signal {}: shutting down", signal);
+  *rejoin = !WaitForSignalOrRejoin(**node);
   (*http_api)->Stop();
   (*grpc)->Stop();
   (*node)->Stop();
   node->reset();
-  out << "rnode: stopped\n" << std::flush;
+  if (!*rejoin) out << "rnode: stopped\n" << std::flush;
   return 0;
+}
+
+}  // namespace
+
+int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err) {
+  if (absl::Status s = SetLogLevel(config.log_level); !s.ok()) {
+    err << "error: logging.level: " << s.message() << "\n";
+    return 1;
+  }
+  // A life that ends in a request to join again is followed by one that
+  // forgets the chain as it opens (node/core/rejoin.h).
+  for (;;) {
+    bool rejoin = false;
+    const int code = RunOnce(config, out, err, &rejoin);
+    if (!rejoin) return code;
+    out << "rnode: further behind than the peers keep blocks: joining the "
+           "shard again from its last finalized state\n"
+        << std::flush;
+  }
 }
 
 }  // namespace rnode::node

@@ -1,5 +1,7 @@
 // `rnode run`: the node's main job. Composes the node, its API servers and
-// events, serves until SIGTERM or SIGINT, then shuts down cleanly.
+// events, serves until SIGTERM or SIGINT, then shuts down cleanly. A node
+// that must join its shard again (node/core/rejoin.h) is closed and
+// opened again in the same process, its servers on the same ports.
 #ifndef RNODE_NODE_CLI_RUN_H_
 #define RNODE_NODE_CLI_RUN_H_
 
@@ -16,7 +18,7 @@ namespace rnode::node {
 int RunNode(const NodeConfig& config, std::ostream& out, std::ostream& err);
 
 // Blocks SIGTERM and SIGINT in the calling thread (and the threads it
-// starts later), so that RunNode can wait for them with sigwait.
+// starts later), so that RunNode can wait for them with sigtimedwait.
 void BlockTerminationSignals();
 
 }  // namespace rnode::node

@@ -58,6 +58,11 @@ const Setting kSettings[] = {
     {"sync.state-hashes-per-request", "state-sync-hashes-per-request",
      "trie nodes a joining node asks for in one request (at most 1024)",
      &NodeConfig::state_sync_hashes_per_request},
+    {"sync.rejoin-after-seconds", "rejoin-after-seconds",
+     "a node with retention that has been further behind than its peers "
+     "keep blocks this long forgets its chain and joins again from their "
+     "last finalized state (-1: never)",
+     &NodeConfig::rejoin_after_seconds},
     {"logging.level", "", "trace, debug, info, warn, error, critical, off",
      &NodeConfig::log_level},
     {"threads", "threads", "worker threads (0: all hardware threads)",
@@ -514,6 +519,8 @@ absl::Status Validate(const NodeConfig& c) {
         std::tuple{"sync.state-min-finalized", c.state_sync_min_finalized,
                    int64_t{-1}},
         std::tuple{"sync.state-requests", c.state_sync_requests, int64_t{1}},
+        std::tuple{"sync.rejoin-after-seconds", c.rejoin_after_seconds,
+                   int64_t{-1}},
         std::tuple{"sync.state-hashes-per-request",
                    c.state_sync_hashes_per_request, int64_t{1}},
         std::tuple{"casper.genesis-block-data.pos-multi-sig-quorum",

@@ -54,6 +54,13 @@ struct NodeConfig {
   // node::kMaxTrieNodesPerRequest: a server punishes more).
   int64_t state_sync_requests = 8;
   int64_t state_sync_hashes_per_request = 256;
+  // A node with retention on (retain_blocks > 0) that has been further
+  // behind than its peers keep blocks (beyond_history) for this many
+  // seconds joins the shard again from its last finalized state: it
+  // forgets its chain (node/core/rejoin.h) and starts over as a new node.
+  // -1: never (the operator does it). An archive node (retain_blocks 0)
+  // never forgets its chain by itself.
+  int64_t rejoin_after_seconds = 30;
   std::string config_file;
   std::string log_level = "info";
   // Worker threads of the node's one pool (interpreter rounds, signature

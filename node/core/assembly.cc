@@ -11,6 +11,7 @@
 #include "casper/genesis/genesis.h"
 #include "node/core/clock.h"
 #include "node/core/genesis_setup.h"
+#include "node/core/rejoin.h"
 #include "node/core/gossip_backup.h"
 #include "node/p2p/identity/validator_statement.h"
 #include "rholang/interpreter/term_codec.h"
@@ -49,6 +50,12 @@ absl::Status OpenStore(const NodeConfig& c, const std::string& data_dir,
   store_options.block_cache_bytes = static_cast<size_t>(c.block_cache_bytes);
   ASSIGN_OR_RETURN(m.store, rspace::RocksDbStore::Open(data_dir + "/db",
                                                        columns, store_options));
+  // A node that must join the shard again forgets its chain first
+  // (node/core/rejoin.h): it opens as a new node.
+  RETURN_IF_ERROR(ForgetChainIfMarked(
+                      m.store.get(),
+                      casper::dag::DagColumnsFrom(kHistoryColumns), data_dir)
+                      .status());
   m.pipelined = std::make_unique<rspace::PipelinedStore>(m.store.get());
   return absl::OkStatus();
 }
@@ -108,9 +115,13 @@ absl::StatusOr<Block> MakeGenesis(const NodeConfig& c,
   ASSIGN_OR_RETURN(casper::genesis::GenesisParams params,
                    GenesisInputs(c, data_dir, id.key, out));
   // The parameters first: a crash before the genesis is stored leaves
-  // them for the next start, which makes the same genesis state.
+  // them for the next start, which makes the same genesis state. With the
+  // block time chosen here (now, when none was given), so that a genesis
+  // made again (a node that forgot its chain: rejoin.h) is the same block.
+  NodeConfig stored = c;
+  stored.deploy_timestamp = params.timestamp;
   RETURN_IF_ERROR(WriteFileAtomically(data_dir + kGenesisParamsFile,
-                                      GenesisParamsToml(c), 0644));
+                                      GenesisParamsToml(stored), 0644));
   ASSIGN_OR_RETURN(
       casper::genesis::GenesisBlock g,
       casper::genesis::CreateGenesis(params, m.space.get(), m.contracts.get(),

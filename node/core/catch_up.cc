@@ -90,6 +90,12 @@ void CatchUpMonitor::Start(metrics::Family<metrics::Counter>* behind_seconds) {
   thread_ = std::thread([this] { WatchLoop(); });
 }
 
+void CatchUpMonitor::SetBeyondHistoryListener(std::chrono::milliseconds after,
+                                              std::function<void()> fn) {
+  beyond_history_.emplace(after);
+  on_beyond_history_ = std::move(fn);
+}
+
 void CatchUpMonitor::Stop() {
   stop_.Stop();
   if (thread_.joinable()) thread_.join();
@@ -147,6 +153,11 @@ void CatchUpMonitor::WatchLoop() {
             behind_seconds_->WithLabels({BehindName(reason)});
         if (c.ok()) (*c)->Add(static_cast<double>(gap) / 1000.0);
       }
+    }
+    if (beyond_history_.has_value() &&
+        beyond_history_->Update(reason == Behind::kBeyondHistory,
+                                Clock::now())) {
+      on_beyond_history_();
     }
     if (now - report_from >= kBehindReportMs) {
       Report(behind_ms, now - report_from);

@@ -13,10 +13,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include "node/core/chain_sync.h"
 #include "node/core/network.h"
+#include "node/core/rejoin.h"
 #include "node/core/scheduler.h"
 #include "node/metrics/metrics.h"
 #include "util/stop_signal.h"
@@ -77,6 +80,11 @@ class CatchUpMonitor {
   }
   // Whether the node is joining from state (before anything else counts).
   void set_syncing(bool syncing) { syncing_.store(syncing); }
+  // Before Start: `fn` is called once, on the pause watch's thread, when
+  // the node has been beyond_history (Behind::kBeyondHistory) for `after`
+  // without a break (node/core/rejoin.h). Must not block or call Stop.
+  void SetBeyondHistoryListener(std::chrono::milliseconds after,
+                                std::function<void()> fn);
 
  private:
   void WatchLoop();
@@ -97,6 +105,9 @@ class CatchUpMonitor {
   std::atomic<int64_t> resumed_ms_;
   std::atomic<size_t> engine_buffered_{0};
   std::atomic<bool> syncing_{false};
+  // Set before Start, then the pause watch's own.
+  std::optional<HeldFor> beyond_history_;
+  std::function<void()> on_beyond_history_;
 };
 
 }  // namespace rnode::node

@@ -1,6 +1,7 @@
 #include "node/core/node.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -19,6 +20,7 @@
 #include "node/core/engine_events.h"
 #include "node/core/genesis_setup.h"
 #include "node/core/peer_discovery.h"
+#include "node/core/rejoin.h"
 #include "node/core/retention.h"
 #include "node/core/scheduler.h"
 #include "node/core/state_sync.h"
@@ -50,6 +52,8 @@ struct Node::Impl {
   std::unique_ptr<StateJoin> join;
   std::unique_ptr<StateRetention> retention;
   DiscoveryLoop discovery_loop;
+  // Set once the data dir is marked for a new join (node/core/rejoin.h).
+  std::atomic<bool> rejoin{false};
 };
 
 Node::Node(NodeConfig config) : config_(std::move(config)) {}
@@ -317,9 +321,33 @@ absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
           .timeout = std::chrono::milliseconds(config_.network_timeout_ms),
           .network_id = config_.network_id,
           .tls = p.tls});
+  // A node with retention that fell further behind than its peers keep
+  // blocks joins again (node/core/rejoin.h); an archive keeps its chain,
+  // and one without a bootstrap (the shard's first node) has nobody to
+  // join from once it forgot.
+  if (config_.rejoin_after_seconds >= 0 && config_.retain_blocks > 0 &&
+      config_.state_sync_min_finalized >= 0 && !config_.bootstrap.empty()) {
+    m.catch_up->SetBeyondHistoryListener(
+        std::chrono::seconds(config_.rejoin_after_seconds), [this] {
+          const std::string why = absl::StrCat(
+              "beyond_history for ", config_.rejoin_after_seconds,
+              " s: further behind than the peers keep blocks");
+          if (absl::Status s = MarkForRejoin(DataDir(config_), why); !s.ok()) {
+            Log("node")->error("cannot join the shard again: {}", s.ToString());
+            return;
+          }
+          Log("node")->warn(
+              "{}; forgetting the chain and joining the shard again from its "
+              "last finalized state",
+              why);
+          impl_->rejoin.store(true);
+        });
+  }
   m.catch_up->Start(behind_seconds);
   return absl::OkStatus();
 }
+
+bool Node::rejoin_requested() const { return impl_->rejoin.load(); }
 
 void Node::PrepareStateSync() {
   Impl& m = *impl_;

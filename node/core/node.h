@@ -141,6 +141,12 @@ class Node {
   // in a shard (docs/p2p.md "Joining").
   std::optional<JoinProgress> join_progress() const;
   int64_t last_finalized_number() const;
+  // Whether the node, further behind than its peers keep blocks for
+  // sync.rejoin-after-seconds, marked its data dir to join the shard again
+  // (node/core/rejoin.h): its owner should Stop it and Open it again,
+  // which forgets the chain and joins from the peers' last finalized
+  // state. Never for an archive node or one without a bootstrap.
+  bool rejoin_requested() const;
 
   // The stored block with this hash, or the only one whose hex starts
   // with `prefix` (at least 6 hex digits). InvalidArgument for a malformed

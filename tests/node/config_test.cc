@@ -180,6 +180,21 @@ TEST(ConfigTest, RetentionKeepsAtLeastTwiceTheMergeDepth) {
   }
 }
 
+// Rejoining: 30 s by default, -1 never, nothing below -1.
+TEST(ConfigTest, RejoinAfterSecondsIsMinusOneOrMore) {
+  NodeConfig c;
+  EXPECT_EQ(c.rejoin_after_seconds, 30);
+  ASSERT_TRUE(ApplyToml(c, "[sync]\nrejoin-after-seconds = -1\n", "rnode.toml")
+                  .ok());
+  EXPECT_EQ(c.rejoin_after_seconds, -1);
+  EXPECT_TRUE(Validate(c).ok());
+  c.rejoin_after_seconds = -2;
+  absl::Status s = Validate(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("sync.rejoin-after-seconds"), std::string::npos)
+      << s;
+}
+
 // The block size limit: at least 1 MiB and four deploys of the largest
 // term, at most what a node decodes.
 TEST(ConfigTest, TheBlockSizeLimitHasBounds) {

@@ -26,8 +26,9 @@ rnode_test(node_retention_tests SOURCES retention_test.cc
   DEPS rnode_node_core rnode_node_api_base rnode_casper_dag rnode_casper_block
        rnode_crypto rnode_rspace rnode_util)
 # What a joining node holds of the blocks peers send, and the verification
-# of its anchor (node/core/state_join.h).
-rnode_test(node_state_join_tests SOURCES state_join_test.cc
+# of its anchor (node/core/state_join.h); forgetting the chain to join
+# again (node/core/rejoin.h).
+rnode_test(node_state_join_tests SOURCES state_join_test.cc rejoin_test.cc
   DEPS rnode_node_core rnode_casper_dag rnode_casper_block rnode_crypto
        rnode_proto rnode_rspace rnode_util)
 # A deploy's status read from the chain alone (hand-built DAGs).

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "integration/child_process.h"
 #include "node/api/grpc_api.h"
+#include "node/core/rejoin.h"
 #include "node/metrics/metrics.h"
 #include "rholang/frontend/ir.h"
 #include "rspace/storage/kv_store.h"
@@ -379,6 +380,37 @@ TEST_F(NodeTest, RestartContinuesFromTheDataDir) {
   EXPECT_EQ(WaitFinalized(*id).block, lfb);
   EXPECT_EQ(WaitFinalized(*waiting).state, DeployStatus::State::kFinalized);
   EXPECT_EQ(node_->last_finalized_number(), 2);
+}
+
+// A data dir marked to join again (node/core/rejoin.h) opens as a new node
+// of the same shard: the same genesis alone, the deploy pool kept.
+TEST_F(NodeTest, AMarkedDataDirOpensWithTheSameGenesisAlone) {
+  Open();
+  absl::StatusOr<Bytes> id = node_->Deploy(Signed(Data("@1!(1)")));
+  ASSERT_TRUE(id.ok());
+  ASSERT_EQ(WaitFinalized(*id).state, DeployStatus::State::kFinalized);
+  absl::StatusOr<std::vector<casper::block::Block>> genesis =
+      node_->BlocksByHeight(0, 0);
+  ASSERT_TRUE(genesis.ok() && genesis->size() == 1) << genesis.status();
+  Close();
+  config_.autopropose = false;
+  Open();
+  absl::StatusOr<Bytes> waiting = node_->Deploy(Signed(Data("@2!(2)")));
+  ASSERT_TRUE(waiting.ok());
+  Close();
+  ASSERT_TRUE(MarkForRejoin(dir_.string(), "test").ok());
+  Open();
+  EXPECT_FALSE(MarkedForRejoin(dir_.string()));
+  EXPECT_EQ(node_->dag().size(), 1u);
+  EXPECT_EQ(node_->dag().MaxHeight(), 0);
+  absl::StatusOr<std::vector<casper::block::Block>> again =
+      node_->BlocksByHeight(0, 0);
+  ASSERT_TRUE(again.ok() && again->size() == 1) << again.status();
+  EXPECT_EQ(again->front().hash, genesis->front().hash);
+  EXPECT_EQ(node_->FindDeploy(*id).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(node_->pending_deploys(), 1u);
+  EXPECT_FALSE(node_->rejoin_requested());
 }
 
 TEST_F(NodeTest, StoredShardWinsOverAnotherName) {
