@@ -2,6 +2,8 @@
 #include "casper/consensus/fork_choice.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -35,7 +37,12 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
                                          const LatestMessages& latest,
                                          const Weights& weights,
                                          const ForkChoiceOptions& options) {
-  // Step 1: weighted latest messages.
+  // Step 1: weighted latest messages, from the last finalized number up.
+  int64_t lowest_number = std::numeric_limits<int64_t>::min();
+  if (const std::optional<Hash32> lfb = dag.LastFinalized(); lfb.has_value()) {
+    ASSIGN_OR_RETURN(const auto lfb_meta, dag.Meta(*lfb));
+    lowest_number = lfb_meta->block_number;
+  }
   std::vector<std::pair<std::shared_ptr<const dag::BlockMeta>, int64_t>>
       messages;
   for (const auto& [validator, hash] : latest) {
@@ -48,6 +55,7 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
                                            " is not stored");
     }
     RETURN_IF_ERROR(meta.status());
+    if ((*meta)->block_number < lowest_number) continue;
     messages.emplace_back(*std::move(meta), w->second);
   }
   if (messages.empty()) {

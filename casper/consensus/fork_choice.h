@@ -1,7 +1,12 @@
 // Fork choice: LMD-GHOST over the validators' latest messages, weighted by
 // stake, with deterministic tie-breaks (docs/consensus.md).
 //
-//   1. Latest messages of validators without weight are dropped.
+//   1. Latest messages of validators without weight are dropped, and so
+//      are those numbered below the last finalized block: finality is not
+//      undone, so they vote for nothing still open, and the blocks under
+//      a long-silent validator's message may be deleted (retention keeps
+//      the message itself, not its chain). With none left, the result is
+//      the last finalized block.
 //   2. The base is the highest block on the main-parent chain of every
 //      remaining latest message.
 //   3. Each validator's weight is added to every block on its latest
@@ -45,8 +50,9 @@ struct ForkChoice {
 };
 
 // Fork choice over `dag` for `latest` (every hash a stored block) weighted
-// by `weights`. With no weighted latest message the result is the last
-// finalized block, or the DAG's lowest block when none is finalized.
+// by `weights`. With no weighted latest message at or above the last
+// finalized block's number, the result is the last finalized block, or the
+// DAG's lowest block when none is finalized.
 // FailedPrecondition for an empty DAG or a latest message that is not
 // stored; OutOfRange if a block's score overflows int64.
 absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,

@@ -586,6 +586,10 @@ def long_outage(shard, rng, quick, sanitized=False):
 # retention (--node-arg=--retain-blocks=1024), and takes some minutes.
 REJOIN_S = 150
 REJOIN_DEADLINE_S = 1200
+# The stream's length: the others' floors passed the victim's height in
+# about 3 minutes at 50 deploys/s (1,250 blocks), then the rejoin and the
+# checks.
+BEYOND_HISTORY_S = 480
 FLOOR = "rnode_retention_floor"
 LATEST = "casper_latest_block_number"
 
@@ -1055,7 +1059,7 @@ LENGTH = {"kill9": (45, 250), "sigstop": (15, 25), "partition": (20, 35),
           "restart-all": (30, 30), "disk-full": (90, 90),
           "hostile": (40, 90), "bad-peer": (5, 5),
           "long-outage": (220, LONG_OUTAGE_FULL_S + 2 * CATCH_UP_S),
-          "beyond-history": (REJOIN_DEADLINE_S, REJOIN_DEADLINE_S)}
+          "beyond-history": (BEYOND_HISTORY_S, BEYOND_HISTORY_S)}
 
 
 def run_scenario(name, shard, a, rng, out_dir):

@@ -137,6 +137,33 @@ TEST(ForkChoiceTest, UnknownLatestMessageIsRefused) {
   EXPECT_EQ(fc.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// A validator silent since block 1, under a last finalized block far above
+// and blocks deleted below a floor (retention keeps its message, not the
+// chain under it): its message votes for nothing, and the choice does not
+// walk down to it (the shard's proposers once failed with DataLoss here,
+// every proposal, for good).
+TEST(ForkChoiceTest, AMessageBelowTheLastFinalizedBlockDoesNotVote) {
+  Shard s({10, 10, 10});
+  s.Propose(3, {s.genesis()}, {{Key(3), s.genesis()}});
+  std::vector<Hash32> chain{s.genesis()};
+  for (int i = 0; i < 200; ++i) {
+    chain.push_back(s.Propose(static_cast<uint8_t>(1 + i % 2), {chain.back()}));
+  }
+  ASSERT_TRUE(s.dag().SetLastFinalized(chain[190]).ok());
+  absl::StatusOr<dag::DagStore::PruneStats> pruned = s.dag().PruneBelow(40);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  ASSERT_GT(pruned->blocks_deleted, 0u);
+  auto fc = ChooseParents(s.dag(), s.dag().LatestMessages(), s.weights());
+  ASSERT_TRUE(fc.ok()) << fc.status();
+  EXPECT_THAT(fc->parents, ElementsAre(chain.back()));
+  EXPECT_EQ(fc->base, chain[199]);
+  // With every message below the last finalized block, that block.
+  const LatestMessages old{{Key(3), s.dag().LatestMessages().at(Key(3))}};
+  fc = ChooseParents(s.dag(), old, s.weights());
+  ASSERT_TRUE(fc.ok()) << fc.status();
+  EXPECT_THAT(fc->parents, ElementsAre(chain[190]));
+}
+
 TEST(CliqueTest, MaxWeightCliqueFindsTheHeaviestSet) {
   // 0-1-2 a triangle of weight 3; 3 (weight 5) joined only to 0.
   std::vector<int64_t> w{1, 1, 1, 5};
