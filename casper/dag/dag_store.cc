@@ -752,14 +752,22 @@ bool LatestJustifiesOthers(const DagStore& dag,
   auto mine = latest.find(validator);
   if (mine == latest.end()) return false;
   // A walk bounded by the last finalized block's number: cheap.
-  if (std::optional<Hash32> lfb = dag.LastFinalized();
-      lfb.has_value() && !dag.IsAncestor(*lfb, mine->second)) {
-    return false;
+  int64_t lfb_number = -1;
+  if (std::optional<Hash32> lfb = dag.LastFinalized(); lfb.has_value()) {
+    if (!dag.IsAncestor(*lfb, mine->second)) return false;
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = dag.Meta(*lfb);
+    if (meta.ok()) lfb_number = (*meta)->block_number;
   }
   // From here the latest block descends from the last finalized one, so
-  // every finalized block is its ancestor: asked without a walk.
+  // every finalized block is its ancestor: asked without a walk. A block
+  // numbered below the last finalized one and not finalized (a validator
+  // silent since it was made on a branch finality left) is off the chain
+  // for good: a new block could justify it, but finality never needs it,
+  // and asking would walk down to it, possibly through deleted blocks.
   for (const auto& [other, hash] : latest) {
     if (other == validator || dag.IsFinalized(hash)) continue;
+    absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = dag.Meta(hash);
+    if (meta.ok() && (*meta)->block_number < lfb_number) continue;
     if (!dag.IsAncestor(hash, mine->second)) return false;
   }
   return true;

@@ -429,7 +429,10 @@ absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag);
 
 // Whether `validator`'s latest block has every other validator's latest
 // block as an ancestor, so that a new block of it would justify nothing
-// new. False when it has no latest block, or when its latest block does not
+// new; another's latest block numbered below the last finalized one and
+// not finalized does not count (off the chain for good, and under it
+// retention may have deleted the blocks a walk would read). False when it
+// has no latest block, or when its latest block does not
 // descend from the last finalized block (it is at or below the finalized
 // frontier, or off it): then it is behind, and it is said without walking
 // down to the others' finalized latest blocks, which may be the genesis,

@@ -299,14 +299,33 @@ JoinPhase StateJoin::Choose(Clock::time_point now) {
 std::vector<Hash32> StateJoin::MissingLocked() const {
   std::vector<Hash32> missing;
   std::set<Hash32> seen;
-  for (const Block* b : WindowLocked()) {
+  const std::vector<const Block*> window = WindowLocked();
+  auto need = [&](const Hash32& h) {
+    if (blocks_.contains(h) || !seen.insert(h).second) return;
+    if (!d_.dag->Contains(h)) missing.push_back(h);
+  };
+  for (const Block* b : window) {
     if (b->number() <= progress_.floor) continue;
-    for (const Hash32& h : DepsOf(*b)) {
-      if (blocks_.contains(h) || !seen.insert(h).second) continue;
-      if (!d_.dag->Contains(h)) missing.push_back(h);
-    }
+    for (const Hash32& h : DepsOf(*b)) need(h);
+  }
+  for (const Block* b : StaleLatestLocked(window)) {
+    for (const auto& j : b->justifications) need(j.latest_block);
   }
   return missing;
+}
+
+std::vector<const Block*> StateJoin::StaleLatestLocked(
+    const std::vector<const Block*>& window) const {
+  std::map<crypto::Secp256k1PublicKey, const Block*> latest;
+  for (const Block* b : window) {
+    const Block*& best = latest[b->sender];
+    if (best == nullptr || b->seq_num > best->seq_num) best = b;
+  }
+  std::vector<const Block*> out;
+  for (const auto& [sender, b] : latest) {
+    if (b->number() <= progress_.floor) out.push_back(b);
+  }
+  return out;
 }
 
 std::vector<const Block*> StateJoin::WindowLocked() const {
@@ -335,6 +354,18 @@ std::vector<const Block*> StateJoin::WindowLocked() const {
   std::vector<const Block*> out;
   out.reserve(in.size());
   for (const Hash32& h : in) out.push_back(&blocks_.at(h));
+  // What the latest messages below the floor justify, as the peers'
+  // retention keeps it: validating the sender's next block reads it.
+  std::vector<const Block*> extra;
+  for (const Block* b : StaleLatestLocked(out)) {
+    for (const auto& j : b->justifications) {
+      auto it = blocks_.find(j.latest_block);
+      if (it != blocks_.end() && in.insert(j.latest_block).second) {
+        extra.push_back(&it->second);
+      }
+    }
+  }
+  out.insert(out.end(), extra.begin(), extra.end());
   return out;
 }
 

@@ -198,8 +198,18 @@ class StateJoin {
   std::vector<const casper::block::Block*> WindowLocked() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Hash32> RootsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The dependencies of the window that are neither held nor stored.
+  // The dependencies of the window that are neither held nor stored: the
+  // parents and justified blocks of its blocks above the floor, and the
+  // blocks justified by the latest messages at or below it (a validator
+  // silent since before the floor: the peers' retention keeps its latest
+  // block and what that justifies, and validating its next block reads
+  // them).
   std::vector<Hash32> MissingLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Of `window`, each sender's newest block (by sequence number) when it
+  // is numbered at or below the floor.
+  std::vector<const casper::block::Block*> StaleLatestLocked(
+      const std::vector<const casper::block::Block*>& window) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A peer to ask (round robin over those that told the anchor's number or
   // more), avoiding `not_this` when another is there.
   std::optional<Bytes> PeerLocked(const Bytes& not_this)

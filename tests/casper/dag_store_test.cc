@@ -762,6 +762,39 @@ TEST(DagWindowTest, ALatestBlockBelowTheFinalizedOneIsBehindWithoutAWalk) {
   EXPECT_FALSE(LatestJustifiesOthers(**dag, MakeTestKey(busy).pk));
 }
 
+// A validator silent since it made a block on a branch finality left: its
+// latest block is below the last finalized one and never finalized. It is
+// off the chain for good, so the busy validator's block justifies all that
+// counts, said without walking down to it (with retention the walk would
+// read deleted blocks).
+TEST(DagWindowTest, ALatestBlockOffTheFinalizedChainDoesNotCount) {
+  rspace::InMemoryStore base(4);
+  rspace::FaultInjectingStore store(&base);
+  auto dag =
+      DagStore::Open(&store, DagColumnsFrom(0), {.kept_below_finalized = 8});
+  ASSERT_TRUE(dag.ok());
+  const uint8_t busy = 1, silent = 2;
+  std::vector<block::Block> chain{MakeBlock(busy, 0, 0, {})};
+  ASSERT_TRUE(*(*dag)->Insert(chain[0]));
+  for (int i = 1; i < 400; ++i) {
+    chain.push_back(MakeBlock(busy, i, i, {chain.back().hash}));
+    ASSERT_TRUE(*(*dag)->Insert(chain.back()));
+    if (i == 100) {
+      // On chain[99] beside chain[100]: never a parent.
+      ASSERT_TRUE(
+          *(*dag)->Insert(MakeBlock(silent, 1000, 100, {chain[99].hash})));
+    }
+    if (i >= 4) {
+      ASSERT_TRUE((*dag)->SetLastFinalized(chain[i - 4].hash).ok());
+    }
+  }
+  const Hash32 off = (*dag)->LatestMessages().at(MakeTestKey(silent).pk);
+  ASSERT_FALSE((*dag)->IsFinalized(off));
+  const uint64_t before = store.reads();
+  EXPECT_TRUE(LatestJustifiesOthers(**dag, MakeTestKey(busy).pk));
+  EXPECT_LT(store.reads() - before, 10u);
+}
+
 // Issue 43: a lookup by hash prefix walked every height of the chain. It
 // is a seek in the store now; its answers are a brute-force scan's, in the
 // in-memory store and in RocksDB (whose scan is a real seek).

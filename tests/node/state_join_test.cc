@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -280,6 +281,60 @@ TEST_F(StateJoinTest, TheAnchorIsVerifiedByTheBlocksAboveIt) {
       casper::dag::DagStore::Open(&store_, casper::dag::DagColumnsFrom(0));
   ASSERT_TRUE(reopened.ok());
   EXPECT_FALSE((*reopened)->UnverifiedAnchor().has_value());
+}
+
+// Validator 3 fell silent at block #5, far below the window's floor: the
+// window's blocks justify its latest block, and the peers' retention keeps
+// that block and what it justifies, which validating its next block
+// reads. The join fetches both before it anchors, and the DAG holds them
+// (a validator that joined again once failed every proposal for want of
+// them: chaos beyond-history).
+TEST_F(StateJoinTest, ASilentValidatorsLatestBlockComesWithWhatItJustifies) {
+  // 0..5 by 1, 2, 3 in turn; then 1 and 2 alone; each block justifies every
+  // validator's latest block.
+  std::vector<Block> chain{ShardBlock(1, 0, nullptr, {})};
+  std::map<uint8_t, size_t> latest{{1, 0}};
+  for (int64_t n = 1; n <= kAnchorNumber; ++n) {
+    const uint8_t maker = n <= 5 ? Maker(n) : static_cast<uint8_t>(1 + n % 2);
+    std::vector<const Block*> justified;
+    for (const auto& [v, at] : latest) justified.push_back(&chain[at]);
+    chain.push_back(ShardBlock(maker, n, &chain.back(), justified));
+    latest[maker] = chain.size() - 1;
+  }
+  ASSERT_EQ(latest.at(3), 5u);
+  MakeJoin(&chain[0], StateJoinOptions{});
+  ChooseAnchor(chain[kAnchorNumber].hash);
+  for (int64_t n = kFloor; n <= kAnchorNumber; ++n) {
+    Block copy = chain[n];
+    EXPECT_TRUE(join_->OnBlock(Peer(3), copy));
+  }
+  // Each block below the floor once the join has asked for it (once the
+  // range has ended, for #5).
+  auto hand = [&](int64_t n) {
+    const uint64_t before = join_->Progress().blocks;
+    return Eventually([&] {
+      join_->OnRangeEnd(Peer(1), kFloor, kAnchorNumber + 1);
+      join_->OnRangeEnd(Peer(2), kFloor, kAnchorNumber + 1);
+      Block copy = chain[n];
+      EXPECT_TRUE(join_->OnBlock(Peer(3), copy));
+      return join_->Progress().blocks > before;
+    });
+  };
+  // #31 justifies #29, by validator 2, below the floor: asked as usual.
+  ASSERT_TRUE(hand(29));
+  ASSERT_TRUE(hand(5));
+  // #5 justifies #2 (its own), #3 and #4: the join waits for them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(join_->Progress().phase, JoinPhase::kBlocks);
+  for (int64_t n : {2, 3, 4}) ASSERT_TRUE(hand(n)) << n;
+  ASSERT_TRUE(Eventually([&] { return join_->settled(); }))
+      << JoinPhaseName(join_->Progress().phase) << " "
+      << join_->Progress().error;
+  for (int64_t n : {2, 3, 4, 5, 29}) {
+    EXPECT_TRUE(dag_->Contains(chain[n].hash)) << n;
+  }
+  EXPECT_EQ(dag_->LatestMessages().at(casper::testing::MakeTestKey(3).pk),
+            chain[5].hash);
 }
 
 // Peers named a block the shard did not build on: validators 1 and 3 went
