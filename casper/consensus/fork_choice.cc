@@ -48,8 +48,7 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
   for (const auto& [validator, hash] : latest) {
     auto w = weights.find(validator);
     if (w == weights.end() || w->second <= 0) continue;
-    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> meta =
-        dag.Meta(hash);
+    absl::StatusOr<std::shared_ptr<const dag::BlockMeta>> meta = dag.Meta(hash);
     if (absl::IsNotFound(meta.status())) {
       return absl::FailedPreconditionError("latest message " + HexEncode(hash) +
                                            " is not stored");

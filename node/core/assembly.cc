@@ -11,8 +11,8 @@
 #include "casper/genesis/genesis.h"
 #include "node/core/clock.h"
 #include "node/core/genesis_setup.h"
-#include "node/core/rejoin.h"
 #include "node/core/gossip_backup.h"
+#include "node/core/rejoin.h"
 #include "node/p2p/identity/validator_statement.h"
 #include "rholang/interpreter/term_codec.h"
 #include "util/file_io.h"
@@ -52,10 +52,10 @@ absl::Status OpenStore(const NodeConfig& c, const std::string& data_dir,
                                                        columns, store_options));
   // A node that must join the shard again forgets its chain first
   // (node/core/rejoin.h): it opens as a new node.
-  RETURN_IF_ERROR(ForgetChainIfMarked(
-                      m.store.get(),
-                      casper::dag::DagColumnsFrom(kHistoryColumns), data_dir)
-                      .status());
+  RETURN_IF_ERROR(
+      ForgetChainIfMarked(
+          m.store.get(), casper::dag::DagColumnsFrom(kHistoryColumns), data_dir)
+          .status());
   m.pipelined = std::make_unique<rspace::PipelinedStore>(m.store.get());
   return absl::OkStatus();
 }

@@ -329,9 +329,9 @@ absl::Status Node::StartShard(metrics::Registry* registry, std::ostream& out) {
       config_.state_sync_min_finalized >= 0 && !config_.bootstrap.empty()) {
     m.catch_up->SetBeyondHistoryListener(
         std::chrono::seconds(config_.rejoin_after_seconds), [this] {
-          const std::string why = absl::StrCat(
-              "beyond_history for ", config_.rejoin_after_seconds,
-              " s: further behind than the peers keep blocks");
+          const std::string why =
+              absl::StrCat("beyond_history for ", config_.rejoin_after_seconds,
+                           " s: further behind than the peers keep blocks");
           if (absl::Status s = MarkForRejoin(DataDir(config_), why); !s.ok()) {
             Log("node")->error("cannot join the shard again: {}", s.ToString());
             return;

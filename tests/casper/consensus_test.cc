@@ -58,7 +58,8 @@ class Shard {
       b.justifications.push_back({validator, hash});
     }
     auto own = view.find(Key(v));
-    b.seq_num = own == view.end() ? 1 : dag_->Meta(own->second).value()->seq_num + 1;
+    b.seq_num =
+        own == view.end() ? 1 : dag_->Meta(own->second).value()->seq_num + 1;
     b.header.timestamp = ++clock_;
     b.shard_id = "root";
     EXPECT_TRUE(block::SignBlock(b, MakeTestKey(v).sk).ok());

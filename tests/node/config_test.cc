@@ -184,8 +184,8 @@ TEST(ConfigTest, RetentionKeepsAtLeastTwiceTheMergeDepth) {
 TEST(ConfigTest, RejoinAfterSecondsIsMinusOneOrMore) {
   NodeConfig c;
   EXPECT_EQ(c.rejoin_after_seconds, 30);
-  ASSERT_TRUE(ApplyToml(c, "[sync]\nrejoin-after-seconds = -1\n", "rnode.toml")
-                  .ok());
+  ASSERT_TRUE(
+      ApplyToml(c, "[sync]\nrejoin-after-seconds = -1\n", "rnode.toml").ok());
   EXPECT_EQ(c.rejoin_after_seconds, -1);
   EXPECT_TRUE(Validate(c).ok());
   c.rejoin_after_seconds = -2;

@@ -118,6 +118,18 @@ class NodeTest : public ::testing::Test {
     return last;
   }
 
+  // Closes the node, opens it without autopropose, admits a deploy of
+  // `term` (which no block takes) and closes it again; the deploy's id.
+  Bytes LeaveADeployWaiting(std::string term) {
+    Close();
+    config_.autopropose = false;
+    Open();
+    absl::StatusOr<Bytes> id = node_->Deploy(Signed(Data(std::move(term))));
+    EXPECT_TRUE(id.ok()) << id.status();
+    Close();
+    return id.value_or(Bytes{});
+  }
+
   std::filesystem::path dir_;
   NodeConfig config_;
   NodeHooks hooks_;
@@ -367,18 +379,13 @@ TEST_F(NodeTest, RestartContinuesFromTheDataDir) {
   const Hash32 lfb = *node_->dag().LastFinalized();
   const crypto::Secp256k1PublicKey key = node_->public_key();
   // A deploy acknowledged but not yet in a block survives the restart.
-  Close();
-  config_.autopropose = false;
-  Open();
-  absl::StatusOr<Bytes> waiting = node_->Deploy(Signed(Data("@2!(2)")));
-  ASSERT_TRUE(waiting.ok());
-  Close();
+  const Bytes waiting = LeaveADeployWaiting("@2!(2)");
   config_.autopropose = true;
   Open();
   EXPECT_EQ(node_->public_key(), key);
   EXPECT_EQ(node_->dag().LastFinalized(), lfb);
   EXPECT_EQ(WaitFinalized(*id).block, lfb);
-  EXPECT_EQ(WaitFinalized(*waiting).state, DeployStatus::State::kFinalized);
+  EXPECT_EQ(WaitFinalized(waiting).state, DeployStatus::State::kFinalized);
   EXPECT_EQ(node_->last_finalized_number(), 2);
 }
 
@@ -392,12 +399,7 @@ TEST_F(NodeTest, AMarkedDataDirOpensWithTheSameGenesisAlone) {
   absl::StatusOr<std::vector<casper::block::Block>> genesis =
       node_->BlocksByHeight(0, 0);
   ASSERT_TRUE(genesis.ok() && genesis->size() == 1) << genesis.status();
-  Close();
-  config_.autopropose = false;
-  Open();
-  absl::StatusOr<Bytes> waiting = node_->Deploy(Signed(Data("@2!(2)")));
-  ASSERT_TRUE(waiting.ok());
-  Close();
+  LeaveADeployWaiting("@2!(2)");
   ASSERT_TRUE(MarkForRejoin(dir_.string(), "test").ok());
   Open();
   EXPECT_FALSE(MarkedForRejoin(dir_.string()));
