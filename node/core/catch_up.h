@@ -82,7 +82,8 @@ class CatchUpMonitor {
   void set_syncing(bool syncing) { syncing_.store(syncing); }
   // Before Start: `fn` is called once, on the pause watch's thread, when
   // the node has been beyond_history (Behind::kBeyondHistory) for `after`
-  // without a break (node/core/rejoin.h). Must not block or call Stop.
+  // without a break (node/core/rejoin.h). It may write a small file, but
+  // must not wait on the node or call Stop.
   void SetBeyondHistoryListener(std::chrono::milliseconds after,
                                 std::function<void()> fn);
 
