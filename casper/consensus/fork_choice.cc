@@ -2,8 +2,6 @@
 #include "casper/consensus/fork_choice.h"
 
 #include <algorithm>
-#include <limits>
-#include <optional>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -38,11 +36,7 @@ absl::StatusOr<ForkChoice> ChooseParents(const dag::DagStore& dag,
                                          const Weights& weights,
                                          const ForkChoiceOptions& options) {
   // Step 1: weighted latest messages, from the last finalized number up.
-  int64_t lowest_number = std::numeric_limits<int64_t>::min();
-  if (const std::optional<Hash32> lfb = dag.LastFinalized(); lfb.has_value()) {
-    ASSIGN_OR_RETURN(const auto lfb_meta, dag.Meta(*lfb));
-    lowest_number = lfb_meta->block_number;
-  }
+  ASSIGN_OR_RETURN(const int64_t lowest_number, dag::LastFinalizedNumber(dag));
   std::vector<std::pair<std::shared_ptr<const dag::BlockMeta>, int64_t>>
       messages;
   for (const auto& [validator, hash] : latest) {

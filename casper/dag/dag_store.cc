@@ -413,6 +413,10 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> DagStore::ReadMeta(
 absl::StatusOr<std::shared_ptr<const BlockMeta>> DagStore::FindMeta(
     const Hash32& hash) const {
   if (auto it = metas_.find(hash); it != metas_.end()) return it->second;
+  // The latest messages (one per sender), whatever their number.
+  for (const auto& [sender, meta] : latest_) {
+    if (meta->hash == hash) return meta;
+  }
   return ReadMeta(hash);
 }
 
@@ -745,6 +749,13 @@ absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag) {
   return work;
 }
 
+absl::StatusOr<int64_t> LastFinalizedNumber(const DagStore& dag) {
+  const std::optional<Hash32> lfb = dag.LastFinalized();
+  if (!lfb.has_value()) return -1;
+  ASSIGN_OR_RETURN(const std::shared_ptr<const BlockMeta> meta, dag.Meta(*lfb));
+  return meta->block_number;
+}
+
 bool LatestJustifiesOthers(const DagStore& dag,
                            const crypto::Secp256k1PublicKey& validator) {
   const std::map<crypto::Secp256k1PublicKey, Hash32> latest =
@@ -752,22 +763,19 @@ bool LatestJustifiesOthers(const DagStore& dag,
   auto mine = latest.find(validator);
   if (mine == latest.end()) return false;
   // A walk bounded by the last finalized block's number: cheap.
-  int64_t lfb_number = -1;
-  if (std::optional<Hash32> lfb = dag.LastFinalized(); lfb.has_value()) {
-    if (!dag.IsAncestor(*lfb, mine->second)) return false;
-    absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = dag.Meta(*lfb);
-    if (meta.ok()) lfb_number = (*meta)->block_number;
+  if (std::optional<Hash32> lfb = dag.LastFinalized();
+      lfb.has_value() && !dag.IsAncestor(*lfb, mine->second)) {
+    return false;
   }
+  const int64_t lfb_number = LastFinalizedNumber(dag).value_or(-1);
   // From here the latest block descends from the last finalized one, so
-  // every finalized block is its ancestor: asked without a walk. A block
-  // numbered below the last finalized one and not finalized (a validator
-  // silent since it was made on a branch finality left) is off the chain
-  // for good: a new block could justify it, but finality never needs it,
-  // and asking would walk down to it, possibly through deleted blocks.
+  // every finalized block is its ancestor: asked without a walk. One below
+  // it is final, or off the chain for good, the way there maybe deleted.
   for (const auto& [other, hash] : latest) {
-    if (other == validator || dag.IsFinalized(hash)) continue;
+    if (other == validator) continue;
     absl::StatusOr<std::shared_ptr<const BlockMeta>> meta = dag.Meta(hash);
     if (meta.ok() && (*meta)->block_number < lfb_number) continue;
+    if (dag.IsFinalized(hash)) continue;
     if (!dag.IsAncestor(hash, mine->second)) return false;
   }
   return true;

@@ -314,8 +314,8 @@ class DagStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Drops from memory the blocks numbered below `horizon`.
   void EvictBelow(int64_t horizon) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The metadata of `hash`, from memory or else the store; null when not
-  // stored.
+  // The metadata of `hash`, from memory (the window, the latest messages)
+  // or else the store; null when not stored.
   absl::StatusOr<std::shared_ptr<const BlockMeta>> FindMeta(
       const Hash32& hash) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::shared_ptr<const BlockMeta>> ReadMeta(
@@ -426,6 +426,10 @@ absl::StatusOr<std::shared_ptr<const BlockMeta>> MergeBaseOf(
 // store (their metadata does not say whether they slash); DataLoss if one
 // does not decode.
 absl::StatusOr<std::vector<Hash32>> UnfinalizedWork(DagStore& dag);
+
+// The last finalized block's number; -1 when nothing is finalized. The
+// DAG's error when its metadata cannot be read.
+absl::StatusOr<int64_t> LastFinalizedNumber(const DagStore& dag);
 
 // Whether `validator`'s latest block has every other validator's latest
 // block as an ancestor, so that a new block of it would justify nothing

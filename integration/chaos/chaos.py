@@ -185,7 +185,7 @@ class Shard:
                     raise CheckFailed(f"{node['name']} outlived SIGKILL")
                 time.sleep(0.05)
 
-    def start(self, node, deadline_s=None):
+    def start(self, node, deadline_s=shard_tool.START_DEADLINE_S):
         """Starts `node` again on its data; returns once its API says it is
         ready (within `deadline_s`, scripts/shard's bound by default). The
         bootstrap node restarts without a bootstrap (its peers reconnect to
@@ -195,10 +195,7 @@ class Shard:
         self.children[node["name"]] = child
         self.save()
         try:
-            if deadline_s is None:
-                shard_tool.wait_ready(node, child)
-            else:
-                shard_tool.wait_ready(node, child, deadline_s=deadline_s)
+            shard_tool.wait_ready(node, child, deadline_s=deadline_s)
         except SystemExit as e:  # scripts/shard's fail() exits.
             raise CheckFailed(f"{node['name']} did not restart") from e
 
@@ -519,6 +516,24 @@ def stop_cleanly(shard, node):
         time.sleep(0.05)
 
 
+def caught_and_proposing(victim, target, others, since, limit, created=0):
+    """Polls until `victim` holds a last finalized block numbered `target`
+    or more that is final on `others`, and has proposed a block (more than
+    `created`), or until `limit` s after `since` (a monotonic time); the
+    seconds after `since` at which each held, None for one that did not."""
+    caught = proposed = None
+    while time.monotonic() - since < limit:
+        now = time.monotonic() - since
+        if caught is None and holds_final(victim, target, others) is not None:
+            caught = now
+        if proposed is None and metrics(victim).get(CREATED, 0) > created:
+            proposed = now
+        if caught is not None and proposed is not None:
+            break
+        time.sleep(POLL_S)
+    return caught, proposed
+
+
 def long_outage(shard, rng, quick, sanitized=False):
     """A validator is stopped while the others make blocks (past the old
     buffer's 1,024 in the quick form, ten minutes in the full one), then
@@ -552,17 +567,9 @@ def long_outage(shard, rng, quick, sanitized=False):
     shard.start(victim)
     ready_s = time.monotonic() - restarted
     limit = CATCH_UP_SANITIZED_S if sanitized else CATCH_UP_S
-    created = metrics(victim).get(CREATED, 0)
-    caught = proposed = None
-    while time.monotonic() - restarted < limit:
-        now = time.monotonic() - restarted
-        if caught is None and holds_final(victim, target, others) is not None:
-            caught = now
-        if proposed is None and metrics(victim).get(CREATED, 0) > created:
-            proposed = now
-        if caught is not None and proposed is not None:
-            break
-        time.sleep(POLL_S)
+    caught, proposed = caught_and_proposing(
+        victim, target, others, restarted, limit,
+        created=metrics(victim).get(CREATED, 0))
     what = (f"{victim['name']} down {down:.0f} s while the others made "
             f"{made:.0f} blocks (last finalized #{target}); ready after "
             f"{ready_s:.1f} s")
@@ -622,16 +629,8 @@ def beyond_history(shard, rng, quick):
     restarted = time.monotonic()
     shard.start(victim, REJOIN_S)  # once it is ready: after the join
     ready_s = time.monotonic() - restarted
-    caught = proposed = None
-    while time.monotonic() - restarted < REJOIN_S:
-        now = time.monotonic() - restarted
-        if caught is None and holds_final(victim, target, others) is not None:
-            caught = now
-        if proposed is None and metrics(victim).get(CREATED, 0) > 0:
-            proposed = now
-        if caught is not None and proposed is not None:
-            break
-        time.sleep(POLL_S)
+    caught, proposed = caught_and_proposing(victim, target, others, restarted,
+                                            REJOIN_S)
     log = os.path.join(victim["data_dir"], "node.log")
     try:
         with open(log, errors="replace") as f:

@@ -66,9 +66,9 @@ def stream(a, shard, sub, rate, seconds):
         return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
 
 
-# How long the chain is: the newest block's number. Not the blocks held,
-# which retention (16,384 numbers by default) keeps from growing past it.
-LATEST = "casper_latest_block_number"
+# How long the chain is: the newest block's number (chaos.LATEST). Not the
+# blocks held, which retention (16,384 numbers by default) keeps from
+# growing past it.
 
 
 def fill(a, shard, out_dir):
@@ -77,7 +77,7 @@ def fill(a, shard, out_dir):
     witness = shard.validators()[0]
     acknowledged, problems, run = 0, [], 0
     started = time.monotonic()
-    blocks = chaos.metrics(witness).get(LATEST, 0)
+    blocks = chaos.metrics(witness).get(chaos.LATEST, 0)
     while blocks < a.blocks:
         before = blocks
         run += 1
@@ -88,7 +88,7 @@ def fill(a, shard, out_dir):
         acknowledged += got
         if code != 0:
             problems.append(f"fill run {run}: {verdict}")
-        blocks = chaos.metrics(witness).get(LATEST, 0)
+        blocks = chaos.metrics(witness).get(chaos.LATEST, 0)
         chaos.note(f"fill run {run}: #{blocks:.0f} of {a.blocks} after "
                    f"{time.monotonic() - started:.0f} s ({verdict})")
         if blocks <= before:

@@ -48,6 +48,17 @@ int64_t SteadyMs() {
 
 }  // namespace
 
+bool HeldFor::Update(bool holds, Clock::time_point now) {
+  if (!holds) {
+    since_.reset();
+    return false;
+  }
+  if (!since_.has_value()) since_ = now;
+  if (fired_ || now - *since_ < after_) return false;
+  fired_ = true;
+  return true;
+}
+
 const char* BehindName(Behind b) {
   switch (b) {
     case Behind::kNo:

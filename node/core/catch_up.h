@@ -19,7 +19,6 @@
 
 #include "node/core/chain_sync.h"
 #include "node/core/network.h"
-#include "node/core/rejoin.h"
 #include "node/core/scheduler.h"
 #include "node/metrics/metrics.h"
 #include "util/stop_signal.h"
@@ -53,6 +52,22 @@ inline constexpr size_t kBehindReasons = 10;
 // The reason's metric label.
 const char* BehindName(Behind b);
 
+// Whether a condition has held without a break for a while: Update is
+// told, now and then, whether it holds; it answers true once, at the
+// first look at which the condition has held for `after` since the look
+// that first saw it, and false before and ever after. Not thread-safe.
+class HeldFor {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit HeldFor(std::chrono::milliseconds after) : after_(after) {}
+  bool Update(bool holds, Clock::time_point now);
+
+ private:
+  const std::chrono::milliseconds after_;
+  std::optional<Clock::time_point> since_;
+  bool fired_ = false;
+};
+
 // Thread-safe.
 class CatchUpMonitor {
  public:
@@ -82,8 +97,8 @@ class CatchUpMonitor {
   void set_syncing(bool syncing) { syncing_.store(syncing); }
   // Before Start: `fn` is called once, on the pause watch's thread, when
   // the node has been beyond_history (Behind::kBeyondHistory) for `after`
-  // without a break (node/core/rejoin.h). It may write a small file, but
-  // must not wait on the node or call Stop.
+  // without a break (a rejoin: node/core/rejoin.h). It may write a small file,
+  // but must not wait on the node or call Stop.
   void SetBeyondHistoryListener(std::chrono::milliseconds after,
                                 std::function<void()> fn);
 

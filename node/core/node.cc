@@ -510,11 +510,7 @@ std::optional<JoinProgress> Node::join_progress() const {
 }
 
 int64_t Node::last_finalized_number() const {
-  std::optional<Hash32> lfb = dag_->LastFinalized();
-  if (!lfb.has_value()) return -1;
-  absl::StatusOr<std::shared_ptr<const casper::dag::BlockMeta>> meta =
-      dag_->Meta(*lfb);
-  return meta.ok() ? (*meta)->block_number : -1;
+  return casper::dag::LastFinalizedNumber(*dag_).value_or(-1);
 }
 
 size_t Node::pending_deploys() const { return impl_->parts.pool->size(); }

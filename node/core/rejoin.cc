@@ -75,15 +75,4 @@ absl::StatusOr<std::optional<uint64_t>> ForgetChainIfMarked(
   return std::optional<uint64_t>(deleted);
 }
 
-bool HeldFor::Update(bool holds, Clock::time_point now) {
-  if (!holds) {
-    since_.reset();
-    return false;
-  }
-  if (!since_.has_value()) since_ = now;
-  if (fired_ || now - *since_ < after_) return false;
-  fired_ = true;
-  return true;
-}
-
 }  // namespace rnode::node

@@ -14,7 +14,7 @@
 #ifndef RNODE_NODE_CORE_REJOIN_H_
 #define RNODE_NODE_CORE_REJOIN_H_
 
-#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,22 +50,6 @@ bool MarkedForRejoin(const std::string& data_dir);
 absl::StatusOr<std::optional<uint64_t>> ForgetChainIfMarked(
     rspace::KeyValueStore* store, const casper::dag::DagColumns& columns,
     const std::string& data_dir);
-
-// Whether a condition has held without a break for a while: Update is
-// told, now and then, whether it holds; it answers true once, at the
-// first look at which the condition has held for `after` since the look
-// that first saw it, and false before and ever after. Not thread-safe.
-class HeldFor {
- public:
-  using Clock = std::chrono::steady_clock;
-  explicit HeldFor(std::chrono::milliseconds after) : after_(after) {}
-  bool Update(bool holds, Clock::time_point now);
-
- private:
-  const std::chrono::milliseconds after_;
-  std::optional<Clock::time_point> since_;
-  bool fired_ = false;
-};
 
 }  // namespace rnode::node
 

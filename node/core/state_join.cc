@@ -299,7 +299,8 @@ JoinPhase StateJoin::Choose(Clock::time_point now) {
 std::vector<Hash32> StateJoin::MissingLocked() const {
   std::vector<Hash32> missing;
   std::set<Hash32> seen;
-  const std::vector<const Block*> window = WindowLocked();
+  std::vector<const Block*> stale;
+  const std::vector<const Block*> window = WindowLocked(&stale);
   auto need = [&](const Hash32& h) {
     if (blocks_.contains(h) || !seen.insert(h).second) return;
     if (!d_.dag->Contains(h)) missing.push_back(h);
@@ -308,7 +309,7 @@ std::vector<Hash32> StateJoin::MissingLocked() const {
     if (b->number() <= progress_.floor) continue;
     for (const Hash32& h : DepsOf(*b)) need(h);
   }
-  for (const Block* b : StaleLatestLocked(window)) {
+  for (const Block* b : stale) {
     for (const auto& j : b->justifications) need(j.latest_block);
   }
   return missing;
@@ -328,7 +329,8 @@ std::vector<const Block*> StateJoin::StaleLatestLocked(
   return out;
 }
 
-std::vector<const Block*> StateJoin::WindowLocked() const {
+std::vector<const Block*> StateJoin::WindowLocked(
+    std::vector<const Block*>* stale) const {
   // The blocks numbered up to the anchor's, and what they need of those
   // above it (a justification of a later number is rare, but it must be
   // anchored with them).
@@ -356,8 +358,9 @@ std::vector<const Block*> StateJoin::WindowLocked() const {
   for (const Hash32& h : in) out.push_back(&blocks_.at(h));
   // What the latest messages below the floor justify, as the peers'
   // retention keeps it: validating the sender's next block reads it.
+  std::vector<const Block*> stale_latest = StaleLatestLocked(out);
   std::vector<const Block*> extra;
-  for (const Block* b : StaleLatestLocked(out)) {
+  for (const Block* b : stale_latest) {
     for (const auto& j : b->justifications) {
       auto it = blocks_.find(j.latest_block);
       if (it != blocks_.end() && in.insert(j.latest_block).second) {
@@ -366,6 +369,7 @@ std::vector<const Block*> StateJoin::WindowLocked() const {
     }
   }
   out.insert(out.end(), extra.begin(), extra.end());
+  if (stale != nullptr) *stale = std::move(stale_latest);
   return out;
 }
 

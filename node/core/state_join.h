@@ -193,9 +193,11 @@ class StateJoin {
   JoinPhase FetchBlocks(Clock::time_point now);
   JoinPhase FetchStates();
   JoinPhase Verify(Clock::time_point now);
-  // The blocks to anchor, the roots to fetch.
+  // The blocks to anchor, the roots to fetch; with `stale`, the window's
+  // latest messages at or below the floor there too (StaleLatestLocked).
   // (Pointers into blocks_, valid while mu_ is held.)
-  std::vector<const casper::block::Block*> WindowLocked() const
+  std::vector<const casper::block::Block*> WindowLocked(
+      std::vector<const casper::block::Block*>* stale = nullptr) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<Hash32> RootsLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The dependencies of the window that are neither held nor stored: the

@@ -597,19 +597,6 @@ TEST(HistoryTest, MissingBlobIsReportedByVerifyAndRead) {
             absl::StatusCode::kDataLoss);
 }
 
-// Counts the keys of one column.
-size_t KeysIn(InMemoryStore& store, ColumnId column) {
-  size_t n = 0;
-  EXPECT_TRUE(store
-                  .ForEach(column,
-                           [&](ByteView, ByteView) {
-                             ++n;
-                             return absl::OkStatus();
-                           })
-                  .ok());
-  return n;
-}
-
 TEST(HistoryTest, SmallBlobsAreStoredWithTheirLeafAndLargeOnesByHash) {
   InMemoryStore store(3);
   auto h = *History::Open(&store, {});
@@ -623,7 +610,7 @@ TEST(HistoryTest, SmallBlobsAreStoredWithTheirLeafAndLargeOnesByHash) {
   const std::vector<LeafUpdate> copy = updates;
   Hash32 root = *h->Commit(kEmptyRoot, updates);
   // Only the large blob has a key of its own.
-  EXPECT_EQ(KeysIn(store, 1), 1u);
+  EXPECT_EQ(store.KeyCount(1), 1u);
   for (const LeafUpdate& u : copy) {
     auto got = h->ReadLeaf(root, u.key);
     ASSERT_TRUE(got.ok() && got->has_value()) << got.status();
@@ -659,9 +646,9 @@ TEST(HistoryTest, InliningChangesNoRoot) {
   Hash32 r1 = *inlined->Commit(kEmptyRoot, updates);
   Hash32 r2 = *plain->Commit(kEmptyRoot, updates);
   EXPECT_EQ(r1, r2);
-  EXPECT_EQ(KeysIn(plain_store, 1), updates.size());
+  EXPECT_EQ(plain_store.KeyCount(1), updates.size());
   EXPECT_EQ(large, 72u);
-  EXPECT_EQ(KeysIn(inline_store, 1), large);
+  EXPECT_EQ(inline_store.KeyCount(1), large);
   // Delete half, then change the other half.
   std::vector<LeafUpdate> next;
   for (size_t i = 0; i < updates.size(); ++i) {
