@@ -1,4 +1,4 @@
-// What the multi-process tests share: ephemeral loopback ports and a child
+// What the multi-process tests share: free loopback ports and a child
 // process (the real `rnode`) started with its output in a log file, probed,
 // signalled and reaped. Header-only; tests only.
 #ifndef RNODE_INTEGRATION_CHILD_PROCESS_H_
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -31,26 +32,40 @@ inline std::string RnodeBinary(const char* built_path) {
   return env != nullptr ? env : built_path;
 }
 
-// A port on 127.0.0.1 free at the time of the call (0 if none was given).
-inline int FreePort() {
+// Test ports are drawn below the kernel's ephemeral range (32768 and up on
+// Linux): a port the kernel handed out for bind(0) and got back is soon
+// handed out again as the local end of some outgoing connection, and a node
+// given it then fails to bind. Another test picking the same port in the
+// moment before its node binds is the only way to collide here.
+inline constexpr int kTestPortLow = 20000;
+inline constexpr int kTestPortHigh = 32000;  // exclusive
+
+// True if 127.0.0.1:`port` could be bound just now.
+inline bool PortFree(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return 0;
+  if (fd < 0) return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
-  return port;
+  return ok;
 }
 
-// `n` distinct free ports: each probe socket is closed before the next one,
-// so the kernel may hand out the same port twice.
+// A port on 127.0.0.1 free at the time of the call (0 if none was found).
+inline int FreePort() {
+  thread_local std::mt19937 rng{std::random_device{}()};
+  std::uniform_int_distribution<int> pick(kTestPortLow, kTestPortHigh - 1);
+  for (int tries = 0; tries < 1000; ++tries) {
+    const int port = pick(rng);
+    if (PortFree(port)) return port;
+  }
+  return 0;
+}
+
+// `n` distinct free ports. Each is released before the next is drawn, so
+// the set guards against drawing one twice.
 inline std::vector<int> FreePorts(size_t n) {
   std::set<int> taken;
   std::vector<int> out;

@@ -124,18 +124,34 @@ async function waitFor(what, probe, { timeoutMs = kFinalizeDeadlineMs,
   }
 }
 
-// `count` distinct free TCP ports on 127.0.0.1 (bound together, then
-// released for the node to take).
+// Ports are drawn below the kernel's ephemeral range (32768 and up on
+// Linux): a port the kernel handed out for listen(0) and got back is soon
+// handed out again as the local end of some outgoing connection, and a node
+// given it then fails to bind (seen in CI: "cannot bind ...: Address already
+// in use"). Nothing takes these ports by itself; another test picking the
+// same one in the moment before its node binds is the only way to collide.
+const kPortLow = 20000;
+const kPortHigh = 32000;  // exclusive
+
+// Listens on 127.0.0.1:`port`; the server, or null if the port is taken.
+function tryListen(port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(null));
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+// `count` distinct TCP ports on 127.0.0.1 free at the time of the call
+// (bound together, then released for the node to take).
 async function freePorts(count) {
   const servers = [];
   try {
-    for (let i = 0; i < count; ++i) {
-      const server = net.createServer();
-      await new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
-      });
-      servers.push(server);
+    for (let tries = 0; servers.length < count; ++tries) {
+      if (tries >= 1000) throw new Error(`no ${count} free ports in [${kPortLow}, ${kPortHigh})`);
+      const port = kPortLow + Math.floor(Math.random() * (kPortHigh - kPortLow));
+      const server = await tryListen(port);
+      if (server !== null) servers.push(server);
     }
     return servers.map((s) => s.address().port);
   } finally {
