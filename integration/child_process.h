@@ -141,6 +141,9 @@ class ChildProcess {
     return std::nullopt;
   }
 
+  // The running process's id; -1 when none runs.
+  pid_t pid() const { return pid_; }
+
   // The wait status of the last exit seen.
   int exit_status() const { return exit_status_; }
 

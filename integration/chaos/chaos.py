@@ -4,6 +4,8 @@
   scripts/chaos [--quick] [--scenarios A,B,...] [--rate R] [--seed S]
                 [--sanitized]
                 [--out DIR] [--base-port P] [--keep]
+                [--hosts [--delay MS] [--jitter MS] [--loss PCT]
+                         [--bandwidth KBIT]]
   scripts/chaos --soak [--soak-minutes M] [--warmup-minutes W]
                 [--measured-minutes N] [--rate R] [--disk] [--workload W]
                 [--read-answers]
@@ -20,7 +22,10 @@ and judges it. Scenarios:
   partition    cut a validator off from its peers for 30 s (--quick 15 s):
                its transport refuses them and fails its own calls
                (POST /api/fault/isolate on its admin port; the shard runs
-               with --fault-injection), then heal it (/api/fault/heal)
+               with --fault-injection), then heal it (/api/fault/heal);
+               with --hosts the relay drops the packets instead (its
+               links to the other nodes cut, and the relay must count
+               drops), the node itself untouched
   restart-all  SIGKILL every validator at once, restart them all
   long-outage  stop a validator (SIGTERM) for 10 minutes while the stream
                runs at 50 deploys/s (--quick: until the others made 1,100
@@ -100,6 +105,11 @@ directory (db/) is sampled each minute too (disk.csv): the soak reports
 its window medians and its growth per 1,000 finalized deploys, and with
 --disk fails a node whose disk use moved more than 10 % either way after
 the warm-up (retention on; issue 45).
+
+--hosts (with --delay MS, --jitter MS, --loss PCT, --bandwidth KBIT) runs
+the shard on separate test hosts behind rnode-netrelay (scripts/shard up
+--hosts; docs/performance.md "Separate hosts"), so every verdict holds at
+that distance.
 
 Writes chaos.md (the table) and chaos.json to --out (default
 chaos-out/<time>), each scenario's load report in a subfolder, and exits 0
@@ -201,12 +211,14 @@ class Shard:
 
 
 def http_json(node, path, timeout=2.0):
-    return shard_tool.http_json(node["ports"]["http"], path, timeout)
+    return shard_tool.http_json(node["ports"]["http"], path, timeout,
+                                host=shard_tool.host_of(node))
 
 
 def admin_post(node, path, timeout=5.0):
     """POSTs to the node's admin API; its JSON answer."""
-    url = f"http://127.0.0.1:{node['ports']['admin_http']}{path}"
+    url = (f"http://{shard_tool.host_of(node)}:{node['ports']['admin_http']}"
+           f"{path}")
     req = urllib.request.Request(url, data=b"", method="POST")
     try:
         with urllib.request.urlopen(req, timeout=timeout) as res:
@@ -239,7 +251,7 @@ def peer_count(node):
 
 def metrics(node):
     """The node's /metrics as {sample with labels: value}."""
-    url = f"http://127.0.0.1:{node['ports']['http']}/metrics"
+    url = f"http://{shard_tool.host_of(node)}:{node['ports']['http']}/metrics"
     try:
         with urllib.request.urlopen(url, timeout=5) as res:
             text = res.read().decode()
@@ -452,10 +464,63 @@ def sigstop(shard, rng, quick):
                                 f"{took:.1f} s after")
 
 
+def relay_links(shard, *args):
+    """scripts/shard link ARGS on a shard of separate hosts."""
+    out = subprocess.run([sys.executable, loadtest.SHARD, "link", "--dir",
+                          shard.folder, *args],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise CheckFailed(f"scripts/shard link {' '.join(args)}: "
+                          f"{out.stderr.strip()}")
+
+
+def relay_cut_count(shard, victim):
+    """Packets the relay dropped as cut on links from or to `victim` (its
+    counters, asked for with SIGUSR1)."""
+    net = shard.state["net"]
+    seen = os.path.getsize(net["log"])
+    os.kill(net["relay_pid"], signal.SIGUSR1)
+    deadline = time.monotonic() + 5
+    slot = f"h{victim['slot']}"
+    while time.monotonic() < deadline:
+        with open(net["log"], errors="replace") as f:
+            f.seek(seen)
+            text = f.read()
+        if "netrelay: not IPv4" in text:
+            return sum(int(m.group(1)) for m in re.finditer(
+                rf"netrelay: (?:{slot} -> h\d+|h\d+ -> {slot}): passed \d+, "
+                r"lost \d+, cut (\d+)", text))
+        time.sleep(0.05)
+    raise CheckFailed("the relay did not print its counters")
+
+
+def partition_at_relay(shard, victim, cut):
+    """A shard of separate hosts: the relay drops every packet between the
+    victim and the other nodes (the machine's links stay, so its API still
+    answers) for `cut` seconds; the relay must count dropped packets."""
+    relay_links(shard, victim["name"], "*", "cut")
+    relay_links(shard, "*", victim["name"], "cut")
+    relay_links(shard, victim["name"], "host", "up")
+    relay_links(shard, "host", victim["name"], "up")
+    try:
+        time.sleep(cut)
+        dropped = relay_cut_count(shard, victim)
+    finally:
+        relay_links(shard, "--reset")
+    if dropped == 0:
+        raise CheckFailed(f"the relay dropped nothing between "
+                          f"{victim['name']} and its peers in {cut} s")
+    return dropped
+
+
 def partition(shard, rng, quick):
     cut = 15 if quick else 30
     victim = rng.choice(shard.validators())
     note(f"partition: {victim['name']} cut off from its peers for {cut} s")
+    if shard.state.get("net"):
+        dropped = partition_at_relay(shard, victim, cut)
+        return lfb_numbers(shard), (f"{victim['name']} cut off {cut} s at "
+                                    f"the relay ({dropped} packets dropped)")
     with admin_fault(victim, "/api/fault/isolate", "isolated"):
         # The cut is real: the victim drops every peer while cut off
         # (polled until the cut ends, then the cut is held to its length).
@@ -1594,6 +1659,18 @@ def main():
                         "(e.g. --observer-arg=--retain-blocks=0: an archive "
                         "beside validators with retention, one soak measuring "
                         "both)")
+    p.add_argument("--hosts", action="store_true",
+                   help="each node on its own test host behind the relay "
+                        "(scripts/shard up --hosts; needs root): partition "
+                        "cuts links at the relay")
+    p.add_argument("--delay", type=float, default=0,
+                   help="with --hosts: one-way delay between nodes, ms")
+    p.add_argument("--jitter", type=float, default=0,
+                   help="with --hosts: jitter, ms")
+    p.add_argument("--loss", type=float, default=0,
+                   help="with --hosts: loss on each link, percent")
+    p.add_argument("--bandwidth", type=int, default=0,
+                   help="with --hosts: bandwidth of each link, kbit/s")
     p.add_argument("--keep", action="store_true",
                    help="keep the shard's folder (its logs)")
     p.add_argument("--rnode", default=os.environ.get(
@@ -1629,7 +1706,8 @@ def main():
                               os.path.abspath(a.rnode),
                               [f"--node-arg={x}" for x in a.node_arg] +
                               [f"--validator-arg={x}" for x in a.validator_arg] +
-                              [f"--observer-arg={x}" for x in a.observer_arg])
+                              [f"--observer-arg={x}" for x in a.observer_arg] +
+                              loadtest.hosts_args(a))
             passed, text = run_soak(Shard(folder, os.path.abspath(a.rnode)),
                                     a, out_dir)
         finally:
@@ -1644,7 +1722,8 @@ def main():
         loadtest.shard_up(folder, a.base_port or loadtest.free_base(47400),
                           os.path.abspath(a.rnode),
                           ["--fault-injection",
-                           *[f"--node-arg={x}" for x in a.node_arg]])
+                           *[f"--node-arg={x}" for x in a.node_arg],
+                           *loadtest.hosts_args(a)])
         shard = Shard(folder, os.path.abspath(a.rnode))
         shard.badpeer = os.path.abspath(a.badpeer)
         for name in names:

@@ -83,8 +83,11 @@ void InstallInterruptHandler() {
 
 struct Options {
   std::vector<std::string> grpc;
-  int http_port = 0;
-  std::vector<int> metrics_ports;
+  std::string http;
+  std::vector<std::string> metrics_ports;
+  // Parsed from the two above.
+  HttpEndpoint followed;
+  std::vector<HttpEndpoint> metrics;
   std::string keys_file;
   std::string phases_spec;
   bool public_test = false;
@@ -170,15 +173,14 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Options& o) {
                  "HOST:PORT of a validator's external gRPC API (repeatable; "
                  "deploys go round-robin)")
       ->required();
-  app.add_option("--http", o.http_port,
-                 "HTTP port of the node whose /ws/events and /metrics are "
-                 "followed (default: the first --metrics-ports)")
-      ->check(CLI::Range(1, 65535));
+  app.add_option("--http", o.http,
+                 "HTTP API (HOST:PORT, or PORT on 127.0.0.1) of the node "
+                 "whose /ws/events and /metrics are followed (default: the "
+                 "first --metrics-ports)");
   app.add_option("--metrics-ports", o.metrics_ports,
-                 "each validator's HTTP port, scraped before and after each "
-                 "phase")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 65535));
+                 "each validator's HTTP API (HOST:PORT, or PORT on "
+                 "127.0.0.1), scraped before and after each phase")
+      ->delimiter(',');
   app.add_option("--keys-file", o.keys_file,
                  "JSON {\"keys\":[{\"private\":HEX},...]}, e.g. "
                  "<shard>/genesis/keys.json; deploys are signed round-robin")
@@ -255,12 +257,29 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Options& o) {
     return kExitUsage;
   }
   if (o.smoke) o.drain_seconds = kDefaultDrainSeconds;
-  if (o.http_port == 0) {
-    if (o.metrics_ports.empty()) {
+  for (const std::string& text : o.metrics_ports) {
+    absl::StatusOr<HttpEndpoint> e = ParseHttpEndpoint(text, kLocalHost);
+    if (!e.ok()) {
+      std::fprintf(stderr, "error: --metrics-ports: %s\n",
+                   std::string(e.status().message()).c_str());
+      return kExitUsage;
+    }
+    o.metrics.push_back(*e);
+  }
+  if (o.http.empty()) {
+    if (o.metrics.empty()) {
       std::fprintf(stderr, "error: give --http or --metrics-ports\n");
       return kExitUsage;
     }
-    o.http_port = o.metrics_ports.front();
+    o.followed = o.metrics.front();
+  } else {
+    absl::StatusOr<HttpEndpoint> e = ParseHttpEndpoint(o.http, kLocalHost);
+    if (!e.ok()) {
+      std::fprintf(stderr, "error: --http: %s\n",
+                   std::string(e.status().message()).c_str());
+      return kExitUsage;
+    }
+    o.followed = *e;
   }
   return std::nullopt;
 }
@@ -292,8 +311,8 @@ absl::StatusOr<std::unique_ptr<EventsClient>> StartEvents(
     tracker.Reproposed(id);
   };
   EventsClientOptions options;
-  options.host = kLocalHost;
-  options.port = static_cast<uint16_t>(o.http_port);
+  options.host = o.followed.host;
+  options.port = static_cast<uint16_t>(o.followed.port);
   return EventsClient::Start(options, std::move(callbacks), clock);
 }
 
@@ -366,8 +385,8 @@ RunInfo MakeRunInfo(const Options& o, const PhasePlan& plan,
   RunInfo info;
   info.phases = plan.label;
   info.grpc_targets = o.grpc;
-  info.http_port = o.http_port;
-  info.metrics_ports = scrapes.ports;
+  info.http = absl::StrCat(o.followed.host, ":", o.followed.port);
+  info.metrics = scrapes.names;
   info.shard_id = o.shard_id;
   info.phlo_limit = o.phlo_limit;
   info.phlo_price = o.phlo_price;
@@ -459,8 +478,7 @@ int Run(const Options& o) {
 
   Monitor monitor(&console, &tracker, events->get(), &valid_after);
   monitor.Start();
-  const ScrapeTargets scrapes =
-      PlanScrapes(kLocalHost, o.metrics_ports, o.http_port);
+  const ScrapeTargets scrapes = PlanScrapes(o.metrics, o.followed);
   RunContext ctx{clock,   tracker,     **sender, **events,     monitor,
                  console, valid_after, scrapes,  g_interrupted};
   const std::vector<PhaseMeasurement> measured =

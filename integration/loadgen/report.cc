@@ -252,8 +252,8 @@ json RenderJson(const std::vector<PhaseRow>& rows, const RunInfo& run) {
   json info = {
       {"phases", run.phases},
       {"grpc_targets", run.grpc_targets},
-      {"http_port", run.http_port},
-      {"metrics_ports", run.metrics_ports},
+      {"http", run.http},
+      {"metrics", run.metrics},
       {"shard_id", run.shard_id},
       {"phlo_limit", run.phlo_limit},
       {"phlo_price", run.phlo_price},

@@ -105,8 +105,8 @@ std::optional<double> RampCeiling(const std::vector<PhaseRow>& rows,
 struct RunInfo {
   std::string phases;  // The spec, or "public", "ramp", "smoke".
   std::vector<std::string> grpc_targets;
-  int http_port = 0;
-  std::vector<int> metrics_ports;
+  std::string http;                  // "host:port" of the followed node
+  std::vector<std::string> metrics;  // "host:port" of each scraped node
   std::string shard_id;
   int64_t phlo_limit = 0;
   int64_t phlo_price = 0;

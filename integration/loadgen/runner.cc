@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace rnode::loadgen {
@@ -194,28 +195,43 @@ void Monitor::Loop() {
   }
 }
 
-ScrapeTargets PlanScrapes(const std::string& host,
-                          const std::vector<int>& metrics_ports,
-                          int followed_port) {
-  ScrapeTargets s;
-  s.host = host;
-  s.ports = metrics_ports;
-  auto it = std::find(s.ports.begin(), s.ports.end(), followed_port);
-  if (it == s.ports.end()) {
-    s.ports.push_back(followed_port);
-    it = s.ports.end() - 1;
+absl::StatusOr<HttpEndpoint> ParseHttpEndpoint(
+    const std::string& text, const std::string& default_host) {
+  const size_t colon = text.rfind(':');
+  HttpEndpoint e;
+  e.host = colon == std::string::npos ? default_host : text.substr(0, colon);
+  const std::string port =
+      colon == std::string::npos ? text : text.substr(colon + 1);
+  if (e.host.empty() || !absl::SimpleAtoi(port, &e.port) || e.port < 1 ||
+      e.port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not HOST:PORT or PORT"));
   }
-  s.lfb_node = static_cast<size_t>(it - s.ports.begin());
-  for (int port : s.ports) s.names.push_back(absl::StrCat(host, ":", port));
+  return e;
+}
+
+ScrapeTargets PlanScrapes(const std::vector<HttpEndpoint>& metrics,
+                          const HttpEndpoint& followed) {
+  ScrapeTargets s;
+  s.nodes = metrics;
+  auto it = std::find(s.nodes.begin(), s.nodes.end(), followed);
+  if (it == s.nodes.end()) {
+    s.nodes.push_back(followed);
+    it = s.nodes.end() - 1;
+  }
+  s.lfb_node = static_cast<size_t>(it - s.nodes.begin());
+  for (const HttpEndpoint& e : s.nodes) {
+    s.names.push_back(absl::StrCat(e.host, ":", e.port));
+  }
   return s;
 }
 
 std::vector<std::optional<MetricSamples>> ScrapeAll(const ScrapeTargets& s,
                                                     Console& console) {
   std::vector<std::optional<MetricSamples>> out;
-  for (int port : s.ports) {
+  for (const HttpEndpoint& e : s.nodes) {
     absl::StatusOr<MetricSamples> samples =
-        ScrapeMetrics(s.host, static_cast<uint16_t>(port));
+        ScrapeMetrics(e.host, static_cast<uint16_t>(e.port));
     if (samples.ok()) {
       out.push_back(*std::move(samples));
     } else {

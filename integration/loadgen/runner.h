@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "integration/loadgen/events_client.h"
 #include "integration/loadgen/metrics_scrape.h"
 #include "integration/loadgen/phases.h"
@@ -97,20 +98,29 @@ class Monitor {
   std::string phase_ ABSL_GUARDED_BY(mu_) = "starting";
 };
 
-// The nodes whose /metrics are scraped around each phase, by HTTP port on
-// `host`; `lfb_node` indexes the followed node, whose LFB number gives the
-// LFB rate.
-struct ScrapeTargets {
+// A node's HTTP API: the host (an IPv4 address) and port.
+struct HttpEndpoint {
   std::string host;
-  std::vector<int> ports;
-  std::vector<std::string> names;
+  int port = 0;
+  bool operator==(const HttpEndpoint&) const = default;
+};
+
+// "HOST:PORT", or "PORT" alone on `default_host`; InvalidArgument for
+// anything else (no port, a port outside [1, 65535], an empty host).
+absl::StatusOr<HttpEndpoint> ParseHttpEndpoint(const std::string& text,
+                                               const std::string& default_host);
+
+// The nodes whose /metrics are scraped around each phase; `lfb_node`
+// indexes the followed node, whose LFB number gives the LFB rate.
+struct ScrapeTargets {
+  std::vector<HttpEndpoint> nodes;
+  std::vector<std::string> names;  // "host:port", for the report
   size_t lfb_node = 0;
 };
 
-// `metrics_ports`, plus `followed_port` if it is not among them.
-ScrapeTargets PlanScrapes(const std::string& host,
-                          const std::vector<int>& metrics_ports,
-                          int followed_port);
+// `metrics`, plus `followed` if it is not among them.
+ScrapeTargets PlanScrapes(const std::vector<HttpEndpoint>& metrics,
+                          const HttpEndpoint& followed);
 
 // Scrapes every target in order; a failed scrape is nullopt and a warning
 // on the console.

@@ -123,8 +123,8 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
   RunInfo run;
   run.phases = "public";
   run.grpc_targets = {"127.0.0.1:40401"};
-  run.http_port = 40403;
-  run.metrics_ports = {40403, 40413};
+  run.http = "127.0.0.1:40403";
+  run.metrics = {"127.0.0.1:40403", "10.213.4.12:40413"};
   run.shard_id = "root";
   run.phlo_limit = 100000;
   run.phlo_price = 1;
@@ -138,14 +138,14 @@ TEST(RenderJsonTest, FieldNamesAndNulls) {
   ASSERT_TRUE(j.contains("phases"));
   const nlohmann::json& r = j["run"];
   for (const char* key :
-       {"phases", "grpc_targets", "http_port", "metrics_ports", "shard_id",
-        "phlo_limit", "phlo_price", "keys", "sender_threads", "drain_seconds",
-        "run_seconds", "passed", "verdict", "failure_reasons", "local_failures",
+       {"phases", "grpc_targets", "http", "metrics", "shard_id", "phlo_limit",
+        "phlo_price", "keys", "sender_threads", "drain_seconds", "run_seconds",
+        "passed", "verdict", "failure_reasons", "local_failures",
         "event_stream", "ramp_ceiling"}) {
     EXPECT_TRUE(r.contains(key)) << key;
   }
   EXPECT_EQ(r["failure_reasons"]["refused: x"], 1);
-  EXPECT_EQ(r["metrics_ports"][1], 40413);
+  EXPECT_EQ(r["metrics"][1], "10.213.4.12:40413");
   EXPECT_TRUE(r["ramp_ceiling"].is_null());
 
   ASSERT_EQ(j["phases"].size(), 2u);

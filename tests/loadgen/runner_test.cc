@@ -28,22 +28,40 @@ TEST(DeployTermTest, RunsFromOneHundredThousand) {
 }
 
 TEST(PlanScrapesTest, FollowedNodeAmongTheMetricsPorts) {
-  const ScrapeTargets s =
-      PlanScrapes("127.0.0.1", {40403, 40413, 40423}, 40413);
-  EXPECT_EQ(s.ports, (std::vector<int>{40403, 40413, 40423}));
+  const ScrapeTargets s = PlanScrapes(
+      {{"127.0.0.1", 40403}, {"127.0.0.1", 40413}, {"10.213.4.13", 40423}},
+      {"127.0.0.1", 40413});
+  EXPECT_EQ(s.nodes.size(), 3u);
   EXPECT_EQ(s.lfb_node, 1u);
   EXPECT_EQ(s.names,
             (std::vector<std::string>{"127.0.0.1:40403", "127.0.0.1:40413",
-                                      "127.0.0.1:40423"}));
+                                      "10.213.4.13:40423"}));
 }
 
 TEST(PlanScrapesTest, FollowedNodeIsAddedWhenMissing) {
-  const ScrapeTargets s = PlanScrapes("127.0.0.1", {40403}, 40500);
-  EXPECT_EQ(s.ports, (std::vector<int>{40403, 40500}));
+  const ScrapeTargets s =
+      PlanScrapes({{"127.0.0.1", 40403}}, {"127.0.0.1", 40500});
+  EXPECT_EQ(s.names,
+            (std::vector<std::string>{"127.0.0.1:40403", "127.0.0.1:40500"}));
   EXPECT_EQ(s.lfb_node, 1u);
-  const ScrapeTargets only = PlanScrapes("127.0.0.1", {}, 40500);
-  EXPECT_EQ(only.ports, (std::vector<int>{40500}));
+  // The same port on another host is another node.
+  const ScrapeTargets other =
+      PlanScrapes({{"10.213.4.11", 40403}}, {"10.213.4.12", 40403});
+  EXPECT_EQ(other.nodes.size(), 2u);
+  EXPECT_EQ(other.lfb_node, 1u);
+  const ScrapeTargets only = PlanScrapes({}, {"127.0.0.1", 40500});
+  EXPECT_EQ(only.names, (std::vector<std::string>{"127.0.0.1:40500"}));
   EXPECT_EQ(only.lfb_node, 0u);
+}
+
+TEST(ParseHttpEndpointTest, TakesHostAndPortOrAPortOnTheDefaultHost) {
+  EXPECT_EQ(*ParseHttpEndpoint("40403", "127.0.0.1"),
+            (HttpEndpoint{"127.0.0.1", 40403}));
+  EXPECT_EQ(*ParseHttpEndpoint("10.213.4.12:40413", "127.0.0.1"),
+            (HttpEndpoint{"10.213.4.12", 40413}));
+  for (const char* bad : {"", "x", "0", "65536", ":40403", "host:", "a:b"}) {
+    EXPECT_FALSE(ParseHttpEndpoint(bad, "127.0.0.1").ok()) << bad;
+  }
 }
 
 RunOutcome Clean() {
