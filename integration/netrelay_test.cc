@@ -12,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -76,7 +78,17 @@ class NetRelayTest : public ::testing::Test {
     if (::geteuid() != 0) {
       GTEST_SKIP() << "needs root: network namespaces and TUN devices";
     }
+    // A machine (or container) without TUN devices or namespaces cannot
+    // host the test: said, not failed.
+    const int tun = ::open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    if (tun < 0) GTEST_SKIP() << "no /dev/net/tun: " << std::strerror(errno);
+    ::close(tun);
     const int id = static_cast<int>(::getpid() % 10000);
+    const std::string probe = "nrt" + std::to_string(id) + "probe";
+    if (std::system(("ip netns add " + probe + " 2>/dev/null").c_str()) != 0) {
+      GTEST_SKIP() << "cannot make a network namespace (ip netns add)";
+    }
+    std::system(("ip netns del " + probe).c_str());
     tag_ = "nrt" + std::to_string(id);
     subnet_ = "10.213." + std::to_string(id % 250) + ".";
     dir_ = ::testing::TempDir() + tag_;
