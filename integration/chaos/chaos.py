@@ -498,10 +498,7 @@ def partition_at_relay(shard, victim, cut):
     """A shard of separate hosts: the relay drops every packet between the
     victim and the other nodes (the machine's links stay, so its API still
     answers) for `cut` seconds; the relay must count dropped packets."""
-    relay_links(shard, victim["name"], "*", "cut")
-    relay_links(shard, "*", victim["name"], "cut")
-    relay_links(shard, victim["name"], "host", "up")
-    relay_links(shard, "host", victim["name"], "up")
+    relay_links(shard, "--isolate", victim["name"])
     try:
         time.sleep(cut)
         dropped = relay_cut_count(shard, victim)
@@ -1659,18 +1656,7 @@ def main():
                         "(e.g. --observer-arg=--retain-blocks=0: an archive "
                         "beside validators with retention, one soak measuring "
                         "both)")
-    p.add_argument("--hosts", action="store_true",
-                   help="each node on its own test host behind the relay "
-                        "(scripts/shard up --hosts; needs root): partition "
-                        "cuts links at the relay")
-    p.add_argument("--delay", type=float, default=0,
-                   help="with --hosts: one-way delay between nodes, ms")
-    p.add_argument("--jitter", type=float, default=0,
-                   help="with --hosts: jitter, ms")
-    p.add_argument("--loss", type=float, default=0,
-                   help="with --hosts: loss on each link, percent")
-    p.add_argument("--bandwidth", type=int, default=0,
-                   help="with --hosts: bandwidth of each link, kbit/s")
+    loadtest.add_hosts_args(p)  # partition then cuts links at the relay
     p.add_argument("--keep", action="store_true",
                    help="keep the shard's folder (its logs)")
     p.add_argument("--rnode", default=os.environ.get(

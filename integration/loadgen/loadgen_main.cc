@@ -257,29 +257,31 @@ std::optional<int> ParseCommandLine(int argc, char** argv, Options& o) {
     return kExitUsage;
   }
   if (o.smoke) o.drain_seconds = kDefaultDrainSeconds;
-  for (const std::string& text : o.metrics_ports) {
+  // A HOST:PORT (or PORT) option's value; false after saying why.
+  const auto parse = [](const char* flag, const std::string& text,
+                        HttpEndpoint* out) {
     absl::StatusOr<HttpEndpoint> e = ParseHttpEndpoint(text, kLocalHost);
     if (!e.ok()) {
-      std::fprintf(stderr, "error: --metrics-ports: %s\n",
+      std::fprintf(stderr, "error: %s: %s\n", flag,
                    std::string(e.status().message()).c_str());
+      return false;
+    }
+    *out = *std::move(e);
+    return true;
+  };
+  for (const std::string& text : o.metrics_ports) {
+    if (!parse("--metrics-ports", text, &o.metrics.emplace_back())) {
       return kExitUsage;
     }
-    o.metrics.push_back(*e);
+  }
+  if (o.http.empty() && o.metrics.empty()) {
+    std::fprintf(stderr, "error: give --http or --metrics-ports\n");
+    return kExitUsage;
   }
   if (o.http.empty()) {
-    if (o.metrics.empty()) {
-      std::fprintf(stderr, "error: give --http or --metrics-ports\n");
-      return kExitUsage;
-    }
     o.followed = o.metrics.front();
-  } else {
-    absl::StatusOr<HttpEndpoint> e = ParseHttpEndpoint(o.http, kLocalHost);
-    if (!e.ok()) {
-      std::fprintf(stderr, "error: --http: %s\n",
-                   std::string(e.status().message()).c_str());
-      return kExitUsage;
-    }
-    o.followed = *e;
+  } else if (!parse("--http", o.http, &o.followed)) {
+    return kExitUsage;
   }
   return std::nullopt;
 }
@@ -385,7 +387,7 @@ RunInfo MakeRunInfo(const Options& o, const PhasePlan& plan,
   RunInfo info;
   info.phases = plan.label;
   info.grpc_targets = o.grpc;
-  info.http = absl::StrCat(o.followed.host, ":", o.followed.port);
+  info.http = o.followed.Name();
   info.metrics = scrapes.names;
   info.shard_id = o.shard_id;
   info.phlo_limit = o.phlo_limit;

@@ -195,6 +195,8 @@ void Monitor::Loop() {
   }
 }
 
+std::string HttpEndpoint::Name() const { return absl::StrCat(host, ":", port); }
+
 absl::StatusOr<HttpEndpoint> ParseHttpEndpoint(
     const std::string& text, const std::string& default_host) {
   const size_t colon = text.rfind(':');
@@ -220,9 +222,7 @@ ScrapeTargets PlanScrapes(const std::vector<HttpEndpoint>& metrics,
     it = s.nodes.end() - 1;
   }
   s.lfb_node = static_cast<size_t>(it - s.nodes.begin());
-  for (const HttpEndpoint& e : s.nodes) {
-    s.names.push_back(absl::StrCat(e.host, ":", e.port));
-  }
+  for (const HttpEndpoint& e : s.nodes) s.names.push_back(e.Name());
   return s;
 }
 

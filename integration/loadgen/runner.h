@@ -103,6 +103,7 @@ struct HttpEndpoint {
   std::string host;
   int port = 0;
   bool operator==(const HttpEndpoint&) const = default;
+  std::string Name() const;  // "host:port"
 };
 
 // "HOST:PORT", or "PORT" alone on `default_host`; InvalidArgument for
@@ -114,7 +115,7 @@ absl::StatusOr<HttpEndpoint> ParseHttpEndpoint(const std::string& text,
 // indexes the followed node, whose LFB number gives the LFB rate.
 struct ScrapeTargets {
   std::vector<HttpEndpoint> nodes;
-  std::vector<std::string> names;  // "host:port", for the report
+  std::vector<std::string> names;  // each node's Name(), for the report
   size_t lfb_node = 0;
 };
 

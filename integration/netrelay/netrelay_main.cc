@@ -246,7 +246,9 @@ class Relay {
     }
   }
 
-  // Writes every packet that is due, then arms the timer for the next.
+  // Writes every packet that is due, then arms the timer for the next
+  // (only when that changed: a wake-up delivering nothing new costs no
+  // system call).
   void Deliver() {
     const int64_t now = NowUs();
     while (!pending_.empty() && pending_.top().at_us <= now) {
@@ -257,12 +259,12 @@ class Relay {
       pending_bytes_ -= static_cast<int64_t>(p.bytes.size());
       pending_.pop();
     }
+    const int64_t next = pending_.empty() ? 0 : pending_.top().at_us;
+    if (next == armed_us_) return;
+    armed_us_ = next;
     itimerspec spec{};  // zero: disarmed
-    if (!pending_.empty()) {
-      const int64_t at = pending_.top().at_us;
-      spec.it_value.tv_sec = at / 1'000'000;
-      spec.it_value.tv_nsec = (at % 1'000'000) * 1000;
-    }
+    spec.it_value.tv_sec = next / 1'000'000;
+    spec.it_value.tv_nsec = (next % 1'000'000) * 1000;
     ::timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
   }
 
@@ -292,6 +294,7 @@ class Relay {
   int64_t pending_bytes_ = 0;
   uint64_t seq_ = 0;
   int timer_fd_ = -1;
+  int64_t armed_us_ = 0;  // the timer's time (µs); 0: disarmed
   int epoll_fd_ = -1;
   uint64_t not_ipv4_ = 0;
   uint64_t unroutable_ = 0;
